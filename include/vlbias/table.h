@@ -1,0 +1,122 @@
+#pragma once
+// Tables (src/io): CSV or JSONL, one row per item, columns are its labels.
+//
+// A column is Numeric when every non-missing cell parses completely as a finite
+// number; otherwise it is String (dictionary-encoded). An empty CSV cell or a
+// JSON null/absent key is missing. Text such as "NaN" or "inf" makes a column a
+// String column, so asking for it as a number is a clear error that names the
+// first offending row.
+//
+// Row numbers in messages are the file's line numbers for CSV (header = line 1)
+// and the 1-based line numbers for JSONL.
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vlbias {
+
+enum class ColumnType { Numeric, String };
+
+struct Column {
+  static constexpr std::uint32_t kMissing = std::numeric_limits<std::uint32_t>::max();
+
+  std::string name;
+  ColumnType type = ColumnType::String;
+  // Numeric: one value per row, NaN where missing.
+  std::vector<double> numbers;
+  // String: codes[row] indexes `levels` (in order of first appearance), kMissing where missing.
+  std::vector<std::uint32_t> codes;
+  std::vector<std::string> levels;
+
+  std::size_t size() const { return type == ColumnType::Numeric ? numbers.size() : codes.size(); }
+  bool missing(std::size_t row) const;
+  // The cell as text: the level for strings, the shortest round-trip form for
+  // numbers ("3", "2.5"), "" when missing.
+  std::string text(std::size_t row) const;
+};
+
+struct Table {
+  std::string source;  // file path (or "<memory>"), used in messages
+  std::size_t rows = 0;
+  std::vector<Column> columns;
+  // Source line number of each row (for messages).
+  std::vector<std::size_t> line_of_row;
+
+  std::optional<std::size_t> find(std::string_view name) const;
+  // Throws InputError naming the file, the column and the columns that exist.
+  const Column& column(std::string_view name) const;
+  // Values of a numeric column. Throws InputError if the column is absent, is a
+  // String column (naming the first non-numeric row and its text), or, when
+  // allow_missing is false, has a missing cell (naming its row).
+  const std::vector<double>& numeric(std::string_view name, bool allow_missing = false) const;
+};
+
+struct CsvOptions {
+  char delimiter = ',';
+};
+
+// Reads a table, choosing the format by extension: .csv / .tsv (tab) / .jsonl /
+// .ndjson. Throws InputError for unreadable files, unknown extensions and
+// malformed content (one sentence naming file and line).
+Table read_table(const std::string& path);
+// RFC 4180 CSV with a header row, UTF-8 (a BOM is skipped). Quoted fields may
+// contain delimiters, doubled quotes and newlines. Errors: empty file, header
+// only (no rows) is allowed and gives rows = 0, duplicate or empty header names,
+// ragged rows, unterminated quotes, text after a closing quote, invalid UTF-8.
+Table read_csv(const std::string& path, const CsvOptions& options = {});
+Table parse_csv(std::string_view text, const std::string& source, const CsvOptions& options = {});
+// JSON Lines, one object per line (blank lines skipped), parsed with simdjson
+// in a streaming fashion. Nested objects are flattened with "." ("a.b");
+// arrays are kept as their JSON text; booleans as "true"/"false"; null = missing.
+// A key holding numbers in some rows and strings in others makes a String column.
+Table read_jsonl(const std::string& path);
+Table parse_jsonl(std::string_view text, const std::string& source);
+
+// Writes a table as RFC 4180 CSV (quoting only where needed). Written to a
+// temporary name and renamed when complete.
+void write_csv(const Table& table, const std::string& path);
+
+// ------------------------------------------------------------------ grouping
+
+// Rows grouped by the values of one or more columns (intersectional groups).
+struct Grouping {
+  static constexpr std::uint32_t kNoGroup = std::numeric_limits<std::uint32_t>::max();
+
+  std::vector<std::string> columns;
+  // keys[g][c] = text of column c for group g. Groups are sorted by key
+  // (numeric columns numerically, string columns lexicographically by bytes).
+  std::vector<std::vector<std::string>> keys;
+  std::vector<std::size_t> sizes;             // n per group (all > 0)
+  std::vector<std::uint32_t> group_of_row;    // kNoGroup where a key cell is missing
+  std::size_t rows_with_missing_key = 0;
+  // Combinations of observed levels (cross product of the columns' levels)
+  // that have no rows: the empty intersectional cells, reported not dropped.
+  std::vector<std::vector<std::string>> empty_cells;
+
+  std::size_t size() const { return keys.size(); }
+  // "race=Black, gender=Female"
+  std::string label(std::size_t g) const;
+};
+
+// Throws InputError for unknown columns (naming the file and available columns)
+// or an empty column list. Only rows where `row_mask` is empty or true are grouped.
+Grouping group_by(const Table& table, const std::vector<std::string>& columns,
+                  const std::vector<bool>& row_mask = {});
+
+// ------------------------------------------------------- embeddings x tables
+
+// Maps each table row to a row of an embedding matrix with `matrix_rows` rows.
+// By row (id_column empty): requires table.rows == matrix_rows, identity map.
+// By id: `index` is a table with one row per matrix row (row i = matrix row i)
+// holding `id_column`; every table row's id must appear exactly once in index.
+// Throws InputError for count mismatches, duplicate ids in the index, and table
+// ids absent from the index (naming the first few).
+std::vector<std::size_t> join_rows(const Table& table, std::size_t matrix_rows,
+                                   const std::string& id_column = "",
+                                   const Table* index = nullptr);
+
+}  // namespace vlbias
