@@ -40,12 +40,16 @@ struct Summary {
 };
 
 // Percentile q in [0, 100] of already-sorted values, numpy's default (type 7)
-// linear interpolation. `sorted` must be non-empty and ascending.
+// linear interpolation. `sorted` must be non-empty and ascending (not checked:
+// O(1) per call). Empty input or q outside [0, 100]: InputError.
 double percentile_sorted(std::span<const double> sorted, double q);
 // Percentiles of unsorted values (copies and sorts once). Empty x -> NaNs.
+// Matches numpy.percentile(x, qs) (numpy >= 1.22 "linear", bit for bit).
 std::vector<double> percentiles(std::span<const double> x, std::span<const double> qs);
 // n, mean, sd, min, quartiles, max. Empty x -> n = 0, NaNs and a note.
 Summary describe(std::span<const double> x);
+// Arithmetic mean, summed with Neumaier's compensation. Empty x -> NaN (callers that
+// report it attach a note; describe() does).
 double mean(std::span<const double> x);
 // Sample variance (n-1). NaN when n < 2.
 double variance(std::span<const double> x);
@@ -67,55 +71,146 @@ struct Interval {
 // not depend on the thread count. `statistic` receives the resampled unit
 // indices (length n_units) and must be thread-safe. The interval is the type-7
 // (1-level)/2 and (1+level)/2 percentiles of the defined replicates.
+// Replicate b's indices are idx[i] = Rng(seed, b).uniform_index(n_units), i = 0, 1, ...
+// B = 0, level outside (0, 1) or a missing statistic: InputError. Fewer than 2
+// units, or no defined replicate: NaN bounds and a note.
 Interval bootstrap_ci(std::size_t n_units,
                       const std::function<double(std::span<const std::uint32_t>)>& statistic,
                       std::size_t resamples, double level, std::uint64_t seed);
-// Bootstrap CI of the mean of x (units = elements).
+// Bootstrap CI of the mean of x (units = elements). Same replicates as bootstrap_ci
+// with the statistic "sum of x[idx[i]] left to right, divided by n"; when every value
+// is equal the interval is exactly [x0, x0].
 Interval bootstrap_mean_ci(std::span<const double> x, std::size_t resamples, double level,
                            std::uint64_t seed);
 
 // ---------------------------------------------------------- resampling tests
 
 enum class Alternative { TwoSided, Greater, Less };
-const char* to_string(Alternative a);
+const char* to_string(Alternative a);  // "two-sided", "greater", "less"
+
+// How a resampling test draws its null distribution.
+//   Auto:       exact enumeration of every distinct relabelling (permutation tests) or
+//               sign vector (sign-flip test) when there are at most B of them, else
+//               Monte Carlo with B replicates. The default.
+//   MonteCarlo: always B random replicates.
+enum class ResamplingMethod { Auto, MonteCarlo };
+const char* to_string(ResamplingMethod m);  // "auto", "monte_carlo"
 
 struct ResamplingResult {
   double observed = kNaN;
-  double p_value = kNaN;          // (1 + exceed) / (1 + resamples)
-  std::size_t resamples = 0;      // B
+  double p_value = kNaN;          // monte_carlo: (1 + exceed) / (1 + resamples - undefined)
+                                  // exact:       exceed / resamples (the observed one included)
+  std::size_t resamples = 0;      // B, or the number of enumerated relabellings when exact
   std::size_t exceed = 0;         // #{T* at least as extreme as T}
   std::uint64_t seed = 0;
   Alternative alternative = Alternative::TwoSided;
+  std::string method;             // "monte_carlo" or "exact"
+  std::size_t undefined = 0;      // replicates whose statistic was NaN (dropped, noted)
   std::string note;
 };
 
 // Generic permutation test. `labels` (length n) is the observed assignment of
-// items to groups; each replicate b shuffles a copy of it (Fisher-Yates with
-// Rng(seed, b)) and calls statistic(permuted_labels). Two-sided compares
-// |T*| >= |T|; "at least as extreme" uses a relative tolerance of 1e-12 so that
-// replicates equal to T up to rounding count. `statistic` must be thread-safe.
+// items to groups; each replicate b draws a relabelling with the same group sizes
+// and calls statistic(permuted_labels). Two-sided compares |T*| >= |T|; Greater
+// T* >= T; Less T* <= T; "at least as extreme" uses a relative tolerance of 1e-12
+// (|T| * 1e-12) so that replicates equal to T up to rounding count. `statistic` must
+// be thread-safe; a NaN replicate is dropped and counted in `undefined`.
+//
+// Relabelling scheme (shared with permutation_mean_difference): the groups are
+// ordered by ascending size (ties: ascending label) and the observed label multiset
+// is written in that order, L = [g1 x n1, g2 x n2, ..., gk x nk] with gk the largest
+// group. Replicate b runs a forward Fisher-Yates shuffle of the item indices
+// idx = [0, n) with Rng(seed, b) (step i swaps idx[i] with idx[i + uniform_index(n - i)])
+// and gives item idx[i] the label L[i]. Only the first m = n - nk steps matter (the
+// remaining positions all get gk), so only those are run: for two groups the
+// smaller group is drawn as the first min(n0, n1) positions of the shuffle.
+//
+// With ResamplingMethod::Auto, when the number of distinct relabellings
+// n! / (n1! ... nk!) is at most B they are all enumerated instead (method "exact",
+// p = exceed / count; the seed is unused). n = 0 gives NaN and a note; a single
+// group gives the one relabelling, p = 1 and a note. B = 0 is an InputError.
 ResamplingResult permutation_test(
     std::span<const std::uint32_t> labels,
     const std::function<double(std::span<const std::uint32_t>)>& statistic,
     std::size_t resamples, std::uint64_t seed, Alternative alternative = Alternative::TwoSided);
+ResamplingResult permutation_test(
+    std::span<const std::uint32_t> labels,
+    const std::function<double(std::span<const std::uint32_t>)>& statistic,
+    std::size_t resamples, std::uint64_t seed, Alternative alternative, ResamplingMethod method);
 
 // Permutation test of the difference in means between group 0 and group 1
 // (labels 0/1), T = mean(x | 0) - mean(x | 1). Specialised fast path of
-// permutation_test with identical results for the same seed.
+// permutation_test with identical results for the same seed: the same relabelling
+// scheme, and the statistic computed in one pass from the sum S_s of the smaller
+// group s (the total S is fixed): T = S0/n0 - (S - S0)/n1 or (S - S1)/n0 - S1/n1.
+// Memory: one index buffer (4n bytes) per worker thread. An empty group gives NaN
+// and a note; all values equal gives T = 0, p = 1 and a note.
 ResamplingResult permutation_mean_difference(std::span<const double> values,
                                              std::span<const std::uint32_t> labels,
                                              std::size_t resamples, std::uint64_t seed,
                                              Alternative alternative = Alternative::TwoSided);
+ResamplingResult permutation_mean_difference(std::span<const double> values,
+                                             std::span<const std::uint32_t> labels,
+                                             std::size_t resamples, std::uint64_t seed,
+                                             Alternative alternative, ResamplingMethod method);
 
 // Sign-flip test: each replicate multiplies every value by an independent random
 // sign (Rng(seed, b)) and computes statistic(flipped). Default statistic (empty
-// function): the mean. `statistic` must be thread-safe.
+// function): the mean, summed left to right and divided by n. `statistic` must be
+// thread-safe.
+//
+// Sign scheme: value i is negated when bit (i mod 64) of the (i / 64)-th next_u64()
+// of Rng(seed, b) is set. With ResamplingMethod::Auto and 2^n <= B, all 2^n sign
+// vectors are enumerated instead (method "exact", vector v negates value i when bit
+// i of v is set, p = exceed / 2^n; the seed is unused). n = 0 gives NaN and a note.
 ResamplingResult sign_flip_test(std::span<const double> values,
                                 const std::function<double(std::span<const double>)>& statistic,
                                 std::size_t resamples, std::uint64_t seed,
                                 Alternative alternative = Alternative::TwoSided);
+ResamplingResult sign_flip_test(std::span<const double> values,
+                                const std::function<double(std::span<const double>)>& statistic,
+                                std::size_t resamples, std::uint64_t seed,
+                                Alternative alternative, ResamplingMethod method);
 
 // ----------------------------------------------------------- classical tests
+//
+// Implemented in src/stats/classical_*.cpp, correlation.cpp, ranking.cpp; checked
+// against scipy 1.10.1 by tools/make_stats_fixtures.py (1e-9 relative on statistics
+// and effect sizes, 1e-6 on p-values, also in the far tail).
+//
+// Input errors (InputError, one sentence naming the function, sample/group and
+// position): an empty sample, or an empty group ("group 2 of 5 has no
+// observations": a caller that built the groups must drop or report empty cells
+// first); fewer than 2 groups; a label >= k; values and labels of different
+// lengths; paired samples or correlation inputs of different lengths; any NaN or
+// +-inf value; values so large that their sums of squares overflow a double
+// (ANOVA, t tests; the correlations rescale instead); rank tests with 2^32 - 1 or
+// more values.
+//
+// Degenerate data never throws: the undefined fields are NaN and `note` says why.
+// Where scipy returns NaN for non-empty input, so does vlbias. Decisions where it
+// differs from scipy:
+//   * zero variance within every group / both samples / all paired differences,
+//     with different means: scipy returns F or t = +-inf and p = 0; vlbias returns
+//     statistic = NaN and p = NaN (JSON cannot hold inf) with a note ("zero variance
+//     ... the means differ ..."); the effect size is NaN too, except eta squared,
+//     which is exactly 1. Constancy is tested exactly (every value == the first),
+//     so near-constant data that scipy turns into a huge finite t (its rounded mean
+//     of n copies of c need not be c) is also reported this way.
+//   * kruskal_wallis with every value identical (scipy raises): NaN and a note.
+//   * pearson / spearman with a single pair (scipy: error / NaN): NaN and a note.
+//   * mann_whitney_u with every value tied: U = n_a n_b / 2, p = 1 as scipy (z is
+//     -0.5 / 0), effect 0, and a note saying so.
+// Otherwise as scipy: a t test with a sample of size 1 is NaN (the n-1 variance of
+// one value is undefined); ANOVA where every group has one value is NaN; an input
+// of a correlation that is constant gives NaN; pearson with n = 2 gives r = +-1 and
+// p = 1; spearman with n = 2 gives rho = +-1 and p = NaN (with a note); a perfect
+// spearman rho = +-1 with n > 2 gives p = 0.
+//
+// Numerics: means and sums of squares are corrected two-pass sums of data shifted
+// by their first value (so large common offsets cost no digits); results do not
+// depend on the thread count. Rank tests sort once (radix sort of 64-bit keys) and
+// take ties from the runs; -0.0 and 0.0 are tied, as in scipy.
 
 // Values split into k groups: values[i] belongs to group[i] in [0, k).
 struct GroupedValues {
@@ -138,12 +233,15 @@ struct TestResult {
 };
 
 // One-way ANOVA with unequal n: F = MS_between / MS_within, df = [k-1, N-k],
-// eta squared = SS_between / SS_total. Matches scipy.stats.f_oneway.
+// eta squared = SS_between / SS_total. Matches scipy.stats.f_oneway. The two forms
+// give the same result up to rounding (the GroupedValues form makes two passes over
+// values and labels; the span form one pass per group).
 TestResult one_way_anova(const GroupedValues& data);
 TestResult one_way_anova(const std::vector<std::span<const double>>& groups);
 
 // Two-sample t tests (scipy.stats.ttest_ind, equal_var true/false), a minus b.
-// Student: Cohen's d with the pooled sd. Welch: d_av = diff / sqrt((s_a^2 + s_b^2)/2).
+// Student: Cohen's d with the pooled sd. Welch: d_av = diff / sqrt((s_a^2 + s_b^2)/2);
+// df = [Welch-Satterthwaite df] (scipy's value 1 when both variances are 0).
 TestResult student_t(std::span<const double> a, std::span<const double> b);
 TestResult welch_t(std::span<const double> a, std::span<const double> b);
 // Paired t (scipy.stats.ttest_rel) on a - b; Cohen's d_z = mean(diff) / sd(diff).
@@ -153,11 +251,15 @@ TestResult paired_t(std::span<const double> a, std::span<const double> b);
 // use_continuity=True) in scipy 1.10: exact null distribution when n_a <= 8 or
 // n_b <= 8 and there are no ties, else the normal approximation with tie and
 // continuity correction; `method` says which. statistic = U of sample a. Rank-biserial
-// r = 2 U_a / (n_a n_b) - 1 (positive when a tends to be larger).
+// r = 2 U_a / (n_a n_b) - 1 (positive when a tends to be larger). The exact p uses
+// the Gaussian-binomial generating function (O(min(n) * U) time, 8 (U + 1) bytes),
+// so it also works where scipy's recursion is impractical (n_b in the millions).
 TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b);
 
 // Kruskal-Wallis H with tie correction (scipy.stats.kruskal), df = [k-1];
-// epsilon squared = H / (N - 1).
+// epsilon squared = H / (N - 1). H is computed in the centred form
+// sum_g (R_g - n_g (N+1)/2)^2 / n_g, exact where scipy's textbook form cancels
+// (small H at large N: scipy is off by up to ~1e-9 relative there).
 TestResult kruskal_wallis(const GroupedValues& data);
 TestResult kruskal_wallis(const std::vector<std::span<const double>>& groups);
 
@@ -167,6 +269,7 @@ TestResult pearson(std::span<const double> x, std::span<const double> y);
 TestResult spearman(std::span<const double> x, std::span<const double> y);
 
 // Average ranks (1-based, ties get the mean rank), as scipy.stats.rankdata.
+// Empty x gives an empty vector; NaN or inf is an InputError.
 std::vector<double> rank_average(std::span<const double> x);
 
 // --------------------------------------------------------- multiple testing

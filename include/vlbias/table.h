@@ -7,6 +7,13 @@
 // String column, so asking for it as a number is a clear error that names the
 // first offending row.
 //
+// Numbers in CSV are decimal: an optional sign ('+' or '-'), digits with an
+// optional '.', an optional exponent ("7", "-2.5", "+.5", "1e-3"), with ASCII
+// spaces and tabs around them ignored for this test only (the text of a String
+// column keeps them). Hex, "NaN", "inf" and values beyond double's range are
+// text; values too small for a double read as 0. Leading zeros are allowed
+// ("007" is 7). A column with no present cell at all is Numeric.
+//
 // Row numbers in messages are the file's line numbers for CSV (header = line 1)
 // and the 1-based line numbers for JSONL.
 #include <cstddef>
@@ -67,17 +74,28 @@ Table read_table(const std::string& path);
 // contain delimiters, doubled quotes and newlines. Errors: empty file, header
 // only (no rows) is allowed and gives rows = 0, duplicate or empty header names,
 // ragged rows, unterminated quotes, text after a closing quote, invalid UTF-8.
+// Lines end in LF, CRLF or a lone CR; the last newline is optional. Empty lines
+// are skipped (a missing value in a one-column file is written ""). A quote
+// inside an unquoted field is kept as a literal character. Files are
+// memory-mapped and parsed in one pass; pages behind the parser are released.
 Table read_csv(const std::string& path, const CsvOptions& options = {});
 Table parse_csv(std::string_view text, const std::string& source, const CsvOptions& options = {});
 // JSON Lines, one object per line (blank lines skipped), parsed with simdjson
 // in a streaming fashion. Nested objects are flattened with "." ("a.b");
 // arrays are kept as their JSON text; booleans as "true"/"false"; null = missing.
 // A key holding numbers in some rows and strings in others makes a String column.
+// JSON strings stay text even when they hold digits ("3"); numbers in a String
+// column read as their shortest round-trip text ("30", "2.5"). An empty string
+// is missing, as an empty CSV cell is; an empty object adds no column. Errors
+// name the line: malformed JSON, a line that is not an object, a key given
+// twice (also after flattening: "a.b" and {"a":{"b":..}}), an empty key, and
+// input without any object.
 Table read_jsonl(const std::string& path);
 Table parse_jsonl(std::string_view text, const std::string& source);
 
 // Writes a table as RFC 4180 CSV (quoting only where needed). Written to a
-// temporary name and renamed when complete.
+// temporary name and renamed when complete. Numbers use their shortest
+// round-trip text. Throws InputError (with strerror) when it cannot write.
 void write_csv(const Table& table, const std::string& path);
 
 // ------------------------------------------------------------------ grouping
@@ -90,11 +108,14 @@ struct Grouping {
   // keys[g][c] = text of column c for group g. Groups are sorted by key
   // (numeric columns numerically, string columns lexicographically by bytes).
   std::vector<std::vector<std::string>> keys;
-  std::vector<std::size_t> sizes;             // n per group (all > 0)
-  std::vector<std::uint32_t> group_of_row;    // kNoGroup where a key cell is missing
-  std::size_t rows_with_missing_key = 0;
+  std::vector<std::size_t> sizes;  // n per group (all > 0)
+  // kNoGroup where a key cell is missing, and for rows outside the row mask.
+  std::vector<std::uint32_t> group_of_row;
+  std::size_t rows_with_missing_key = 0;  // among the rows in the mask
   // Combinations of observed levels (cross product of the columns' levels)
   // that have no rows: the empty intersectional cells, reported not dropped.
+  // A level is observed when some row in the mask holds it. In key order; left
+  // empty, with a warning, when the cross product exceeds 100000 combinations.
   std::vector<std::vector<std::string>> empty_cells;
 
   std::size_t size() const { return keys.size(); }
@@ -102,8 +123,9 @@ struct Grouping {
   std::string label(std::size_t g) const;
 };
 
-// Throws InputError for unknown columns (naming the file and available columns)
-// or an empty column list. Only rows where `row_mask` is empty or true are grouped.
+// Throws InputError for unknown columns (naming the file and available columns),
+// an empty column list or a column listed twice. Only rows where `row_mask` is
+// empty or true are grouped; a mask of the wrong length is an InternalError.
 Grouping group_by(const Table& table, const std::vector<std::string>& columns,
                   const std::vector<bool>& row_mask = {});
 
@@ -114,9 +136,11 @@ Grouping group_by(const Table& table, const std::vector<std::string>& columns,
 // By id: `index` is a table with one row per matrix row (row i = matrix row i)
 // holding `id_column`; every table row's id must appear exactly once in index.
 // Throws InputError for count mismatches, duplicate ids in the index, and table
-// ids absent from the index (naming the first few).
+// ids absent from the index (naming the first few), or a missing id cell on
+// either side; UsageError when an id column is given without an index. Ids
+// compare as numbers when both columns are Numeric, otherwise as text (a
+// Numeric column's shortest round-trip text). Table ids may repeat.
 std::vector<std::size_t> join_rows(const Table& table, std::size_t matrix_rows,
-                                   const std::string& id_column = "",
-                                   const Table* index = nullptr);
+                                   const std::string& id_column = "", const Table* index = nullptr);
 
 }  // namespace vlbias

@@ -1,0 +1,50 @@
+// Google Benchmark micro-benchmarks of the statistics engine on the shared
+// synthetic data (bench_data.h). Run: build/bench/bench_stats
+#include <benchmark/benchmark.h>
+
+#include "bench_data.h"
+#include "vlbias/parallel.h"
+#include "vlbias/stats.h"
+
+using namespace vlbias;
+
+namespace {
+
+void BM_Anova(benchmark::State& state) {
+  std::vector<double> v;
+  std::vector<std::uint32_t> g;
+  bench::make_data(state.range(0), 5, v, g);
+  for (auto _ : state) benchmark::DoNotOptimize(stats::one_way_anova({v, g, 5}).statistic);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_Anova)->Arg(1'000'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
+
+void BM_Kruskal(benchmark::State& state) {
+  std::vector<double> v;
+  std::vector<std::uint32_t> g;
+  bench::make_data(state.range(0), 5, v, g);
+  for (auto _ : state) benchmark::DoNotOptimize(stats::kruskal_wallis({v, g, 5}).statistic);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_Kruskal)->Arg(1'000'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond);
+
+// Permutation engine: B = 20 replicates over n rows, by thread count.
+void BM_PermutationMeanDifference(benchmark::State& state) {
+  std::vector<double> v;
+  std::vector<std::uint32_t> g;
+  bench::make_data(state.range(0), 2, v, g);
+  set_thread_count(static_cast<unsigned>(state.range(1)));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(stats::permutation_mean_difference(v, g, 20, 1).p_value);
+  }
+  set_thread_count(0);
+  state.SetItemsProcessed(state.iterations() * state.range(0) * 20);
+}
+BENCHMARK(BM_PermutationMeanDifference)
+    ->Args({1'000'000, 1})
+    ->Args({1'000'000, 2})
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,44 @@
+#pragma once
+// JSON outputs (src/report): every metric command prints one JSON object with
+// its values and a "provenance" block (inputs' SHA-256, parameters, seed, vlbias
+// version, UTC timestamp). Keys keep insertion order so output is stable. NaN
+// and infinities are written as null; whoever produces one also writes a note.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "vlbias/compare.h"
+#include "vlbias/stats.h"
+
+namespace vlbias {
+
+using Json = nlohmann::ordered_json;
+
+struct Provenance {
+  std::string command;              // e.g. "compare"
+  Json parameters = Json::object(); // the options that shape the result
+  std::vector<std::string> inputs;  // input file paths (hashed)
+  std::optional<std::uint64_t> seed;
+};
+
+// {"vlbias_version", "command", "parameters", "inputs": [{"path", "sha256", "bytes"}],
+//  "seed", "created_utc"}. Thread count is deliberately absent: results do not
+// depend on it.
+Json provenance_json(const Provenance& provenance);
+
+// Writes `value` (2-space indent, trailing newline) to `path`, or to stdout when
+// path is empty or "-". Files are written to a temporary name and renamed when
+// complete, so a reader never sees a partial file.
+void write_json(const Json& value, const std::string& path);
+
+// A double for JSON: NaN/inf become null.
+Json json_number(double x);
+Json to_json(const stats::TestResult& result);
+Json to_json(const stats::Interval& interval);
+Json to_json(const CompareReport& report);
+Json to_json(const DescribeReport& report);
+
+}  // namespace vlbias

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The README's test command. Installs dependencies, then:
+#   1. Release build, every test (ctest);
+#   2. ASan+UBSan build, every test again (the parsers' hostile-input tests
+#      matter most here);
+#   3. clang libFuzzer build, each parser fuzzed briefly from its seed corpus.
+# Ends with one line "tests: N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --deps-only || exit 1
+
+jobs=$(nproc)
+fuzz_seconds=${VLBIAS_FUZZ_SECONDS:-20}
+passed=0
+failed=0
+
+# Runs ctest in $1 and adds its counts to the totals.
+run_ctest() {
+  local dir=$1 log
+  log=$(mktemp)
+  (cd "$dir" && ctest --output-on-failure -j "$jobs") 2>&1 | tee "$log" | grep -vE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' || true
+  local line
+  line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "test: no ctest summary in $dir"
+    failed=$((failed + 1))
+  else
+    local total fails
+    total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+    fails=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$line")
+    passed=$((passed + total - fails))
+    failed=$((failed + fails))
+  fi
+  rm -f "$log"
+}
+
+build() {  # build DIR [cmake args...]
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null && cmake --build "$dir" -j "$jobs"
+}
+
+echo "== Release build and tests"
+if build build -DCMAKE_BUILD_TYPE=Release; then run_ctest build; else failed=$((failed + 1)); fi
+
+echo "== ASan+UBSan build and tests"
+if build build-asan -DCMAKE_BUILD_TYPE=Debug -DVLBIAS_SANITIZE=ON -DVLBIAS_BENCH=OFF; then
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan
+else
+  failed=$((failed + 1))
+fi
+
+echo "== libFuzzer (${fuzz_seconds}s per parser)"
+if CC=clang CXX=clang++ build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVLBIAS_FUZZ=ON \
+    -DVLBIAS_TESTS=OFF -DVLBIAS_BENCH=OFF; then
+  for fuzzer in build-fuzz/fuzz/fuzz_*; do
+    [ -x "$fuzzer" ] || continue
+    name=$(basename "$fuzzer")
+    corpus_seed="fuzz/corpus/${name#fuzz_}"
+    work=$(mktemp -d)
+    [ -d "$corpus_seed" ] && cp -r "$corpus_seed"/. "$work"/
+    if "$fuzzer" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -print_final_stats=0 \
+        "$work" >"$work.log" 2>&1; then
+      echo "fuzz $name: ok ($(grep -Eo 'Done [0-9]+ runs' "$work.log" | tail -n1))"
+      passed=$((passed + 1))
+    else
+      echo "fuzz $name: FAILED"
+      tail -n 40 "$work.log"
+      failed=$((failed + 1))
+    fi
+    rm -rf "$work" "$work.log"
+  done
+else
+  failed=$((failed + 1))
+fi
+
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

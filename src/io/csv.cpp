@@ -1,0 +1,422 @@
+// CSV/TSV reading (RFC 4180) and writing.
+//
+// The reader makes one pass over the bytes (memory-mapped for files), turning
+// each cell straight into a double or a dictionary code; no string is built per
+// cell. A column stays Numeric until its first non-numeric cell; the rows read
+// before that are then re-read once at the end to recover their exact text.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "io/table_detail.h"
+#include "vlbias/atomic_file.h"
+#include "vlbias/error.h"
+#include "vlbias/table.h"
+
+namespace vlbias {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// UTF-8 is validated this far ahead of the parser, a cache-sized bite at a time.
+constexpr std::size_t kValidateChunk = std::size_t{1} << 20;
+// Pages of a mapped file are dropped once the parser is this far past them.
+constexpr std::size_t kReleaseChunk = std::size_t{32} << 20;
+// Rows read before the column vectors are sized from the average row length.
+constexpr std::size_t kSampleRows = 1024;
+
+struct ColumnBuilder {
+  Column column;
+  table_io::Dictionary dict;
+  bool numeric = true;
+  std::size_t flip_row = 0;  // rows read as numbers before the column turned String
+
+  void add(std::string_view text, std::size_t row) {
+    if (numeric) {
+      if (text.empty()) {
+        column.numbers.push_back(kNaN);
+        return;
+      }
+      double value;
+      if (table_io::parse_number(text, &value)) {
+        column.numbers.push_back(value);
+        return;
+      }
+      to_string_column(row);
+    }
+    column.codes.push_back(text.empty() ? Column::kMissing : dict.intern(column.levels, text));
+  }
+
+  void to_string_column(std::size_t row) {
+    numeric = false;
+    flip_row = row;
+    const std::size_t capacity = column.numbers.capacity();
+    std::vector<double>().swap(column.numbers);  // free before allocating the codes
+    column.codes.reserve(capacity);
+    table_io::advise_huge_pages(column.codes.data(), capacity * sizeof(std::uint32_t));
+    column.codes.assign(row, Column::kMissing);
+  }
+
+  void reserve(std::size_t n) {
+    if (numeric) {
+      column.numbers.reserve(n);
+      table_io::advise_huge_pages(column.numbers.data(), n * sizeof(double));
+    } else {
+      column.codes.reserve(n);
+      table_io::advise_huge_pages(column.codes.data(), n * sizeof(std::uint32_t));
+    }
+  }
+};
+
+std::string delimiter_name(char delimiter) {
+  if (delimiter == '\t') return "a tab";
+  return fmt::format("'{}'", delimiter);
+}
+
+class CsvReader {
+ public:
+  CsvReader(std::string_view text, const std::string& source, char delimiter,
+            table_io::FileBytes* file)
+      : begin_(text.data()),
+        end_(text.data() + text.size()),
+        p_(begin_),
+        validated_(begin_),
+        source_(source),
+        delim_(delimiter),
+        file_(file) {
+    VLBIAS_CHECK(delimiter != '"' && delimiter != '\r' && delimiter != '\n', UsageError,
+                 "cannot read '{}' with delimiter {}: a CSV delimiter cannot be a quote or a "
+                 "line break",
+                 source, delimiter_name(delimiter));
+    std::fill(std::begin(stop_), std::end(stop_), false);
+    stop_[static_cast<unsigned char>(delim_)] = true;
+    stop_[static_cast<unsigned char>('\r')] = true;
+    stop_[static_cast<unsigned char>('\n')] = true;
+  }
+
+  Table read() {
+    if (end_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
+    validate_ahead();
+    skip_blank_lines();
+    VLBIAS_CHECK(p_ < end_, InputError, "'{}' is empty: expected a header row", source_);
+    read_header();
+
+    const std::size_t ncols = names_.size();
+    std::vector<ColumnBuilder> builders(ncols);
+    const char* data_start = p_;
+    const std::size_t data_line = line_;
+    Table table;
+    table.source = source_;
+    std::size_t row = 0;
+    const char* released = p_;
+    for (;;) {
+      skip_blank_lines();
+      if (p_ >= end_) break;
+      // Keep validation half a chunk ahead (a long quoted field may have run past it).
+      while (validated_ < end_ && static_cast<std::size_t>(validated_ - begin_) <
+                                      static_cast<std::size_t>(p_ - begin_) + kValidateChunk / 2) {
+        validate_ahead();
+      }
+      if (file_ != nullptr && static_cast<std::size_t>(p_ - released) >= kReleaseChunk) {
+        file_->release_before(p_);
+        released = p_;
+      }
+      if (row >= kSampleRows && row == table.line_of_row.capacity()) {
+        // Size the vectors from the average row length so far instead of
+        // doubling them. Erring high is cheap: pages never written are never
+        // resident, whereas each regrowth copies every column.
+        const double per_row = static_cast<double>(p_ - data_start) / static_cast<double>(row);
+        const auto estimate = row + static_cast<std::size_t>((end_ - p_) / per_row * 1.25) + 1024;
+        table.line_of_row.reserve(estimate);
+        table_io::advise_huge_pages(table.line_of_row.data(), estimate * sizeof(std::size_t));
+        for (auto& b : builders) b.reserve(estimate);
+      }
+      const std::size_t record_line = line_;
+      const std::size_t fields = read_record([&](std::size_t i, std::string_view text) {
+        if (i < ncols) builders[i].add(text, row);
+      });
+      VLBIAS_CHECK(fields == ncols, InputError,
+                   "'{}' line {} has {} field{}, the header has {}; expected {} fields separated "
+                   "by {}",
+                   source_, record_line, fields, fields == 1 ? "" : "s", ncols, ncols,
+                   delimiter_name(delim_));
+      table.line_of_row.push_back(record_line);
+      ++row;
+    }
+
+    while (validated_ < end_) validate_ahead();  // a long header or trailing blank lines
+    recover_early_rows(builders, data_start, data_line);
+
+    table.rows = row;
+    table.columns.reserve(ncols);
+    for (std::size_t c = 0; c < ncols; ++c) {
+      ColumnBuilder& b = builders[c];
+      b.column.name = std::move(names_[c]);
+      b.column.type = b.numeric ? ColumnType::Numeric : ColumnType::String;
+      table.columns.push_back(std::move(b.column));
+    }
+    return table;
+  }
+
+ private:
+  // Reads one record at p_, calling on_field(index, text) for each field (the
+  // text is valid only during the call); returns the number of fields and
+  // leaves p_ after the record's line end.
+  template <typename OnField>
+  std::size_t read_record(OnField&& on_field) {
+    std::size_t field = 0;
+    for (;;) {
+      std::string_view text;
+      if (p_ < end_ && *p_ == '"') {
+        text = read_quoted(field);
+      } else {
+        const char* start = p_;
+        while (p_ < end_ && !stop_[static_cast<unsigned char>(*p_)]) ++p_;
+        text = std::string_view(start, static_cast<std::size_t>(p_ - start));
+      }
+      on_field(field, text);
+      ++field;
+      if (p_ < end_ && *p_ == delim_) {
+        ++p_;
+        continue;
+      }
+      if (p_ < end_) {
+        if (*p_ == '\r' && p_ + 1 < end_ && p_[1] == '\n') ++p_;
+        ++p_;
+        ++line_;
+      }
+      return field;
+    }
+  }
+
+  std::string_view read_quoted(std::size_t field) {
+    const std::size_t open_line = line_;
+    const char* start = ++p_;
+    const char* q = start;
+    bool doubled = false;
+    const char* close;
+    for (;;) {
+      close = static_cast<const char*>(std::memchr(q, '"', static_cast<std::size_t>(end_ - q)));
+      VLBIAS_CHECK(close != nullptr, InputError,
+                   "'{}' line {}, {}: a quoted field opens here and is never closed; expected "
+                   "a closing '\"'",
+                   source_, open_line, describe_column(field));
+      count_lines(q, close);
+      if (close + 1 < end_ && close[1] == '"') {
+        doubled = true;
+        q = close + 2;
+        continue;
+      }
+      break;
+    }
+    p_ = close + 1;
+    VLBIAS_CHECK(p_ == end_ || *p_ == delim_ || *p_ == '\r' || *p_ == '\n', InputError,
+                 "'{}' line {}, {}: unexpected text after a closing quote; expected {} or the "
+                 "end of the line",
+                 source_, line_, describe_column(field), delimiter_name(delim_));
+    if (!doubled) return std::string_view(start, static_cast<std::size_t>(close - start));
+    scratch_.clear();
+    for (const char* s = start; s < close; ++s) {
+      scratch_ += *s;
+      if (*s == '"') ++s;  // the second quote of a doubled pair
+    }
+    return scratch_;
+  }
+
+  // Line breaks inside a quoted field: LF, CRLF or a lone CR each count once.
+  void count_lines(const char* from, const char* to) {
+    for (const char* s = from; s < to; ++s) {
+      if (*s == '\n' || (*s == '\r' && (s + 1 == end_ || s[1] != '\n'))) ++line_;
+    }
+  }
+
+  void skip_blank_lines() {
+    while (p_ < end_ && (*p_ == '\n' || *p_ == '\r')) {
+      if (*p_ == '\r' && p_ + 1 < end_ && p_[1] == '\n') ++p_;
+      ++p_;
+      ++line_;
+    }
+  }
+
+  void read_header() {
+    const std::size_t header_line = line_;
+    read_record([&](std::size_t, std::string_view text) { names_.emplace_back(text); });
+    std::unordered_map<std::string_view, std::size_t> seen;
+    for (std::size_t c = 0; c < names_.size(); ++c) {
+      VLBIAS_CHECK(!names_[c].empty(), InputError,
+                   "'{}' line {}: header column {} is empty; expected a column name", source_,
+                   header_line, c + 1);
+      const auto [it, fresh] = seen.emplace(names_[c], c);
+      VLBIAS_CHECK(fresh, InputError,
+                   "'{}' line {}: header names column '{}' twice (columns {} and {}); expected "
+                   "unique names",
+                   source_, header_line, names_[c], it->second + 1, c + 1);
+    }
+    header_done_ = true;
+  }
+
+  std::string describe_column(std::size_t field) const {
+    if (field < names_.size() && header_done_) {
+      return fmt::format("column {} ('{}')", field + 1, names_[field]);
+    }
+    return fmt::format("column {}", field + 1);
+  }
+
+  // Validates the next bite of input; chunks end after a '\n', which never
+  // falls inside a multi-byte sequence.
+  void validate_ahead() {
+    if (validated_ >= end_) return;
+    const char* to = end_;
+    if (static_cast<std::size_t>(end_ - validated_) > kValidateChunk) {
+      const char* at = validated_ + kValidateChunk;
+      const void* nl = std::memchr(at, '\n', static_cast<std::size_t>(end_ - at));
+      to = nl ? static_cast<const char*>(nl) + 1 : end_;
+    }
+    const auto length = static_cast<std::size_t>(to - validated_);
+    if (!simdjson::validate_utf8(validated_, length)) {
+      const std::size_t bad = table_io::first_invalid_utf8(std::string_view(validated_, length));
+      fail_utf8(validated_ + bad);
+    }
+    validated_ = to;
+  }
+
+  [[noreturn]] void fail_utf8(const char* at) {
+    std::size_t line = 1;
+    const char* line_start = begin_;
+    for (const char* s = begin_; s < at; ++s) {
+      if (*s == '\n' || (*s == '\r' && (s + 1 == end_ || s[1] != '\n'))) {
+        ++line;
+        line_start = s + 1;
+      }
+    }
+    VLBIAS_FAIL(InputError,
+                "'{}' line {} is not valid UTF-8 (byte {} of the line is 0x{:02x}); expected "
+                "UTF-8 text",
+                source_, line, at - line_start + 1, static_cast<unsigned char>(*at));
+  }
+
+  // Columns that turned String after some numeric rows: read those rows again
+  // for their exact text ("1.0" stays "1.0"), then put the levels back in order
+  // of first appearance.
+  void recover_early_rows(std::vector<ColumnBuilder>& builders, const char* data_start,
+                          std::size_t data_line) {
+    std::size_t rows = 0;
+    for (const auto& b : builders) {
+      if (!b.numeric) rows = std::max(rows, b.flip_row);
+    }
+    if (rows == 0) return;
+    p_ = data_start;
+    line_ = data_line;
+    const std::size_t ncols = builders.size();
+    for (std::size_t row = 0; row < rows; ++row) {
+      skip_blank_lines();
+      read_record([&](std::size_t i, std::string_view text) {
+        if (i >= ncols) return;
+        ColumnBuilder& b = builders[i];
+        if (b.numeric || row >= b.flip_row || text.empty()) return;
+        b.column.codes[row] = b.dict.intern(b.column.levels, text);
+      });
+    }
+    for (auto& b : builders) {
+      if (!b.numeric && b.flip_row > 0) {
+        table_io::reorder_by_first_appearance(b.column.codes, b.column.levels);
+      }
+    }
+  }
+
+  const char* begin_;
+  const char* end_;
+  const char* p_;
+  const char* validated_;
+  std::size_t line_ = 1;
+  std::string source_;
+  char delim_;
+  table_io::FileBytes* file_;
+  bool stop_[256];
+  std::string scratch_;
+  std::vector<std::string> names_;
+  bool header_done_ = false;
+};
+
+}  // namespace
+
+Table parse_csv(std::string_view text, const std::string& source, const CsvOptions& options) {
+  return CsvReader(text, source, options.delimiter, nullptr).read();
+}
+
+Table read_csv(const std::string& path, const CsvOptions& options) {
+  table_io::FileBytes file(path);
+  return CsvReader(file.view(), path, options.delimiter, &file).read();
+}
+
+// ---------------------------------------------------------------- writing
+
+namespace {
+
+bool needs_quotes(std::string_view text) {
+  return text.find_first_of(",\"\r\n") != std::string_view::npos;
+}
+
+void append_cell(std::string& out, std::string_view text) {
+  if (!needs_quotes(text)) {
+    out += text;
+    return;
+  }
+  out += '"';
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+}  // namespace
+
+void write_csv(const Table& table, const std::string& path) {
+  AtomicWriter out(path);
+  std::string buffer;
+  auto flush = [&](bool force) {
+    if (!force && buffer.size() < (std::size_t{1} << 20)) return;
+    out.write(buffer.data(), buffer.size());
+    buffer.clear();
+  };
+  for (std::size_t c = 0; c < table.columns.size(); ++c) {
+    if (c > 0) buffer += ',';
+    append_cell(buffer, table.columns[c].name);
+  }
+  buffer += '\n';
+  fmt::memory_buffer number;
+  for (std::size_t row = 0; row < table.rows; ++row) {
+    for (std::size_t c = 0; c < table.columns.size(); ++c) {
+      if (c > 0) buffer += ',';
+      const Column& col = table.columns[c];
+      if (col.missing(row)) {
+        // A one-column row with a missing cell would be a blank line, which
+        // readers skip: write it as "" instead.
+        if (table.columns.size() == 1) buffer += "\"\"";
+        continue;
+      }
+      if (col.type == ColumnType::Numeric) {
+        number.clear();
+        fmt::format_to(std::back_inserter(number), "{}", col.numbers[row]);
+        buffer.append(number.data(), number.size());
+      } else {
+        append_cell(buffer, col.levels[col.codes[row]]);
+      }
+    }
+    buffer += '\n';
+    flush(false);
+  }
+  flush(true);
+  out.commit();
+}
+
+}  // namespace vlbias

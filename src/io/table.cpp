@@ -1,0 +1,106 @@
+// Table lookups and the reader chosen by file extension.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "io/table_detail.h"
+#include "vlbias/error.h"
+#include "vlbias/table.h"
+
+namespace vlbias {
+
+namespace {
+
+// The columns that exist, for messages; a very wide table lists the first few.
+std::string column_list(const Table& table) {
+  constexpr std::size_t kShown = 20;
+  if (table.columns.empty()) return "it has no columns";
+  std::string out = "columns are: ";
+  for (std::size_t c = 0; c < table.columns.size() && c < kShown; ++c) {
+    if (c > 0) out += ", ";
+    out += table.columns[c].name;
+  }
+  if (table.columns.size() > kShown) {
+    out += fmt::format(", ... ({} more)", table.columns.size() - kShown);
+  }
+  return out;
+}
+
+std::string lower_extension(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+}  // namespace
+
+std::optional<std::size_t> Table::find(std::string_view name) const {
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (columns[c].name == name) return c;
+  }
+  return std::nullopt;
+}
+
+const Column& Table::column(std::string_view name) const {
+  const auto c = find(name);
+  VLBIAS_CHECK(c.has_value(), InputError, "'{}' has no column '{}'; {}", source, name,
+               column_list(*this));
+  return columns[*c];
+}
+
+const std::vector<double>& Table::numeric(std::string_view name, bool allow_missing) const {
+  const Column& col = column(name);
+  if (col.type == ColumnType::String) {
+    // Name the first row whose text is not a number; for JSON strings that hold
+    // digits ("3"), the first non-missing row.
+    std::vector<signed char> is_number(col.levels.size(), -1);
+    std::size_t first_present = col.codes.size();
+    for (std::size_t row = 0; row < col.codes.size(); ++row) {
+      const std::uint32_t code = col.codes[row];
+      if (code == Column::kMissing) continue;
+      if (first_present == col.codes.size()) first_present = row;
+      if (is_number[code] < 0) {
+        double ignored;
+        is_number[code] = table_io::parse_number(col.levels[code], &ignored) ? 1 : 0;
+      }
+      if (is_number[code] == 0) {
+        VLBIAS_FAIL(InputError, "column '{}' in '{}' is not numeric: {} holds {}", name, source,
+                    table_io::where_row(line_of_row, row), table_io::quoted(col.levels[code]));
+      }
+    }
+    VLBIAS_CHECK(first_present != col.codes.size(), InputError,
+                 "column '{}' in '{}' is not numeric: it is a text column with no values", name,
+                 source);
+    VLBIAS_FAIL(InputError,
+                "column '{}' in '{}' is not numeric: {} holds {} as text, not as a number", name,
+                source, table_io::where_row(line_of_row, first_present),
+                table_io::quoted(col.levels[col.codes[first_present]]));
+  }
+  if (!allow_missing) {
+    for (std::size_t row = 0; row < col.numbers.size(); ++row) {
+      VLBIAS_CHECK(!std::isnan(col.numbers[row]), InputError,
+                   "column '{}' in '{}' has a missing value at {}; expected a number", name, source,
+                   table_io::where_row(line_of_row, row));
+    }
+  }
+  return col.numbers;
+}
+
+Table read_table(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  if (ext == ".csv") return read_csv(path);
+  if (ext == ".tsv") return read_csv(path, CsvOptions{'\t'});
+  if (ext == ".jsonl" || ext == ".ndjson") return read_jsonl(path);
+  VLBIAS_FAIL(InputError,
+              "cannot read '{}' as a table: unsupported extension '{}'; expected .csv, .tsv, "
+              ".jsonl or .ndjson",
+              path, ext);
+}
+
+}  // namespace vlbias

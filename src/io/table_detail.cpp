@@ -1,0 +1,368 @@
+#include "io/table_detail.h"
+
+#include <fcntl.h>
+#include <locale.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "vlbias/error.h"
+
+namespace vlbias::table_io {
+
+namespace {
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// Underflow or overflow reported by from_chars: strtod in the C locale decides
+// which (underflow rounds to a finite value, overflow gives inf).
+bool parse_out_of_range(std::string_view text, double* value) {
+  static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(0));
+  if (c_locale == static_cast<locale_t>(0)) return false;
+  const std::string copy(text);
+  char* end = nullptr;
+  const double v = strtod_l(copy.c_str(), &end, c_locale);
+  if (end != copy.c_str() + copy.size() || !std::isfinite(v)) return false;
+  *value = v;
+  return true;
+}
+
+std::uint64_t load_partial(const char* p, std::size_t n) {
+  std::uint64_t w = 0;
+  std::memcpy(&w, p, n);
+  return w;
+}
+
+std::uint64_t mix(std::uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+}  // namespace
+
+bool parse_number(std::string_view text, double* value) {
+  std::size_t b = 0, e = text.size();
+  while (b < e && is_space(text[b])) ++b;
+  while (e > b && is_space(text[e - 1])) --e;
+  if (b == e) return false;
+  const char* first = text.data() + b;
+  const char* last = text.data() + e;
+  // from_chars rejects '+' but spreadsheets write it; accept it before a digit or '.'.
+  if (*first == '+') {
+    ++first;
+    if (first == last || !(is_digit(*first) || *first == '.')) return false;
+  } else if (!(is_digit(*first) || *first == '-' || *first == '.')) {
+    return false;  // rejects "nan", "inf", words, before calling from_chars
+  }
+  // Fast path (Clinger): at most 15 digits and a short fraction are exact as
+  // integer / 10^k, and one IEEE division rounds that correctly.
+  {
+    static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    const char* s = first;
+    const bool negative = *s == '-';
+    if (negative) ++s;
+    std::uint64_t mantissa = 0;
+    int digits = 0, fraction = 0;
+    while (s < last && is_digit(*s) && digits < 16) {
+      mantissa = mantissa * 10 + static_cast<unsigned>(*s++ - '0');
+      ++digits;
+    }
+    if (s < last && *s == '.') {
+      ++s;
+      while (s < last && is_digit(*s) && digits < 16) {
+        mantissa = mantissa * 10 + static_cast<unsigned>(*s++ - '0');
+        ++digits;
+        ++fraction;
+      }
+    }
+    if (s == last && digits > 0 && digits <= 15) {
+      const double v = static_cast<double>(mantissa) / kPow10[fraction];
+      *value = negative ? -v : v;
+      return true;
+    }
+  }
+  double v = 0;
+  const auto result = std::from_chars(first, last, v, std::chars_format::general);
+  if (result.ptr != last) return false;
+  if (result.ec == std::errc::result_out_of_range) {
+    return parse_out_of_range(std::string_view(first, last - first), value);
+  }
+  if (result.ec != std::errc() || !std::isfinite(v)) return false;
+  *value = v;
+  return true;
+}
+
+std::uint64_t hash_bytes(std::string_view bytes) {
+  const char* p = bytes.data();
+  std::size_t n = bytes.size();
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ (n * 0xff51afd7ed558ccdULL);
+  while (n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ mix(w)) * 0x9e3779b97f4a7c15ULL;
+    p += 8;
+    n -= 8;
+  }
+  if (n > 0)
+    h = (h ^ mix(load_partial(p, n) ^ (static_cast<std::uint64_t>(n) << 59))) *
+        0x9e3779b97f4a7c15ULL;
+  return mix(h);
+}
+
+std::uint32_t Dictionary::intern(std::vector<std::string>& levels, std::string_view text) {
+  if ((used_ + 1) * 2 > slots_.size()) grow(levels);
+  const std::uint64_t h64 = hash_bytes(text);
+  const auto h = static_cast<std::uint32_t>(h64);
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = (h64 >> 32) & mask;; i = (i + 1) & mask) {
+    Slot& s = slots_[i];
+    if (s.code == kEmpty) {
+      VLBIAS_CHECK(levels.size() < kEmpty - 1, InputError,
+                   "a column has more than {} distinct values; expected fewer", kEmpty - 1);
+      s.code = static_cast<std::uint32_t>(levels.size());
+      s.hash = h;
+      levels.emplace_back(text);
+      ++used_;
+      return s.code;
+    }
+    if (s.hash == h && levels[s.code] == text) return s.code;
+  }
+}
+
+void Dictionary::clear() {
+  slots_.clear();
+  used_ = 0;
+}
+
+void Dictionary::grow(const std::vector<std::string>& levels) {
+  std::size_t size = slots_.empty() ? 16 : slots_.size() * 2;
+  while (size < (used_ + 1) * 2) size *= 2;
+  slots_.assign(size, Slot{kEmpty, 0});
+  const std::size_t mask = size - 1;
+  for (std::size_t code = 0; code < used_; ++code) {
+    const std::uint64_t h64 = hash_bytes(levels[code]);
+    std::size_t i = (h64 >> 32) & mask;
+    while (slots_[i].code != kEmpty) i = (i + 1) & mask;
+    slots_[i] = Slot{static_cast<std::uint32_t>(code), static_cast<std::uint32_t>(h64)};
+  }
+}
+
+void Dictionary::rebuild(const std::vector<std::string>& levels) {
+  used_ = levels.size();
+  slots_.clear();
+  grow(levels);
+}
+
+std::uint32_t U64Index::insert(std::uint64_t key) {
+  if ((keys_.size() + 1) * 2 > slots_.size()) grow();
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = mix(key) & mask;; i = (i + 1) & mask) {
+    const std::uint32_t id = slots_[i];
+    if (id == kNone) {
+      VLBIAS_CHECK(keys_.size() < kNone - 1, InputError,
+                   "more than {} distinct values; expected fewer", kNone - 1);
+      slots_[i] = static_cast<std::uint32_t>(keys_.size());
+      keys_.push_back(key);
+      return slots_[i];
+    }
+    if (keys_[id] == key) return id;
+  }
+}
+
+std::uint32_t U64Index::find(std::uint64_t key) const {
+  if (slots_.empty()) return kNone;
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = mix(key) & mask;; i = (i + 1) & mask) {
+    const std::uint32_t id = slots_[i];
+    if (id == kNone || keys_[id] == key) return id;
+  }
+}
+
+void U64Index::grow() {
+  const std::size_t size = slots_.empty() ? 16 : slots_.size() * 2;
+  slots_.assign(size, kNone);
+  const std::size_t mask = size - 1;
+  for (std::size_t id = 0; id < keys_.size(); ++id) {
+    std::size_t i = mix(keys_[id]) & mask;
+    while (slots_[i] != kNone) i = (i + 1) & mask;
+    slots_[i] = static_cast<std::uint32_t>(id);
+  }
+}
+
+std::uint64_t double_key(double value) {
+  if (value == 0.0) value = 0.0;
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+void reorder_by_first_appearance(std::vector<std::uint32_t>& codes,
+                                 std::vector<std::string>& levels) {
+  constexpr std::uint32_t kMissing = 0xffffffffu;
+  std::vector<std::uint32_t> remap(levels.size(), kMissing);
+  std::vector<std::string> reordered;
+  reordered.reserve(levels.size());
+  for (auto& code : codes) {
+    if (code == kMissing) continue;
+    if (remap[code] == kMissing) {
+      remap[code] = static_cast<std::uint32_t>(reordered.size());
+      reordered.push_back(std::move(levels[code]));
+    }
+    code = remap[code];
+  }
+  levels = std::move(reordered);
+}
+
+FileBytes::FileBytes(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  VLBIAS_CHECK(fd >= 0, InputError, "cannot read '{}': {}", path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    VLBIAS_FAIL(InputError, "cannot read '{}': {}", path, std::strerror(err));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    VLBIAS_FAIL(InputError, "cannot read '{}': {}", path, std::strerror(EISDIR));
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* addr =
+        ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (addr != MAP_FAILED) {
+      ::close(fd);
+      ::madvise(addr, static_cast<std::size_t>(st.st_size), MADV_SEQUENTIAL);
+      data_ = static_cast<const char*>(addr);
+      size_ = static_cast<std::size_t>(st.st_size);
+      mapped_ = true;
+      return;
+    }
+  }
+  // Pipes, /proc files (size 0) and file systems without mmap: read to the end.
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      VLBIAS_FAIL(InputError, "cannot read '{}': {}", path, std::strerror(err));
+    }
+    if (n == 0) break;
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  data_ = buffer_.data();
+  size_ = buffer_.size();
+}
+
+FileBytes::~FileBytes() {
+  if (mapped_) ::munmap(const_cast<char*>(data_), size_);
+}
+
+void FileBytes::release_before(const char* upto) {
+  if (!mapped_) return;
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t end = (static_cast<std::size_t>(upto - data_) / page) * page;
+  if (end <= released_) return;
+  ::madvise(const_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+  released_ = end;
+}
+
+void advise_huge_pages(const void* data, std::size_t bytes) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+std::size_t first_invalid_utf8(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len;
+    unsigned lo = 0x80, hi = 0xbf;  // allowed range of the second byte
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      if (c == 0xe0) lo = 0xa0;  // overlong
+      if (c == 0xed) hi = 0x9f;  // surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      if (c == 0xf0) lo = 0x90;  // overlong
+      if (c == 0xf4) hi = 0x8f;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    if (s[i + 1] < lo || s[i + 1] > hi) return i;
+    for (std::size_t k = 2; k < len; ++k) {
+      if (s[i + k] < 0x80 || s[i + k] > 0xbf) return i;
+    }
+    i += len;
+  }
+  return n;
+}
+
+std::string quoted(std::string_view text, std::size_t max) {
+  bool cut = false;
+  if (text.size() > max) {
+    std::size_t n = max;
+    // Do not split a UTF-8 sequence.
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xc0) == 0x80) --n;
+    text = text.substr(0, n);
+    cut = true;
+  }
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  out += cut ? "...\"" : "\"";
+  return out;
+}
+
+std::string where_row(const std::vector<std::size_t>& line_of_row, std::size_t row) {
+  if (row < line_of_row.size()) return fmt::format("line {}", line_of_row[row]);
+  return fmt::format("row {}", row + 1);
+}
+
+}  // namespace vlbias::table_io

@@ -1,0 +1,105 @@
+#pragma once
+// Helpers shared by the table readers, grouping and joins (private to src/io).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vlbias::table_io {
+
+// True when `text`, with ASCII spaces and tabs trimmed, is a complete finite
+// decimal number ("3", "-2.5", "+1e-3", ".5"); sets *value. "NaN", "inf", hex,
+// and values beyond double's range are not numbers; underflow gives 0.
+bool parse_number(std::string_view text, double* value);
+
+// Fast 64-bit hash of a byte string (not cryptographic).
+std::uint64_t hash_bytes(std::string_view bytes);
+
+// Interns strings into a level list, giving codes in order of first appearance.
+// The table stores only codes and compares against the levels themselves, so no
+// view into the input outlives the call.
+class Dictionary {
+ public:
+  // Code of `text` in `levels`, appending it when new.
+  std::uint32_t intern(std::vector<std::string>& levels, std::string_view text);
+  // Forget everything (levels must be cleared or rebuilt by the caller).
+  void clear();
+  // Rebuild the index after the caller reordered `levels`.
+  void rebuild(const std::vector<std::string>& levels);
+
+ private:
+  struct Slot {
+    std::uint32_t code;
+    std::uint32_t hash;
+  };
+  static constexpr std::uint32_t kEmpty = 0xffffffffu;
+  void grow(const std::vector<std::string>& levels);
+
+  std::vector<Slot> slots_;
+  std::size_t used_ = 0;
+};
+
+// Open-addressing map from 64-bit keys to dense ids in order of first insertion.
+class U64Index {
+ public:
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  // Id of `key`, inserting it when new.
+  std::uint32_t insert(std::uint64_t key);
+  // Id of `key`, or kNone.
+  std::uint32_t find(std::uint64_t key) const;
+  // Keys by id.
+  const std::vector<std::uint64_t>& keys() const { return keys_; }
+
+ private:
+  void grow();
+  std::vector<std::uint32_t> slots_;  // ids, kNone where empty
+  std::vector<std::uint64_t> keys_;
+};
+
+// Bits of a double as a map key, with -0.0 folded into 0.0 (they compare equal).
+std::uint64_t double_key(double value);
+
+// Renumbers codes so that levels appear in order of first appearance by row,
+// dropping levels that no row uses.
+void reorder_by_first_appearance(std::vector<std::uint32_t>& codes,
+                                 std::vector<std::string>& levels);
+
+// The bytes of a file: memory-mapped when it is a regular file, read otherwise.
+// Throws InputError naming the file and strerror when it cannot be read.
+class FileBytes {
+ public:
+  explicit FileBytes(const std::string& path);
+  ~FileBytes();
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+
+  std::string_view view() const { return {data_, size_}; }
+  // Drops the pages of [data, upto) from memory (the kernel re-reads them if
+  // touched again), so that parsing a large file keeps its footprint small.
+  void release_before(const char* upto);
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  bool mapped_ = false;
+  std::size_t released_ = 0;
+  std::string buffer_;
+};
+
+// Asks the kernel to back the whole 2 MiB pages inside [data, data + bytes)
+// with huge pages: filling a vector of tens of millions of cells otherwise
+// costs one page fault per 4 KiB.
+void advise_huge_pages(const void* data, std::size_t bytes);
+
+// Offset of the first byte that is not part of valid UTF-8 (text.size() if none).
+std::size_t first_invalid_utf8(std::string_view text);
+
+// `text` in double quotes for messages, cut to `max` bytes with "..." and with
+// control characters escaped.
+std::string quoted(std::string_view text, std::size_t max = 60);
+
+// "row 5" for tables without line numbers, else "line N".
+std::string where_row(const std::vector<std::size_t>& line_of_row, std::size_t row);
+
+}  // namespace vlbias::table_io

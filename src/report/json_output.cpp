@@ -1,0 +1,169 @@
+#include "vlbias/json_output.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+
+#include "vlbias/atomic_file.h"
+#include "vlbias/error.h"
+#include "vlbias/sha256.h"
+#include "vlbias/version.h"
+
+namespace vlbias {
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Json key_object(const std::vector<std::string>& columns, const std::vector<std::string>& key) {
+  Json out = Json::object();
+  for (std::size_t c = 0; c < columns.size() && c < key.size(); ++c) out[columns[c]] = key[c];
+  return out;
+}
+
+Json key_list(const std::vector<std::string>& columns,
+              const std::vector<std::vector<std::string>>& keys) {
+  Json out = Json::array();
+  for (const auto& key : keys) out.push_back(key_object(columns, key));
+  return out;
+}
+
+}  // namespace
+
+Json json_number(double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); }
+
+Json provenance_json(const Provenance& p) {
+  Json out = Json::object();
+  out["vlbias_version"] = VLBIAS_VERSION;
+  out["command"] = p.command;
+  out["parameters"] = p.parameters;
+  Json inputs = Json::array();
+  for (const auto& path : p.inputs) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    inputs.push_back(Json{{"path", path},
+                          {"sha256", sha256_file(path)},
+                          {"bytes", ec ? Json(nullptr) : Json(bytes)}});
+  }
+  out["inputs"] = inputs;
+  out["seed"] = p.seed ? Json(*p.seed) : Json(nullptr);
+  out["created_utc"] = utc_now();
+  return out;
+}
+
+void write_json(const Json& value, const std::string& path) {
+  const std::string text = value.dump(2) + "\n";
+  if (path.empty() || path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  write_file_atomically(path, text);
+}
+
+Json to_json(const stats::TestResult& r) {
+  Json out = Json::object();
+  out["test"] = r.test;
+  out["statistic"] = json_number(r.statistic);
+  Json df = Json::array();
+  for (double d : r.df) df.push_back(json_number(d));
+  out["df"] = df;
+  out["p_value"] = json_number(r.p_value);
+  out["effect_size"] = json_number(r.effect_size);
+  out["effect_name"] = r.effect_name;
+  if (!r.method.empty()) out["method"] = r.method;
+  if (!r.note.empty()) out["note"] = r.note;
+  return out;
+}
+
+Json to_json(const stats::Interval& ci) {
+  Json out = Json::object();
+  out["lower"] = json_number(ci.lower);
+  out["upper"] = json_number(ci.upper);
+  out["level"] = ci.level;
+  out["resamples"] = ci.resamples;
+  out["seed"] = ci.seed;
+  if (ci.undefined) out["undefined_resamples"] = ci.undefined;
+  if (!ci.note.empty()) out["note"] = ci.note;
+  return out;
+}
+
+Json to_json(const CompareReport& report) {
+  const auto& o = report.options;
+  Json comparisons = Json::array();
+  for (const auto& cmp : report.comparisons) {
+    Json c = Json::object();
+    c["within"] = key_object(o.within, cmp.within);
+    const Json test = to_json(cmp.result);
+    for (const auto& item : test.items()) c[item.key()] = item.value();
+    c["p_holm"] = json_number(cmp.p_holm);
+    c["p_bh"] = json_number(cmp.p_bh);
+    Json groups = Json::array();
+    for (const auto& g : cmp.groups) {
+      Json gj = Json::object();
+      gj["key"] = key_object(o.by, g.key);
+      gj["n"] = g.n;
+      gj["mean"] = json_number(g.mean);
+      gj["sd"] = json_number(g.sd);
+      if (g.small) gj["small"] = true;
+      groups.push_back(gj);
+    }
+    c["groups"] = groups;
+    if (!cmp.absent_groups.empty()) c["absent_groups"] = key_list(o.by, cmp.absent_groups);
+    comparisons.push_back(c);
+  }
+  Json out = Json::object();
+  out["comparisons"] = comparisons;
+  out["rows"] = Json{{"total", report.rows},
+                     {"used", report.rows_used},
+                     {"missing_value", report.rows_missing_value},
+                     {"missing_key", report.rows_missing_key}};
+  out["empty_cells"] = key_list(o.by, report.empty_cells);
+  out["adjustment"] = "holm and benjamini-hochberg over all comparisons above";
+  return out;
+}
+
+Json to_json(const DescribeReport& report) {
+  const auto& o = report.options;
+  Json groups = Json::array();
+  for (const auto& g : report.groups) {
+    Json gj = Json::object();
+    gj["key"] = key_object(o.by, g.key);
+    gj["n"] = g.summary.n;
+    gj["mean"] = json_number(g.summary.mean);
+    gj["sd"] = json_number(g.summary.sd);
+    gj["min"] = json_number(g.summary.min);
+    gj["max"] = json_number(g.summary.max);
+    Json pct = Json::object();
+    for (std::size_t i = 0; i < o.percentiles.size(); ++i) {
+      pct[fmt::format("p{}", o.percentiles[i])] = json_number(g.percentiles[i]);
+    }
+    gj["percentiles"] = pct;
+    if (o.bootstrap > 0) gj["mean_ci"] = to_json(g.mean_ci);
+    if (g.small) gj["small"] = true;
+    if (!g.summary.note.empty()) gj["note"] = g.summary.note;
+    groups.push_back(gj);
+  }
+  Json out = Json::object();
+  out["groups"] = groups;
+  out["rows"] = Json{{"total", report.rows},
+                     {"missing_value", report.rows_missing_value},
+                     {"missing_key", report.rows_missing_key}};
+  out["empty_cells"] = key_list(o.by, report.empty_cells);
+  return out;
+}
+
+}  // namespace vlbias

@@ -1,0 +1,185 @@
+// One-way ANOVA and the t tests, matching scipy 1.10 (scipy.stats.f_oneway,
+// ttest_ind, ttest_rel) except where stats.h documents a degenerate-case decision.
+#include <cmath>
+#include <string>
+
+#include "stats/classical_internal.h"
+#include "stats/distributions.h"
+#include "vlbias/error.h"
+
+namespace vlbias::stats {
+
+namespace {
+
+using detail::Moments;
+
+// ANOVA from per-group moments. Sums of squares (scipy 1.10 f_oneway computes the
+// same quantities from shifted sums: ss_between = sum_g n_g (mean_g - mean)^2,
+// ss_within = sum_g sum_i (x_gi - mean_g)^2); F = (ss_between / (k - 1)) /
+// (ss_within / (N - k)), p = fdtrc(k - 1, N - k, F); eta^2 = ss_between / ss_total.
+TestResult anova_from_moments(const std::vector<Moments>& groups) {
+  TestResult r = detail::new_result("anova", "eta_squared");
+  const std::size_t k = groups.size();
+  std::size_t n_total = 0;
+  bool all_single = true, all_const = true, all_same = true;
+  for (const Moments& m : groups) {
+    n_total += m.n;
+    all_single = all_single && m.n == 1;
+    all_const = all_const && m.constant;
+    all_same = all_same && m.constant && m.first == groups[0].first;
+  }
+  const double df_between = static_cast<double>(k - 1);
+  const double df_within = static_cast<double>(n_total - k);
+  r.df = {df_between, df_within};
+  if (all_single) {
+    r.note = "every group has a single observation: the within-group degrees of freedom are 0";
+    return r;
+  }
+  if (all_same) {
+    r.note = "all values are identical: F is undefined (0/0)";
+    return r;
+  }
+  // Group means relative to the first value of group 0 (scipy likewise works with the
+  // data minus their grand mean), then the grand mean with one correction step.
+  const double origin = groups[0].first;
+  std::vector<double> pos(k);
+  for (std::size_t g = 0; g < k; ++g) pos[g] = (groups[g].first - origin) + groups[g].rel_mean;
+  double grand = 0.0;
+  for (std::size_t g = 0; g < k; ++g) grand += static_cast<double>(groups[g].n) * pos[g];
+  grand /= static_cast<double>(n_total);
+  double corr = 0.0;
+  for (std::size_t g = 0; g < k; ++g) corr += static_cast<double>(groups[g].n) * (pos[g] - grand);
+  grand += corr / static_cast<double>(n_total);
+  double ss_between = 0.0, ss_within = 0.0;
+  for (std::size_t g = 0; g < k; ++g) {
+    const Moments& m = groups[g];
+    const double d = pos[g] - grand;
+    ss_between += static_cast<double>(m.n) * d * d;
+    ss_within += m.constant ? 0.0 : m.m2;
+  }
+  r.effect_size = ss_between / (ss_between + ss_within);
+  if (all_const) {
+    // scipy returns F = inf, p = 0 here; see stats.h.
+    r.note =
+        "zero variance within every group and the group means differ: F is infinite "
+        "(scipy returns inf and p = 0); reported as undefined";
+    return r;
+  }
+  r.statistic = (ss_between / df_between) / (ss_within / df_within);
+  r.p_value = detail::f_sf(df_between, df_within, r.statistic);
+  return r;
+}
+
+enum class Pooling { Student, Welch };
+
+// Shared by student_t and welch_t (scipy 1.10 ttest_ind with equal_var true / false:
+// _equal_var_ttest_denom, _unequal_var_ttest_denom, _ttest_ind_from_stats).
+TestResult two_sample_t(std::span<const double> a, std::span<const double> b, Pooling pooling) {
+  const bool student = pooling == Pooling::Student;
+  const char* name = student ? "student" : "welch";
+  TestResult r = detail::new_result(name, student ? "cohens_d" : "cohens_d_av");
+  detail::require_nonempty(a, name, "sample a");
+  detail::require_nonempty(b, name, "sample b");
+  const Moments ma = detail::sample_moments(a, std::string(name) + ": sample a");
+  const Moments mb = detail::sample_moments(b, std::string(name) + ": sample b");
+  const double n1 = static_cast<double>(ma.n), n2 = static_cast<double>(mb.n);
+  if (student) r.df = {n1 + n2 - 2.0};
+  if (ma.n < 2 || mb.n < 2) {
+    // scipy: the n-1 variance of a single value is NaN, so t and p are NaN.
+    r.note = fmt::format("sample {} has a single observation: its variance (n - 1) is undefined",
+                         ma.n < 2 ? "a" : "b");
+    if (!student) r.df = {kNaN};
+    return r;
+  }
+  const double v1 = ma.variance(), v2 = mb.variance();
+  // Difference of the rounded means, as scipy's np.mean(a) - np.mean(b).
+  const double diff = ma.mean() - mb.mean();
+  double denom = 0.0, spread = 0.0;
+  if (student) {
+    const double df = n1 + n2 - 2.0;
+    const double svar = ((n1 - 1.0) * v1 + (n2 - 1.0) * v2) / df;
+    denom = std::sqrt(svar * (1.0 / n1 + 1.0 / n2));
+    spread = std::sqrt(svar);  // pooled sd (Cohen's d)
+  } else {
+    const double vn1 = v1 / n1, vn2 = v2 / n2;
+    // Welch-Satterthwaite df; scipy sets df = 1 when it is 0/0 (both variances zero).
+    const double df = (vn1 + vn2) * (vn1 + vn2) / (vn1 * vn1 / (n1 - 1.0) + vn2 * vn2 / (n2 - 1.0));
+    r.df = {std::isnan(df) ? 1.0 : df};
+    denom = std::sqrt(vn1 + vn2);
+    spread = std::sqrt((v1 + v2) / 2.0);  // d_av
+  }
+  if (denom == 0.0) {
+    if (diff == 0.0) {
+      r.note = "all values are identical: t is undefined (0/0)";
+    } else {
+      r.note =
+          "zero variance in both samples and the means differ: t is infinite "
+          "(scipy returns +-inf and p = 0); reported as undefined";
+    }
+    return r;
+  }
+  r.statistic = diff / denom;
+  r.p_value = detail::t_two_sided_p(r.df[0], r.statistic);
+  r.effect_size = diff / spread;
+  return r;
+}
+
+}  // namespace
+
+TestResult one_way_anova(const GroupedValues& data) {
+  return anova_from_moments(detail::grouped_moments(data, "anova"));
+}
+
+TestResult one_way_anova(const std::vector<std::span<const double>>& groups) {
+  VLBIAS_CHECK(groups.size() >= 2, InputError, "anova: {} group(s); expected at least 2",
+               groups.size());
+  std::vector<Moments> moments;
+  moments.reserve(groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    VLBIAS_CHECK(!groups[g].empty(), InputError,
+                 "anova: group {} of {} has no observations; drop empty groups before testing", g,
+                 groups.size());
+    moments.push_back(detail::sample_moments(groups[g], fmt::format("anova: group {}", g)));
+  }
+  return anova_from_moments(moments);
+}
+
+TestResult student_t(std::span<const double> a, std::span<const double> b) {
+  return two_sample_t(a, b, Pooling::Student);
+}
+
+TestResult welch_t(std::span<const double> a, std::span<const double> b) {
+  return two_sample_t(a, b, Pooling::Welch);
+}
+
+// scipy 1.10 ttest_rel: d = a - b, t = mean(d) / sqrt(var(d, ddof=1) / n), df = n - 1;
+// Cohen's d_z = mean(d) / sd(d).
+TestResult paired_t(std::span<const double> a, std::span<const double> b) {
+  TestResult r = detail::new_result("paired_t", "cohens_dz");
+  VLBIAS_CHECK(a.size() == b.size(), InputError,
+               "paired_t: sample a has {} values and sample b {}; paired samples need equal length",
+               a.size(), b.size());
+  detail::require_nonempty(a, "paired_t", "sample a");
+  const Moments d = detail::difference_moments(a, b);
+  const double n = static_cast<double>(d.n);
+  r.df = {n - 1.0};
+  if (d.n < 2) {
+    r.note = "a single pair: the variance of the differences (n - 1) is undefined";
+    return r;
+  }
+  if (d.constant) {
+    r.note = d.first == 0.0
+                 ? "every difference is zero: t is undefined (0/0)"
+                 : "the differences are constant and non-zero: t is infinite (scipy returns +-inf "
+                   "and p = 0); reported as undefined";
+    return r;
+  }
+  const double var = d.variance();
+  const double mean = d.mean();
+  r.statistic = mean / std::sqrt(var / n);
+  r.p_value = detail::t_two_sided_p(n - 1.0, r.statistic);
+  r.effect_size = mean / std::sqrt(var);
+  return r;
+}
+
+}  // namespace vlbias::stats
