@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::min(best, s);
   }
-  std::printf("{\"op\": \"%s\", \"n\": %zu, \"seconds\": %.6f, \"statistic\": %.17g, \"p_value\": %.17g}\n",
-              op.c_str(), n, best, statistic, p);
+  std::printf(
+      "{\"op\": \"%s\", \"n\": %zu, \"seconds\": %.6f, \"statistic\": %.17g, \"p_value\": %.17g}\n",
+      op.c_str(), n, best, statistic, p);
   return 0;
 }

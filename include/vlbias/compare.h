@@ -25,24 +25,24 @@ struct CompareOptions {
   std::vector<std::string> by;      // grouping columns (intersectional when several)
   std::vector<std::string> within;  // optional: one comparison per cell of these columns
   GroupTest test = GroupTest::Anova;
-  bool pairwise = false;            // one comparison per pair of groups
-  std::size_t min_group_size = 2;   // groups below this n are flagged `small`
+  bool pairwise = false;           // one comparison per pair of groups
+  std::size_t min_group_size = 2;  // groups below this n are flagged `small`
 };
 
 struct GroupStats {
   std::vector<std::string> key;  // values of the `by` columns
   std::size_t n = 0;
   double mean = stats::kNaN;
-  double sd = stats::kNaN;       // NaN when n < 2
-  bool small = false;            // n < min_group_size
+  double sd = stats::kNaN;  // NaN when n < 2
+  bool small = false;       // n < min_group_size
 };
 
 struct Comparison {
-  std::vector<std::string> within;          // values of the `within` columns (empty if none)
+  std::vector<std::string> within;  // values of the `within` columns (empty if none)
   stats::TestResult result;
-  double p_holm = stats::kNaN;              // adjusted over every comparison in the report
+  double p_holm = stats::kNaN;  // adjusted over every comparison in the report
   double p_bh = stats::kNaN;
-  std::vector<GroupStats> groups;           // the groups compared (2 for pairwise)
+  std::vector<GroupStats> groups;  // the groups compared (2 for pairwise)
   // `by` groups present elsewhere in the table but with no rows in this cell.
   std::vector<std::vector<std::string>> absent_groups;
 };
@@ -50,10 +50,10 @@ struct Comparison {
 struct CompareReport {
   CompareOptions options;
   std::vector<Comparison> comparisons;
-  std::size_t rows = 0;                   // table rows
-  std::size_t rows_used = 0;              // rows that entered some comparison
-  std::size_t rows_missing_value = 0;     // value cell empty
-  std::size_t rows_missing_key = 0;       // a by/within cell empty
+  std::size_t rows = 0;                // table rows
+  std::size_t rows_used = 0;           // rows that entered some comparison
+  std::size_t rows_missing_value = 0;  // value cell empty
+  std::size_t rows_missing_key = 0;    // a by/within cell empty
   // Intersectional cells of the `by` columns (over the whole table) with no rows.
   std::vector<std::vector<std::string>> empty_cells;
 };
@@ -66,10 +66,10 @@ CompareReport compare_groups(const Table& table, const CompareOptions& options);
 
 struct DescribeOptions {
   std::string value;
-  std::vector<std::string> by;            // empty: one group with every row
+  std::vector<std::string> by;  // empty: one group with every row
   std::vector<double> percentiles = {5, 25, 50, 75, 95};
   double ci_level = 0.95;
-  std::size_t bootstrap = 0;              // 0: no CI
+  std::size_t bootstrap = 0;  // 0: no CI
   std::uint64_t seed = 0;
   std::size_t min_group_size = 2;
 };
@@ -77,8 +77,8 @@ struct DescribeOptions {
 struct GroupDescription {
   std::vector<std::string> key;
   stats::Summary summary;
-  std::vector<double> percentiles;        // at DescribeOptions::percentiles
-  stats::Interval mean_ci;                // percentile bootstrap CI of the mean
+  std::vector<double> percentiles;  // at DescribeOptions::percentiles
+  stats::Interval mean_ci;          // percentile bootstrap CI of the mean
   bool small = false;
 };
 

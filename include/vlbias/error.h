@@ -43,11 +43,11 @@ class InternalError : public Error {
 
 // VLBIAS_CHECK(cond, ErrorType, "format {}", args...): throws ErrorType with the
 // formatted message when cond is false. The message is only formatted on failure.
-#define VLBIAS_CHECK(cond, ErrorType, ...)                         \
-  do {                                                             \
-    if (!(cond)) [[unlikely]] {                                    \
-      throw ErrorType(fmt::format(__VA_ARGS__));                   \
-    }                                                              \
+#define VLBIAS_CHECK(cond, ErrorType, ...)       \
+  do {                                           \
+    if (!(cond)) [[unlikely]] {                  \
+      throw ErrorType(fmt::format(__VA_ARGS__)); \
+    }                                            \
   } while (0)
 
 // VLBIAS_FAIL(ErrorType, "format {}", args...): unconditional throw.

@@ -18,9 +18,9 @@ namespace vlbias {
 using Json = nlohmann::ordered_json;
 
 struct Provenance {
-  std::string command;              // e.g. "compare"
-  Json parameters = Json::object(); // the options that shape the result
-  std::vector<std::string> inputs;  // input file paths (hashed)
+  std::string command;               // e.g. "compare"
+  Json parameters = Json::object();  // the options that shape the result
+  std::vector<std::string> inputs;   // input file paths (hashed)
   std::optional<std::uint64_t> seed;
 };
 

@@ -59,10 +59,10 @@ double variance(std::span<const double> x);
 struct Interval {
   double lower = kNaN;
   double upper = kNaN;
-  double level = 0.95;           // e.g. 0.95
-  std::size_t resamples = 0;     // B
+  double level = 0.95;        // e.g. 0.95
+  std::size_t resamples = 0;  // B
   std::uint64_t seed = 0;
-  std::size_t undefined = 0;     // replicates whose statistic was NaN (dropped)
+  std::size_t undefined = 0;  // replicates whose statistic was NaN (dropped)
   std::string note;
 };
 
@@ -98,14 +98,14 @@ const char* to_string(ResamplingMethod m);  // "auto", "monte_carlo"
 
 struct ResamplingResult {
   double observed = kNaN;
-  double p_value = kNaN;          // monte_carlo: (1 + exceed) / (1 + resamples - undefined)
-                                  // exact:       exceed / resamples (the observed one included)
-  std::size_t resamples = 0;      // B, or the number of enumerated relabellings when exact
-  std::size_t exceed = 0;         // #{T* at least as extreme as T}
+  double p_value = kNaN;      // monte_carlo: (1 + exceed) / (1 + resamples - undefined)
+                              // exact:       exceed / resamples (the observed one included)
+  std::size_t resamples = 0;  // B, or the number of enumerated relabellings when exact
+  std::size_t exceed = 0;     // #{T* at least as extreme as T}
   std::uint64_t seed = 0;
   Alternative alternative = Alternative::TwoSided;
-  std::string method;             // "monte_carlo" or "exact"
-  std::size_t undefined = 0;      // replicates whose statistic was NaN (dropped, noted)
+  std::string method;         // "monte_carlo" or "exact"
+  std::size_t undefined = 0;  // replicates whose statistic was NaN (dropped, noted)
   std::string note;
 };
 
@@ -131,12 +131,12 @@ struct ResamplingResult {
 // group gives the one relabelling, p = 1 and a note. B = 0 is an InputError.
 ResamplingResult permutation_test(
     std::span<const std::uint32_t> labels,
-    const std::function<double(std::span<const std::uint32_t>)>& statistic,
-    std::size_t resamples, std::uint64_t seed, Alternative alternative = Alternative::TwoSided);
+    const std::function<double(std::span<const std::uint32_t>)>& statistic, std::size_t resamples,
+    std::uint64_t seed, Alternative alternative = Alternative::TwoSided);
 ResamplingResult permutation_test(
     std::span<const std::uint32_t> labels,
-    const std::function<double(std::span<const std::uint32_t>)>& statistic,
-    std::size_t resamples, std::uint64_t seed, Alternative alternative, ResamplingMethod method);
+    const std::function<double(std::span<const std::uint32_t>)>& statistic, std::size_t resamples,
+    std::uint64_t seed, Alternative alternative, ResamplingMethod method);
 
 // Permutation test of the difference in means between group 0 and group 1
 // (labels 0/1), T = mean(x | 0) - mean(x | 1). Specialised fast path of
@@ -169,8 +169,8 @@ ResamplingResult sign_flip_test(std::span<const double> values,
                                 Alternative alternative = Alternative::TwoSided);
 ResamplingResult sign_flip_test(std::span<const double> values,
                                 const std::function<double(std::span<const double>)>& statistic,
-                                std::size_t resamples, std::uint64_t seed,
-                                Alternative alternative, ResamplingMethod method);
+                                std::size_t resamples, std::uint64_t seed, Alternative alternative,
+                                ResamplingMethod method);
 
 // ----------------------------------------------------------- classical tests
 //
@@ -220,16 +220,16 @@ struct GroupedValues {
 };
 
 struct TestResult {
-  std::string test;            // "anova", "welch", "student", "paired_t", "mannwhitney",
-                               // "kruskal", "pearson", "spearman"
-  double statistic = kNaN;     // F, t, U (of the first sample), H, r or rho
-  std::vector<double> df;      // anova [between, within]; t [df]; kruskal [k-1]; r/rho [n-2]; MWU []
-  double p_value = kNaN;       // two-sided
+  std::string test;         // "anova", "welch", "student", "paired_t", "mannwhitney",
+                            // "kruskal", "pearson", "spearman"
+  double statistic = kNaN;  // F, t, U (of the first sample), H, r or rho
+  std::vector<double> df;   // anova [between, within]; t [df]; kruskal [k-1]; r/rho [n-2]; MWU []
+  double p_value = kNaN;    // two-sided
   double effect_size = kNaN;
-  std::string effect_name;     // "eta_squared", "cohens_d", "cohens_d_av", "cohens_dz",
-                               // "rank_biserial", "epsilon_squared", "r", "rho"
-  std::string method;          // e.g. "exact" / "asymptotic" for Mann-Whitney
-  std::string note;            // non-empty when some field is undefined, saying why
+  std::string effect_name;  // "eta_squared", "cohens_d", "cohens_d_av", "cohens_dz",
+                            // "rank_biserial", "epsilon_squared", "r", "rho"
+  std::string method;       // e.g. "exact" / "asymptotic" for Mann-Whitney
+  std::string note;         // non-empty when some field is undefined, saying why
 };
 
 // One-way ANOVA with unequal n: F = MS_between / MS_within, df = [k-1, N-k],

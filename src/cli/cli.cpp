@@ -18,7 +18,8 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
   std::size_t start = 0;
   for (;;) {
     const std::size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const auto b = item.find_first_not_of(" \t");
     const auto e = item.find_last_not_of(" \t");
     item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
@@ -52,14 +53,16 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", std::string(VLBIAS_VERSION));
   unsigned threads = 0;
   bool quiet_flag = false;
-  app.add_option("--threads", threads, "Worker threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", threads, "Worker threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--quiet", quiet_flag, "No progress bars or warnings on stderr");
   app.parse_complete_callback([&] {
     set_thread_count(threads);
     set_quiet(quiet_flag);
   });
-  app.footer("Run 'vlbias help COMMAND' or 'vlbias COMMAND --help' for a command's options.\n"
-             "Exit codes: 0 ok, 2 usage or input error, 1 internal failure.");
+  app.footer(
+      "Run 'vlbias help COMMAND' or 'vlbias COMMAND --help' for a command's options.\n"
+      "Exit codes: 0 ok, 2 usage or input error, 1 internal failure.");
 
   add_compare_command(app);
   add_describe_command(app);
@@ -78,8 +81,8 @@ int run(int argc, char** argv) {
     } catch (const CLI::OptionNotFound&) {
       sub = nullptr;
     }
-    VLBIAS_CHECK(sub != nullptr && sub != help, UsageError, "no command named '{}'; run 'vlbias help'",
-                 help_topic);
+    VLBIAS_CHECK(sub != nullptr && sub != help, UsageError,
+                 "no command named '{}'; run 'vlbias help'", help_topic);
     std::fputs(sub->help().c_str(), stdout);
   });
 

@@ -24,7 +24,9 @@ struct DescribeArgs {
   std::size_t min_group_size = 2;
 };
 
-Json string_list(const std::vector<std::string>& v) { return Json(v); }
+Json string_list(const std::vector<std::string>& v) {
+  return Json(v);
+}
 
 }  // namespace
 
@@ -100,12 +102,9 @@ void add_describe_command(CLI::App& app) {
     Json out = to_json(report);
     Provenance p;
     p.command = "describe";
-    p.parameters = Json{{"value", o.value},
-                        {"by", string_list(o.by)},
-                        {"percentiles", o.percentiles},
-                        {"ci", o.ci_level},
-                        {"bootstrap", o.bootstrap},
-                        {"min_group_size", o.min_group_size}};
+    p.parameters =
+        Json{{"value", o.value}, {"by", string_list(o.by)},  {"percentiles", o.percentiles},
+             {"ci", o.ci_level}, {"bootstrap", o.bootstrap}, {"min_group_size", o.min_group_size}};
     p.inputs = {args->table};
     if (o.bootstrap > 0) p.seed = o.seed;
     out["provenance"] = provenance_json(p);

@@ -15,8 +15,12 @@ std::mutex g_sink_mu;
 std::function<void(const std::string&)> g_sink;
 }  // namespace
 
-void set_quiet(bool q) { g_quiet = q; }
-bool quiet() { return g_quiet; }
+void set_quiet(bool q) {
+  g_quiet = q;
+}
+bool quiet() {
+  return g_quiet;
+}
 
 void set_warning_sink(std::function<void(const std::string&)> sink) {
   std::lock_guard<std::mutex> lock(g_sink_mu);

@@ -138,7 +138,9 @@ unsigned thread_count() {
   return resolve(g_requested);
 }
 
-bool in_parallel_region() { return tl_in_task; }
+bool in_parallel_region() {
+  return tl_in_task;
+}
 
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   if (n == 0) return;

@@ -17,8 +17,8 @@ AtomicWriter::AtomicWriter(std::filesystem::path path) : path_(std::move(path)) 
   tmp_ = path_;
   tmp_ += ".tmp";
   file_.reset(std::fopen(tmp_.c_str(), "wb"));
-  VLBIAS_CHECK(file_ != nullptr, InputError, "cannot write '{1}': cannot create '{0}': {2}", tmp_.string(),
-               path_.string(), std::strerror(errno));
+  VLBIAS_CHECK(file_ != nullptr, InputError, "cannot write '{1}': cannot create '{0}': {2}",
+               tmp_.string(), path_.string(), std::strerror(errno));
 }
 
 AtomicWriter::~AtomicWriter() {

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "vlbias/atomic_file.h"
 #include "io/float_decode.h"
 #include "io/text_escape.h"
+#include "vlbias/atomic_file.h"
 #include "vlbias/error.h"
 #include "vlbias/log.h"
 #include "vlbias/mapped_file.h"

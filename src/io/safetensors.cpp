@@ -11,9 +11,9 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "vlbias/atomic_file.h"
 #include "io/float_decode.h"
 #include "io/text_escape.h"
+#include "vlbias/atomic_file.h"
 #include "vlbias/error.h"
 #include "vlbias/log.h"
 

@@ -43,7 +43,9 @@ Json key_list(const std::vector<std::string>& columns,
 
 }  // namespace
 
-Json json_number(double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); }
+Json json_number(double x) {
+  return std::isfinite(x) ? Json(x) : Json(nullptr);
+}
 
 Json provenance_json(const Provenance& p) {
   Json out = Json::object();

@@ -66,7 +66,8 @@ Moments difference_moments(std::span<const double> a, std::span<const double> b)
 // Per-group moments of a GroupedValues in one pass: within blocks of >= 1024 values,
 // sums of x - c_g and (x - c_g)^2 with c_g the group's first value in the block
 // ("shifted data", Chan, Golub & LeVeque 1983: exact to ~1e-13 because c_g is one
-// of the block's values), merged pairwise into per-chunk and then global results.
+// of the values summed; two interleaved sets of sums, even and odd positions),
+// merged pairwise into per-chunk and then global results.
 // Validates the GroupedValues itself (lengths, k >= 2, labels < k, no empty group,
 // finite values) with check_grouped's messages.
 // `test` names the caller in error messages.

@@ -191,7 +191,6 @@ struct ShiftedSums {
   double s1 = 0.0;  // sum (x - shift)
   double s2 = 0.0;  // sum (x - shift)^2
   std::size_t n = 0;
-  bool differ = false;
 };
 
 }  // namespace
@@ -326,39 +325,57 @@ std::vector<Moments> grouped_moments(const GroupedValues& data, const char* test
   std::vector<char> bad_label(n_chunks, 0);
   parallel_chunks(n, chunk, [&](std::size_t c, std::size_t begin, std::size_t end) {
     std::vector<Moments> total(k);
-    std::vector<ShiftedSums> acc(k);
+    // Two sets of sums, for even and odd positions within the block, so that
+    // consecutive values of one group do not wait on each other's stores.
+    std::vector<ShiftedSums> acc(2 * k);
     bool bad = false;
+    const auto add = [&](ShiftedSums& s, double x) {
+      if (s.n == 0) s.shift = x;
+      const double d = x - s.shift;
+      ++s.n;
+      s.s1 += d;
+      s.s2 += d * d;
+    };
     for (std::size_t b = begin; b < end; b += block) {
       const std::size_t e = std::min(end, b + block);
-      for (std::size_t i = b; i < e; ++i) {
-        const std::uint32_t g = group[i];
-        if (g >= k) [[unlikely]] {
+      std::size_t i = b;
+      for (; i + 2 <= e; i += 2) {
+        const std::uint32_t g0 = group[i], g1 = group[i + 1];
+        if (g0 >= k || g1 >= k) [[unlikely]] {
           bad = true;
           continue;
         }
-        ShiftedSums& s = acc[g];
-        const double x = values[i];
-        if (s.n == 0) s.shift = x;
-        const double d = x - s.shift;
-        ++s.n;
-        s.s1 += d;
-        s.s2 += d * d;
-        s.differ |= (d != 0.0);
+        add(acc[g0], values[i]);
+        add(acc[k + g1], values[i + 1]);
+      }
+      if (i < e) {
+        if (group[i] < k) {
+          add(acc[group[i]], values[i]);
+        } else {
+          bad = true;
+        }
       }
       // m2 = s2 - s1^2 / n loses at most a factor s2 / m2 <= n + 1 (the shift is one
       // of the values; Chan et al. 1983), i.e. ~1e-13 relative for blocks of 1024.
       for (std::size_t g = 0; g < k; ++g) {
-        ShiftedSums& s = acc[g];
-        if (s.n == 0) continue;
-        Moments m;
-        const double dn = static_cast<double>(s.n);
-        m.n = s.n;
-        m.first = s.shift;
-        m.constant = !s.differ;
-        m.rel_mean = s.s1 / dn;
-        m.m2 = m.constant ? 0.0 : std::max(0.0, s.s2 - s.s1 * s.s1 / dn);
-        merge(total[g], m);
-        s = ShiftedSums{};
+        for (std::size_t parity = 0; parity < 2; ++parity) {
+          ShiftedSums& s = acc[parity * k + g];
+          if (s.n == 0) continue;
+          Moments m;
+          const double dn = static_cast<double>(s.n);
+          m.n = s.n;
+          m.first = s.shift;
+          // s2 > 0 rules out a constant group; s2 = 0 is confirmed value by value.
+          bool differ = !(s.s2 == 0.0);
+          for (std::size_t j = b + parity; !differ && j < e; j += 2) {
+            differ = group[j] == g && values[j] != s.shift;
+          }
+          m.constant = !differ;
+          m.rel_mean = s.s1 / dn;
+          m.m2 = m.constant ? 0.0 : std::max(0.0, s.s2 - s.s1 * s.s1 / dn);
+          merge(total[g], m);
+          s = ShiftedSums{};
+        }
       }
     }
     parts[c] = std::move(total);

@@ -19,7 +19,8 @@ std::vector<std::size_t> defined_order(std::span<const double> p) {
                  "p-value {} at position {} is outside [0, 1]", p[i], i);
     idx.push_back(i);
   }
-  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](std::size_t a, std::size_t b) { return p[a] < p[b]; });
   return idx;
 }
 

@@ -33,9 +33,9 @@ std::string read_file(const fs::path& p) {
 }
 
 fs::path temp_dir() {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("vlbias_cli_" + std::to_string(::getpid()) + "_" +
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  const fs::path dir =
+      fs::temp_directory_path() / ("vlbias_cli_" + std::to_string(::getpid()) + "_" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::create_directories(dir);
   return dir;
 }
@@ -58,7 +58,8 @@ CliResult run_cli(const std::string& args) {
 }
 
 json expected() {
-  return json::parse(read_file(fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/cli/compare_expected.json"));
+  return json::parse(
+      read_file(fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/cli/compare_expected.json"));
 }
 
 const std::string kTable = "--table tests/fixtures/cli/confidence.csv";
@@ -68,7 +69,8 @@ void expect_rel(double actual, double want, double tol, const std::string& what)
 }
 
 TEST(CliCompare, AnovaByRaceWithinGenderMatchesScipy) {
-  const CliResult r = run_cli("compare " + kTable + " --value confidence --by race --within gender --test anova");
+  const CliResult r =
+      run_cli("compare " + kTable + " --value confidence --by race --within gender --test anova");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
   const json want = expected()["anova_race_within_gender"];
@@ -104,7 +106,8 @@ TEST(CliCompare, AnovaByRaceWithinGenderMatchesScipy) {
 }
 
 TEST(CliCompare, WelchByGenderWithinRaceNotesTheOneGenderCell) {
-  const CliResult r = run_cli("compare " + kTable + " --value confidence --by gender --within race --test welch");
+  const CliResult r =
+      run_cli("compare " + kTable + " --value confidence --by gender --within race --test welch");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
   const json want = expected()["welch_gender_within_race"];
@@ -127,7 +130,8 @@ TEST(CliCompare, WelchByGenderWithinRaceNotesTheOneGenderCell) {
 }
 
 TEST(CliCompare, PairwiseMannWhitneyAdjustedTogether) {
-  const CliResult r = run_cli("compare " + kTable + " --value confidence --by race --test mannwhitney --pairwise");
+  const CliResult r =
+      run_cli("compare " + kTable + " --value confidence --by race --test mannwhitney --pairwise");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
   const json want = expected()["mannwhitney_pairwise_race"];
@@ -144,7 +148,8 @@ TEST(CliCompare, PairwiseMannWhitneyAdjustedTogether) {
 }
 
 TEST(CliDescribe, MatchesNumpyAndIsDeterministicAcrossThreads) {
-  const std::string args = "describe " + kTable + " --value confidence --by race --bootstrap 500 --seed 7";
+  const std::string args =
+      "describe " + kTable + " --value confidence --by race --bootstrap 500 --seed 7";
   const CliResult a = run_cli("--threads 1 " + args);
   const CliResult b = run_cli("--threads 3 " + args);
   ASSERT_EQ(a.exit_code, 0) << a.err;
@@ -162,16 +167,19 @@ TEST(CliDescribe, MatchesNumpyAndIsDeterministicAcrossThreads) {
     EXPECT_EQ(d["n"], want[g]["n"]);
     expect_rel(d["mean"], want[g]["mean"], 1e-12, "mean");
     expect_rel(d["sd"], want[g]["sd"], 1e-10, "sd");
-    for (int q = 0; q < 5; ++q) expect_rel(d["percentiles"][pct[q]], want[g]["percentiles"][q], 1e-12, pct[q]);
+    for (int q = 0; q < 5; ++q)
+      expect_rel(d["percentiles"][pct[q]], want[g]["percentiles"][q], 1e-12, pct[q]);
     const double lo = d["mean_ci"]["lower"], hi = d["mean_ci"]["upper"], m = d["mean"];
     EXPECT_LT(lo, m);
     EXPECT_GT(hi, m);
     EXPECT_EQ(d["mean_ci"]["resamples"], 500);
   }
   // A different seed moves the interval.
-  const CliResult c = run_cli("describe " + kTable + " --value confidence --by race --bootstrap 500 --seed 8");
+  const CliResult c =
+      run_cli("describe " + kTable + " --value confidence --by race --bootstrap 500 --seed 8");
   ASSERT_EQ(c.exit_code, 0);
-  EXPECT_NE(json::parse(c.out)["groups"][0]["mean_ci"]["lower"], ja["groups"][0]["mean_ci"]["lower"]);
+  EXPECT_NE(json::parse(c.out)["groups"][0]["mean_ci"]["lower"],
+            ja["groups"][0]["mean_ci"]["lower"]);
 }
 
 TEST(CliDescribe, ReportsEmptyIntersectionalCells) {
@@ -187,8 +195,9 @@ TEST(CliDescribe, ReportsEmptyIntersectionalCells) {
 TEST(CliOutput, OutFileIsWrittenWhole) {
   const fs::path dir = temp_dir();
   const fs::path out = dir / "r.json";
-  const CliResult r = run_cli("compare " + kTable + " --value confidence --by gender --test welch --out '" +
-                              out.string() + "'");
+  const CliResult r =
+      run_cli("compare " + kTable + " --value confidence --by gender --test welch --out '" +
+              out.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.empty());
   EXPECT_TRUE(fs::exists(out));
@@ -211,8 +220,10 @@ TEST(CliErrors, ClearMessageAndExitCode) {
       {"compare --table /nonexistent.csv --value x --by y", 2, "/nonexistent.csv"},
       {"compare --table tests/fixtures/cli/compare_expected.json --value x --by y", 2, ".json"},
       {"compare " + kTable + " --value confidence --by race --test welch", 2, "--pairwise"},
-      {"compare " + kTable + " --value confidence --by race --test ttest", 2, "unknown test 'ttest'"},
-      {"compare " + kTable + " --value confidence --by race --within race", 2, "both in --by and in --within"},
+      {"compare " + kTable + " --value confidence --by race --test ttest", 2,
+       "unknown test 'ttest'"},
+      {"compare " + kTable + " --value confidence --by race --within race", 2,
+       "both in --by and in --within"},
       {"compare " + kTable + " --value confidence --by race,", 2, "empty item"},
       {"describe " + kTable + " --value confidence --ci 1.5 --bootstrap 10", 2, "--ci"},
       {"describe " + kTable + " --value confidence --percentiles 5,abc", 2, "abc"},

@@ -38,7 +38,8 @@ TEST(JsonOutput, ProvenanceHashesInputsAndOmitsThreads) {
   p.inputs = {input.string()};
   p.seed = 42;
   const Json j = provenance_json(p);
-  EXPECT_EQ(j["inputs"][0]["sha256"], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(j["inputs"][0]["sha256"],
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(j["inputs"][0]["bytes"], 3);
   EXPECT_EQ(j["seed"], 42);
   EXPECT_EQ(j["command"], "compare");

@@ -319,6 +319,33 @@ TEST(AnovaDegenerate, ConstantGroupsWithDifferentMeansAreUndefinedNotInfinite) {
   }
 }
 
+TEST(AnovaDegenerate, ConstantGroupsAtScaleAreExactlyConstant) {
+  // 0.1 repeated 200,000 times spans many blocks and chunks; its variance must be
+  // exactly 0 in both forms, like scipy's (a == a[0]).all() test.
+  const std::size_t n = 400000;
+  std::vector<double> v(n);
+  std::vector<std::uint32_t> g(n);
+  Rng rng(31, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    g[i] = static_cast<std::uint32_t>(i % 2);
+    v[i] = g[i] == 0 ? 0.1 : 0.3;
+  }
+  const TestResult all_const = one_way_anova(GroupedValues{v, g, 2});
+  EXPECT_TRUE(all_nan(all_const));
+  EXPECT_EQ(all_const.effect_size, 1.0);
+  EXPECT_THAT(all_const.note, HasSubstr("zero variance within every group"));
+  for (std::size_t i = 1; i < n; i += 2) v[i] = rng.uniform01();
+  std::vector<double> g0, g1;
+  for (std::size_t i = 0; i < n; ++i) (g[i] == 0 ? g0 : g1).push_back(v[i]);
+  const TestResult grouped = one_way_anova(GroupedValues{v, g, 2});
+  const TestResult split = one_way_anova({g0, g1});
+  EXPECT_TRUE(grouped.note.empty());
+  EXPECT_LE(rel_err(grouped.statistic, split.statistic), 1e-12);
+  // Within-group SS comes from group 1 only: F = ss_between / (ss_within / (N - 2)).
+  EXPECT_LE(rel_err(split.statistic, student_t(g0, g1).statistic * student_t(g0, g1).statistic),
+            1e-9);
+}
+
 TEST(AnovaDegenerate, EverySingleObservationIsUndefined) {
   const std::vector<double> a{1.0}, b{2.0}, c{4.0};
   const TestResult r = one_way_anova({a, b, c});
