@@ -4,6 +4,7 @@
 // version, UTC timestamp). Keys keep insertion order so output is stable. NaN
 // and infinities are written as null; whoever produces one also writes a note.
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +23,14 @@ struct Provenance {
   Json parameters = Json::object();  // the options that shape the result
   std::vector<std::string> inputs;   // input file paths (hashed)
   std::optional<std::uint64_t> seed;
+  // SHA-256 of each input, when hashing was started early with
+  // start_hashing_inputs (so it overlaps reading and computing).
+  std::shared_future<std::vector<std::string>> input_hashes;
 };
+
+// Starts hashing p.inputs on a background thread; provenance_json waits for it.
+// Hashing a large table takes as long as parsing it, so commands call this first.
+void start_hashing_inputs(Provenance& p);
 
 // {"vlbias_version", "command", "parameters", "inputs": [{"path", "sha256", "bytes"}],
 //  "seed", "created_utc"}. Thread count is deliberately absent: results do not

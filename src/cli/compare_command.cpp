@@ -55,10 +55,12 @@ void add_compare_command(CLI::App& app) {
     o.test = parse_group_test(args->test);
     o.pairwise = args->pairwise;
     o.min_group_size = args->min_group_size;
+    Provenance p;
+    p.inputs = {args->table};
+    start_hashing_inputs(p);
     const Table table = read_table(args->table);
     const CompareReport report = compare_groups(table, o);
     Json out = to_json(report);
-    Provenance p;
     p.command = "compare";
     p.parameters = Json{{"value", o.value},
                         {"by", string_list(o.by)},
@@ -66,7 +68,6 @@ void add_compare_command(CLI::App& app) {
                         {"test", to_string(o.test)},
                         {"pairwise", o.pairwise},
                         {"min_group_size", o.min_group_size}};
-    p.inputs = {args->table};
     out["provenance"] = provenance_json(p);
     write_json(out, args->out);
   });
@@ -97,15 +98,16 @@ void add_describe_command(CLI::App& app) {
     o.bootstrap = args->bootstrap;
     o.seed = args->seed;
     o.min_group_size = args->min_group_size;
+    Provenance p;
+    p.inputs = {args->table};
+    start_hashing_inputs(p);
     const Table table = read_table(args->table);
     const DescribeReport report = describe_groups(table, o);
     Json out = to_json(report);
-    Provenance p;
     p.command = "describe";
     p.parameters =
         Json{{"value", o.value}, {"by", string_list(o.by)},  {"percentiles", o.percentiles},
              {"ci", o.ci_level}, {"bootstrap", o.bootstrap}, {"min_group_size", o.min_group_size}};
-    p.inputs = {args->table};
     if (o.bootstrap > 0) p.seed = o.seed;
     out["provenance"] = provenance_json(p);
     write_json(out, args->out);

@@ -47,18 +47,32 @@ Json json_number(double x) {
   return std::isfinite(x) ? Json(x) : Json(nullptr);
 }
 
+void start_hashing_inputs(Provenance& p) {
+  p.input_hashes = std::async(std::launch::async, [paths = p.inputs] {
+                     std::vector<std::string> out;
+                     for (const auto& path : paths) out.push_back(sha256_file(path));
+                     return out;
+                   }).share();
+}
+
 Json provenance_json(const Provenance& p) {
   Json out = Json::object();
   out["vlbias_version"] = VLBIAS_VERSION;
   out["command"] = p.command;
   out["parameters"] = p.parameters;
+  std::vector<std::string> hashes;
+  if (p.input_hashes.valid()) {
+    hashes = p.input_hashes.get();  // rethrows a hashing error
+  } else {
+    for (const auto& path : p.inputs) hashes.push_back(sha256_file(path));
+  }
   Json inputs = Json::array();
-  for (const auto& path : p.inputs) {
+  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+    const std::string& path = p.inputs[i];
     std::error_code ec;
     const auto bytes = std::filesystem::file_size(path, ec);
-    inputs.push_back(Json{{"path", path},
-                          {"sha256", sha256_file(path)},
-                          {"bytes", ec ? Json(nullptr) : Json(bytes)}});
+    inputs.push_back(
+        Json{{"path", path}, {"sha256", hashes[i]}, {"bytes", ec ? Json(nullptr) : Json(bytes)}});
   }
   out["inputs"] = inputs;
   out["seed"] = p.seed ? Json(*p.seed) : Json(nullptr);
