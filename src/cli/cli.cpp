@@ -66,24 +66,26 @@ int run(int argc, char** argv) {
 
   add_compare_command(app);
   add_describe_command(app);
+  add_metric_commands(app);
 
-  std::string help_topic;
-  CLI::App* help = app.add_subcommand("help", "Show help for a command");
-  help->add_option("command", help_topic, "Command name");
+  std::vector<std::string> help_topic;
+  CLI::App* help =
+      app.add_subcommand("help", "Show help for a command ('vlbias help metric skew')");
+  help->add_option("command", help_topic, "Command name, and subcommand names");
   help->callback([&] {
-    if (help_topic.empty()) {
-      std::fputs(app.help().c_str(), stdout);
-      return;
+    CLI::App* target = &app;
+    for (const auto& name : help_topic) {
+      CLI::App* sub = nullptr;
+      try {
+        sub = target->get_subcommand(name);
+      } catch (const CLI::OptionNotFound&) {
+        sub = nullptr;
+      }
+      VLBIAS_CHECK(sub != nullptr && sub != help, UsageError,
+                   "no command named '{}'; run 'vlbias help'", fmt::join(help_topic, " "));
+      target = sub;
     }
-    CLI::App* sub = nullptr;
-    try {
-      sub = app.get_subcommand(help_topic);
-    } catch (const CLI::OptionNotFound&) {
-      sub = nullptr;
-    }
-    VLBIAS_CHECK(sub != nullptr && sub != help, UsageError,
-                 "no command named '{}'; run 'vlbias help'", help_topic);
-    std::fputs(sub->help().c_str(), stdout);
+    std::fputs(target->help().c_str(), stdout);
   });
 
   try {

@@ -12,6 +12,8 @@ namespace vlbias::cli {
 
 void add_compare_command(CLI::App& app);
 void add_describe_command(CLI::App& app);
+// `vlbias metric NAME ...`: one subcommand per metric, each printing one JSON object.
+void add_metric_commands(CLI::App& app);
 
 // "a,b , c" -> {"a", "b", "c"}; empty items are a UsageError naming `option`.
 std::vector<std::string> split_list(const std::string& text, const std::string& option);

@@ -11,55 +11,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "cli/cli_util.h"
+#include "test_util.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using vlbias::cli_util::CliResult;
+using vlbias::cli_util::read_file;
+using vlbias::cli_util::run_cli;
+using vlbias::cli_util::temp_dir;
 
-std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-fs::path temp_dir() {
-  const fs::path dir =
-      fs::temp_directory_path() / ("vlbias_cli_" + std::to_string(::getpid()) + "_" +
-                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  fs::create_directories(dir);
-  return dir;
-}
-
-// Runs the vlbias binary with `args` (already shell-quoted) from the repo root.
-CliResult run_cli(const std::string& args) {
-  const fs::path err_file = temp_dir() / "stderr.txt";
-  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && '" + VLBIAS_BINARY +
-                          "' " + args + " 2>'" + err_file.string() + "'";
-  CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  std::size_t got;
-  while ((got = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, got);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = read_file(err_file);
-  return r;
-}
-
-json expected() {
-  return json::parse(
-      read_file(fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/cli/compare_expected.json"));
+const json& expected() {
+  return vlbias::testing_util::fixture_json("cli/compare_expected.json");
 }
 
 const std::string kTable = "--table tests/fixtures/cli/confidence.csv";

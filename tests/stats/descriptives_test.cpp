@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
 #include "vlbias/error.h"
 #include "vlbias/stats.h"
 
@@ -17,12 +18,7 @@ namespace vlbias::stats {
 namespace {
 
 const nlohmann::json& fixtures() {
-  static const nlohmann::json data = [] {
-    std::ifstream in(VLBIAS_SOURCE_DIR "/tests/fixtures/stats/resampling.json");
-    EXPECT_TRUE(in.good()) << "missing tests/fixtures/stats/resampling.json";
-    return nlohmann::json::parse(in);
-  }();
-  return data;
+  return testing_util::fixture_json("stats/resampling.json");
 }
 
 std::vector<double> doubles(const nlohmann::json& j) {

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
 #include "vlbias/error.h"
 #include "vlbias/log.h"
 #include "vlbias/parallel.h"
@@ -33,12 +34,7 @@ using LabelStatistic = std::function<double(std::span<const std::uint32_t>)>;
 using ValueStatistic = std::function<double(std::span<const double>)>;
 
 const nlohmann::json& fixtures() {
-  static const nlohmann::json data = [] {
-    std::ifstream in(VLBIAS_SOURCE_DIR "/tests/fixtures/stats/resampling.json");
-    EXPECT_TRUE(in.good()) << "missing tests/fixtures/stats/resampling.json";
-    return nlohmann::json::parse(in);
-  }();
-  return data;
+  return testing_util::fixture_json("stats/resampling.json");
 }
 
 Alternative alternative_named(const std::string& name) {

@@ -1,0 +1,19 @@
+// `vlbias metric NAME`: the metric commands. Each metric's file defines an
+// add_*_metric function; this file gathers them under `metric`.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/metric_registry.h"
+
+namespace vlbias::cli {
+
+void add_metric_commands(CLI::App& app) {
+  CLI::App* metric = app.add_subcommand("metric", "Compute one metric and print it as JSON");
+  metric->require_subcommand(1);
+  // One line per metric, in the order `vlbias metric --help` lists them.
+  add_skew_metric(*metric);
+  add_ndkl_metric(*metric);
+  add_scweat_metric(*metric);
+}
+
+}  // namespace vlbias::cli

@@ -1,0 +1,150 @@
+// `vlbias metric skew` and `vlbias metric ndkl`: ranking fairness of paper 001
+// (METHODS.md section 001; Geyik et al. 2019).
+//
+// Items are the table's rows, ranked by --score descending with ties broken by
+// row order. A row with a missing --attribute or --score cell is refused with
+// an InputError naming its line: dropping it would silently change every rank
+// below it.
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <memory>
+
+#include "cli/metric_registry.h"
+#include "vlbias/error.h"
+#include "vlbias/json_output.h"
+#include "vlbias/ranking_metrics.h"
+#include "vlbias/table.h"
+
+namespace vlbias::cli {
+
+namespace {
+
+struct RankingArgs {
+  std::string table, score, attribute, desired = "uniform", absent = "-inf", out;
+  long long k = 0;
+};
+
+// Scores and class labels of every row of `table`.
+metrics::RankedItems read_ranked_items(const Table& table, const std::string& score,
+                                       const std::string& attribute) {
+  metrics::RankedItems items;
+  const Grouping grouping = group_by(table, {attribute});
+  if (grouping.rows_with_missing_key > 0) {
+    for (std::size_t row = 0; row < table.rows; ++row) {
+      VLBIAS_CHECK(grouping.group_of_row[row] != Grouping::kNoGroup, InputError,
+                   "{}: line {} has no value in attribute column '{}'; every ranked item needs "
+                   "a class ({} row(s) lack one).",
+                   table.source, table.line_of_row[row], attribute, grouping.rows_with_missing_key);
+    }
+  }
+  items.scores = table.numeric(score);
+  items.labels = grouping.group_of_row;
+  items.class_names.reserve(grouping.size());
+  for (const auto& key : grouping.keys) items.class_names.push_back(key.front());
+  VLBIAS_CHECK(items.class_names.size() >= 2 || table.rows == 0, InputError,
+               "{}: attribute column '{}' has {} class(es); ranking metrics need at least two.",
+               table.source, attribute, items.class_names.size());
+  VLBIAS_CHECK(table.rows > 0, InputError, "{}: the table has no rows to rank.", table.source);
+  return items;
+}
+
+// A skew value for JSON, which has no infinities: -inf is written as "-inf".
+Json skew_json(double v) {
+  if (std::isinf(v) && v < 0) return Json("-inf");
+  return json_number(v);
+}
+
+Json per_class(const std::vector<std::string>& names, const auto& values, auto convert) {
+  Json out = Json::object();
+  for (std::size_t c = 0; c < names.size(); ++c) out[names[c]] = convert(values[c]);
+  return out;
+}
+
+void add_common_options(CLI::App* cmd, RankingArgs& args) {
+  cmd->add_option("--table", args.table, "CSV/TSV/JSONL table, one row per ranked item")
+      ->required();
+  cmd->add_option("--score", args.score, "Numeric column to rank by (descending)")->required();
+  cmd->add_option("--attribute", args.attribute, "Column holding each item's class")->required();
+  cmd->add_option("--desired", args.desired, "Desired distribution: uniform | base-rate")
+      ->capture_default_str();
+  cmd->add_option("--out", args.out, "Write the JSON here instead of stdout");
+}
+
+}  // namespace
+
+void add_skew_metric(CLI::App& metric) {
+  auto args = std::make_shared<RankingArgs>();
+  CLI::App* cmd = metric.add_subcommand(
+      "skew", "Skew@k per class and MaxSkew@k of a ranking (Geyik et al. 2019; paper 001)");
+  add_common_options(cmd, *args);
+  cmd->add_option("--k", args->k, "Length of the top of the ranking, 1..n")->required();
+  cmd->add_option("--absent", args->absent,
+                  "Skew of a class absent from the top k: -inf (authors' code) | zero")
+      ->capture_default_str();
+  cmd->callback([args] {
+    metrics::SkewOptions o;
+    o.desired = metrics::parse_desired_distribution(args->desired);
+    o.absent = metrics::parse_absent_class(args->absent);
+    VLBIAS_CHECK(args->k >= 1, UsageError, "--k must be at least 1; got {}.", args->k);
+    o.k = static_cast<std::size_t>(args->k);
+    Provenance p;
+    p.inputs = {args->table};
+    start_hashing_inputs(p);
+    const Table table = read_table(args->table);
+    const metrics::RankedItems items = read_ranked_items(table, args->score, args->attribute);
+    VLBIAS_CHECK(o.k <= items.scores.size(), UsageError,
+                 "--k must be between 1 and {} (the rows of {}); got {}.", items.scores.size(),
+                 table.source, o.k);
+    const metrics::SkewResult r = metrics::skew_at_k(items, o);
+    const auto& names = items.class_names;
+    Json out = Json::object();
+    out["skew"] = per_class(names, r.skew, skew_json);
+    out["max_skew"] = skew_json(r.max_skew);
+    out["k"] = r.k;
+    out["n"] = r.n;
+    out["counts"] = per_class(names, r.topk_counts, [](std::size_t v) { return Json(v); });
+    out["desired"] = per_class(names, r.desired, json_number);
+    out["class_n"] = per_class(names, r.class_counts, [](std::size_t v) { return Json(v); });
+    out["tie_rule"] = metrics::kTieRule;
+    p.command = "metric skew";
+    p.parameters = Json{{"score", args->score},
+                        {"attribute", args->attribute},
+                        {"k", r.k},
+                        {"desired", metrics::to_string(o.desired)},
+                        {"absent", metrics::to_string(o.absent)}};
+    out["provenance"] = provenance_json(p);
+    write_json(out, args->out);
+  });
+}
+
+void add_ndkl_metric(CLI::App& metric) {
+  auto args = std::make_shared<RankingArgs>();
+  CLI::App* cmd = metric.add_subcommand(
+      "ndkl", "Normalized discounted KL divergence of a ranking (Geyik et al. 2019; paper 001)");
+  add_common_options(cmd, *args);
+  cmd->callback([args] {
+    const metrics::DesiredDistribution desired = metrics::parse_desired_distribution(args->desired);
+    Provenance p;
+    p.inputs = {args->table};
+    start_hashing_inputs(p);
+    const Table table = read_table(args->table);
+    const metrics::RankedItems items = read_ranked_items(table, args->score, args->attribute);
+    const metrics::NdklResult r = metrics::ndkl(items, desired);
+    const auto& names = items.class_names;
+    Json out = Json::object();
+    out["ndkl"] = json_number(r.ndkl);
+    out["n"] = r.n;
+    out["desired"] = per_class(names, r.desired, json_number);
+    out["class_n"] = per_class(names, r.class_counts, [](std::size_t v) { return Json(v); });
+    out["tie_rule"] = metrics::kTieRule;
+    p.command = "metric ndkl";
+    p.parameters = Json{{"score", args->score},
+                        {"attribute", args->attribute},
+                        {"desired", metrics::to_string(desired)}};
+    out["provenance"] = provenance_json(p);
+    write_json(out, args->out);
+  });
+}
+
+}  // namespace vlbias::cli

@@ -1,0 +1,85 @@
+// `vlbias metric scweat`: SC-WEAT of text embeddings against two image sets
+// (METHODS.md 001; Caliskan et al. 2017 WEAT; Hausladen et al. SC-WEAT).
+#include <CLI/CLI.hpp>
+
+#include "cli/metric_registry.h"
+#include "vlbias/association.h"
+#include "vlbias/json_output.h"
+#include "vlbias/npy.h"
+
+namespace vlbias::cli {
+
+namespace {
+
+struct ScweatArgs {
+  std::string targets, a, b, p_test = "permutation", out;
+  std::size_t permutations = 10000;
+  std::uint64_t seed = 0;
+};
+
+Json to_json(const ScweatResult& r) {
+  Json per_target = Json::array();
+  for (const ScweatTarget& t : r.per_target) {
+    per_target.push_back(Json{{"difference", json_number(t.difference)},
+                              {"effect_size", json_number(t.effect_size)}});
+  }
+  Json out{{"effect_size", json_number(r.effect_size)},
+           {"mean_difference", json_number(r.mean_difference)},
+           {"per_target", per_target},
+           {"n_a", r.n_a},
+           {"n_b", r.n_b},
+           {"p_value", json_number(r.test.p_value)},
+           {"p_test", to_string(r.p_test)},
+           {"permutations", r.test.resamples},
+           {"method", r.test.method},
+           {"seed", r.test.seed}};
+  if (!r.note.empty()) out["note"] = r.note;
+  return out;
+}
+
+}  // namespace
+
+void add_scweat_metric(CLI::App& metric) {
+  auto args = std::make_shared<ScweatArgs>();
+  CLI::App* cmd = metric.add_subcommand(
+      "scweat",
+      "Single-category WEAT of text embeddings against image sets A and B: per-target\n"
+      "mean cosine difference and effect size, with a permutation or sign-flip p-value");
+  cmd->add_option("--targets", args->targets, "Text embeddings (.npy, rows = targets)")->required();
+  cmd->add_option("--a", args->a, "Image embeddings of set A (.npy, rows = images)")->required();
+  cmd->add_option("--b", args->b, "Image embeddings of set B (.npy, rows = images)")->required();
+  cmd->add_option("--p-test", args->p_test,
+                  "permutation (relabel A u B) | sign-flip (signs of per-target differences)")
+      ->capture_default_str();
+  cmd->add_option("--permutations", args->permutations,
+                  "Resamples B (all relabellings are enumerated when there are at most B)")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Seed of the resampling")->capture_default_str();
+  cmd->add_option("--out", args->out, "Write the JSON here instead of stdout");
+  cmd->callback([args] {
+    ScweatOptions o;
+    o.p_test = parse_scweat_p_test(args->p_test);
+    o.permutations = args->permutations;
+    o.seed = args->seed;
+    o.targets_name = args->targets;
+    o.a_name = args->a;
+    o.b_name = args->b;
+    Provenance p;
+    p.inputs = {args->targets, args->a, args->b};
+    start_hashing_inputs(p);
+    const Matrix targets = read_npy_matrix(args->targets);
+    const Matrix a = read_npy_matrix(args->a);
+    const Matrix b = read_npy_matrix(args->b);
+    const ScweatResult result = sc_weat(targets, a, b, o);
+    Json out = to_json(result);
+    p.command = "metric scweat";
+    p.parameters = Json{{"p_test", to_string(o.p_test)},
+                        {"permutations", o.permutations},
+                        {"alternative", "two-sided"}};
+    p.seed = o.seed;
+    out["provenance"] = provenance_json(p);
+    write_json(out, args->out);
+  });
+}
+
+}  // namespace vlbias::cli

@@ -1,0 +1,57 @@
+#pragma once
+// Running the `vlbias` executable from tests/cli/*.cpp (VLBIAS_BINARY, from the
+// repo root VLBIAS_SOURCE_DIR), capturing its exit code, stdout and stderr.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace vlbias::cli_util {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A directory of its own for the running test (process id + test name).
+inline std::filesystem::path temp_dir() {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("vlbias_cli_" + std::to_string(::getpid()) + "_" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Runs the vlbias binary with `args` (already shell-quoted) from the repo root.
+inline CliResult run_cli(const std::string& args) {
+  const std::filesystem::path err_file = temp_dir() / "stderr.txt";
+  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && '" + VLBIAS_BINARY +
+                          "' " + args + " 2>'" + err_file.string() + "'";
+  CliResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  std::size_t got;
+  while ((got = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, got);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = read_file(err_file);
+  return r;
+}
+
+}  // namespace vlbias::cli_util
