@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "cli/metric_registry.h"
 
 namespace vlbias::cli {
 

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <memory>
 
-#include "cli/metric_registry.h"
+#include "cli/commands.h"
 #include "vlbias/error.h"
 #include "vlbias/json_output.h"
 #include "vlbias/ranking_metrics.h"

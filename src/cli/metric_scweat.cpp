@@ -2,7 +2,7 @@
 // (METHODS.md 001; Caliskan et al. 2017 WEAT; Hausladen et al. SC-WEAT).
 #include <CLI/CLI.hpp>
 
-#include "cli/metric_registry.h"
+#include "cli/commands.h"
 #include "vlbias/association.h"
 #include "vlbias/json_output.h"
 #include "vlbias/npy.h"
