@@ -103,7 +103,9 @@ template <typename Rank>
 std::uint64_t fold(std::vector<std::uint32_t>& keys, std::uint64_t bound, std::uint64_t radix,
                    Rank rank, std::size_t& missing) {
   const std::uint64_t space = bound * radix;  // both < 2^32: no overflow
-  if (space < kNoGroup32) {
+  // Combines each row's key with its rank in this column; `store` maps the
+  // combined 64-bit key to the 32-bit key kept for the row.
+  auto combine = [&](auto store) {
     for (std::size_t row = 0; row < keys.size(); ++row) {
       if (keys[row] == kNoGroup32) continue;
       const std::uint32_t r = rank(row);
@@ -112,21 +114,15 @@ std::uint64_t fold(std::vector<std::uint32_t>& keys, std::uint64_t bound, std::u
         ++missing;
         continue;
       }
-      keys[row] = static_cast<std::uint32_t>(keys[row] * radix + r);
+      keys[row] = store(keys[row] * radix + r);
     }
+  };
+  if (space < kNoGroup32) {
+    combine([](std::uint64_t key) { return static_cast<std::uint32_t>(key); });
     return space;
   }
   table_io::U64Index index;
-  for (std::size_t row = 0; row < keys.size(); ++row) {
-    if (keys[row] == kNoGroup32) continue;
-    const std::uint32_t r = rank(row);
-    if (r == kNone) {
-      keys[row] = kNoGroup32;
-      ++missing;
-      continue;
-    }
-    keys[row] = index.insert(keys[row] * radix + r);
-  }
+  combine([&index](std::uint64_t key) { return index.insert(key); });
   const std::vector<std::uint32_t> rank_of_id = ranks_of(index.keys());
   for (auto& k : keys) {
     if (k != kNoGroup32) k = rank_of_id[k];

@@ -17,19 +17,13 @@ namespace {
 
 using table_test::error_of;
 using table_test::TempDir;
+using table_test::texts;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 Table csv(const std::string& text, char delimiter = ',') {
   return parse_csv(text, "t.csv", CsvOptions{delimiter});
-}
-
-std::vector<std::string> texts(const Table& t, const std::string& name) {
-  std::vector<std::string> out;
-  const Column& c = t.column(name);
-  for (std::size_t r = 0; r < t.rows; ++r) out.push_back(c.text(r));
-  return out;
 }
 
 std::string csv_error(const std::string& text) {

@@ -16,6 +16,7 @@ namespace {
 
 using table_test::error_of;
 using table_test::TempDir;
+using table_test::texts;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -27,13 +28,6 @@ Table jsonl(const std::string& text) {
 std::vector<std::string> names(const Table& t) {
   std::vector<std::string> out;
   for (const auto& c : t.columns) out.push_back(c.name);
-  return out;
-}
-
-std::vector<std::string> texts(const Table& t, const std::string& name) {
-  std::vector<std::string> out;
-  const Column& c = t.column(name);
-  for (std::size_t r = 0; r < t.rows; ++r) out.push_back(c.text(r));
   return out;
 }
 

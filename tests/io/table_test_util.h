@@ -8,8 +8,10 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "vlbias/error.h"
+#include "vlbias/table.h"
 
 namespace vlbias::table_test {
 
@@ -63,6 +65,14 @@ std::string error_of(const std::function<void()>& f) {
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Every cell of column `name` as text, in row order.
+inline std::vector<std::string> texts(const Table& t, const std::string& name) {
+  std::vector<std::string> out;
+  const Column& c = t.column(name);
+  for (std::size_t r = 0; r < t.rows; ++r) out.push_back(c.text(r));
+  return out;
 }
 
 }  // namespace vlbias::table_test
