@@ -74,4 +74,20 @@ struct ScweatResult {
 ScweatResult sc_weat(MatrixView targets, MatrixView a, MatrixView b,
                      const ScweatOptions& options = {});
 
+// The same from precomputed cosines: `cos` has one row per target and the columns
+// cos(t, z) for the A images (the first n_a columns) then the B images. Audits use
+// it with columns gathered from one prompts x images cosine matrix. InputError when
+// there is no target or either set is empty.
+ScweatResult sc_weat_from_cosines(MatrixView cos, std::size_t n_a,
+                                  const ScweatOptions& options = {});
+
+// SC-WEAT for several target sets (each a list of rows of `cos`) over the same image
+// sets, as sc_weat_from_cosines on each set's rows, with one relabelling per
+// replicate shared by every set (stats::permutation_mean_difference_columns): each
+// result equals sc_weat_from_cosines on that set alone with the same options, for
+// about the cost of one test. An empty set is an InputError.
+std::vector<ScweatResult> sc_weat_target_sets(MatrixView cos, std::size_t n_a,
+                                              const std::vector<std::vector<std::size_t>>& sets,
+                                              const ScweatOptions& options = {});
+
 }  // namespace vlbias

@@ -11,8 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vlbias/absdiff.h"
 #include "vlbias/compare.h"
 #include "vlbias/stats.h"
+#include "vlbias/trends.h"
 
 namespace vlbias {
 
@@ -48,5 +50,16 @@ Json to_json(const stats::TestResult& result);
 Json to_json(const stats::Interval& interval);
 Json to_json(const CompareReport& report);
 Json to_json(const DescribeReport& report);
+// AbsDiff (absdiff.h): a cell ("dimension": "" = pooled over dimensions) and a
+// Mann-Whitney comparison between two factors.
+Json to_json(const AbsDiffCell& cell);
+Json to_json(const AbsDiffComparison& comparison);
+// {"race": "Black", "gender": "female"} for a group key of the `by` columns.
+Json key_json(const std::vector<std::string>& by, const std::vector<std::string>& key);
+// An array of doubles (NaN/inf as null).
+Json numbers_json(const std::vector<double>& values);
+// Trend fits and ellipses (trends.h), their keys named by the `by` columns.
+Json to_json(const TrendFit& fit, const std::vector<std::string>& by);
+Json to_json(const GroupEllipse& ellipse, const std::vector<std::string>& by);
 
 }  // namespace vlbias

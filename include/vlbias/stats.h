@@ -154,6 +154,18 @@ ResamplingResult permutation_mean_difference(std::span<const double> values,
                                              std::size_t resamples, std::uint64_t seed,
                                              Alternative alternative, ResamplingMethod method);
 
+// permutation_mean_difference for every column of `values` (n rows x k columns,
+// row-major: row i = item i) with the same relabellings: result c equals
+// permutation_mean_difference(column c, labels, ...) exactly (the same replicates,
+// the same sums in the same order), at the cost of one shuffle per replicate for all
+// columns, and with the items' k values read together. Used where several
+// statistics share one relabelling (SC-WEAT over several target sets).
+// InputError: k = 0 or values.size() != n * k, and as permutation_mean_difference.
+std::vector<ResamplingResult> permutation_mean_difference_columns(
+    std::span<const double> values, std::size_t columns, std::span<const std::uint32_t> labels,
+    std::size_t resamples, std::uint64_t seed, Alternative alternative = Alternative::TwoSided,
+    ResamplingMethod method = ResamplingMethod::Auto);
+
 // Sign-flip test: each replicate multiplies every value by an independent random
 // sign (Rng(seed, b)) and computes statistic(flipped). Default statistic (empty
 // function): the mean, summed left to right and divided by n. `statistic` must be

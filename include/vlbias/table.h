@@ -62,6 +62,13 @@ struct Table {
   const std::vector<double>& numeric(std::string_view name, bool allow_missing = false) const;
 };
 
+// Appends a Numeric column (NaN = missing) of table.rows values, e.g. scores
+// computed per item, so they can be grouped and written with the labels.
+// InputError when the name exists or the length differs from table.rows.
+void add_numeric_column(Table& table, std::string name, std::vector<double> values);
+// Appends a String column of table.rows texts ("" = missing), dictionary-encoded.
+void add_string_column(Table& table, std::string name, const std::vector<std::string>& values);
+
 struct CsvOptions {
   char delimiter = ',';
 };

@@ -9,6 +9,7 @@
 #include "vlbias/error.h"
 #include "vlbias/log.h"
 #include "vlbias/parallel.h"
+#include "vlbias/table.h"
 #include "vlbias/version.h"
 
 namespace vlbias::cli {
@@ -47,6 +48,17 @@ std::vector<double> split_numbers(const std::string& text, const std::string& op
   return out;
 }
 
+std::vector<double> value_matrix(const Table& table, const std::vector<std::string>& columns,
+                                 bool allow_missing) {
+  const std::size_t k = columns.size();
+  std::vector<double> values(table.rows * k);
+  for (std::size_t d = 0; d < k; ++d) {
+    const std::vector<double>& column = table.numeric(columns[d], allow_missing);
+    for (std::size_t r = 0; r < table.rows; ++r) values[r * k + d] = column[r];
+  }
+  return values;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"vlbias: audit vision-language systems for social bias", "vlbias"};
   app.require_subcommand(1);
@@ -66,7 +78,9 @@ int run(int argc, char** argv) {
 
   add_compare_command(app);
   add_describe_command(app);
+  add_prompts_command(app);
   add_metric_commands(app);
+  add_audit_command(app);
 
   std::vector<std::string> help_topic;
   CLI::App* help =

@@ -7,20 +7,39 @@
 namespace CLI {
 class App;
 }
+namespace vlbias {
+struct Table;
+}
 
 namespace vlbias::cli {
 
 void add_compare_command(CLI::App& app);
 void add_describe_command(CLI::App& app);
+// `vlbias prompts social-perception|trait-pairs`: prompt manifests (prompts_command.cpp).
+void add_prompts_command(CLI::App& app);
+// `vlbias audit SPEC.yaml --out RUN_DIR` (audit_command.cpp).
+void add_audit_command(CLI::App& app);
 // `vlbias metric NAME ...`: one subcommand per metric, each printing one JSON object.
 void add_metric_commands(CLI::App& app);
 // The metric subcommands, registered on `metric` by add_metric_commands.
 void add_skew_metric(CLI::App& metric);    // metric_ranking.cpp (paper 001)
 void add_ndkl_metric(CLI::App& metric);    // metric_ranking.cpp (paper 001)
 void add_scweat_metric(CLI::App& metric);  // metric_scweat.cpp (paper 001)
+// metric_association.cpp: associate and markedness (paper 001), trait-confidence (004).
+void add_associate_metric(CLI::App& metric);
+void add_markedness_metric(CLI::App& metric);
+void add_trait_confidence_metric(CLI::App& metric);
+// metric_absdiff.cpp: AbsDiff pairs with Mann-Whitney between factors (paper 001).
+void add_absdiff_metric(CLI::App& metric);
+// metric_trends.cpp: quadratic trend fits per group and covariance ellipses (paper 001).
+void add_trends_metric(CLI::App& metric);
 
 // "a,b , c" -> {"a", "b", "c"}; empty items are a UsageError naming `option`.
 std::vector<std::string> split_list(const std::string& text, const std::string& option);
+// The numeric `columns` of `table` as a rows x columns row-major matrix (NaN where
+// missing when allow_missing; otherwise a missing cell is an InputError naming it).
+std::vector<double> value_matrix(const Table& table, const std::vector<std::string>& columns,
+                                 bool allow_missing);
 // Doubles from "5,25,50" for `option`; UsageError on malformed numbers.
 std::vector<double> split_numbers(const std::string& text, const std::string& option);
 

@@ -13,6 +13,11 @@ void add_metric_commands(CLI::App& app) {
   add_skew_metric(*metric);
   add_ndkl_metric(*metric);
   add_scweat_metric(*metric);
+  add_associate_metric(*metric);
+  add_markedness_metric(*metric);
+  add_trait_confidence_metric(*metric);
+  add_absdiff_metric(*metric);
+  add_trends_metric(*metric);
 }
 
 }  // namespace vlbias::cli

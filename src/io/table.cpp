@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -52,6 +54,46 @@ const Column& Table::column(std::string_view name) const {
   VLBIAS_CHECK(c.has_value(), InputError, "'{}' has no column '{}'; {}", source, name,
                column_list(*this));
   return columns[*c];
+}
+
+// A new column must have a fresh name and one value per row.
+static void check_new_column(const Table& table, const std::string& name, std::size_t values) {
+  VLBIAS_CHECK(!table.find(name).has_value(), InputError, "'{}' already has a column '{}'",
+               table.source, name);
+  VLBIAS_CHECK(values == table.rows, InputError, "column '{}' has {} values but '{}' has {} rows",
+               name, values, table.source, table.rows);
+}
+
+void add_numeric_column(Table& table, std::string name, std::vector<double> values) {
+  check_new_column(table, name, values.size());
+  Column c;
+  c.name = std::move(name);
+  c.type = ColumnType::Numeric;
+  c.numbers = std::move(values);
+  table.columns.push_back(std::move(c));
+}
+
+void add_string_column(Table& table, std::string name, const std::vector<std::string>& values) {
+  check_new_column(table, name, values.size());
+  Column c;
+  c.name = std::move(name);
+  c.type = ColumnType::String;
+  c.codes.resize(values.size());
+  std::unordered_map<std::string_view, std::uint32_t> code_of;
+  c.levels.reserve(16);
+  for (std::size_t r = 0; r < values.size(); ++r) {
+    if (values[r].empty()) {
+      c.codes[r] = Column::kMissing;
+      continue;
+    }
+    auto it = code_of.find(values[r]);
+    if (it == code_of.end()) {
+      it = code_of.emplace(values[r], static_cast<std::uint32_t>(c.levels.size())).first;
+      c.levels.push_back(values[r]);
+    }
+    c.codes[r] = it->second;
+  }
+  table.columns.push_back(std::move(c));
 }
 
 const std::vector<double>& Table::numeric(std::string_view name, bool allow_missing) const {

@@ -182,4 +182,79 @@ Json to_json(const DescribeReport& report) {
   return out;
 }
 
+Json to_json(const AbsDiffCell& c) {
+  return Json{{"factor", c.factor},
+              {"dimension", c.dimension},
+              {"n", c.n},
+              {"valid_pairs", c.valid_pairs},
+              {"enumerated", c.enumerated},
+              {"mean", json_number(c.mean)},
+              {"sd", json_number(c.sd)},
+              {"median", json_number(c.median)},
+              {"q25", json_number(c.q25)},
+              {"q75", json_number(c.q75)}};
+}
+
+Json to_json(const AbsDiffComparison& c) {
+  Json out{{"dimension", c.dimension},
+           {"factor_a", c.factor_a},
+           {"factor_b", c.factor_b},
+           {"test", c.result.test},
+           {"statistic", json_number(c.result.statistic)},
+           {"p_value", json_number(c.result.p_value)},
+           {"p_holm", json_number(c.p_holm)},
+           {"p_bh", json_number(c.p_bh)},
+           {"effect_size", json_number(c.result.effect_size)},
+           {"effect_name", c.result.effect_name},
+           {"method", c.result.method}};
+  if (!c.result.note.empty()) out["note"] = c.result.note;
+  return out;
+}
+
+Json key_json(const std::vector<std::string>& by, const std::vector<std::string>& key) {
+  Json out = Json::object();
+  for (std::size_t c = 0; c < by.size() && c < key.size(); ++c) out[by[c]] = key[c];
+  return out;
+}
+
+Json numbers_json(const std::vector<double>& values) {
+  Json out = Json::array();
+  for (const double x : values) out.push_back(json_number(x));
+  return out;
+}
+
+Json to_json(const TrendFit& f, const std::vector<std::string>& by) {
+  Json j = Json::object();
+  j["key"] = key_json(by, f.key);
+  j["dimension"] = f.dimension;
+  j["levels"] = numbers_json(f.levels);
+  j["level_means"] = numbers_json(f.level_means);
+  j["level_n"] = f.level_n;
+  j["coefficients"] = numbers_json(f.fit.coefficients);
+  j["standard_errors"] = numbers_json(f.fit.standard_errors);
+  j["r_squared"] = json_number(f.fit.r_squared);
+  j["residual_sd"] = json_number(f.fit.residual_sd);
+  j["n"] = f.fit.n;
+  if (!f.fit.note.empty()) j["note"] = f.fit.note;
+  return j;
+}
+
+Json to_json(const GroupEllipse& g, const std::vector<std::string>& by) {
+  const CovarianceEllipse& e = g.ellipse;
+  Json j = Json::object();
+  j["key"] = key_json(by, g.key);
+  j["x_dimension"] = g.x_dimension;
+  j["y_dimension"] = g.y_dimension;
+  j["center"] = Json::array({json_number(e.center_x), json_number(e.center_y)});
+  j["covariance"] = Json::array({Json::array({json_number(e.cov_xx), json_number(e.cov_xy)}),
+                                 Json::array({json_number(e.cov_xy), json_number(e.cov_yy)})});
+  j["semi_major"] = json_number(e.semi_major);
+  j["semi_minor"] = json_number(e.semi_minor);
+  j["angle_radians"] = json_number(e.angle);
+  j["k_sigma"] = json_number(e.k_sigma);
+  j["n"] = e.n;
+  if (!e.note.empty()) j["note"] = e.note;
+  return j;
+}
+
 }  // namespace vlbias

@@ -525,6 +525,118 @@ ResamplingResult permutation_mean_difference(std::span<const double> values,
   return r;
 }
 
+std::vector<ResamplingResult> permutation_mean_difference_columns(
+    std::span<const double> values, std::size_t k, std::span<const std::uint32_t> labels,
+    std::size_t resamples, std::uint64_t seed, Alternative alternative, ResamplingMethod method) {
+  const std::size_t n = labels.size();
+  VLBIAS_CHECK(k > 0 && values.size() == n * k, InputError,
+               "permutation mean difference: {} values for {} labels x {} columns", values.size(),
+               n, k);
+  // Columns as contiguous arrays, for the observed statistics and the fallbacks.
+  std::vector<std::vector<double>> column(k, std::vector<double>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t c = 0; c < k; ++c) column[c][i] = values[i * k + c];
+  }
+  std::vector<ResamplingResult> results(k);
+  check_common(n, resamples, "permutation mean difference");
+  std::size_t count1 = 0;
+  for (std::size_t i = 0; i < n; ++i) count1 += labels[i] == 1 ? 1 : 0;
+  const std::size_t count0 = n - count1;
+  GroupLayout g;
+  g.n = n;
+  g.counts = {std::min(count0, count1), n - std::min(count0, count1)};
+  const bool exact =
+      count0 > 0 && count1 > 0 && use_exact(method, relabelling_count(g, resamples), resamples);
+  // The single-column path handles validation, empty groups, exact enumeration and
+  // constant columns; only non-constant Monte Carlo columns are run together below.
+  std::vector<std::size_t> joint;
+  for (std::size_t c = 0; c < k; ++c) {
+    const auto& x = column[c];
+    const bool constant = std::all_of(x.begin(), x.end(), [&](double v) { return v == x[0]; });
+    if (exact || constant || count0 == 0 || count1 == 0) {
+      results[c] = permutation_mean_difference(x, labels, resamples, seed, alternative, method);
+    } else {
+      joint.push_back(c);
+    }
+  }
+  if (joint.empty()) return results;
+  for (std::size_t c : joint) detail::check_finite(column[c], "permutation mean difference");
+  for (std::size_t i = 0; i < n; ++i) {
+    VLBIAS_CHECK(labels[i] <= 1, InputError,
+                 "permutation mean difference: label {} at position {} is not 0 or 1", labels[i],
+                 i);
+  }
+
+  // As permutation_mean_difference: the smaller group (ties: label 0) is drawn.
+  const std::size_t kj = joint.size();
+  std::vector<MeanDifference> stat(kj);
+  std::vector<detail::Extremeness> extreme;
+  const bool small_is_zero = count0 <= count1;
+  const std::uint32_t small_label = small_is_zero ? 0 : 1;
+  const std::size_t m = small_is_zero ? count0 : count1;
+  std::vector<double> packed(n * kj);  // item-major values of the joint columns
+  for (std::size_t j = 0; j < kj; ++j) {
+    const auto& x = column[joint[j]];
+    detail::NeumaierSum total;
+    LaneSum observed_small;
+    for (std::size_t i = 0; i < n; ++i) {
+      total.add(x[i]);
+      if (labels[i] == small_label) observed_small.add(i, x[i]);
+      packed[i * kj + j] = x[i];
+    }
+    stat[j] = {total.value(), static_cast<double>(count0), static_cast<double>(count1),
+               small_is_zero};
+    const double observed = stat[j](observed_small.value());
+    results[joint[j]] = start_result(observed, resamples, seed, alternative);
+    extreme.emplace_back(alternative, observed);
+  }
+
+  // Per replicate: one partial shuffle marks the smaller group in a bitmap; its items
+  // are visited in item order and each column is summed in kLanes lanes by item
+  // index, which is exactly LaneSum (and masked_lane_sum) of the single-column path.
+  std::vector<std::atomic<std::size_t>> exceed(kj);
+  const std::size_t words = (n + 63) / 64;
+  detail::BufferPool<std::uint32_t> index_buffers(n);
+  detail::BufferPool<std::uint64_t> mask_buffers(words);
+  const auto progress = detail::maybe_progress("permutation test", resamples, m * kj);
+  parallel_chunks(
+      resamples, detail::replicates_per_chunk(n),
+      [&](std::size_t, std::size_t begin, std::size_t end) {
+        auto index_lease = index_buffers.acquire();
+        auto mask_lease = mask_buffers.acquire();
+        std::uint32_t* idx = index_lease.span().data();
+        std::uint64_t* mask = mask_lease.span().data();
+        std::vector<double> lanes(kLanes * kj);
+        std::vector<std::size_t> local(kj, 0);
+        for (std::size_t b = begin; b < end; ++b) {
+          std::iota(idx, idx + n, std::uint32_t{0});
+          std::fill(mask, mask + words, std::uint64_t{0});
+          Rng rng(seed, b);
+          partial_fisher_yates(idx, n, m, rng, [&](std::size_t, std::uint32_t item) {
+            mask[item / 64] |= std::uint64_t{1} << (item % 64);
+          });
+          std::fill(lanes.begin(), lanes.end(), 0.0);
+          for (std::size_t w = 0; w < words; ++w) {
+            for (std::uint64_t bits = mask[w]; bits != 0; bits &= bits - 1) {
+              const std::size_t item = 64 * w + static_cast<std::size_t>(__builtin_ctzll(bits));
+              double* lane = lanes.data() + (item % kLanes) * kj;
+              const double* x = packed.data() + item * kj;
+              for (std::size_t j = 0; j < kj; ++j) lane[j] += x[j];
+            }
+          }
+          for (std::size_t j = 0; j < kj; ++j) {
+            const double sum = (lanes[j] + lanes[kj + j]) + (lanes[2 * kj + j] + lanes[3 * kj + j]);
+            if (extreme[j](stat[j](sum))) ++local[j];
+          }
+        }
+        for (std::size_t j = 0; j < kj; ++j) exceed[j] += local[j];
+        if (progress) progress->advance(end - begin);
+      });
+  if (progress) progress->finish();
+  for (std::size_t j = 0; j < kj; ++j) finish_monte_carlo(results[joint[j]], exceed[j].load(), 0);
+  return results;
+}
+
 // ------------------------------------------------------------------ sign flip
 
 ResamplingResult sign_flip_test(std::span<const double> values,

@@ -855,3 +855,63 @@ TEST(SignFlipTest, DegenerateInput) {
 
 }  // namespace
 }  // namespace vlbias::stats
+
+// ------------------------------------------- permutation_mean_difference_columns
+
+namespace vlbias::stats {
+namespace {
+
+TEST(PermutationMeanDifferenceColumns, EachColumnEqualsItsOwnTest) {
+  // 3 columns over 300 items: a shifted one, a null one, and a constant one.
+  const std::size_t n = 300, k = 3;
+  std::vector<double> values(n * k);
+  std::vector<std::uint32_t> labels(n);
+  Rng rng(42, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    labels[i] = i < 110 ? 0 : 1;
+    const double u = static_cast<double>(rng.next_u64() >> 11) * 0x1.0p-53;
+    values[i * k + 0] = u + (labels[i] == 0 ? 0.3 : 0.0);
+    values[i * k + 1] = static_cast<double>(rng.next_u64() >> 11) * 0x1.0p-53;
+    values[i * k + 2] = 0.5;
+  }
+  for (const Alternative alt : {Alternative::TwoSided, Alternative::Greater}) {
+    const auto joint = permutation_mean_difference_columns(values, k, labels, 999, 7, alt);
+    ASSERT_EQ(joint.size(), k);
+    for (std::size_t c = 0; c < k; ++c) {
+      std::vector<double> column(n);
+      for (std::size_t i = 0; i < n; ++i) column[i] = values[i * k + c];
+      const auto single = permutation_mean_difference(column, labels, 999, 7, alt);
+      EXPECT_EQ(joint[c].observed, single.observed) << c;
+      EXPECT_EQ(joint[c].exceed, single.exceed) << c;
+      EXPECT_EQ(joint[c].p_value, single.p_value) << c;
+      EXPECT_EQ(joint[c].method, single.method) << c;
+    }
+    EXPECT_LT(joint[0].p_value, 0.01);
+  }
+}
+
+TEST(PermutationMeanDifferenceColumns, ExactEnumerationAndErrors) {
+  // C(8, 3) = 56 relabellings <= B: every column is enumerated exactly.
+  const std::vector<double> values = {1, 8, 2, 7, 3, 6, 4, 5, 5, 4, 6, 3, 7, 2, 8, 1};
+  const std::vector<std::uint32_t> labels = {0, 0, 0, 1, 1, 1, 1, 1};
+  const auto joint = permutation_mean_difference_columns(values, 2, labels, 1000, 1);
+  for (std::size_t c = 0; c < 2; ++c) {
+    const std::vector<double> column = {values[c],      values[2 + c], values[4 + c],
+                                        values[6 + c],  values[8 + c], values[10 + c],
+                                        values[12 + c], values[14 + c]};
+    const auto single = permutation_mean_difference(column, labels, 1000, 1);
+    EXPECT_EQ(joint[c].method, "exact");
+    EXPECT_EQ(joint[c].exceed, single.exceed);
+    EXPECT_EQ(joint[c].resamples, 56u);
+  }
+  EXPECT_THROW(permutation_mean_difference_columns(values, 3, labels, 10, 1), InputError);
+  EXPECT_THROW(permutation_mean_difference_columns(values, 0, labels, 10, 1), InputError);
+  std::vector<double> bad = values;
+  bad[5] = std::nan("");
+  EXPECT_THROW(permutation_mean_difference_columns(bad, 2, labels, 10, 1, Alternative::TwoSided,
+                                                   ResamplingMethod::MonteCarlo),
+               InputError);
+}
+
+}  // namespace
+}  // namespace vlbias::stats

@@ -1,0 +1,23 @@
+// libFuzzer target for the YAML audit spec parser (parse_audit_spec). Only
+// vlbias::Error may escape; anything else (crash, hang, sanitizer report, other
+// exception) is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "vlbias/audit.h"
+#include "vlbias/error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    const vlbias::AuditSpec spec = vlbias::parse_audit_spec(text, "/fuzz", "fuzz.yaml");
+    // A spec that parses has the required parts the header promises.
+    if (spec.group_factors.empty() || spec.image_table.empty() ||
+        spec.prompt_embeddings.path.empty()) {
+      __builtin_trap();
+    }
+  } catch (const vlbias::Error&) {
+  }
+  return 0;
+}

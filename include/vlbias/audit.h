@@ -1,0 +1,175 @@
+#pragma once
+// Audit specs and runs (src/audits): `vlbias audit SPEC.yaml --out RUN_DIR`.
+//
+// A spec is YAML (yaml-cpp). Relative paths are relative to the spec file's folder.
+// Unknown keys anywhere are a UsageError naming the key and the keys allowed there,
+// so a typo never silently drops an analysis. Version 1:
+//
+//   version: 1                      # optional; only 1 exists
+//   kind: social-perception         # social-perception (paper 001) | trait-pairs (paper 004)
+//   seed: 7                         # every resampling stream derives from it (default 0)
+//   min_group_size: 10              # groups below this n are flagged (default 2)
+//   images:
+//     table: images.csv             # one row per image, its labels (CSV/TSV/JSONL)
+//     embeddings: images.npy        # (images, dim) float .npy or .safetensors
+//     tensor: image_embeds          # safetensors only: the tensor (default: the only one)
+//     id_column: id                 # optional: join table rows to embedding rows by id ...
+//     index: image_ids.csv          # ... through this table (row i = embedding row i)
+//   prompts:
+//     manifest: prompts.csv         # from `vlbias prompts` (see prompt_sets.h)
+//     embeddings: prompts.npy       # row i = manifest row i
+//     tensor: text_embeds           # safetensors only
+//   factors:                        # the image table's label columns and their roles
+//     groups: [race, gender]        # social groups: every per-group table is by these
+//     ordinal: {age: 1.1, smiling: 1.1}   # ordinal factors and their AbsDiff thresholds
+//     categorical: [lighting, pose, seed] # other factors held fixed in AbsDiff pairs
+//   analyses:                       # each may be omitted (defaults, below) or `false` (off)
+//     association: {bootstrap: 1000, ci: 0.95}
+//     scweat: {p_test: permutation, permutations: 10000, groupings: [race, gender]}
+//     markedness: {attributes: [race, gender], bootstrap: 1000}
+//     ranking: {k: 1000, attributes: [race, gender], desired: uniform, absent: -inf}
+//     absdiff: {pairs: 1000, factors: [age, smiling, lighting, pose, gender, race, seed]}
+//     trends: {x: [age, smiling], fit_to: means, degree: 2}
+//     ellipses: {points_by: age, k_sigma: 2}
+//     confidence: {scale: raw, logit_scale: 100, bootstrap: 1000, ci: 0.95,
+//                  across: race, within: gender, test_across: anova, test_within: welch}
+//
+// Which analyses a kind runs by default:
+//   social-perception: association, scweat, markedness (when the manifest has group
+//     prompts), ranking, absdiff (when factors other than groups are given), trends
+//     and ellipses (when ordinal factors are given).
+//   trait-pairs: confidence (per group means with CIs; ANOVA across `across` within
+//     each level of `within`, a two-group test across `within` within each level of
+//     `across`), association and scweat over the trait dimensions.
+// An analysis named explicitly that cannot run (e.g. markedness without group
+// prompts) is a UsageError; one enabled only by default is skipped with a note.
+//
+// Defaults for lists: scweat.groupings = each groups column on its own;
+// markedness.attributes and ranking.attributes = groups; absdiff.factors = ordinal,
+// categorical, then groups; trends.x = the ordinal factors; trends/ellipses by = groups.
+// A scweat grouping may be a list of columns: [race, gender] compares the
+// intersectional groups pairwise.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vlbias {
+
+enum class AuditKind { SocialPerception, TraitPairs };
+const char* to_string(AuditKind kind);  // "social-perception", "trait-pairs"
+
+struct EmbeddingSource {
+  std::filesystem::path path;  // resolved against the spec's folder
+  std::string tensor;          // safetensors tensor name ("" = the only tensor)
+};
+
+struct AuditSpec {
+  std::filesystem::path spec_path;  // the YAML file (for provenance); "" when parsed from text
+  AuditKind kind = AuditKind::SocialPerception;
+  std::uint64_t seed = 0;
+  std::size_t min_group_size = 2;
+
+  std::filesystem::path image_table;
+  EmbeddingSource image_embeddings;
+  std::string image_id_column;        // "" = row-aligned
+  std::filesystem::path image_index;  // with image_id_column
+
+  std::filesystem::path prompt_manifest;
+  EmbeddingSource prompt_embeddings;
+
+  std::vector<std::string> group_factors;
+  std::vector<std::pair<std::string, double>> ordinal_factors;  // column, threshold
+  std::vector<std::string> categorical_factors;
+
+  // An analysis is run when `enabled`; `explicit_` records that the spec named it
+  // (so a failure to apply it is an error rather than a skipped note).
+  struct Toggle {
+    bool enabled = true;
+    bool explicit_ = false;
+  };
+
+  struct Association {
+    Toggle toggle;
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+  } association;
+
+  struct Scweat {
+    Toggle toggle;
+    std::string p_test = "permutation";  // permutation | sign-flip
+    std::size_t permutations = 10000;
+    std::vector<std::vector<std::string>> groupings;  // empty = each group factor alone
+  } scweat;
+
+  struct Markedness {
+    Toggle toggle;
+    std::vector<std::string> attributes;  // empty = group factors
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+  } markedness;
+
+  struct Ranking {
+    Toggle toggle;
+    std::size_t k = 1000;                 // clamped to the number of images, noted
+    std::vector<std::string> attributes;  // empty = group factors
+    std::string desired = "uniform";      // uniform | base-rate
+    std::string absent = "-inf";          // -inf | zero
+  } ranking;
+
+  struct AbsDiff {
+    Toggle toggle;
+    std::size_t pairs = 1000;
+    std::vector<std::string> factors;  // empty = ordinal, categorical, then group factors
+  } absdiff;
+
+  struct Trends {
+    Toggle toggle;
+    std::vector<std::string> x;    // empty = the ordinal factors
+    std::string fit_to = "means";  // means | images
+    int degree = 2;
+  } trends;
+
+  struct Ellipses {
+    Toggle toggle;
+    std::string points_by;  // "" = the first ordinal factor, or images when there is none
+    double k_sigma = 2.0;
+  } ellipses;
+
+  struct Confidence {
+    Toggle toggle;
+    std::string scale = "raw";  // raw | logit
+    double logit_scale = 100.0;
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+    std::string across;  // default: the first group factor
+    std::string within;  // default: the second group factor ("" when there is one)
+    std::string test_across = "anova";
+    std::string test_within = "welch";
+  } confidence;
+};
+
+// Parses a spec from YAML text; `base_dir` resolves relative paths, `source` names
+// the spec in messages. UsageError (one sentence naming the key path, e.g.
+// "analyses.scweat.permutations", and what was expected): malformed YAML (with its
+// line), a missing required key (kind, images.table, images.embeddings,
+// prompts.manifest, prompts.embeddings, factors.groups), an unknown key, a value of
+// the wrong type or out of range (permutations, pairs, bootstrap, k must be > 0; ci
+// in (0, 1); thresholds >= 0 and finite), a factor listed in two roles, an unknown
+// p_test, scale, test, fit_to, desired or absent, index without id_column.
+AuditSpec parse_audit_spec(const std::string& yaml_text, const std::filesystem::path& base_dir,
+                           const std::string& source);
+// Reads and parses a spec file (InputError when it cannot be read).
+AuditSpec load_audit_spec(const std::filesystem::path& path);
+
+// Runs the audit and writes RUN_DIR/results.json and RUN_DIR/tables/*.csv (every
+// file written to a temporary name and renamed). RUN_DIR is created when absent;
+// existing files of the same names are replaced. The same spec, inputs and seed
+// give byte-identical files apart from the provenance timestamp, whatever the
+// thread count.
+void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
+
+}  // namespace vlbias

@@ -1,0 +1,549 @@
+// The analyses of the dual-encoder audits (papers 001 and 004): association,
+// SC-WEAT, markedness, ranking metrics and trait-pair confidence. Each returns a
+// JSON section and CSV tables; see include/vlbias/audit_analyses.h.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "audits/table_builder.h"
+#include "vlbias/association.h"
+#include "vlbias/audit_analyses.h"
+#include "vlbias/compare.h"
+#include "vlbias/log.h"
+#include "vlbias/parallel.h"
+#include "vlbias/ranking_metrics.h"
+#include "vlbias/rng.h"
+
+namespace vlbias {
+
+namespace {
+
+using audits::TableBuilder;
+
+Json interval_json(const stats::Interval& ci) {
+  return to_json(ci);
+}
+
+// Writes the key columns of a group (one per `by` column) into the current row.
+void put_key(TableBuilder& t, const std::vector<std::string>& by,
+             const std::vector<std::string>& key) {
+  for (std::size_t c = 0; c < by.size(); ++c) t.put(by[c], key[c]);
+}
+
+// Skew values may be -inf (a class absent from the top k): JSON has no -inf, so it is
+// written as the string "-inf" (as `vlbias metric skew` does).
+Json skew_json(double v) {
+  return std::isinf(v) && v < 0 ? Json("-inf") : json_number(v);
+}
+
+// The image table plus per-image score columns named prefix + label.
+Table with_scores(const Table& images, const std::string& prefix,
+                  const std::vector<std::string>& labels, const std::vector<double>& values) {
+  Table t = images;
+  const std::size_t k = labels.size();
+  for (std::size_t d = 0; d < k; ++d) {
+    std::vector<double> column(images.rows);
+    for (std::size_t i = 0; i < images.rows; ++i) column[i] = values[i * k + d];
+    add_numeric_column(t, prefix + labels[d], std::move(column));
+  }
+  return t;
+}
+
+DescribeReport describe_column(const Table& t, const std::string& value, const GroupingOptions& g,
+                               std::size_t bootstrap, std::uint64_t seed) {
+  DescribeOptions o;
+  o.value = value;
+  o.by = g.by;
+  o.percentiles = {};
+  o.ci_level = g.ci;
+  o.bootstrap = bootstrap;
+  o.seed = seed;
+  o.min_group_size = g.min_group_size;
+  return describe_groups(t, o);
+}
+
+// Adds p_holm and p_bh over every p-value of a table (NaN p-values are skipped).
+void adjust(const std::vector<double>& p, std::vector<double>& holm, std::vector<double>& bh) {
+  std::vector<double> defined;
+  for (double v : p) {
+    if (!std::isnan(v)) defined.push_back(v);
+  }
+  const std::vector<double> h = stats::holm(defined), b = stats::benjamini_hochberg(defined);
+  holm.assign(p.size(), stats::kNaN);
+  bh.assign(p.size(), stats::kNaN);
+  for (std::size_t i = 0, j = 0; i < p.size(); ++i) {
+    if (std::isnan(p[i])) continue;
+    holm[i] = h[j];
+    bh[i] = b[j];
+    ++j;
+  }
+}
+
+std::string join_key(const std::vector<std::string>& key) {
+  return fmt::format("{}", fmt::join(key, "|"));
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------- association
+
+AnalysisOutput association_analysis(const Study& study, const GroupingOptions& options,
+                                    ImageDimensionScores& scores) {
+  AnalysisOutput out;
+  scores = associate(study.cos, study.manifest, /*require_delta=*/false);
+  const std::vector<std::string>& labels = scores.dimensions;
+  Table images = with_scores(study.images, "cos_", labels, scores.cos);
+  if (scores.has_delta) {
+    images = with_scores(images, "delta_cos_", labels, scores.delta_cos);
+  } else {
+    out.notes.push_back(
+        "association: some template has no neutral prompt, so Delta cos is not computed and "
+        "groups are compared on cos");
+  }
+  const std::string main = scores.has_delta ? "delta_cos_" : "cos_";
+  TableBuilder groups("association_groups");
+  Json dims = Json::array();
+  for (std::size_t d = 0; d < labels.size(); ++d) {
+    const auto& dim = study.manifest.dimensions[d];
+    const DescribeReport cos_r = describe_column(images, "cos_" + labels[d], options, 0, 0);
+    const DescribeReport main_r = describe_column(images, main + labels[d], options,
+                                                  options.bootstrap, derive_seed(options.seed, d));
+    Json jg = Json::array();
+    for (std::size_t g = 0; g < main_r.groups.size(); ++g) {
+      const GroupDescription& m = main_r.groups[g];
+      const GroupDescription& c = cos_r.groups[g];
+      groups.row();
+      put_key(groups, options.by, m.key);
+      groups.put("dimension", labels[d]);
+      groups.put("n", static_cast<double>(m.summary.n));
+      groups.put("cos_mean", c.summary.mean);
+      groups.put("delta_cos_mean", scores.has_delta ? m.summary.mean : stats::kNaN);
+      groups.put("delta_cos_sd", scores.has_delta ? m.summary.sd : stats::kNaN);
+      groups.put("ci_lower", m.mean_ci.lower);
+      groups.put("ci_upper", m.mean_ci.upper);
+      groups.put("small", m.small ? "true" : "false");
+      Json e{{"key", key_json(options.by, m.key)},
+             {"n", m.summary.n},
+             {"cos_mean", json_number(c.summary.mean)}};
+      if (scores.has_delta) {
+        e["delta_cos_mean"] = json_number(m.summary.mean);
+        e["delta_cos_sd"] = json_number(m.summary.sd);
+      }
+      if (options.bootstrap > 0) e["ci"] = interval_json(m.mean_ci);
+      if (m.small) e["small"] = true;
+      jg.push_back(e);
+    }
+    std::vector<double> all_cos(scores.images), all_delta;
+    for (std::size_t i = 0; i < scores.images; ++i) all_cos[i] = scores.cos[i * labels.size() + d];
+    Json jd{{"dimension", labels[d]},
+            {"name", dim.dimension},
+            {"valence", dim.valence},
+            {"prompts", dim.rows.size()},
+            {"cos_mean", json_number(stats::mean(all_cos))}};
+    if (scores.has_delta) {
+      all_delta.resize(scores.images);
+      for (std::size_t i = 0; i < scores.images; ++i) {
+        all_delta[i] = scores.delta_cos[i * labels.size() + d];
+      }
+      jd["delta_cos_mean"] = json_number(stats::mean(all_delta));
+    }
+    jd["groups"] = jg;
+    if (!main_r.empty_cells.empty() && d == 0) {
+      Json empty = Json::array();
+      for (const auto& cell : main_r.empty_cells) empty.push_back(key_json(options.by, cell));
+      out.json["empty_groups"] = empty;
+    }
+    dims.push_back(jd);
+  }
+  out.json["images"] = scores.images;
+  out.json["templates"] = study.manifest.templates;
+  out.json["has_delta"] = scores.has_delta;
+  out.json["by"] = options.by;
+  out.json["dimensions"] = dims;
+  out.tables.emplace_back("association_images", std::move(images));
+  out.tables.emplace_back("association_groups", groups.build());
+  return out;
+}
+
+// ---------------------------------------------------------------------- SC-WEAT
+
+AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& options) {
+  AnalysisOutput out;
+  const PromptManifest& m = study.manifest;
+  VLBIAS_CHECK(!m.dimensions.empty(), InputError,
+               "SC-WEAT: the prompt manifest has no attribute prompts to use as targets");
+  // Target sets: each dimension's prompts, then every attribute prompt ("all"), as
+  // positions in `all` (the rows of the cosine block gathered per pair of groups).
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> targets;
+  std::vector<std::size_t> all;
+  for (const auto& d : m.dimensions) {
+    std::vector<std::size_t> positions;
+    for (std::size_t r : d.rows) {
+      positions.push_back(all.size());
+      all.push_back(r);
+    }
+    targets.emplace_back(d.label, std::move(positions));
+  }
+  std::vector<std::size_t> every(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) every[i] = i;
+  targets.emplace_back("all", std::move(every));
+  std::vector<std::vector<std::size_t>> sets;
+  for (const auto& t : targets) sets.push_back(t.second);
+
+  struct Pair {
+    std::string grouping, a, b;
+    std::vector<std::uint32_t> images;  // A's images then B's
+    std::size_t n_a = 0;
+    bool small = false;
+  };
+  std::vector<Pair> pairs;
+  for (const auto& cols : options.groupings) {
+    const Grouping g = group_by(study.images, cols);
+    std::vector<std::vector<std::uint32_t>> members(g.size());
+    for (std::size_t i = 0; i < study.images.rows; ++i) {
+      if (g.group_of_row[i] != Grouping::kNoGroup) {
+        members[g.group_of_row[i]].push_back(static_cast<std::uint32_t>(i));
+      }
+    }
+    if (g.size() < 2) {
+      out.notes.push_back(
+          fmt::format("scweat: grouping {} has fewer than two groups", fmt::join(cols, "+")));
+    }
+    for (std::size_t a = 0; a < g.size(); ++a) {
+      for (std::size_t b = a + 1; b < g.size(); ++b) {
+        Pair pair{fmt::format("{}", fmt::join(cols, "+")),
+                  join_key(g.keys[a]),
+                  join_key(g.keys[b]),
+                  members[a],
+                  members[a].size(),
+                  std::min(g.sizes[a], g.sizes[b]) < options.min_group_size};
+        pair.images.insert(pair.images.end(), members[b].begin(), members[b].end());
+        pairs.push_back(std::move(pair));
+      }
+    }
+  }
+
+  ScweatOptions so;
+  so.p_test = parse_scweat_p_test(options.p_test);
+  so.permutations = options.permutations;
+  // One task per pair of groups: every target set shares its relabellings
+  // (sc_weat_target_sets), seeded per pair so results do not depend on threads.
+  std::vector<std::vector<ScweatResult>> by_pair(pairs.size());
+  Progress progress("SC-WEAT group pairs", pairs.size());
+  parallel_for(pairs.size(), [&](std::size_t k) {
+    const Pair& pair = pairs[k];
+    Matrix block(all.size(), pair.images.size());
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      const float* src = study.cos.row(all[r]);
+      float* dst = block.row(r);
+      for (std::size_t j = 0; j < pair.images.size(); ++j) dst[j] = src[pair.images[j]];
+    }
+    ScweatOptions o = so;
+    o.seed = derive_seed(options.seed, k);
+    by_pair[k] = sc_weat_target_sets(block, pair.n_a, sets, o);
+    progress.advance();
+  });
+  progress.finish();
+
+  struct Test {
+    const Pair* pair;
+    std::size_t target;
+    const ScweatResult* result;
+  };
+  std::vector<Test> tests;
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    for (std::size_t t = 0; t < targets.size(); ++t)
+      tests.push_back({&pairs[k], t, &by_pair[k][t]});
+  }
+  std::vector<double> p(tests.size()), holm, bh;
+  for (std::size_t k = 0; k < tests.size(); ++k) p[k] = tests[k].result->test.p_value;
+  adjust(p, holm, bh);
+  TableBuilder table("scweat");
+  Json rows = Json::array();
+  for (std::size_t k = 0; k < tests.size(); ++k) {
+    const Test& t = tests[k];
+    const ScweatResult& r = *t.result;
+    table.row();
+    table.put("grouping", t.pair->grouping);
+    table.put("group_a", t.pair->a);
+    table.put("group_b", t.pair->b);
+    table.put("dimension", targets[t.target].first);
+    table.put("targets", static_cast<double>(targets[t.target].second.size()));
+    table.put("n_a", static_cast<double>(r.n_a));
+    table.put("n_b", static_cast<double>(r.n_b));
+    table.put("effect_size", r.effect_size);
+    table.put("mean_difference", r.mean_difference);
+    table.put("p_value", r.test.p_value);
+    table.put("p_holm", holm[k]);
+    table.put("p_bh", bh[k]);
+    table.put("method", r.test.method);
+    table.put("permutations", static_cast<double>(r.test.resamples));
+    table.put("small", t.pair->small ? "true" : "false");
+    Json e{{"grouping", t.pair->grouping},
+           {"group_a", t.pair->a},
+           {"group_b", t.pair->b},
+           {"dimension", targets[t.target].first},
+           {"n_a", r.n_a},
+           {"n_b", r.n_b},
+           {"effect_size", json_number(r.effect_size)},
+           {"mean_difference", json_number(r.mean_difference)},
+           {"p_value", json_number(r.test.p_value)},
+           {"p_holm", json_number(holm[k])},
+           {"p_bh", json_number(bh[k])},
+           {"method", r.test.method},
+           {"permutations", r.test.resamples},
+           {"seed", r.test.seed}};
+    if (t.pair->small) e["small"] = true;
+    if (!r.note.empty()) e["note"] = r.note;
+    rows.push_back(e);
+  }
+  out.json["p_test"] = to_string(so.p_test);
+  out.json["alternative"] = "two-sided";
+  out.json["targets"] = "each dimension's prompts (words x templates), and 'all' of them";
+  out.json["tests"] = rows;
+  out.tables.emplace_back("scweat", table.build());
+  return out;
+}
+
+// ------------------------------------------------------------------- markedness
+
+AnalysisOutput markedness_analysis(const Study& study, const MarkednessOptions& options) {
+  AnalysisOutput out;
+  const MarkednessReport r = markedness(study.cos, study.manifest, study.images, options);
+  TableBuilder table("markedness");
+  Json groups = Json::array();
+  for (const MarkednessGroup& g : r.groups) {
+    table.row();
+    table.put("attribute", g.attribute);
+    table.put("level", g.level);
+    table.put("word", g.word);
+    table.put("n", static_cast<double>(g.n));
+    table.put("marked", static_cast<double>(g.marked));
+    table.put("percent", g.percent);
+    table.put("ci_lower", g.ci.lower);
+    table.put("ci_upper", g.ci.upper);
+    for (std::size_t t = 0; t < r.templates.size(); ++t) {
+      table.put(fmt::format("percent_template_{}", t + 1), g.percent_by_template[t]);
+    }
+    table.put("small", g.small ? "true" : "false");
+    Json by_template = Json::array();
+    for (double v : g.percent_by_template) by_template.push_back(json_number(v));
+    Json e{{"attribute", g.attribute},
+           {"level", g.level},
+           {"word", g.word},
+           {"n", g.n},
+           {"marked", g.marked},
+           {"percent", json_number(g.percent)},
+           {"percent_by_template", by_template}};
+    if (options.bootstrap > 0 && !std::isnan(g.percent)) e["ci"] = interval_json(g.ci);
+    if (g.small) e["small"] = true;
+    if (!g.note.empty()) {
+      e["note"] = g.note;
+      out.notes.push_back(fmt::format("markedness {}={}: {}", g.attribute, g.level, g.note));
+    }
+    groups.push_back(e);
+  }
+  out.json["definition"] =
+      "percent of a level's images whose neutral-prompt score is strictly greater than the "
+      "score of the prompt naming the level (scores: mean cosine over templates having both)";
+  out.json["templates"] = r.templates;
+  out.json["groups"] = groups;
+  if (r.rows_missing_key > 0) out.json["rows_missing_key"] = r.rows_missing_key;
+  out.tables.emplace_back("markedness", table.build());
+  return out;
+}
+
+// ---------------------------------------------------------------------- ranking
+
+AnalysisOutput ranking_analysis(const Study& study, const ImageDimensionScores& scores,
+                                const RankingAnalysisOptions& options) {
+  AnalysisOutput out;
+  metrics::SkewOptions so;
+  so.desired = metrics::parse_desired_distribution(options.desired);
+  so.absent = metrics::parse_absent_class(options.absent);
+  TableBuilder skew_table("ranking_skew");
+  TableBuilder ndkl_table("ranking_ndkl");
+  Json results = Json::array();
+  const std::size_t dims = scores.dims();
+  for (const std::string& attribute : options.attributes) {
+    const Grouping g = group_by(study.images, {attribute});
+    std::vector<std::size_t> rows;
+    for (std::size_t i = 0; i < study.images.rows; ++i) {
+      if (g.group_of_row[i] != Grouping::kNoGroup) rows.push_back(i);
+    }
+    VLBIAS_CHECK(!rows.empty(), InputError, "ranking: no image has a value in column '{}'",
+                 attribute);
+    metrics::RankedItems items;
+    for (const auto& key : g.keys) items.class_names.push_back(key[0]);
+    for (std::size_t i : rows) items.labels.push_back(g.group_of_row[i]);
+    so.k = std::min(options.k, rows.size());
+    if (so.k < options.k) {
+      out.notes.push_back(
+          fmt::format("ranking: k = {} exceeds the {} images with a '{}' value; "
+                      "k = {} used",
+                      options.k, rows.size(), attribute, so.k));
+    }
+    for (std::size_t d = 0; d < dims; ++d) {
+      items.scores.resize(rows.size());
+      for (std::size_t j = 0; j < rows.size(); ++j) {
+        items.scores[j] = scores.cos[rows[j] * dims + d];
+      }
+      const metrics::SkewResult s = metrics::skew_at_k(items, so);
+      const metrics::NdklResult n = metrics::ndkl(items, so.desired);
+      Json skew = Json::object(), counts = Json::object();
+      for (std::size_t c = 0; c < items.class_names.size(); ++c) {
+        skew[items.class_names[c]] = skew_json(s.skew[c]);
+        counts[items.class_names[c]] = s.topk_counts[c];
+        skew_table.row();
+        skew_table.put("dimension", scores.dimensions[d]);
+        skew_table.put("attribute", attribute);
+        skew_table.put("class", items.class_names[c]);
+        skew_table.put("k", static_cast<double>(s.k));
+        skew_table.put("topk_count", static_cast<double>(s.topk_counts[c]));
+        skew_table.put("desired", s.desired[c]);
+        skew_table.put("skew", s.skew[c]);
+      }
+      ndkl_table.row();
+      ndkl_table.put("dimension", scores.dimensions[d]);
+      ndkl_table.put("attribute", attribute);
+      ndkl_table.put("n", static_cast<double>(n.n));
+      ndkl_table.put("max_skew", s.max_skew);
+      ndkl_table.put("ndkl", n.ndkl);
+      results.push_back(Json{{"dimension", scores.dimensions[d]},
+                             {"attribute", attribute},
+                             {"k", s.k},
+                             {"skew", skew},
+                             {"max_skew", skew_json(s.max_skew)},
+                             {"topk_counts", counts},
+                             {"ndkl", json_number(n.ndkl)}});
+    }
+  }
+  out.json["score"] = "cos(i, D): images ranked by their mean cosine with the dimension's prompts";
+  out.json["desired"] = metrics::to_string(so.desired);
+  out.json["absent"] = metrics::to_string(so.absent);
+  out.json["tie_rule"] = metrics::kTieRule;
+  out.json["results"] = results;
+  out.tables.emplace_back("ranking_skew", skew_table.build());
+  out.tables.emplace_back("ranking_ndkl", ndkl_table.build());
+  return out;
+}
+
+// ------------------------------------------------------------ trait confidence
+
+AnalysisOutput confidence_analysis(const Study& study, const ConfidenceAnalysisOptions& options) {
+  AnalysisOutput out;
+  const TraitConfidence tc =
+      trait_confidence(study.cos, study.manifest, options.scale, options.logit_scale);
+  Table images = with_scores(study.images, "confidence_", tc.pairs, tc.confidence);
+  TableBuilder groups("confidence_groups");
+  TableBuilder tests("confidence_tests");
+  Json pairs = Json::array();
+  struct Row {
+    std::string pair, factor, within_column, within_level;
+    const Comparison* c;
+  };
+  std::vector<CompareReport> reports;
+  reports.reserve(tc.pairs.size() * 2);
+  std::vector<Row> test_rows;
+  for (std::size_t p = 0; p < tc.pairs.size(); ++p) {
+    const std::string column = "confidence_" + tc.pairs[p];
+    const DescribeReport d =
+        describe_column(images, column, options.grouping, options.grouping.bootstrap,
+                        derive_seed(options.grouping.seed, p));
+    Json jg = Json::array();
+    for (const GroupDescription& g : d.groups) {
+      groups.row();
+      put_key(groups, options.grouping.by, g.key);
+      groups.put("pair", tc.pairs[p]);
+      groups.put("n", static_cast<double>(g.summary.n));
+      groups.put("mean", g.summary.mean);
+      groups.put("sd", g.summary.sd);
+      groups.put("ci_lower", g.mean_ci.lower);
+      groups.put("ci_upper", g.mean_ci.upper);
+      groups.put("small", g.small ? "true" : "false");
+      Json e{{"key", key_json(options.grouping.by, g.key)},
+             {"n", g.summary.n},
+             {"mean", json_number(g.summary.mean)},
+             {"sd", json_number(g.summary.sd)}};
+      if (options.grouping.bootstrap > 0) e["ci"] = interval_json(g.mean_ci);
+      if (g.small) e["small"] = true;
+      jg.push_back(e);
+    }
+    // Paper 004: ANOVA across `across` within each level of `within`, and a two-group
+    // test across `within` within each level of `across`.
+    auto run = [&](const std::string& by, const std::string& within, const std::string& test) {
+      if (by.empty()) return;
+      CompareOptions co;
+      co.value = column;
+      co.by = {by};
+      if (!within.empty()) co.within = {within};
+      co.test = parse_group_test(test);
+      co.min_group_size = options.grouping.min_group_size;
+      reports.push_back(compare_groups(images, co));
+      for (const Comparison& c : reports.back().comparisons) {
+        test_rows.push_back({tc.pairs[p], by, within, c.within.empty() ? "" : c.within[0], &c});
+      }
+    };
+    run(options.across, options.within, options.test_across);
+    run(options.within, options.across, options.test_within);
+    pairs.push_back(Json{{"pair", tc.pairs[p]},
+                         {"first", tc.first[p]},
+                         {"second", tc.second[p]},
+                         {"mean", json_number(stats::mean(images.numeric(column, true)))},
+                         {"groups", jg}});
+  }
+  std::vector<double> p(test_rows.size()), holm, bh;
+  for (std::size_t k = 0; k < test_rows.size(); ++k) p[k] = test_rows[k].c->result.p_value;
+  adjust(p, holm, bh);
+  Json jt = Json::array();
+  for (std::size_t k = 0; k < test_rows.size(); ++k) {
+    const Row& r = test_rows[k];
+    const stats::TestResult& t = r.c->result;
+    tests.row();
+    tests.put("pair", r.pair);
+    tests.put("factor", r.factor);
+    tests.put("within", r.within_column);
+    tests.put("within_level", r.within_level);
+    tests.put("test", t.test);
+    tests.put("groups", static_cast<double>(r.c->groups.size()));
+    tests.put("statistic", t.statistic);
+    tests.put("df1", t.df.size() > 0 ? t.df[0] : stats::kNaN);
+    tests.put("df2", t.df.size() > 1 ? t.df[1] : stats::kNaN);
+    tests.put("p_value", t.p_value);
+    tests.put("p_holm", holm[k]);
+    tests.put("p_bh", bh[k]);
+    tests.put("effect_size", t.effect_size);
+    tests.put("effect_name", t.effect_name);
+    Json e{{"pair", r.pair},
+           {"factor", r.factor},
+           {"within", r.within_column},
+           {"within_level", r.within_level}};
+    e["result"] = to_json(t);
+    e["p_holm"] = json_number(holm[k]);
+    e["p_bh"] = json_number(bh[k]);
+    Json g = Json::array();
+    for (const GroupStats& s : r.c->groups) {
+      g.push_back(Json{
+          {"level", s.key.empty() ? "" : s.key[0]}, {"n", s.n}, {"mean", json_number(s.mean)}});
+    }
+    e["groups"] = g;
+    jt.push_back(e);
+  }
+  out.json["definition"] =
+      "confidence in the first trait: exp(s0) / (exp(s0) + exp(s1)), s = mean cosine with the "
+      "trait's prompts (raw) or logit_scale times it (logit)";
+  out.json["scale"] = to_string(options.scale);
+  if (options.scale == ConfidenceScale::Logit) out.json["logit_scale"] = options.logit_scale;
+  out.json["pairs"] = pairs;
+  out.json["tests"] = jt;
+  out.json["adjustment"] = "Holm and Benjamini-Hochberg over every test of this table";
+  out.tables.emplace_back("confidence_images", std::move(images));
+  out.tables.emplace_back("confidence_groups", groups.build());
+  out.tables.emplace_back("confidence_tests", tests.build());
+  return out;
+}
+
+}  // namespace vlbias

@@ -1,0 +1,125 @@
+// `vlbias prompts social-perception` and `vlbias prompts trait-pairs`: write the prompt
+// manifest of paper 001 (Hausladen et al., METHODS.md 001) or paper 004 (Baherwani
+// and Vincent, METHODS.md 004), one row per prompt (include/vlbias/prompt_sets.h).
+//
+// --out is a .csv (write_csv) or .jsonl file, written atomically. Empty cells
+// (neutral and group prompts) are empty CSV cells / "" JSON strings; both read back
+// as missing, whose text is "".
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "vlbias/atomic_file.h"
+#include "vlbias/error.h"
+#include "vlbias/log.h"
+#include "vlbias/prompt_sets.h"
+#include "vlbias/table.h"
+
+namespace vlbias::cli {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void check_out_path(const std::string& out) {
+  VLBIAS_CHECK(ends_with(out, ".csv") || ends_with(out, ".jsonl"), UsageError,
+               "--out '{}' must end in .csv or .jsonl", out);
+}
+
+void write_jsonl(const Table& table, const std::string& path) {
+  AtomicWriter out(path);
+  for (std::size_t row = 0; row < table.rows; ++row) {
+    nlohmann::ordered_json obj = nlohmann::ordered_json::object();
+    for (const Column& col : table.columns) obj[col.name] = col.text(row);
+    const std::string line = obj.dump() + "\n";
+    out.write(line.data(), line.size());
+  }
+  out.commit();
+}
+
+void write_manifest(const Table& table, const std::string& path) {
+  if (ends_with(path, ".jsonl")) {
+    write_jsonl(table, path);
+  } else {
+    write_csv(table, path);
+  }
+  if (!quiet()) std::fprintf(stderr, "vlbias: wrote %zu prompts to %s\n", table.rows, path.c_str());
+}
+
+struct SocialArgs {
+  std::string template_set = "paper";
+  std::vector<std::string> templates;
+  std::string lexicon;
+  bool no_group_prompts = false;
+  std::string out;
+};
+
+struct TraitArgs {
+  std::string pairs;
+  std::vector<std::string> templates;
+  bool no_neutral = false;
+  std::string out;
+};
+
+}  // namespace
+
+void add_prompts_command(CLI::App& app) {
+  CLI::App* prompts =
+      app.add_subcommand("prompts", "Write a prompt manifest (one row per text prompt) as CSV");
+  prompts->require_subcommand(1);
+
+  auto social = std::make_shared<SocialArgs>();
+  CLI::App* sp = prompts->add_subcommand(
+      "social-perception",
+      "SCM/ABC attribute prompts, neutral and group-naming prompts (Hausladen et al.; paper 001)");
+  sp->add_option("--templates", social->template_set,
+                 "Template set: paper (the paper's 4) | code (the authors' code, 4) | single")
+      ->capture_default_str();
+  sp->add_option("--template", social->templates,
+                 "A template with \"{}\" where the word goes (repeatable; overrides --templates)");
+  sp->add_option("--lexicon", social->lexicon,
+                 "Word lists in the layout of data/clip-face-bias/attribute_lists.json "
+                 "(default: the built-in lists)");
+  sp->add_flag("--no-group-prompts", social->no_group_prompts,
+               "Leave out the group-naming prompts (white, black, ..., old)");
+  sp->add_option("--out", social->out, "Manifest to write (.csv or .jsonl)")->required();
+  sp->callback([social] {
+    check_out_path(social->out);
+    SocialPerceptionPromptOptions o;
+    o.template_set = parse_template_set(social->template_set);
+    o.templates = social->templates;
+    o.lexicon_path = social->lexicon;
+    o.group_prompts = !social->no_group_prompts;
+    write_manifest(social_perception_prompts(o), social->out);
+  });
+
+  auto trait = std::make_shared<TraitArgs>();
+  CLI::App* tp = prompts->add_subcommand(
+      "trait-pairs", "Captions for opposing trait pairs (Baherwani and Vincent; paper 004)");
+  tp->add_option("--pairs", trait->pairs,
+                 "Trait pairs 'first/second,...' (default: smart/dumb, happy/sad, "
+                 "hardworking/lazy, nice/mean, dominant/agentic, honest/dishonest)");
+  tp->add_option("--template", trait->templates,
+                 "A template with \"{}\" where the trait goes (repeatable; default 'a {} person')");
+  tp->add_flag("--no-neutral", trait->no_neutral, "Leave out the neutral prompt ('a person')");
+  tp->add_option("--out", trait->out, "Manifest to write (.csv or .jsonl)")->required();
+  tp->callback([trait, tp] {
+    check_out_path(trait->out);
+    TraitPairPromptOptions o;
+    if (tp->count("--pairs") > 0) o.pairs = parse_trait_pairs(trait->pairs);
+    if (!trait->templates.empty()) o.templates = trait->templates;
+    o.neutral = !trait->no_neutral;
+    write_manifest(trait_pair_prompts(o), trait->out);
+  });
+}
+
+}  // namespace vlbias::cli
