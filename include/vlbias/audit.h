@@ -43,6 +43,9 @@
 //     `across`), association and scweat over the trait dimensions.
 // An analysis named explicitly that cannot run (e.g. markedness without group
 // prompts) is a UsageError; one enabled only by default is skipped with a note.
+// Naming an analysis of the other kind (markedness in a trait-pairs audit,
+// confidence in a social-perception one) is a UsageError, raised before any input
+// is read.
 //
 // Defaults for lists: scweat.groupings = each groups column on its own;
 // markedness.attributes and ranking.attributes = groups; absdiff.factors = ordinal,
@@ -146,7 +149,7 @@ struct AuditSpec {
     std::size_t bootstrap = 1000;
     double ci = 0.95;
     std::string across;  // default: the first group factor
-    std::string within;  // default: the second group factor ("" when there is one)
+    std::string within;  // default: the first group factor other than `across` ("" if none)
     std::string test_across = "anova";
     std::string test_within = "welch";
   } confidence;
@@ -157,9 +160,9 @@ struct AuditSpec {
 // "analyses.scweat.permutations", and what was expected): malformed YAML (with its
 // line), a missing required key (kind, images.table, images.embeddings,
 // prompts.manifest, prompts.embeddings, factors.groups), an unknown key, a value of
-// the wrong type or out of range (permutations, pairs, bootstrap, k must be > 0; ci
-// in (0, 1); thresholds >= 0 and finite), a factor listed in two roles, an unknown
-// p_test, scale, test, fit_to, desired or absent, index without id_column.
+// the wrong type or out of range (permutations, pairs, k must be > 0, bootstrap >= 0 (0: no CIs);
+// ci in (0, 1); thresholds >= 0 and finite), a factor listed in two roles, an unknown p_test,
+// scale, test, fit_to, desired or absent, index without id_column.
 AuditSpec parse_audit_spec(const std::string& yaml_text, const std::filesystem::path& base_dir,
                            const std::string& source);
 // Reads and parses a spec file (InputError when it cannot be read).

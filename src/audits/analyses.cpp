@@ -233,7 +233,7 @@ AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& 
   // (sc_weat_target_sets), seeded per pair so results do not depend on threads.
   std::vector<std::vector<ScweatResult>> by_pair(pairs.size());
   Progress progress("SC-WEAT group pairs", pairs.size());
-  parallel_for(pairs.size(), [&](std::size_t k) {
+  const auto one_pair = [&](std::size_t k) {
     const Pair& pair = pairs[k];
     Matrix block(all.size(), pair.images.size());
     for (std::size_t r = 0; r < all.size(); ++r) {
@@ -245,7 +245,14 @@ AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& 
     o.seed = derive_seed(options.seed, k);
     by_pair[k] = sc_weat_target_sets(block, pair.n_a, sets, o);
     progress.advance();
-  });
+  };
+  // Pairs in parallel when there are enough of them; otherwise one at a time, each
+  // spreading its replicates over the pool. Same results either way.
+  if (pairs.size() >= thread_count()) {
+    parallel_for(pairs.size(), one_pair);
+  } else {
+    for (std::size_t k = 0; k < pairs.size(); ++k) one_pair(k);
+  }
   progress.finish();
 
   struct Test {

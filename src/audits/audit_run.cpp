@@ -217,6 +217,22 @@ AnalysisOutput ellipses_section(const Study& study, const ImageDimensionScores& 
 }  // namespace
 
 void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+  // Analyses that belong to the other kind of audit may not be requested.
+  const auto refuse = [&](const AuditSpec::Toggle& t, const char* name) {
+    VLBIAS_CHECK(!(t.enabled && t.explicit_), UsageError,
+                 "analysis '{}' is not part of a {} audit; remove it from the spec", name,
+                 to_string(spec.kind));
+  };
+  if (spec.kind == AuditKind::TraitPairs) {
+    refuse(spec.markedness.toggle, "markedness");
+    refuse(spec.ranking.toggle, "ranking");
+    refuse(spec.absdiff.toggle, "absdiff");
+    refuse(spec.trends.toggle, "trends");
+    refuse(spec.ellipses.toggle, "ellipses");
+  } else {
+    refuse(spec.confidence.toggle, "confidence");
+  }
+
   Provenance provenance;
   provenance.command = "audit";
   StudyFiles files;
@@ -265,11 +281,15 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
     o.grouping.bootstrap = spec.confidence.bootstrap;
     o.grouping.ci = spec.confidence.ci;
     o.grouping.seed = derive_seed(spec.seed, kSeedConfidence);
+    // Defaults: across the first group factor, within the next one (paper 004: across
+    // races within each gender, and across genders within each race).
     o.across = spec.confidence.across.empty() ? spec.group_factors[0] : spec.confidence.across;
     o.within = spec.confidence.within;
-    if (o.within.empty() && spec.confidence.across.empty() && spec.group_factors.size() > 1) {
-      o.within = spec.group_factors[1];
+    for (std::size_t g = 0; o.within.empty() && g < spec.group_factors.size(); ++g) {
+      if (spec.group_factors[g] != o.across) o.within = spec.group_factors[g];
     }
+    VLBIAS_CHECK(o.within != o.across, UsageError,
+                 "analyses.confidence: across and within are both '{}'", o.across);
     require_columns(study.images, {o.across}, "confidence.across");
     if (!o.within.empty()) require_columns(study.images, {o.within}, "confidence.within");
     o.test_across = spec.confidence.test_across;

@@ -360,7 +360,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
       auto& a = spec.association;
       for (const auto& [k, v] : parse_toggle(ctx, value, path, a.toggle, {"bootstrap", "ci"})) {
         const std::string p = join_path(path, k);
-        if (k == "bootstrap") a.bootstrap = as_positive_size(ctx, v, p);
+        if (k == "bootstrap") a.bootstrap = as_size(ctx, v, p);
         if (k == "ci") a.ci = as_ci(ctx, v, p);
       }
     } else if (name == "scweat") {
@@ -395,7 +395,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
            parse_toggle(ctx, value, path, m.toggle, {"attributes", "bootstrap", "ci"})) {
         const std::string p = join_path(path, k);
         if (k == "attributes") m.attributes = as_string_list(ctx, v, p);
-        if (k == "bootstrap") m.bootstrap = as_positive_size(ctx, v, p);
+        if (k == "bootstrap") m.bootstrap = as_size(ctx, v, p);
         if (k == "ci") m.ci = as_ci(ctx, v, p);
       }
     } else if (name == "ranking") {
@@ -444,7 +444,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
         const std::string p = join_path(path, k);
         if (k == "scale") c.scale = as_choice(ctx, v, p, {"raw", "logit"});
         if (k == "logit_scale") c.logit_scale = as_finite_positive(ctx, v, p);
-        if (k == "bootstrap") c.bootstrap = as_positive_size(ctx, v, p);
+        if (k == "bootstrap") c.bootstrap = as_size(ctx, v, p);
         if (k == "ci") c.ci = as_ci(ctx, v, p);
         if (k == "across") c.across = as_string(ctx, v, p);
         if (k == "within") c.within = as_string(ctx, v, p);

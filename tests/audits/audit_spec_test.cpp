@@ -319,8 +319,8 @@ TEST(AuditSpec, IntegersAreCheckedWithThePath) {
                {"analyses.absdiff.pairs must be a positive integer"});
   expect_usage(kMinimal + "analyses: {ranking: {k: 0}}\n",
                {"analyses.ranking.k must be a positive integer"});
-  expect_usage(kMinimal + "analyses: {association: {bootstrap: 0}}\n",
-               {"analyses.association.bootstrap must be a positive integer"});
+  expect_usage(kMinimal + "analyses: {association: {bootstrap: -1}}\n",
+               {"analyses.association.bootstrap must be non-negative"});
   expect_usage(kMinimal + "analyses: {trends: {degree: 6}}\n",
                {"analyses.trends.degree must be 1 to 5"});
   expect_usage(kMinimal + "analyses: {trends: {degree: 0}}\n",
@@ -475,6 +475,14 @@ TEST(AuditSpec, HostileInputIsRejectedCleanly) {
   // Undefined alias and binary junk.
   expect_usage(kMinimal + "seed: *nothing\n", {"malformed YAML"});
   expect_usage(std::string("\x00\xff\xfe kind: [\x01", 8), {"spec.yaml"});
+}
+
+TEST(AuditSpec, ZeroBootstrapMeansNoIntervals) {
+  const AuditSpec s = parse_audit_spec(
+      kMinimal + "analyses: {association: {bootstrap: 0}, markedness: {bootstrap: 0}}\n", "/base",
+      "spec.yaml");
+  EXPECT_EQ(s.association.bootstrap, 0u);
+  EXPECT_EQ(s.markedness.bootstrap, 0u);
 }
 
 }  // namespace

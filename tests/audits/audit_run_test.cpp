@@ -1,0 +1,82 @@
+// run_audit's own decisions: analyses of the other kind are refused before any
+// file is read; trait-pair confidence tests default to across the first group
+// factor within the second, and the reverse.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "cli/cli_util.h"
+#include "synthetic_study.h"
+#include "vlbias/audit.h"
+#include "vlbias/error.h"
+#include "vlbias/table.h"
+
+namespace vlbias {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kHeader =
+    "images: {table: none.csv, embeddings: none.npy}\n"
+    "prompts: {manifest: none.csv, embeddings: none.npy}\n"
+    "factors: {groups: [race, gender]}\n";
+
+std::string message_of_run(const std::string& yaml) {
+  try {
+    run_audit(parse_audit_spec(yaml, "/nonexistent", "spec.yaml"), "/nonexistent/run");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(AuditRun, AnalysesOfTheOtherKindAreRefusedBeforeReading) {
+  for (const char* analysis : {"markedness", "ranking", "absdiff", "trends", "ellipses"}) {
+    const std::string m =
+        message_of_run("kind: trait-pairs\n" + kHeader + "analyses: {" + analysis + ": true}\n");
+    EXPECT_NE(m.find(std::string("'") + analysis + "' is not part of a trait-pairs audit"),
+              std::string::npos)
+        << m;
+  }
+  const std::string m =
+      message_of_run("kind: social-perception\n" + kHeader + "analyses: {confidence: {}}\n");
+  EXPECT_NE(m.find("'confidence' is not part of a social-perception audit"), std::string::npos)
+      << m;
+  // Turned off explicitly is fine: the run then fails on the missing files instead.
+  EXPECT_THROW(run_audit(parse_audit_spec(
+                             "kind: trait-pairs\n" + kHeader + "analyses: {markedness: false}\n",
+                             "/nonexistent", "spec.yaml"),
+                         "/nonexistent/run"),
+               InputError);
+}
+
+TEST(AuditRun, ConfidenceTestsDefaultToAcrossFirstWithinSecondGroupFactor) {
+  const fs::path dir = cli_util::temp_dir();
+  synthetic::StudyOptions o;
+  o.kind = synthetic::StudyKind::TraitPairs;
+  o.seeds = 4;
+  o.dim = 24;
+  o.permutations = 200;
+  o.bootstrap = 50;
+  const synthetic::WrittenStudy s = synthetic::write_synthetic_study(dir / "study", o);
+  AuditSpec spec = load_audit_spec(s.spec);
+  spec.confidence.across.clear();
+  spec.confidence.within.clear();
+  run_audit(spec, dir / "run");
+  const Table tests = read_table((dir / "run" / "tables" / "confidence_tests.csv").string());
+  std::size_t across_race = 0, across_gender = 0;
+  for (std::size_t r = 0; r < tests.rows; ++r) {
+    const std::string factor = tests.column("factor").text(r);
+    const std::string within = tests.column("within").text(r);
+    if (factor == "race" && within == "gender") ++across_race;
+    if (factor == "gender" && within == "race") ++across_gender;
+  }
+  EXPECT_EQ(across_race, 6u * 2);    // 6 pairs x 2 genders
+  EXPECT_EQ(across_gender, 6u * 3);  // 6 pairs x 3 races
+  EXPECT_EQ(across_race + across_gender, tests.rows);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vlbias
