@@ -20,5 +20,16 @@ build/vlbias describe --table "$data" --value "mean offensiveness_score" --by re
 # markedness, Skew@k/NDKL, AbsDiff, trends) on a bundled synthetic study with a
 # planted effect: Black women's images are shifted toward "competent" prompts.
 build/vlbias audit examples/social_perception/spec.yaml --out "$out/social_perception"
+
+# Native CLIP encoding (no Python): the prompt manifest and a folder of images through
+# a tiny random CLIP of the real architecture (tools/make_encode_fixtures.py; its
+# numbers mean nothing, the pipeline is the real one). Point --model at a Hugging
+# Face CLIP folder (e.g. openai/clip-vit-base-patch32) for real embeddings.
+model=tests/fixtures/encode/e2e/hf
+build/vlbias prompts social-perception --out "$out/prompts.csv"
+build/vlbias encode --model "$model" --texts "$out/prompts.csv" --out "$out/prompt_embeddings.npy"
+build/vlbias encode --model "$model" --images tests/fixtures/encode/e2e/images \
+  --out "$out/image_embeddings.npy"
 echo "example outputs:"
-ls -1 "$out"/*.json "$out"/social_perception/results.json "$out"/social_perception/tables/*.csv
+ls -1 "$out"/*.json "$out"/*.npy "$out"/social_perception/results.json \
+  "$out"/social_perception/tables/*.csv

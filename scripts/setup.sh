@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   g++ cmake ninja-build clang pkg-config
   libopenblas-dev libeigen3-dev libboost-math-dev libsimdjson-dev nlohmann-json3-dev
-  libyaml-cpp-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libyaml-cpp-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,10 +1,12 @@
 #pragma once
 // The one BLAS wrapper (OpenBLAS behind it; nothing else includes cblas.h).
 //
-// Threads (DESIGN.md "Threads"): OpenBLAS runs single-threaded by default and
-// always inside parallel regions (in_parallel_region()); only a GEMM called
-// outside them with at least kBlasThreadedFlops multiply-adds uses the threads set
-// by set_blas_threads. So a pool task never starts BLAS threads of its own.
+// Threads (DESIGN.md "Threads"): OpenBLAS itself always runs single-threaded.
+// A GEMM of at least kBlasThreadedFlops multiply-adds called outside a parallel
+// region is split into fixed blocks (their edges depend only on the shape) that
+// run on the project's pool, so results are bit-identical for any thread count
+// (OpenBLAS's own threading is not: it changes the last bits). Inside a pool task
+// the blocks run serially, so a task never starts threads of its own.
 #include <cstddef>
 #include <vector>
 
@@ -16,17 +18,47 @@ namespace vlbias {
 // multi-threaded.
 inline constexpr std::size_t kBlasThreadedFlops = std::size_t{1} << 24;
 
-// Sets the number of BLAS threads used by big GEMMs outside parallel regions
-// (0 = the pool's thread_count()). Default: 0.
+// Sets the number of threads big GEMMs outside parallel regions may use; 1 runs
+// them serially, anything else uses the pool (0 = the pool's thread_count()). Default: 0.
 void set_blas_threads(int n);
 // The number of threads a big GEMM outside a parallel region would use (>= 1).
 int blas_threads();
 
-// C = A * B^T in float32 (cblas_sgemm): c[i * ldc + j] = sum_k a(i, k) * b(j, k),
+// C = A * B^T in float32, through sgemm (so the same for every thread count).
+// c[i * ldc + j] = sum_k a(i, k) * b(j, k),
 // i.e. every row of `a` against every row of `b`. Requires a.cols == b.cols and
 // ldc >= b.rows (InternalError otherwise: callers check shapes against their
 // inputs first). Empty a or b is a no-op; zero columns give C = 0.
 void gemm_nt(MatrixView a, MatrixView b, float* c, std::size_t ldc);
+
+// Whether sgemm reads an operand as stored or transposed.
+enum class Transpose { No, Yes };
+
+// Target block edge (elements) of sgemm's fixed partition; see sgemm. Each block re-packs the
+// operand that is not split, so blocks are kept large (on 2 cores, 229-row blocks of a
+// 3200 x 2304 x 768 product run ~5% slower than 800-row ones).
+inline constexpr std::size_t kSgemmBlock = 768;
+
+// General float32 GEMM (cblas_sgemm, row-major): C = alpha * op(A) * op(B) + beta * C, with
+// op(A) m x k and op(B) k x n:
+//   op(A)(i, p) = ta == No ? a[i * lda + p] : a[p * lda + i]   (likewise op(B)(p, j) with ldb)
+//   c(i, j) = c[i * ldc + j]
+// Requires lda >= (ta == No ? k : m), ldb >= (tb == No ? n : k) and ldc >= n (InternalError
+// otherwise). m == 0 or n == 0 is a no-op; k == 0 gives C = beta * C (zeros when beta == 0; as in
+// BLAS, beta == 0 never reads C).
+//
+// Determinism: OpenBLAS's own threading is NOT thread-count stable (an element's last bits
+// depend on where its micro-tile falls, which moves with the thread split). So a product with at
+// least kBlasThreadedFlops multiply-adds is cut into a fixed partition that depends only on
+// (m, n, k): the larger of m and n is split into max(2, size / kSgemmBlock) blocks (rounded down,
+// then up to an even count) of nearly equal size (inner edges at multiples of 16), each computed
+// by one single-threaded cblas_sgemm (the other dimension is not split). Outside
+// parallel regions the blocks are spread over the pool (when blas_threads() > 1); inside one, or
+// with one thread, they run in order on the calling thread. Either way every element comes from
+// the same call, so C is bitwise independent of the thread count. Smaller products are one call.
+void sgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t k, float alpha,
+           const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
+           std::size_t ldc);
 
 // Rows of `m` scaled to unit L2 norm (norm accumulated in double). A zero row
 // stays zero (its cosines are then 0; callers that must refuse it check the norms).

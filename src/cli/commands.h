@@ -33,6 +33,10 @@ void add_trait_confidence_metric(CLI::App& metric);
 void add_absdiff_metric(CLI::App& metric);
 // metric_trends.cpp: quadratic trend fits per group and covariance ellipses (paper 001).
 void add_trends_metric(CLI::App& metric);
+// metric_clipscore.cpp: CLIPScore variants (paper 002 consistency).
+void add_clipscore_metric(CLI::App& metric);
+// `vlbias encode`: native CLIP image and text embeddings (encode_command.cpp).
+void add_encode_command(CLI::App& app);
 
 // "a,b , c" -> {"a", "b", "c"}; empty items are a UsageError naming `option`.
 std::vector<std::string> split_list(const std::string& text, const std::string& option);

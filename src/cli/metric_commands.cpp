@@ -18,6 +18,7 @@ void add_metric_commands(CLI::App& app) {
   add_trait_confidence_metric(*metric);
   add_absdiff_metric(*metric);
   add_trends_metric(*metric);
+  add_clipscore_metric(*metric);
 }
 
 }  // namespace vlbias::cli

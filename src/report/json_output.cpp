@@ -2,31 +2,21 @@
 
 #include <sys/stat.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 
 #include "vlbias/atomic_file.h"
 #include "vlbias/error.h"
 #include "vlbias/sha256.h"
+#include "vlbias/timestamp.h"
 #include "vlbias/version.h"
 
 namespace vlbias {
 
 namespace {
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Json key_object(const std::vector<std::string>& columns, const std::vector<std::string>& key) {
   Json out = Json::object();

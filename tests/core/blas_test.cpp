@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "vlbias/blas.h"
@@ -86,6 +87,136 @@ TEST(Blas, GemmNtZeroColumnsGivesZero) {
   std::vector<float> c(6, 5.0f);
   gemm_nt(a, b, c.data(), 3);
   for (float v : c) EXPECT_EQ(v, 0.0f);
+}
+
+// ---- sgemm: C = alpha op(A) op(B) + beta C against a double loop.
+
+// op(X)(i, p) of a row-major matrix with leading dimension ld.
+float op_at(const std::vector<float>& x, std::size_t ld, Transpose t, std::size_t i,
+            std::size_t p) {
+  return t == Transpose::No ? x[i * ld + p] : x[p * ld + i];
+}
+
+std::vector<float> random_vector(std::size_t n, std::uint64_t seed) {
+  std::vector<float> v(n);
+  Rng rng(seed);
+  for (float& x : v) x = static_cast<float>(rng.uniform_index(2001)) / 1000.0f - 1.0f;
+  return v;
+}
+
+void expect_sgemm_matches(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t k,
+                          float alpha, float beta, std::size_t pad) {
+  const std::size_t lda = (ta == Transpose::No ? k : m) + pad;
+  const std::size_t ldb = (tb == Transpose::No ? n : k) + pad;
+  const std::size_t ldc = n + pad;
+  const std::vector<float> a = random_vector((ta == Transpose::No ? m : k) * lda, 1 + m);
+  const std::vector<float> b = random_vector((tb == Transpose::No ? k : n) * ldb, 2 + n);
+  std::vector<float> c = random_vector(m * ldc, 3 + k);
+  const std::vector<float> c0 = c;
+  sgemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < ldc; ++j) {
+      if (j >= n) {
+        EXPECT_EQ(c[i * ldc + j], c0[i * ldc + j]) << "padding column " << j << " was written";
+        continue;
+      }
+      double s = 0.0;
+      for (std::size_t p = 0; p < k; ++p) {
+        s += static_cast<double>(op_at(a, lda, ta, i, p)) * op_at(b, ldb, tb, p, j);
+      }
+      const double want = alpha * s + beta * static_cast<double>(c0[i * ldc + j]);
+      EXPECT_NEAR(c[i * ldc + j], want, 2e-6 * static_cast<double>(k + 1)) << i << "," << j;
+    }
+  }
+}
+
+TEST(Blas, SgemmAllTransposesLeadingDimensionsAlphaBeta) {
+  for (Transpose ta : {Transpose::No, Transpose::Yes}) {
+    for (Transpose tb : {Transpose::No, Transpose::Yes}) {
+      expect_sgemm_matches(ta, tb, 5, 7, 9, 1.0f, 0.0f, 0);
+      expect_sgemm_matches(ta, tb, 17, 3, 33, 0.5f, 1.0f, 3);
+      expect_sgemm_matches(ta, tb, 1, 1, 1, -2.0f, 0.25f, 1);
+    }
+  }
+}
+
+TEST(Blas, SgemmPartitionedProductsMatchNaive) {
+  // >= 2^24 multiply-adds: the fixed block partition, over rows (m >= n) and over columns.
+  expect_sgemm_matches(Transpose::No, Transpose::Yes, 600, 130, 256, 1.0f, 1.0f, 2);
+  expect_sgemm_matches(Transpose::Yes, Transpose::No, 70, 900, 300, 1.0f, 0.0f, 0);
+}
+
+TEST(Blas, SgemmBetaZeroIgnoresNaNInC) {
+  std::vector<float> a = {1, 2, 3, 4}, b = {1, 0, 0, 1};
+  std::vector<float> c(4, std::nanf(""));
+  sgemm(Transpose::No, Transpose::No, 2, 2, 2, 1.0f, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2);
+  EXPECT_EQ(c, a);
+}
+
+TEST(Blas, SgemmEmptyAndZeroK) {
+  std::vector<float> c = {1, 2, 3, 4};
+  sgemm(Transpose::No, Transpose::No, 0, 2, 3, 1.0f, nullptr, 3, nullptr, 2, 0.0f, c.data(), 2);
+  EXPECT_EQ(c, (std::vector<float>{1, 2, 3, 4}));
+  sgemm(Transpose::No, Transpose::No, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 2.0f, c.data(), 2);
+  EXPECT_EQ(c, (std::vector<float>{2, 4, 6, 8}));
+  sgemm(Transpose::No, Transpose::No, 2, 2, 0, 1.0f, nullptr, 1, nullptr, 2, 0.0f, c.data(), 2);
+  EXPECT_EQ(c, (std::vector<float>(4, 0.0f)));
+}
+
+TEST(Blas, SgemmLeadingDimensionErrors) {
+  std::vector<float> x(64);
+  const float* p = x.data();
+  EXPECT_THROW(sgemm(Transpose::No, Transpose::No, 2, 3, 4, 1, p, 3, p, 3, 0, x.data(), 3),
+               InternalError);  // lda < k
+  EXPECT_THROW(sgemm(Transpose::Yes, Transpose::No, 5, 3, 4, 1, p, 4, p, 3, 0, x.data(), 3),
+               InternalError);  // lda < m when transposed
+  EXPECT_THROW(sgemm(Transpose::No, Transpose::Yes, 2, 3, 4, 1, p, 4, p, 3, 0, x.data(), 3),
+               InternalError);  // ldb < k when transposed
+  EXPECT_THROW(sgemm(Transpose::No, Transpose::No, 2, 3, 4, 1, p, 4, p, 3, 0, x.data(), 2),
+               InternalError);  // ldc < n
+}
+
+// Bits of C for one thread count.
+std::vector<float> sgemm_bits(Transpose ta, Transpose tb, std::size_t m, std::size_t n,
+                              std::size_t k, unsigned threads) {
+  const std::vector<float> a = random_vector(m * k, 41), b = random_vector(k * n, 42);
+  std::vector<float> c = random_vector(m * n, 43);
+  set_thread_count(threads);
+  sgemm(ta, tb, m, n, k, 1.0f, a.data(), ta == Transpose::No ? k : m, b.data(),
+        tb == Transpose::No ? n : k, 1.0f, c.data(), n);
+  set_thread_count(0);
+  return c;
+}
+
+TEST(Blas, SgemmBitwiseIndependentOfThreadCount) {
+  // OpenBLAS's own threading changes last bits with the thread count; sgemm's fixed partition
+  // must not. Shapes split over rows, over columns, and odd sizes.
+  const struct {
+    std::size_t m, n, k;
+  } shapes[] = {{1600, 768, 768}, {50, 2304, 768}, {1003, 517, 129}};
+  for (const auto& s : shapes) {
+    for (Transpose tb : {Transpose::No, Transpose::Yes}) {
+      const std::vector<float> one = sgemm_bits(Transpose::No, tb, s.m, s.n, s.k, 1);
+      for (unsigned t : {2u, 3u, 4u}) {
+        const std::vector<float> many = sgemm_bits(Transpose::No, tb, s.m, s.n, s.k, t);
+        EXPECT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)), 0)
+            << s.m << "x" << s.n << "x" << s.k << " threads " << t;
+      }
+    }
+  }
+  // Inside a parallel region the blocks run serially: the same bits.
+  const std::vector<float> one = sgemm_bits(Transpose::No, Transpose::Yes, 1600, 768, 768, 1);
+  const std::vector<float> a = random_vector(1600 * 768, 41), b = random_vector(768 * 768, 42);
+  std::vector<std::vector<float>> out(2, random_vector(1600 * 768, 43));
+  set_thread_count(2);
+  parallel_for(2, [&](std::size_t i) {
+    sgemm(Transpose::No, Transpose::Yes, 1600, 768, 768, 1.0f, a.data(), 768, b.data(), 768, 1.0f,
+          out[i].data(), 768);
+  });
+  set_thread_count(0);
+  for (const auto& o : out) {
+    EXPECT_EQ(std::memcmp(one.data(), o.data(), one.size() * sizeof(float)), 0);
+  }
 }
 
 TEST(Blas, CosineMatrixMatchesNaive) {

@@ -1,0 +1,105 @@
+#pragma once
+// Image decoding and CLIP preprocessing, bit-exact with Pillow 9.4 and the
+// Hugging Face CLIPImageProcessor / open_clip (torchvision) pipelines.
+//
+//   bytes --decode_image--> RgbImage --resize_bicubic--> --center_crop--> --rescale, normalize-->
+//   float32 CHW tensor (preprocess_image does the last three steps from an ImagePreprocess).
+//
+// Decoding reproduces PIL.Image.open(f).convert("RGB"): JPEG through libjpeg-turbo with the
+// settings Pillow uses, PNG through libpng with Pillow's own sample conversions. No EXIF
+// orientation is applied (neither HF nor open_clip applies it).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vlbias {
+
+// 8-bit RGB image, row-major, interleaved: pixels[(y * width + x) * 3 + c]. Owning.
+struct RgbImage {
+  std::size_t width = 0;
+  std::size_t height = 0;
+  std::vector<std::uint8_t> pixels;
+};
+
+// Pillow's decompression-bomb limit: Image.open refuses images with more than
+// 2 * MAX_IMAGE_PIXELS = 2 * (1024 * 1024 * 1024 / 4 / 3) pixels.
+inline constexpr std::size_t kMaxImagePixels = 2 * (1024ull * 1024 * 1024 / 4 / 3);
+
+// Decodes a JPEG or PNG (recognised by magic bytes, not the extension) and converts it to RGB
+// exactly as PIL.Image.open(f).convert("RGB") does in Pillow 9.4. Throws InputError naming
+// `source` for unknown formats, corrupt or truncated data and images with more than
+// `max_pixels` pixels (checked from the header, before any pixel memory is allocated).
+// Never crashes or hangs on hostile input (a progressive JPEG may have at most 1000 scans).
+RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& source,
+                      std::size_t max_pixels = kMaxImagePixels);
+// decode_image over a read-only mapping of `path`; InputError when it cannot be read.
+RgbImage decode_image_file(const std::filesystem::path& path,
+                           std::size_t max_pixels = kMaxImagePixels);
+
+// Image.resize((width, height), Image.BICUBIC) of Pillow 9.4, bit-exact (reducing_gap=None):
+// separable convolution with support scaled by the downscale factor, fixed-point coefficients,
+// horizontal pass first (only when the width changes), then vertical. Same size gives a copy.
+// UsageError for a zero target size; InputError for an empty image.
+RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t height);
+
+// (width, height) after resizing the short side to `shortest_edge`, as HF's
+// get_resize_output_image_size(default_to_square=False) and torchvision Resize(int) compute it:
+// long = int(shortest_edge * long / short) in double precision.
+std::pair<std::size_t, std::size_t> shortest_edge_size(std::size_t width, std::size_t height,
+                                                       std::size_t shortest_edge);
+
+// Center crop. Where the image is at least as large as the crop, the offset is
+// floor((H - h) / 2) for HF CLIPImageProcessor (Floor) and round((H - h) / 2.0) with Python's
+// round-half-even for torchvision CenterCrop (Round). Where it is smaller, the result is padded
+// with zeros, the image placed at ceil((h - H) / 2) (HF) or floor((h - H) / 2) (torchvision).
+enum class CropRounding { Floor, Round };
+RgbImage center_crop(const RgbImage& image, std::size_t width, std::size_t height,
+                     CropRounding rounding);
+
+// Everything between a decoded image and the model's pixel tensor.
+struct ImagePreprocess {
+  bool do_convert_rgb = true;  // decode_image always yields RGB; kept for the config's sake
+  bool do_resize = true;
+  std::size_t shortest_edge = 224;  // only bicubic resampling is supported
+  bool do_center_crop = true;
+  std::size_t crop_width = 224, crop_height = 224;
+  CropRounding crop_rounding = CropRounding::Floor;
+  bool do_rescale = true;
+  double rescale_factor = 1.0 / 255.0;
+  bool do_normalize = true;
+  std::array<float, 3> mean{0.48145466f, 0.4578275f, 0.40821073f};
+  std::array<float, 3> std{0.26862954f, 0.26130258f, 0.27577711f};
+};
+
+// HF preprocessor_config.json (CLIPImageProcessor / CLIPFeatureExtractor): size (int or
+// {"shortest_edge"}), crop_size (int or {"height", "width"}), the do_* flags, rescale_factor,
+// image_mean / image_std, resample (only 3 = BICUBIC). Crop rounding Floor. Missing keys take
+// CLIPImageProcessor's defaults. UsageError naming the key for settings we do not implement
+// (another resample, size {"height", "width"}, do_pad, crop_pct, ...) and for a processor type
+// that is not CLIP's; InputError for malformed JSON or wrongly typed values. Keys that do not
+// change the computation and that we do not know are ignored with a warning.
+ImagePreprocess read_hf_preprocessor_config(const std::filesystem::path& path);
+
+// open_clip's open_clip_config.json: {"model_cfg": {"vision_cfg": {"image_size": 224}},
+// "preprocess_cfg": {"mean", "std", "interpolation": "bicubic", "resize_mode": "shortest"}}.
+// shortest_edge = crop = image_size (an int or a square [n, n]); crop rounding Round
+// (torchvision); rescale 1/255. UsageError naming the key for another interpolation or
+// resize_mode, or a non-square image_size.
+ImagePreprocess read_open_clip_preprocess(const std::filesystem::path& open_clip_config_json);
+
+// Resize and center crop as configured: the uint8 image the pixel tensor is computed from.
+RgbImage preprocess_geometry(const RgbImage& image, const ImagePreprocess& p);
+
+// The model's pixel tensor for one image: 3 x crop_height x crop_width float32, CHW, written to
+// out[0 .. 3 * crop_height * crop_width). Values ((pixel * rescale_factor) - mean[c]) / std[c]:
+// pixel * rescale_factor in double then cast to float32, the rest in float32, as HF's
+// rescale/normalize do (for rescale 1/255 this equals torchvision's ToTensor + Normalize
+// exactly). InputError when do_center_crop is off and the resized image is not crop-sized.
+void preprocess_image(const RgbImage& image, const ImagePreprocess& p, float* out);
+
+}  // namespace vlbias

@@ -1,0 +1,21 @@
+#pragma once
+// Internal: the two decoders behind decode_image (image_decode.cpp dispatches on magic bytes).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "vlbias/image.h"
+
+namespace vlbias::image_detail {
+
+// JPEG via libjpeg-turbo as Pillow 9.4's JpegDecode.c drives it; `bytes` starts with FF D8 FF.
+RgbImage decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& source,
+                     std::size_t max_pixels);
+
+// PNG via libpng's progressive reader, converted as Pillow 9.4's PngImagePlugin + convert("RGB");
+// `bytes` starts with the 8-byte PNG signature.
+RgbImage decode_png(std::span<const std::uint8_t> bytes, const std::string& source,
+                    std::size_t max_pixels);
+
+}  // namespace vlbias::image_detail
