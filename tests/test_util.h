@@ -2,7 +2,9 @@
 // Helpers shared by every test executable.
 #include <gtest/gtest.h>
 
+#include <exception>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -22,6 +24,22 @@ inline const nlohmann::json& fixture_json(const std::string& relative) {
     it = cache.emplace(relative, in.good() ? nlohmann::json::parse(in) : nlohmann::json()).first;
   }
   return it->second;
+}
+
+// Runs f and returns the message of the E it throws; records a failure when it
+// throws nothing or something else.
+template <typename E>
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected a different exception type, got: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected an exception, none was thrown";
+  return "";
 }
 
 }  // namespace vlbias::testing_util

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -312,6 +313,11 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
     failed.emplace_back(row, error);
   };
 
+  // Images are decoded ahead on worker threads, in the order the chunks are processed.
+  std::unique_ptr<ImagePrefetcher> prefetch;
+  const std::size_t per = images ? encoder.pixels_per_image() : 0;
+  std::vector<float> px(batch * per);
+  std::size_t k = 0;  // next position in the prefetch order
   if (images) {
     std::vector<std::size_t> order;
     for (std::size_t c = 0; c < chunks; ++c) {
@@ -319,50 +325,31 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
       for (std::size_t r = c * chunk; r < std::min(n, (c + 1) * chunk); ++r) order.push_back(r);
     }
     const unsigned threads = o.decode_threads ? o.decode_threads : std::max(1u, thread_count() / 2);
-    ImagePrefetcher prefetch(encoder, items, order, std::max<std::size_t>(2 * batch, 8), threads);
-    const std::size_t per = encoder.pixels_per_image();
-    std::vector<float> px(batch * per);
-    std::size_t k = 0;  // position in `order`
-    for (std::size_t c = 0; c < chunks; ++c) {
-      if (done[c]) continue;
-      const std::size_t begin = c * chunk, end = std::min(n, (c + 1) * chunk);
-      Matrix m(end - begin, dim);
-      std::vector<bool> ok(end - begin, false);
-      Failures failed;
-      for (std::size_t b = begin; b < end; b += batch) {
-        const std::size_t e = std::min(end, b + batch);
-        std::vector<std::size_t> good;  // rows with pixels in px, in order
+    prefetch = std::make_unique<ImagePrefetcher>(encoder, items, std::move(order),
+                                                 std::max<std::size_t>(2 * batch, 8), threads);
+  }
+  for (std::size_t c = 0; c < chunks; ++c) {
+    if (done[c]) continue;
+    const std::size_t begin = c * chunk, end = std::min(n, (c + 1) * chunk);
+    Matrix m(end - begin, dim);
+    std::vector<bool> ok(end - begin, false);
+    Failures failed;
+    for (std::size_t b = begin; b < end; b += batch) {
+      const std::size_t e = std::min(end, b + batch);
+      std::vector<std::size_t> good;  // items of [b, e) that reach the model, in order
+      Matrix emb;
+      if (images) {
         for (std::size_t r = b; r < e; ++r, ++k) {
-          const std::string error = prefetch.take(k, px.data() + good.size() * per);
+          const std::string error = prefetch->take(k, px.data() + good.size() * per);
           if (error.empty()) {
             good.push_back(r);
           } else {
             record_failure(failed, r, error);
           }
         }
-        if (!good.empty()) {
-          const Matrix emb = encoder.model().encode_images(px.data(), good.size());
-          for (std::size_t i = 0; i < good.size(); ++i) {
-            std::copy(emb.row(i), emb.row(i) + dim, m.row(good[i] - begin));
-            ok[good[i] - begin] = true;
-          }
-        }
-        progress.advance(e - b);
-      }
-      if (o.normalize) normalize_ok_rows(m, ok);
-      save_chunk(c, m, failed);
-    }
-  } else {
-    for (std::size_t c = 0; c < chunks; ++c) {
-      if (done[c]) continue;
-      const std::size_t begin = c * chunk, end = std::min(n, (c + 1) * chunk);
-      Matrix m(end - begin, dim);
-      std::vector<bool> ok(end - begin, false);
-      Failures failed;
-      for (std::size_t b = begin; b < end; b += batch) {
-        const std::size_t e = std::min(end, b + batch);
+        if (!good.empty()) emb = encoder.model().encode_images(px.data(), good.size());
+      } else {
         std::vector<std::vector<std::int32_t>> ids;
-        std::vector<std::size_t> good;
         for (std::size_t r = b; r < e; ++r) {
           try {
             ids.push_back(encoder.tokenize(items.values[r]));
@@ -371,19 +358,18 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
             record_failure(failed, r, err.what());
           }
         }
-        if (!good.empty()) {
-          const Matrix emb = encoder.model().encode_texts(ids);
-          for (std::size_t i = 0; i < good.size(); ++i) {
-            std::copy(emb.row(i), emb.row(i) + dim, m.row(good[i] - begin));
-            ok[good[i] - begin] = true;
-          }
-        }
-        progress.advance(e - b);
+        if (!good.empty()) emb = encoder.model().encode_texts(ids);
       }
-      if (o.normalize) normalize_ok_rows(m, ok);
-      save_chunk(c, m, failed);
+      for (std::size_t i = 0; i < good.size(); ++i) {
+        std::copy(emb.row(i), emb.row(i) + dim, m.row(good[i] - begin));
+        ok[good[i] - begin] = true;
+      }
+      progress.advance(e - b);
     }
+    if (o.normalize) normalize_ok_rows(m, ok);
+    save_chunk(c, m, failed);
   }
+  prefetch.reset();
   progress.finish();
 
   // Assemble: failed rows dropped; the rows file maps output rows to input rows.

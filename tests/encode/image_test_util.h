@@ -112,20 +112,6 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Runs f and returns the message of the E it throws; records a failure when it throws nothing
-// or something else.
-template <typename E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected a different exception type, got: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected an exception, got none";
-  return "";
-}
+using testing_util::error_of;
 
 }  // namespace vlbias::image_test

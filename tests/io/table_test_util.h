@@ -13,6 +13,8 @@
 #include "vlbias/error.h"
 #include "vlbias/table.h"
 
+#include "test_util.h"
+
 namespace vlbias::table_test {
 
 class TempDir {
@@ -46,21 +48,7 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Runs f and returns the message of the E it throws; records a failure when it
-// throws nothing or something else.
-template <typename E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected a different exception type, got: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected an exception, none was thrown";
-  return "";
-}
+using testing_util::error_of;
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
