@@ -60,6 +60,32 @@ void sgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t
            const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
            std::size_t ldc);
 
+// The same for float64 (cblas_dgemm), with the same fixed partition and determinism.
+void dgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t k, double alpha,
+           const double* a, std::size_t lda, const double* b, std::size_t ldb, double beta,
+           double* c, std::size_t ldc);
+
+// Eigen-decomposition of the symmetric n x n row-major matrix `a` (LAPACK dsyevd,
+// divide and conquer, single-threaded so results do not depend on the thread count).
+// Returns the n eigenvalues in ascending order. With `vectors`, `a` is overwritten with
+// the orthonormal eigenvectors as columns (a[r * n + j] = component r of eigenvector j);
+// otherwise its contents are destroyed. Only symmetric input is meaningful (not checked);
+// a.size() != n * n, a non-finite entry, or a failure to converge is an InternalError
+// (callers check their inputs for NaN/inf first).
+std::vector<double> symmetric_eigen(std::vector<double>& a, std::size_t n, bool vectors);
+
+// Singular values, descending, of the rows x cols row-major matrix `a` (LAPACK dgesdd without
+// vectors; its contents are destroyed). Single-threaded. a.size() != rows * cols, a
+// non-finite entry or a failure to converge is an InternalError.
+std::vector<double> singular_values(std::vector<double>& a, std::size_t rows, std::size_t cols);
+
+// The triangular factor of a tall matrix: given the rows x cols row-major matrix X in `a`
+// (rows >= cols), replaces `a` with the cols x cols upper-triangular R (row-major, zeros
+// below the diagonal) of X = Q R, Q with orthonormal columns, so R^T R = X^T X without
+// forming X^T X (LAPACK dgelqf of X^T, Householder: backward stable). Single-threaded.
+// rows < cols or a size mismatch is an InternalError.
+void triangular_factor(std::vector<double>& a, std::size_t rows, std::size_t cols);
+
 // Rows of `m` scaled to unit L2 norm (norm accumulated in double). A zero row
 // stays zero (its cosines are then 0; callers that must refuse it check the norms).
 Matrix normalize_rows(MatrixView m);

@@ -35,6 +35,8 @@ void add_absdiff_metric(CLI::App& metric);
 void add_trends_metric(CLI::App& metric);
 // metric_clipscore.cpp: CLIPScore variants (paper 002 consistency).
 void add_clipscore_metric(CLI::App& metric);
+// metric_distribution.cpp: prdc, fid, kid and vendi (paper 002 and beyond).
+void add_distribution_metrics(CLI::App& metric);
 // `vlbias encode`: native CLIP image and text embeddings (encode_command.cpp).
 void add_encode_command(CLI::App& app);
 

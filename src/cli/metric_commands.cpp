@@ -19,6 +19,7 @@ void add_metric_commands(CLI::App& app) {
   add_absdiff_metric(*metric);
   add_trends_metric(*metric);
   add_clipscore_metric(*metric);
+  add_distribution_metrics(*metric);
 }
 
 }  // namespace vlbias::cli

@@ -3,6 +3,8 @@
 
 #include <cblas.h>
 
+#include <functional>
+
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -11,6 +13,19 @@
 
 #include "vlbias/error.h"
 #include "vlbias/parallel.h"
+
+// LAPACK's symmetric divide-and-conquer eigensolver, which OpenBLAS ships (no lapacke header
+// is needed for one routine). The trailing arguments are Fortran's hidden string lengths.
+extern "C" void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a,
+                        const int* lda, double* w, double* work, const int* lwork, int* iwork,
+                        const int* liwork, int* info, std::size_t jobz_len, std::size_t uplo_len);
+
+extern "C" void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda,
+                        double* s, double* u, const int* ldu, double* vt, const int* ldvt,
+                        double* work, const int* lwork, int* iwork, int* info,
+                        std::size_t jobz_len);
+extern "C" void dgelqf_(const int* m, const int* n, double* a, const int* lda, double* tau,
+                        double* work, const int* lwork, int* info);
 
 namespace vlbias {
 
@@ -64,41 +79,13 @@ void gemm_nt(MatrixView a, MatrixView b, float* c, std::size_t ldc) {
         0.0f, c, ldc);
 }
 
-void sgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t k, float alpha,
-           const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
-           std::size_t ldc) {
-  const bool a_t = ta == Transpose::Yes, b_t = tb == Transpose::Yes;
-  VLBIAS_CHECK(lda >= std::max<std::size_t>(1, a_t ? m : k), InternalError,
-               "sgemm: lda = {} is below op(A)'s {} stored columns", lda, a_t ? m : k);
-  VLBIAS_CHECK(ldb >= std::max<std::size_t>(1, b_t ? k : n), InternalError,
-               "sgemm: ldb = {} is below op(B)'s {} stored columns", ldb, b_t ? k : n);
-  VLBIAS_CHECK(ldc >= std::max<std::size_t>(1, n), InternalError,
-               "sgemm: ldc = {} is below C's {} columns", ldc, n);
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (std::size_t i = 0; i < m; ++i) {
-      float* r = c + i * ldc;
-      for (std::size_t j = 0; j < n; ++j) r[j] = beta == 0.0f ? 0.0f : beta * r[j];
-    }
-    return;
-  }
-  init_single_threaded();
-  checked_int(m, "m", "sgemm");
-  checked_int(n, "n", "sgemm");
-  checked_int(k, "k", "sgemm");
-  checked_int(lda, "lda", "sgemm");
-  checked_int(ldb, "ldb", "sgemm");
-  checked_int(ldc, "ldc", "sgemm");
-  const CBLAS_TRANSPOSE cta = a_t ? CblasTrans : CblasNoTrans;
-  const CBLAS_TRANSPOSE ctb = b_t ? CblasTrans : CblasNoTrans;
-  // One block: rows [i0, i1) x columns [j0, j1) of C, a whole-k product.
-  auto block = [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
-    const float* ab = a_t ? a + i0 : a + i0 * lda;
-    const float* bb = b_t ? b + j0 * ldb : b + j0;
-    cblas_sgemm(CblasRowMajor, cta, ctb, static_cast<int>(i1 - i0), static_cast<int>(j1 - j0),
-                static_cast<int>(k), alpha, ab, static_cast<int>(lda), bb, static_cast<int>(ldb),
-                beta, c + i0 * ldc + j0, static_cast<int>(ldc));
-  };
+namespace {
+
+// The fixed partition shared by sgemm and dgemm (see blas.h): `block(i0, i1, j0, j1)` computes
+// rows [i0, i1) x columns [j0, j1) of C with one single-threaded BLAS call.
+void run_partitioned(std::size_t m, std::size_t n, std::size_t k,
+                     const std::function<void(std::size_t, std::size_t, std::size_t, std::size_t)>&
+                         block) {
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const bool split_rows = m >= n;
   const std::size_t size = split_rows ? m : n;
@@ -121,6 +108,166 @@ void sgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t
   } else {
     parallel_for(blocks, run_block);
   }
+}
+
+// Shape checks shared by sgemm and dgemm; returns true when there is a product to compute
+// (m, n, k > 0); otherwise C has been set as BLAS would.
+template <typename T>
+bool check_gemm(const char* fn, bool a_t, bool b_t, std::size_t m, std::size_t n, std::size_t k,
+                std::size_t lda, std::size_t ldb, T beta, T* c, std::size_t ldc) {
+  VLBIAS_CHECK(lda >= std::max<std::size_t>(1, a_t ? m : k), InternalError,
+               "{}: lda = {} is below op(A)'s {} stored columns", fn, lda, a_t ? m : k);
+  VLBIAS_CHECK(ldb >= std::max<std::size_t>(1, b_t ? k : n), InternalError,
+               "{}: ldb = {} is below op(B)'s {} stored columns", fn, ldb, b_t ? k : n);
+  VLBIAS_CHECK(ldc >= std::max<std::size_t>(1, n), InternalError,
+               "{}: ldc = {} is below C's {} columns", fn, ldc, n);
+  if (m == 0 || n == 0) return false;
+  if (k == 0) {
+    for (std::size_t i = 0; i < m; ++i) {
+      T* r = c + i * ldc;
+      for (std::size_t j = 0; j < n; ++j) r[j] = beta == T(0) ? T(0) : beta * r[j];
+    }
+    return false;
+  }
+  init_single_threaded();
+  checked_int(m, "m", fn);
+  checked_int(n, "n", fn);
+  checked_int(k, "k", fn);
+  checked_int(lda, "lda", fn);
+  checked_int(ldb, "ldb", fn);
+  checked_int(ldc, "ldc", fn);
+  return true;
+}
+
+}  // namespace
+
+void sgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t k, float alpha,
+           const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
+           std::size_t ldc) {
+  const bool a_t = ta == Transpose::Yes, b_t = tb == Transpose::Yes;
+  if (!check_gemm("sgemm", a_t, b_t, m, n, k, lda, ldb, beta, c, ldc)) return;
+  const CBLAS_TRANSPOSE cta = a_t ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE ctb = b_t ? CblasTrans : CblasNoTrans;
+  run_partitioned(m, n, k, [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
+    const float* ab = a_t ? a + i0 : a + i0 * lda;
+    const float* bb = b_t ? b + j0 * ldb : b + j0;
+    cblas_sgemm(CblasRowMajor, cta, ctb, static_cast<int>(i1 - i0), static_cast<int>(j1 - j0),
+                static_cast<int>(k), alpha, ab, static_cast<int>(lda), bb, static_cast<int>(ldb),
+                beta, c + i0 * ldc + j0, static_cast<int>(ldc));
+  });
+}
+
+void dgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t k, double alpha,
+           const double* a, std::size_t lda, const double* b, std::size_t ldb, double beta,
+           double* c, std::size_t ldc) {
+  const bool a_t = ta == Transpose::Yes, b_t = tb == Transpose::Yes;
+  if (!check_gemm("dgemm", a_t, b_t, m, n, k, lda, ldb, beta, c, ldc)) return;
+  const CBLAS_TRANSPOSE cta = a_t ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE ctb = b_t ? CblasTrans : CblasNoTrans;
+  run_partitioned(m, n, k, [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
+    const double* ab = a_t ? a + i0 : a + i0 * lda;
+    const double* bb = b_t ? b + j0 * ldb : b + j0;
+    cblas_dgemm(CblasRowMajor, cta, ctb, static_cast<int>(i1 - i0), static_cast<int>(j1 - j0),
+                static_cast<int>(k), alpha, ab, static_cast<int>(lda), bb, static_cast<int>(ldb),
+                beta, c + i0 * ldc + j0, static_cast<int>(ldc));
+  });
+}
+
+std::vector<double> symmetric_eigen(std::vector<double>& a, std::size_t n, bool vectors) {
+  VLBIAS_CHECK(a.size() == n * n, InternalError,
+               "symmetric_eigen: the matrix holds {} values, expected {} x {}", a.size(), n, n);
+  std::vector<double> w(n);
+  if (n == 0) return w;
+  for (const double v : a) {
+    VLBIAS_CHECK(std::isfinite(v), InternalError,
+                 "symmetric_eigen: the {} x {} matrix holds a non-finite value", n, n);
+  }
+  init_single_threaded();
+  const int ni = checked_int(n, "n", "symmetric_eigen");
+  // Row-major symmetric = column-major symmetric; with the upper triangle named for LAPACK's
+  // column-major view we pass the lower triangle of the row-major matrix, which holds the same
+  // values. Eigenvector j comes back in LAPACK column j = row j of the row-major array, so it is
+  // transposed below into columns.
+  char jobz = vectors ? 'V' : 'N', uplo = 'U';
+  int lda = ni, info = 0, lwork = -1, liwork = -1, iwork_query = 0;
+  double work_query = 0.0;
+  dsyevd_(&jobz, &uplo, &ni, a.data(), &lda, w.data(), &work_query, &lwork, &iwork_query, &liwork,
+          &info, 1, 1);
+  VLBIAS_CHECK(info == 0, InternalError, "symmetric_eigen: dsyevd workspace query failed ({})",
+               info);
+  lwork = static_cast<int>(work_query) + 1;
+  liwork = std::max(iwork_query, 1);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  std::vector<int> iwork(static_cast<std::size_t>(liwork));
+  dsyevd_(&jobz, &uplo, &ni, a.data(), &lda, w.data(), work.data(), &lwork, iwork.data(), &liwork,
+          &info, 1, 1);
+  VLBIAS_CHECK(info == 0, InternalError,
+               "symmetric_eigen: dsyevd did not converge on the {} x {} matrix (info {})", n, n,
+               info);
+  if (vectors) {
+    // a[j * n + r] = component r of eigenvector j; make it a[r * n + j].
+    for (std::size_t r = 0; r < n; ++r)
+      for (std::size_t j = r + 1; j < n; ++j) std::swap(a[r * n + j], a[j * n + r]);
+  }
+  return w;
+}
+
+std::vector<double> singular_values(std::vector<double>& a, std::size_t rows, std::size_t cols) {
+  VLBIAS_CHECK(a.size() == rows * cols, InternalError,
+               "singular_values: the matrix holds {} values, expected {} x {}", a.size(), rows,
+               cols);
+  if (rows == 0 || cols == 0) return {};
+  for (const double v : a) {
+    VLBIAS_CHECK(std::isfinite(v), InternalError,
+                 "singular_values: the {} x {} matrix holds a non-finite value", rows, cols);
+  }
+  init_single_threaded();
+  // Row-major rows x cols is column-major cols x rows: the transpose, same singular values.
+  const int m = checked_int(cols, "cols", "singular_values");
+  const int n = checked_int(rows, "rows", "singular_values");
+  std::vector<double> s(std::min(rows, cols));
+  std::vector<int> iwork(8 * std::min(rows, cols));
+  char jobz = 'N';
+  int info = 0, lwork = -1, one = 1;
+  double work_query = 0.0, unused = 0.0;
+  dgesdd_(&jobz, &m, &n, a.data(), &m, s.data(), &unused, &one, &unused, &one, &work_query,
+          &lwork, iwork.data(), &info, 1);
+  VLBIAS_CHECK(info == 0, InternalError, "singular_values: dgesdd workspace query failed ({})",
+               info);
+  lwork = static_cast<int>(work_query) + 1;
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgesdd_(&jobz, &m, &n, a.data(), &m, s.data(), &unused, &one, &unused, &one, work.data(), &lwork,
+          iwork.data(), &info, 1);
+  VLBIAS_CHECK(info == 0, InternalError,
+               "singular_values: dgesdd did not converge on the {} x {} matrix (info {})", rows,
+               cols, info);
+  return s;
+}
+
+void triangular_factor(std::vector<double>& a, std::size_t rows, std::size_t cols) {
+  VLBIAS_CHECK(a.size() == rows * cols && rows >= cols, InternalError,
+               "triangular_factor: {} values for a {} x {} matrix (rows must be >= cols)",
+               a.size(), rows, cols);
+  if (cols == 0) return;
+  init_single_threaded();
+  // Row-major X (rows x cols) is column-major X^T (cols x rows); X^T = L Q gives X = Q^T L^T,
+  // so R = L^T: L's lower triangle in the first cols x cols column-major block, read row-major,
+  // is R's upper triangle.
+  const int m = checked_int(cols, "cols", "triangular_factor");
+  const int n = checked_int(rows, "rows", "triangular_factor");
+  std::vector<double> tau(cols);
+  int info = 0, lwork = -1;
+  double work_query = 0.0;
+  dgelqf_(&m, &n, a.data(), &m, tau.data(), &work_query, &lwork, &info);
+  VLBIAS_CHECK(info == 0, InternalError, "triangular_factor: dgelqf workspace query failed ({})",
+               info);
+  lwork = std::max(static_cast<int>(work_query) + 1, m);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgelqf_(&m, &n, a.data(), &m, tau.data(), work.data(), &lwork, &info);
+  VLBIAS_CHECK(info == 0, InternalError, "triangular_factor: dgelqf failed ({})", info);
+  a.resize(cols * cols);
+  for (std::size_t r = 0; r < cols; ++r)
+    for (std::size_t c = 0; c < r; ++c) a[r * cols + c] = 0.0;
 }
 
 std::vector<double> row_norms(MatrixView m) {

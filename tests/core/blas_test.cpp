@@ -1,6 +1,7 @@
 // The BLAS wrapper against naive double loops.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -242,6 +243,143 @@ TEST(Blas, NormalizeRowsGivesUnitRows) {
   const std::vector<double> norms = row_norms(n);
   for (double v : norms) EXPECT_NEAR(v, 1.0, 1e-6);
   EXPECT_NEAR(row_norms(m)[0], std::sqrt(naive_dot(m, 0, m, 0)), 1e-12);
+}
+
+TEST(Blas, DgemmMatchesNaiveLoopAllTransposes) {
+  // 70 x 90 x 40 doubles: small enough for one call; 300 x 260 x 256 exercises the
+  // partitioned multi-threaded path, which must give the same bits with 1 or 2 threads.
+  for (const auto& [m, n, k] : std::vector<std::array<std::size_t, 3>>{{70, 90, 40},
+                                                                       {300, 260, 256}}) {
+    for (const Transpose ta : {Transpose::No, Transpose::Yes}) {
+      for (const Transpose tb : {Transpose::No, Transpose::Yes}) {
+        Rng rng(m * 7 + n);
+        std::vector<double> a(m * k), b(k * n), c(m * n, 3.0), c1(m * n, 3.0);
+        for (double& v : a) v = rng.uniform01() - 0.5;
+        for (double& v : b) v = rng.uniform01() - 0.5;
+        const std::size_t lda = ta == Transpose::No ? k : m, ldb = tb == Transpose::No ? n : k;
+        const auto at = [&](std::size_t i, std::size_t p) {
+          return ta == Transpose::No ? a[i * lda + p] : a[p * lda + i];
+        };
+        const auto bt = [&](std::size_t p, std::size_t j) {
+          return tb == Transpose::No ? b[p * ldb + j] : b[j * ldb + p];
+        };
+        set_blas_threads(2);
+        dgemm(ta, tb, m, n, k, 2.0, a.data(), lda, b.data(), ldb, 0.5, c.data(), n);
+        set_blas_threads(1);
+        dgemm(ta, tb, m, n, k, 2.0, a.data(), lda, b.data(), ldb, 0.5, c1.data(), n);
+        set_blas_threads(0);
+        for (std::size_t i = 0; i < m; ++i) {
+          for (std::size_t j = 0; j < n; ++j) {
+            double want = 1.5;  // 0.5 * 3
+            for (std::size_t p = 0; p < k; ++p) want += 2.0 * at(i, p) * bt(p, j);
+            ASSERT_NEAR(c[i * n + j], want, 1e-12) << i << "," << j;
+            ASSERT_EQ(c[i * n + j], c1[i * n + j]) << "thread count changed the bits";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Blas, SymmetricEigenHandWorked) {
+  // [[2, 1], [1, 2]]: eigenvalues 1 and 3 with vectors (1, -1)/sqrt2 and (1, 1)/sqrt2.
+  std::vector<double> a = {2, 1, 1, 2};
+  const std::vector<double> w = symmetric_eigen(a, 2, true);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NEAR(w[0], 1.0, 1e-15);
+  EXPECT_NEAR(w[1], 3.0, 1e-15);
+  // Columns are the vectors (up to sign).
+  EXPECT_NEAR(std::abs(a[0 * 2 + 0]), std::sqrt(0.5), 1e-15);
+  EXPECT_NEAR(a[0 * 2 + 0], -a[1 * 2 + 0], 1e-15);
+  EXPECT_NEAR(a[0 * 2 + 1], a[1 * 2 + 1], 1e-15);
+  std::vector<double> empty;
+  EXPECT_TRUE(symmetric_eigen(empty, 0, false).empty());
+}
+
+TEST(Blas, SymmetricEigenReconstructsRandomMatrix) {
+  // A = V diag(w) V^T and V^T V = I for a random symmetric 120 x 120 matrix.
+  const std::size_t n = 120;
+  Rng rng(5);
+  std::vector<double> a(n * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j <= i; ++j) a[i * n + j] = a[j * n + i] = rng.uniform01() - 0.5;
+  std::vector<double> v = a;
+  const std::vector<double> w = symmetric_eigen(v, n, true);
+  std::vector<double> values_only = a;
+  const std::vector<double> w2 = symmetric_eigen(values_only, n, false);
+  for (std::size_t j = 0; j < n; ++j) {
+    EXPECT_NEAR(w[j], w2[j], 1e-12);
+    if (j > 0) {
+      EXPECT_LE(w[j - 1], w[j]);
+    }
+  }
+  double max_err = 0.0, max_orth = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      double s = 0.0, o = 0.0;
+      for (std::size_t p = 0; p < n; ++p) {
+        s += v[i * n + p] * w[p] * v[j * n + p];
+        o += v[p * n + i] * v[p * n + j];
+      }
+      max_err = std::max(max_err, std::abs(s - a[i * n + j]));
+      max_orth = std::max(max_orth, std::abs(o - (i == j ? 1.0 : 0.0)));
+    }
+  }
+  EXPECT_LT(max_err, 1e-12);
+  EXPECT_LT(max_orth, 1e-12);
+}
+
+TEST(Blas, SymmetricEigenRefusesBadInput) {
+  std::vector<double> a = {1, 2, 3};
+  EXPECT_THROW(symmetric_eigen(a, 2, false), InternalError);
+  std::vector<double> nan = {1, std::nan(""), std::nan(""), 1};
+  EXPECT_THROW(symmetric_eigen(nan, 2, false), InternalError);
+}
+
+TEST(Blas, SingularValuesHandWorkedAndRandom) {
+  // [[3, 0], [4, 5]] has singular values sqrt(45) and sqrt(5) (A^T A = [[25, 20], [20, 25]]).
+  std::vector<double> a = {3, 0, 4, 5};
+  const std::vector<double> s = singular_values(a, 2, 2);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_NEAR(s[0], std::sqrt(45.0), 1e-14);
+  EXPECT_NEAR(s[1], std::sqrt(5.0), 1e-14);
+  // A wide random matrix: squares equal the eigenvalues of A A^T.
+  const std::size_t m = 7, n = 19;
+  Rng rng(9);
+  std::vector<double> w(m * n);
+  for (double& v : w) v = rng.uniform01() - 0.5;
+  std::vector<double> g(m * m, 0.0);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < m; ++j)
+      for (std::size_t k = 0; k < n; ++k) g[i * m + j] += w[i * n + k] * w[j * n + k];
+  std::vector<double> copy = w;
+  const std::vector<double> sv = singular_values(copy, m, n);
+  const std::vector<double> ev = symmetric_eigen(g, m, false);
+  ASSERT_EQ(sv.size(), m);
+  for (std::size_t i = 0; i < m; ++i) EXPECT_NEAR(sv[i] * sv[i], ev[m - 1 - i], 1e-13);
+}
+
+TEST(Blas, TriangularFactorGivesRtREqualXtX) {
+  const std::size_t rows = 50, cols = 6;
+  Rng rng(10);
+  std::vector<double> x(rows * cols);
+  for (double& v : x) v = rng.uniform01() - 0.3;
+  std::vector<double> r = x;
+  triangular_factor(r, rows, cols);
+  ASSERT_EQ(r.size(), cols * cols);
+  for (std::size_t i = 0; i < cols; ++i) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      if (j < i) {
+        EXPECT_EQ(r[i * cols + j], 0.0);
+      }
+      double rtr = 0.0, xtx = 0.0;
+      for (std::size_t k = 0; k < cols; ++k) rtr += r[k * cols + i] * r[k * cols + j];
+      for (std::size_t k = 0; k < rows; ++k) xtx += x[k * cols + i] * x[k * cols + j];
+      EXPECT_NEAR(rtr, xtx, 1e-12) << i << "," << j;
+    }
+  }
+  std::vector<double> wide(4 * 6);
+  EXPECT_THROW(triangular_factor(wide, 4, 6), InternalError);
 }
 
 }  // namespace

@@ -1,0 +1,286 @@
+// `vlbias metric prdc|fid|kid|vendi`: realism, diversity and distribution distances of
+// generated features against real ones (METHODS.md 002; prdc.h, distribution_metrics.h).
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <limits>
+
+#include "cli/commands.h"
+#include "vlbias/distribution_metrics.h"
+#include "vlbias/embeddings.h"
+#include "vlbias/error.h"
+#include "vlbias/json_output.h"
+#include "vlbias/prdc.h"
+#include "vlbias/table.h"
+
+namespace vlbias::cli {
+
+namespace {
+
+// The two feature sets every comparison reads, with their options.
+struct PairArgs {
+  std::string real, fake, real_tensor, fake_tensor, out;
+};
+
+void add_pair_options(CLI::App* cmd, PairArgs& a) {
+  cmd->add_option("--real", a.real, "Real (reference) features: .npy or .safetensors, rows = images")
+      ->required();
+  cmd->add_option("--fake", a.fake, "Generated features, same columns as --real")->required();
+  cmd->add_option("--real-tensor", a.real_tensor, "Tensor name in a .safetensors --real");
+  cmd->add_option("--fake-tensor", a.fake_tensor, "Tensor name in a .safetensors --fake");
+  cmd->add_option("--out", a.out, "Write the JSON here instead of stdout");
+}
+
+struct LoadedPair {
+  Provenance provenance;
+  Matrix real, fake;
+};
+
+LoadedPair load_pair(const PairArgs& a, const std::string& command) {
+  LoadedPair p;
+  p.provenance.command = command;
+  p.provenance.inputs = {a.real, a.fake};
+  start_hashing_inputs(p.provenance);
+  p.real = read_embeddings(a.real, a.real_tensor);
+  p.fake = read_embeddings(a.fake, a.fake_tensor);
+  VLBIAS_CHECK(p.real.cols == p.fake.cols, InputError,
+               "{} has {} columns but {} has {}; both must come from the same feature extractor.",
+               a.real, p.real.cols, a.fake, p.fake.cols);
+  return p;
+}
+
+void write_per_sample(const std::string& path, std::size_t rows,
+                      const std::vector<std::pair<std::string, std::vector<double>>>& columns) {
+  Table t;
+  t.source = path;
+  t.rows = rows;
+  std::vector<double> index(rows);
+  for (std::size_t i = 0; i < rows; ++i) index[i] = static_cast<double>(i);
+  add_numeric_column(t, "row", index);
+  for (const auto& [name, values] : columns) add_numeric_column(t, name, values);
+  write_csv(t, path);
+}
+
+template <typename T>
+std::vector<double> as_doubles(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+void add_prdc(CLI::App& metric) {
+  struct Args : PairArgs {
+    std::size_t k = 5;
+    bool inclusive = false;
+    std::string per_real, per_fake;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = metric.add_subcommand(
+      "prdc",
+      "Precision, recall, density and coverage of generated features against real ones\n"
+      "(exact k-NN radii; DIG-In realism = precision, diversity = coverage)");
+  add_pair_options(cmd, *args);
+  cmd->add_option("--k", args->k, "Nearest neighbour defining each ball (DIG-In: 3; prdc: 5)")
+      ->capture_default_str();
+  cmd->add_flag("--inclusive", args->inclusive,
+                "A point on a ball's boundary is inside (d <= r); default strict d < r");
+  cmd->add_option("--per-real", args->per_real,
+                  "CSV per real row: radius, covered, in_generated_manifold");
+  cmd->add_option("--per-fake", args->per_fake,
+                  "CSV per generated row: radius, real_balls (balls containing it), inside");
+  cmd->callback([args] {
+    LoadedPair p = load_pair(*args, "metric prdc");
+    metrics::PrdcOptions o;
+    o.k = args->k;
+    o.rule = args->inclusive ? metrics::BallRule::Inclusive : metrics::BallRule::Strict;
+    o.per_sample = !args->per_real.empty() || !args->per_fake.empty();
+    const metrics::PrdcResult r = metrics::prdc(p.real, p.fake, o);
+    Json out{{"precision", json_number(r.precision)},
+             {"recall", json_number(r.recall)},
+             {"density", json_number(r.density)},
+             {"coverage", json_number(r.coverage)},
+             {"k", r.k},
+             {"ball", metrics::to_string(r.rule)},
+             {"n_real", r.n_real},
+             {"n_fake", r.n_fake},
+             {"dim", p.real.cols},
+             {"neighbours", "exact (k-th nearest other row by index; duplicates at distance 0)"}};
+    if (!r.note.empty()) out["note"] = r.note;
+    if (!args->per_real.empty()) {
+      std::vector<double> in_fake(r.n_real, stats::kNaN);
+      if (!r.real_in_fake_balls.empty()) in_fake = as_doubles(r.real_in_fake_balls);
+      write_per_sample(args->per_real, r.n_real,
+                       {{"radius", r.real_radius},
+                        {"covered", as_doubles(r.real_covered)},
+                        {"in_generated_manifold", in_fake}});
+    }
+    if (!args->per_fake.empty()) {
+      std::vector<double> radius(r.n_fake, stats::kNaN), inside(r.n_fake);
+      if (!r.fake_radius.empty()) radius = r.fake_radius;
+      for (std::size_t j = 0; j < r.n_fake; ++j) inside[j] = r.fake_ball_count[j] > 0 ? 1 : 0;
+      write_per_sample(args->per_fake, r.n_fake,
+                       {{"radius", radius},
+                        {"real_balls", as_doubles(r.fake_ball_count)},
+                        {"inside", inside}});
+    }
+    p.provenance.parameters = Json{{"k", r.k}, {"inclusive", args->inclusive}};
+    out["provenance"] = provenance_json(p.provenance);
+    write_json(out, args->out);
+  });
+}
+
+void add_fid(CLI::App& metric) {
+  auto args = std::make_shared<PairArgs>();
+  CLI::App* cmd = metric.add_subcommand(
+      "fid",
+      "Frechet distance between Gaussians fitted to real and generated features\n"
+      "(trace of the square root from singular values: exact for singular covariances)");
+  add_pair_options(cmd, *args);
+  cmd->callback([args] {
+    LoadedPair p = load_pair(*args, "metric fid");
+    const metrics::FidResult r = metrics::fid(p.real, p.fake);
+    Json out{{"fid", json_number(r.fid)},
+             {"mean_term", json_number(r.mean_term)},
+             {"trace_real", json_number(r.trace_a)},
+             {"trace_fake", json_number(r.trace_b)},
+             {"trace_sqrt", json_number(r.trace_sqrt)},
+             {"n_real", r.n_a},
+             {"n_fake", r.n_b},
+             {"dim", r.dim},
+             {"covariance", "unbiased (n - 1)"}};
+    out["provenance"] = provenance_json(p.provenance);
+    write_json(out, args->out);
+  });
+}
+
+void add_kid(CLI::App& metric) {
+  struct Args : PairArgs {
+    metrics::KidOptions o;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = metric.add_subcommand(
+      "kid",
+      "Kernel Inception Distance: unbiased MMD^2 with a polynomial kernel, mean and sd over\n"
+      "random subsets (clean-fid / torch-fidelity defaults)");
+  add_pair_options(cmd, *args);
+  cmd->add_option("--subsets", args->o.subsets,
+                  "Random subsets (0: one estimate over all rows, no sampling)")
+      ->capture_default_str();
+  cmd->add_option("--subset-size", args->o.subset_size,
+                  "Rows drawn from each set per subset (reduced to the smaller set)")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->o.seed, "Seed of the subset draws")->capture_default_str();
+  cmd->add_option("--degree", args->o.degree, "Kernel degree")->capture_default_str();
+  cmd->add_option("--gamma", args->o.gamma, "Kernel gamma (0: 1 / dimension)")
+      ->capture_default_str();
+  cmd->add_option("--coef0", args->o.coef0, "Kernel constant")->capture_default_str();
+  cmd->callback([args] {
+    LoadedPair p = load_pair(*args, "metric kid");
+    const metrics::KidResult r = metrics::kid(p.real, p.fake, args->o);
+    const double gamma =
+        args->o.gamma > 0.0 ? args->o.gamma : 1.0 / static_cast<double>(p.real.cols);
+    Json out{{"kid", json_number(r.kid)},
+             {"sd", json_number(r.sd)},
+             {"subsets", r.subsets},
+             {"subset_size", r.subset_size},
+             {"kernel", fmt::format("({} x.y + {})^{}", gamma, args->o.coef0, args->o.degree)},
+             {"estimator", "unbiased MMD^2 (diagonals of the within-set kernels left out)"},
+             {"n_real", r.n_a},
+             {"n_fake", r.n_b},
+             {"dim", r.dim},
+             {"per_subset", numbers_json(r.per_subset)}};
+    if (!r.note.empty()) out["note"] = r.note;
+    p.provenance.parameters = Json{{"subsets", args->o.subsets},
+                                   {"subset_size", args->o.subset_size},
+                                   {"degree", args->o.degree},
+                                   {"gamma", gamma},
+                                   {"coef0", args->o.coef0}};
+    p.provenance.seed = args->o.seed;
+    out["provenance"] = provenance_json(p.provenance);
+    write_json(out, args->out);
+  });
+}
+
+double parse_order(const std::string& text) {
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  const std::vector<double> v = split_numbers(text, "--q");
+  VLBIAS_CHECK(v.size() == 1, UsageError, "--q takes one number (or inf), got '{}'.", text);
+  return v[0];
+}
+
+void add_vendi(CLI::App& metric) {
+  struct Args {
+    std::string features, tensor, table, by, q = "1", out;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = metric.add_subcommand(
+      "vendi",
+      "Vendi score (effective number of distinct items) of features with the cosine kernel,\n"
+      "overall and per group");
+  cmd->add_option("--features", args->features, "Features (.npy/.safetensors, rows = images)")
+      ->required();
+  cmd->add_option("--tensor", args->tensor, "Tensor name in a .safetensors file");
+  cmd->add_option("--q", args->q, "Order: 1 (Shannon), any q >= 0, or inf")->capture_default_str();
+  cmd->add_option("--table", args->table, "Table with one row per feature row, for --by");
+  cmd->add_option("--by", args->by, "Columns of --table: a score per group too");
+  cmd->add_option("--out", args->out, "Write the JSON here instead of stdout");
+  cmd->callback([args] {
+    VLBIAS_CHECK(args->table.empty() == args->by.empty(), UsageError,
+                 "--table and --by go together (a score per group of the table's rows).");
+    const double q = parse_order(args->q);
+    Provenance p;
+    p.command = "metric vendi";
+    p.inputs = {args->features};
+    if (!args->table.empty()) p.inputs.push_back(args->table);
+    start_hashing_inputs(p);
+    const Matrix x = read_embeddings(args->features, args->tensor);
+    const metrics::VendiResult r = metrics::vendi(x, q);
+    Json out{{"vendi", json_number(r.score)},
+             {"q", std::isinf(q) ? Json("inf") : Json(q)},
+             {"kernel", "cosine"},
+             {"n", r.n},
+             {"dim", r.dim},
+             {"rank", r.rank},
+             {"eigenvalues_of", r.gram}};
+    if (!args->by.empty()) {
+      const Table table = read_table(args->table);
+      VLBIAS_CHECK(table.rows == x.rows, InputError,
+                   "{} has {} rows but {} has {} feature rows; expected one row per feature row.",
+                   table.source, table.rows, args->features, x.rows);
+      const std::vector<std::string> by = split_list(args->by, "--by");
+      const Grouping g = group_by(table, by);
+      std::vector<std::vector<std::uint32_t>> members(g.size());
+      for (std::size_t i = 0; i < x.rows; ++i) {
+        if (g.group_of_row[i] != Grouping::kNoGroup) {
+          members[g.group_of_row[i]].push_back(static_cast<std::uint32_t>(i));
+        }
+      }
+      Json groups = Json::array();
+      for (std::size_t k = 0; k < g.size(); ++k) {
+        Matrix sub(members[k].size(), x.cols);
+        for (std::size_t i = 0; i < members[k].size(); ++i) {
+          std::copy_n(x.row(members[k][i]), x.cols, sub.row(i));
+        }
+        const metrics::VendiResult gr = metrics::vendi(sub, q);
+        groups.push_back(Json{{"group", key_json(by, g.keys[k])},
+                              {"n", gr.n},
+                              {"vendi", json_number(gr.score)},
+                              {"rank", gr.rank}});
+      }
+      out["groups"] = groups;
+      if (g.rows_with_missing_key > 0) out["rows_with_missing_key"] = g.rows_with_missing_key;
+      p.parameters["by"] = args->by;
+    }
+    p.parameters["q"] = args->q;
+    out["provenance"] = provenance_json(p);
+    write_json(out, args->out);
+  });
+}
+
+}  // namespace
+
+void add_distribution_metrics(CLI::App& metric) {
+  add_prdc(metric);
+  add_fid(metric);
+  add_kid(metric);
+  add_vendi(metric);
+}
+
+}  // namespace vlbias::cli
