@@ -7,6 +7,7 @@
 //
 //   version: 1                      # optional; only 1 exists
 //   kind: social-perception         # social-perception (paper 001) | trait-pairs (paper 004)
+//                                   # | geo-diversity (paper 002; its own keys, below)
 //   seed: 7                         # every resampling stream derives from it (default 0)
 //   min_group_size: 10              # groups below this n are flagged (default 2)
 //   images:
@@ -52,6 +53,57 @@
 // categorical, then groups; trends.x = the ordinal factors; trends/ellipses by = groups.
 // A scweat grouping may be a list of columns: [race, gender] compares the
 // intersectional groups pairwise.
+//
+// ---------------------------------------------------------------- kind: geo-diversity
+// Text-to-image realism, diversity and consistency by region (paper 002, DIG-In):
+//
+//   version: 1
+//   kind: geo-diversity
+//   seed: 7
+//   min_group_size: 10              # cells with fewer real or generated images are flagged
+//   real:
+//     table: real.csv               # one row per real image, its region and object
+//     features: real.npy            # (images, dim): Inception pool3, CLIP image embeddings, ...
+//     tensor: features              # safetensors only
+//     region: region                # column names (these defaults)
+//     object: object
+//     duplicates: keep              # rows with identical features: keep | drop (every copy,
+//                                   # as DIG-In's code) | keep-one
+//   generated:                      # one source, or a list whose rows are concatenated
+//     - table: generated.csv        # one row per generated image
+//       features: generated.npy     # the same feature space as real.features
+//       tensor: features
+//       clip: generated_clip.npy    # CLIP image embeddings (optional: the consistency indicator)
+//       clip_tensor: image_embeds
+//       region: region              # column names (these defaults; absent columns are empty)
+//       object: object
+//       country: country
+//       form_column: form           # per-row prompt form, when the column exists
+//       form: object-region         # or: every row of this source has this form
+//   objects:                        # CLIP text embeddings of "{object}" (for consistency)
+//     table: objects.csv            # one row per object text; row i = embedding row i
+//     embeddings: objects.npy
+//     tensor: text_embeds
+//     object: object                # column holding the object label
+//   aliases:                        # generated label -> real label, before matching
+//     region: {"the Americas": Americas, "West Asia": WestAsia}
+//     object: {"cooking pots": "cooking pot"}
+//   sampling:
+//     real_per_cell: 180            # optional: this many real images per (object, region), seeded
+//     generated_per_cell: 180       # optional: balanced generations per cell, seeded
+//   analyses:
+//     region: {k: 3, inclusive: false, bootstrap: 1000, ci: 0.95}
+//     object_region: {k: 3, inclusive: false, bootstrap: 1000, ci: 0.95}
+//     consistency: {variant: raw, percentile: 10, bootstrap: 1000, ci: 0.95}
+//     distribution: {fid: true, vendi: true, kid: false, kid_subsets: 100, kid_subset_size: 1000}
+//
+// Prompt forms: object ("{object}"), object-region ("{object} in {region}") and object-country
+// ("{object} in {country}"); also accepted as those literal templates. A row's form is its
+// form column's value, else its source's `form`, else inferred: a country -> object-country,
+// else a region -> object-region, else object. Generated regions and objects are matched to
+// the real ones after aliases; unmatched labels are left out of the real-referenced indicators
+// and counted in the results. How each indicator composes its generated sets is documented
+// in geo_diversity.h.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -62,12 +114,24 @@
 
 namespace vlbias {
 
-enum class AuditKind { SocialPerception, TraitPairs };
-const char* to_string(AuditKind kind);  // "social-perception", "trait-pairs"
+enum class AuditKind { SocialPerception, TraitPairs, GeoDiversity };
+const char* to_string(AuditKind kind);  // "social-perception", "trait-pairs", "geo-diversity"
 
 struct EmbeddingSource {
   std::filesystem::path path;  // resolved against the spec's folder
   std::string tensor;          // safetensors tensor name ("" = the only tensor)
+};
+
+// A generated source of a geo-diversity spec.
+struct GeoSource {
+  std::filesystem::path table;
+  EmbeddingSource features;
+  EmbeddingSource clip;  // path "" = none
+  std::string region_column = "region";
+  std::string object_column = "object";
+  std::string country_column = "country";
+  std::string form_column = "form";
+  std::string form;  // "" = per row; else object | object-region | object-country
 };
 
 struct AuditSpec {
@@ -142,6 +206,45 @@ struct AuditSpec {
     double k_sigma = 2.0;
   } ellipses;
 
+  // kind: geo-diversity (the dual-encoder fields above are unused).
+  struct Geo {
+    std::filesystem::path real_table;
+    EmbeddingSource real_features;
+    std::string real_region_column = "region";
+    std::string real_object_column = "object";
+    std::string duplicates = "keep";  // keep | drop | keep-one
+    std::vector<GeoSource> generated;
+    std::filesystem::path objects_table;  // "" = no object text embeddings
+    EmbeddingSource objects_embeddings;
+    std::string objects_column = "object";
+    std::vector<std::pair<std::string, std::string>> region_aliases;  // generated -> real
+    std::vector<std::pair<std::string, std::string>> object_aliases;
+    std::size_t real_per_cell = 0;       // 0 = no balancing
+    std::size_t generated_per_cell = 0;  // 0 = no balancing
+    struct Manifold {
+      Toggle toggle;
+      std::size_t k = 3;  // DIG-In's k
+      bool inclusive = false;
+      std::size_t bootstrap = 1000;
+      double ci = 0.95;
+    } region, object_region;
+    struct Consistency {
+      Toggle toggle;
+      std::string variant = "raw";  // raw | hessel | torchmetrics
+      double percentile = 10.0;
+      std::size_t bootstrap = 1000;
+      double ci = 0.95;
+    } consistency;
+    struct Distribution {
+      Toggle toggle;
+      bool fid = true;
+      bool vendi = true;
+      bool kid = false;
+      std::size_t kid_subsets = 100;
+      std::size_t kid_subset_size = 1000;
+    } distribution;
+  } geo;
+
   struct Confidence {
     Toggle toggle;
     std::string scale = "raw";  // raw | logit
@@ -167,6 +270,9 @@ AuditSpec parse_audit_spec(const std::string& yaml_text, const std::filesystem::
                            const std::string& source);
 // Reads and parses a spec file (InputError when it cannot be read).
 AuditSpec load_audit_spec(const std::filesystem::path& path);
+
+// Runs a geo-diversity audit (src/audits/geo_diversity.cpp); run_audit calls it for that kind.
+void run_geo_diversity_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
 
 // Runs the audit and writes RUN_DIR/results.json and RUN_DIR/tables/*.csv (every
 // file written to a temporary name and renamed). RUN_DIR is created when absent;

@@ -83,6 +83,12 @@ Interval bootstrap_ci(std::size_t n_units,
 Interval bootstrap_mean_ci(std::span<const double> x, std::size_t resamples, double level,
                            std::uint64_t seed);
 
+// The percentile interval of replicate values computed elsewhere (several statistics per
+// resample, stratified resampling): exactly the interval bootstrap_ci forms from its own
+// replicates (NaN replicates dropped and counted; all NaN or none: NaN bounds and a note).
+// `resamples` and `seed` are recorded in the result. level outside (0, 1): InputError.
+Interval percentile_interval(std::vector<double> replicates, double level, std::uint64_t seed);
+
 // ---------------------------------------------------------- resampling tests
 
 enum class Alternative { TwoSided, Greater, Less };

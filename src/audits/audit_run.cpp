@@ -217,6 +217,10 @@ AnalysisOutput ellipses_section(const Study& study, const ImageDimensionScores& 
 }  // namespace
 
 void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+  if (spec.kind == AuditKind::GeoDiversity) {
+    run_geo_diversity_audit(spec, run_dir);
+    return;
+  }
   // Analyses that belong to the other kind of audit may not be requested.
   const auto refuse = [&](const AuditSpec::Toggle& t, const char* name) {
     VLBIAS_CHECK(!(t.enabled && t.explicit_), UsageError,

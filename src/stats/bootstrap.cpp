@@ -84,6 +84,18 @@ Interval bootstrap_ci(std::size_t n_units,
   return out;
 }
 
+Interval percentile_interval(std::vector<double> replicates, double level, std::uint64_t seed) {
+  VLBIAS_CHECK(level > 0.0 && level < 1.0, InputError,
+               "bootstrap: confidence level {} is outside (0, 1)", level);
+  Interval out = make_interval(replicates.size(), level, seed);
+  if (replicates.empty()) {
+    out.note = "no resamples";
+    return out;
+  }
+  finish_interval(replicates, out);
+  return out;
+}
+
 Interval bootstrap_mean_ci(std::span<const double> x, std::size_t resamples, double level,
                            std::uint64_t seed) {
   check_parameters(x.size(), resamples, level);

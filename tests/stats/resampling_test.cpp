@@ -206,6 +206,31 @@ TEST(BootstrapTest, MeanIntervalEqualsGenericEngineWithPlainSum) {
   }
 }
 
+TEST(BootstrapTest, PercentileIntervalOfReplicatesEqualsTheEnginesInterval) {
+  // The replicates bootstrap_ci would form, handed over as a vector: the same interval.
+  const auto x = normal_sample(120, 4, 1.0, 1.0);
+  std::vector<double> replicates;
+  for (std::size_t b = 0; b < 400; ++b) {
+    Rng rng(5, b);
+    double s = 0.0;
+    for (std::size_t i = 0; i < x.size(); ++i) s += x[rng.uniform_index(x.size())];
+    replicates.push_back(s / static_cast<double>(x.size()));
+  }
+  replicates[7] = kNaN;  // an undefined replicate is dropped and counted
+  const Interval got = percentile_interval(replicates, 0.9, 5);
+  std::vector<double> defined = replicates;
+  defined.erase(defined.begin() + 7);
+  std::sort(defined.begin(), defined.end());
+  EXPECT_EQ(got.lower, percentile_sorted(defined, 5.0));
+  EXPECT_EQ(got.upper, percentile_sorted(defined, 95.0));
+  EXPECT_EQ(got.resamples, 400u);
+  EXPECT_EQ(got.undefined, 1u);
+  EXPECT_EQ(got.seed, 5u);
+  EXPECT_NE(got.note.find("undefined (NaN) in 1 of 400"), std::string::npos) << got.note;
+  EXPECT_TRUE(std::isnan(percentile_interval({}, 0.9, 0).lower));
+  EXPECT_THROW(percentile_interval({1.0}, 1.5, 0), InputError);
+}
+
 TEST(BootstrapTest, ReplicateDrawsFollowTheDocumentedStream) {
   // B = 1: the interval is the single replicate, whose indices are
   // Rng(seed, 0).uniform_index(n) in order.

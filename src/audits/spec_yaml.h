@@ -1,0 +1,79 @@
+#pragma once
+// YAML helpers shared by the audit spec parsers (audit_spec.cpp, audit_spec_geo.cpp).
+//
+// Every value is checked by hand against the documented schema rather than with
+// yaml-cpp's as<T>() so that each message names the full key path, the line and what was
+// expected, and so that "10.5", "-3", "1e400" or a quoted "10" are rejected instead of
+// silently converted. Every converted value is counted against kMaxValues (aliases can make
+// a small text name one long list many times). Failures are UsageErrors.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "vlbias/audit.h"
+
+namespace vlbias::audits::spec {
+
+constexpr std::size_t kMaxValues = 1'000'000;  // scalars converted per spec
+
+struct Context {
+  std::string source;
+  std::filesystem::path base_dir;
+  std::size_t values = 0;
+};
+
+using Entries = std::vector<std::pair<std::string, YAML::Node>>;
+
+// "spec.yaml line 12" (yaml-cpp's marks are 0-based), or just the source.
+std::string where(const Context& ctx, const YAML::Node& node);
+// "analyses.scweat" + "p_test" -> "analyses.scweat.p_test".
+std::string join_path(const std::string& path, const std::string& key);
+// A short, printable rendering of a scalar for messages.
+std::string shown(const std::string& text);
+// "nothing", "'text'", "a list", "a map".
+std::string describe(const YAML::Node& node);
+// Throws "<where>: <path> <what>."
+[[noreturn]] void fail(const Context& ctx, const YAML::Node& node, const std::string& path,
+                       const std::string& what);
+void count_value(Context& ctx, const YAML::Node& node, const std::string& path);
+// The entries of a map after checking that every key is a unique string allowed here.
+Entries check_map(Context& ctx, const YAML::Node& node, const std::string& path,
+                  std::initializer_list<const char*> allowed);
+const YAML::Node* find(const Entries& entries, const std::string& key);
+const YAML::Node& require(const Context& ctx, const YAML::Node& map, const Entries& entries,
+                          const std::string& path, const std::string& key);
+std::string as_string(Context& ctx, const YAML::Node& node, const std::string& path);
+std::uint64_t as_uint64(Context& ctx, const YAML::Node& node, const std::string& path);
+std::size_t as_size(Context& ctx, const YAML::Node& node, const std::string& path);
+std::size_t as_positive_size(Context& ctx, const YAML::Node& node, const std::string& path);
+// A YAML 1.2 core-schema float: decimal or exponent notation, or .inf / .nan.
+double as_double(Context& ctx, const YAML::Node& node, const std::string& path);
+double as_finite_at_least_zero(Context& ctx, const YAML::Node& node, const std::string& path);
+double as_finite_positive(Context& ctx, const YAML::Node& node, const std::string& path);
+// A level in (0, 1).
+double as_ci(Context& ctx, const YAML::Node& node, const std::string& path);
+bool as_bool(Context& ctx, const YAML::Node& node, const std::string& path);
+// One of `allowed`, exactly.
+std::string as_choice(Context& ctx, const YAML::Node& node, const std::string& path,
+                      std::initializer_list<const char*> allowed);
+// A list of distinct non-empty strings; `allow_empty` false rejects [].
+std::vector<std::string> as_string_list(Context& ctx, const YAML::Node& node,
+                                        const std::string& path, bool allow_empty = false);
+// A path, resolved against the spec's folder when relative.
+std::filesystem::path as_path(Context& ctx, const YAML::Node& node, const std::string& path);
+// An analysis entry: a map of options, `true` (defaults) or `false` (off); sets the toggle
+// (explicit) and returns the option entries (empty unless a map).
+Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& path,
+                     AuditSpec::Toggle& toggle, std::initializer_list<const char*> allowed);
+
+// The keys of a kind: geo-diversity spec (audit_spec_geo.cpp): fills spec.geo, seed and
+// min_group_size; version and kind are checked by the caller.
+void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
+
+}  // namespace vlbias::audits::spec
