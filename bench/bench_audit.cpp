@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../tests/audits/synthetic_study.h"
+#include "bench_child.h"
 #include "vlbias/audit.h"
 #include "vlbias/log.h"
 #include "vlbias/parallel.h"
@@ -38,75 +39,13 @@
 namespace {
 
 namespace fs = std::filesystem;
+using vlbias::bench::ChildResult;
+using vlbias::bench::in_child;
+using vlbias::bench::only;
+using vlbias::bench::time_audit;
 using vlbias::synthetic::StudyKind;
 using vlbias::synthetic::StudyOptions;
 
-struct ChildResult {
-  bool ok = false;
-  double seconds = 0.0;
-  double peak_rss_mb = 0.0;
-  double cpu_seconds = 0.0;  // user + system time of the child
-};
-
-// Runs fn in a child process; fn returns seconds (or a negative number on failure).
-template <typename Fn>
-ChildResult in_child(Fn fn) {
-  int fds[2];
-  if (pipe(fds) != 0) return {};
-  const pid_t pid = fork();
-  if (pid < 0) return {};
-  if (pid == 0) {
-    close(fds[0]);
-    double seconds = -1.0;
-    try {
-      seconds = fn();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "bench_audit: %s\n", e.what());
-    }
-    if (write(fds[1], &seconds, sizeof seconds) != sizeof seconds) _exit(1);
-    _exit(seconds < 0 ? 1 : 0);
-  }
-  close(fds[1]);
-  ChildResult r;
-  double seconds = -1.0;
-  const bool got = read(fds[0], &seconds, sizeof seconds) == sizeof seconds;
-  close(fds[0]);
-  int status = 0;
-  struct rusage usage {};
-  wait4(pid, &status, 0, &usage);
-  r.ok = got && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  r.seconds = seconds;
-  r.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
-  r.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                  1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-  return r;
-}
-
-// The spec with only the analyses in `keep` left on (the others set to false).
-std::string only(const std::string& yaml, const std::set<std::string>& keep) {
-  std::istringstream in(yaml);
-  std::string line, out;
-  bool in_analyses = false;
-  while (std::getline(in, line)) {
-    if (line == "analyses:") in_analyses = true;
-    if (in_analyses && line.rfind("  ", 0) == 0) {
-      const std::string key = line.substr(2, line.find(':') - 2);
-      if (!keep.count(key)) line = fmt::format("  {}: false", key);
-    }
-    out += line + "\n";
-  }
-  return out;
-}
-
-double time_audit(const fs::path& spec_path, const fs::path& run_dir, unsigned threads) {
-  vlbias::set_quiet(true);
-  vlbias::set_thread_count(threads);
-  const auto t0 = std::chrono::steady_clock::now();
-  const vlbias::AuditSpec spec = vlbias::load_audit_spec(spec_path);
-  vlbias::run_audit(spec, run_dir);
-  const auto t1 = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(t1 - t0).count();
-}
 
 }  // namespace
 

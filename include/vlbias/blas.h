@@ -65,6 +65,18 @@ void dgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t
            const double* a, std::size_t lda, const double* b, std::size_t ldb, double beta,
            double* c, std::size_t ldc);
 
+// C = alpha * A^T A + beta * C for the k x n row-major A (cblas_dsyrk on the upper triangle,
+// then mirrored, so all of the n x n C is written): half the flops of dgemm. One
+// single-threaded call (deterministic; callers parallelise over independent products).
+void syrk_tn(std::size_t n, std::size_t k, double alpha, const double* a, std::size_t lda,
+             double beta, double* c, std::size_t ldc);
+
+// B = B * R^T in place for the m x n row-major B and the n x n upper-triangular row-major R
+// (cblas_dtrmm; R's strictly lower part is not read): half the flops of dgemm.
+// Single-threaded.
+void trmm_right_upper_t(std::size_t m, std::size_t n, const double* r, std::size_t ldr, double* b,
+                        std::size_t ldb);
+
 // Eigen-decomposition of the symmetric n x n row-major matrix `a` (LAPACK dsyevd,
 // divide and conquer, single-threaded so results do not depend on the thread count).
 // Returns the n eigenvalues in ascending order. With `vectors`, `a` is overwritten with

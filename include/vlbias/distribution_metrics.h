@@ -43,6 +43,22 @@ struct FidResult {
 // in a set, different column counts, no columns, non-finite values.
 FidResult fid(MatrixView a, MatrixView b);
 
+// The Gaussian fit of one set that fid() uses: the mean, tr Sigma and the factor F
+// (F^T F = Sigma, min(n, d) x d). Fit a reference set once and compare it with many:
+// fid(fit_gaussian(a), fit_gaussian(b)) == fid(a, b). InputError: fewer than 2 rows, no
+// columns, non-finite values.
+struct GaussianFit {
+  std::vector<double> mean;
+  std::vector<double> factor;  // factor_rows x dim, row-major
+  std::size_t factor_rows = 0;
+  bool triangular = false;     // factor is the d x d upper-triangular R (n > d)
+  double trace = 0.0;
+  std::size_t n = 0, dim = 0;
+};
+GaussianFit fit_gaussian(MatrixView x);
+// InputError when the dimensions differ.
+FidResult fid(const GaussianFit& a, const GaussianFit& b);
+
 // ------------------------------------------------------------------------------------ KID
 
 struct KidOptions {

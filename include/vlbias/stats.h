@@ -43,6 +43,9 @@ struct Summary {
 // linear interpolation. `sorted` must be non-empty and ascending (not checked:
 // O(1) per call). Empty input or q outside [0, 100]: InputError.
 double percentile_sorted(std::span<const double> sorted, double q);
+// Percentile q of `values` by selection (std::nth_element; O(n), `values` is reordered): the
+// same bits as percentile_sorted on the sorted values. Empty values: InputError.
+double percentile_select(std::span<double> values, double q);
 // Percentiles of unsorted values (copies and sorts once). Empty x -> NaNs.
 // Matches numpy.percentile(x, qs) (numpy >= 1.22 "linear", bit for bit).
 std::vector<double> percentiles(std::span<const double> x, std::span<const double> qs);

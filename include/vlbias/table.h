@@ -79,7 +79,8 @@ struct CsvOptions {
 Table read_table(const std::string& path);
 // RFC 4180 CSV with a header row, UTF-8 (a BOM is skipped). Quoted fields may
 // contain delimiters, doubled quotes and newlines. Errors: empty file, header
-// only (no rows) is allowed and gives rows = 0, duplicate or empty header names,
+// only (no rows) is allowed and gives rows = 0, duplicate or empty header names (except
+// an empty first name, pandas' index column, which reads as "Unnamed: 0" as in pandas),
 // ragged rows, unterminated quotes, text after a closing quote, invalid UTF-8.
 // Lines end in LF, CRLF or a lone CR; the last newline is optional. Empty lines
 // are skipped (a missing value in a one-column file is written ""). A quote

@@ -1016,17 +1016,20 @@ Section distribution_analysis(const AuditSpec& spec, const RealData& real,
   };
   std::vector<Result> results(tasks.size());
   std::vector<double> vendi_real(nr, stats::kNaN);
+  std::vector<metrics::GaussianFit> real_fit(nr);
   Progress progress("distribution metrics", tasks.size() + nr);
-  parallel_for(nr + tasks.size(), [&](std::size_t t) {
-    if (t < nr) {
-      if (d.vendi && !real_rows[t].empty()) {
-        vendi_real[t] = metrics::vendi(gather(real.features, real_rows[t])).score;
-      }
-      progress.advance();
-      return;
+  // First every region's real set (its Vendi score and Gaussian fit, shared by the forms).
+  parallel_for(nr, [&](std::size_t r) {
+    if (real_rows[r].size() >= 2) {
+      const Matrix re = gather(real.features, real_rows[r]);
+      if (d.vendi) vendi_real[r] = metrics::vendi(re).score;
+      if (d.fid) real_fit[r] = metrics::fit_gaussian(re);
     }
-    const Task& task = tasks[t - nr];
-    Result& res = results[t - nr];
+    progress.advance();
+  });
+  parallel_for(tasks.size(), [&](std::size_t t) {
+    const Task& task = tasks[t];
+    Result& res = results[t];
     const auto& grows = sets.region[static_cast<int>(task.form)][task.region];
     res.n_real = real_rows[task.region].size();
     res.n_gen = grows.size();
@@ -1034,15 +1037,15 @@ Section distribution_analysis(const AuditSpec& spec, const RealData& real,
       res.note = "fewer than 2 images on a side";
     } else {
       const Matrix fake = gather(gen.features, grows);
-      const Matrix re = gather(real.features, real_rows[task.region]);
-      if (d.fid) res.fid = metrics::fid(re, fake).fid;
+      if (d.fid) res.fid = metrics::fid(real_fit[task.region], metrics::fit_gaussian(fake)).fid;
       if (d.vendi) res.vendi_gen = metrics::vendi(fake).score;
       if (d.kid) {
         metrics::KidOptions o;
         o.subsets = d.kid_subsets;
         o.subset_size = d.kid_subset_size;
         o.seed = cell_seed(spec.seed, kSeedKid, static_cast<std::size_t>(task.form) * nr + task.region);
-        const metrics::KidResult k = metrics::kid(re, fake, o);
+        const metrics::KidResult k =
+            metrics::kid(gather(real.features, real_rows[task.region]), fake, o);
         res.kid = k.kid;
         res.kid_sd = k.sd;
         if (!k.note.empty()) res.note = k.note;

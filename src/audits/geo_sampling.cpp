@@ -186,8 +186,7 @@ PercentileMean percentile_mean(const std::vector<std::vector<double>>& strata, d
       for (const std::vector<double>& s : strata) {
         buf.resize(s.size());
         for (double& v : buf) v = s[rng.uniform_index(s.size())];
-        std::sort(buf.begin(), buf.end());
-        total += stats::percentile_sorted(buf, q);
+        total += stats::percentile_select(buf, q);
       }
       out.replicates[b] = total / static_cast<double>(strata.size());
     }

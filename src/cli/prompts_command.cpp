@@ -1,6 +1,7 @@
-// `vlbias prompts social-perception` and `vlbias prompts trait-pairs`: write the prompt
-// manifest of paper 001 (Hausladen et al., METHODS.md 001) or paper 004 (Baherwani
-// and Vincent, METHODS.md 004), one row per prompt (include/vlbias/prompt_sets.h).
+// `vlbias prompts social-perception|trait-pairs|geo-objects`: write the prompt manifest of
+// paper 001 (Hausladen et al., METHODS.md 001), paper 004 (Baherwani and Vincent, METHODS.md
+// 004) or the object prompts of paper 002 (DIG-In), one row per prompt
+// (include/vlbias/prompt_sets.h).
 //
 // --out is a .csv (write_csv) or .jsonl file, written atomically. Empty cells
 // (neutral and group prompts) are empty CSV cells / "" JSON strings; both read back
@@ -70,6 +71,10 @@ struct TraitArgs {
   std::string out;
 };
 
+struct GeoObjectArgs {
+  std::string table, column = "object", objects, template_text = "{}", out;
+};
+
 }  // namespace
 
 void add_prompts_command(CLI::App& app) {
@@ -119,6 +124,33 @@ void add_prompts_command(CLI::App& app) {
     if (!trait->templates.empty()) o.templates = trait->templates;
     o.neutral = !trait->no_neutral;
     write_manifest(trait_pair_prompts(o), trait->out);
+  });
+
+  auto geo = std::make_shared<GeoObjectArgs>();
+  CLI::App* gp = prompts->add_subcommand(
+      "geo-objects",
+      "The \"{object}\" prompts of the consistency indicator, one per distinct object (DIG-In;\n"
+      "paper 002): embed their text column and give them to a geo-diversity spec as objects");
+  gp->add_option("--table", geo->table, "Generated-image table whose objects to list");
+  gp->add_option("--column", geo->column, "Object column of --table")->capture_default_str();
+  gp->add_option("--objects", geo->objects, "Objects 'bag,car,...' (instead of --table)");
+  gp->add_option("--template", geo->template_text,
+                 "Template with \"{}\" where the object goes (DIG-In: the bare object)")
+      ->capture_default_str();
+  gp->add_option("--out", geo->out, "Manifest to write (.csv or .jsonl)")->required();
+  gp->callback([geo] {
+    check_out_path(geo->out);
+    VLBIAS_CHECK(geo->table.empty() != geo->objects.empty(), UsageError,
+                 "give either --table (with --column) or --objects");
+    std::vector<std::string> objects;
+    if (!geo->table.empty()) {
+      const Table t = read_table(geo->table);
+      const Column& c = t.column(geo->column);
+      for (std::size_t r = 0; r < t.rows; ++r) objects.push_back(c.text(r));
+    } else {
+      objects = split_list(geo->objects, "--objects");
+    }
+    write_manifest(geo_object_prompts(objects, geo->template_text), geo->out);
   });
 }
 

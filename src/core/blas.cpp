@@ -173,6 +173,37 @@ void dgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t
   });
 }
 
+void syrk_tn(std::size_t n, std::size_t k, double alpha, const double* a, std::size_t lda,
+             double beta, double* c, std::size_t ldc) {
+  VLBIAS_CHECK(lda >= std::max<std::size_t>(1, n) && ldc >= std::max<std::size_t>(1, n),
+               InternalError, "syrk_tn: lda = {} or ldc = {} is below n = {}", lda, ldc, n);
+  if (n == 0) return;
+  if (k == 0) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
+    return;
+  }
+  init_single_threaded();
+  cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, checked_int(n, "n", "syrk_tn"),
+              checked_int(k, "k", "syrk_tn"), alpha, a, checked_int(lda, "lda", "syrk_tn"), beta,
+              c, checked_int(ldc, "ldc", "syrk_tn"));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < i; ++j) c[i * ldc + j] = c[j * ldc + i];
+}
+
+void trmm_right_upper_t(std::size_t m, std::size_t n, const double* r, std::size_t ldr, double* b,
+                        std::size_t ldb) {
+  VLBIAS_CHECK(ldr >= std::max<std::size_t>(1, n) && ldb >= std::max<std::size_t>(1, n),
+               InternalError, "trmm_right_upper_t: ldr = {} or ldb = {} is below n = {}", ldr, ldb,
+               n);
+  if (m == 0 || n == 0) return;
+  init_single_threaded();
+  cblas_dtrmm(CblasRowMajor, CblasRight, CblasUpper, CblasTrans, CblasNonUnit,
+              checked_int(m, "m", "trmm_right_upper_t"), checked_int(n, "n", "trmm_right_upper_t"),
+              1.0, r, checked_int(ldr, "ldr", "trmm_right_upper_t"), b,
+              checked_int(ldb, "ldb", "trmm_right_upper_t"));
+}
+
 std::vector<double> symmetric_eigen(std::vector<double>& a, std::size_t n, bool vectors) {
   VLBIAS_CHECK(a.size() == n * n, InternalError,
                "symmetric_eigen: the matrix holds {} values, expected {} x {}", a.size(), n, n);

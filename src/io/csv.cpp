@@ -250,6 +250,9 @@ class CsvReader {
     const std::size_t header_line = line_;
     read_record([&](std::size_t, std::string_view text) { names_.emplace_back(text); });
     std::unordered_map<std::string_view, std::size_t> seen;
+    // pandas' DataFrame.to_csv() writes its index under an empty first header; read it as
+    // pandas does ("Unnamed: 0"). An empty name anywhere else is a mistake.
+    if (names_.size() > 1 && names_[0].empty()) names_[0] = "Unnamed: 0";
     for (std::size_t c = 0; c < names_.size(); ++c) {
       VLBIAS_CHECK(!names_[c].empty(), InputError,
                    "'{}' line {}: header column {} is empty; expected a column name", source_,

@@ -298,6 +298,25 @@ Table social_perception_prompts(const SocialPerceptionPromptOptions& options) {
   return rows.finish("<social-perception prompts>");
 }
 
+Table geo_object_prompts(const std::vector<std::string>& objects,
+                         const std::string& template_text) {
+  check_templates({template_text});
+  std::set<std::string> distinct;
+  for (const std::string& o : objects) {
+    if (!blank(o)) distinct.insert(o);
+  }
+  VLBIAS_CHECK(!distinct.empty(), UsageError, "no object names were given");
+  std::vector<std::string> names(distinct.begin(), distinct.end()), texts;
+  for (const std::string& o : names) texts.push_back(fill_template(template_text, o));
+  Table t;
+  t.source = "<geo object prompts>";
+  t.rows = names.size();
+  for (std::size_t r = 0; r < t.rows; ++r) t.line_of_row.push_back(r + 2);
+  add_string_column(t, "object", names);
+  add_string_column(t, "text", texts);
+  return t;
+}
+
 Table trait_pair_prompts(const TraitPairPromptOptions& options) {
   std::vector<std::pair<std::string, std::string>> pairs = options.pairs;
   if (pairs.empty()) {

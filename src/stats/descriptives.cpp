@@ -65,6 +65,27 @@ double percentile_sorted(std::span<const double> sorted, double q) {
   return gamma >= 0.5 ? b - diff * (1.0 - gamma) : a + diff * gamma;
 }
 
+double percentile_select(std::span<double> values, double q) {
+  VLBIAS_CHECK(!values.empty(), InputError, "a percentile of an empty sample is undefined");
+  check_quantile(q);
+  // The two order statistics percentile_sorted reads, found by selection.
+  const std::size_t n = values.size();
+  const double quantile = q / 100.0;
+  const double virtual_index = static_cast<double>(n - 1) * quantile;
+  if (virtual_index >= static_cast<double>(n - 1)) {
+    return *std::max_element(values.begin(), values.end());
+  }
+  const auto lo = static_cast<std::size_t>(std::floor(virtual_index));
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(lo), values.end());
+  const double b = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lo) + 1,
+                                     values.end());
+  // percentile_sorted's interpolation, operation for operation.
+  const double a = values[lo];
+  const double gamma = virtual_index - std::floor(virtual_index);
+  const double diff = b - a;
+  return gamma >= 0.5 ? b - diff * (1.0 - gamma) : a + diff * gamma;
+}
+
 std::vector<double> percentiles(std::span<const double> x, std::span<const double> qs) {
   for (const double q : qs) check_quantile(q);
   detail::check_finite(x, "percentiles");

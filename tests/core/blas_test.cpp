@@ -382,5 +382,31 @@ TEST(Blas, TriangularFactorGivesRtREqualXtX) {
   EXPECT_THROW(triangular_factor(wide, 4, 6), InternalError);
 }
 
+TEST(Blas, SyrkAndTrmmMatchNaiveLoops) {
+  const std::size_t n = 9, k = 13, m = 5;
+  Rng rng(12);
+  std::vector<double> a(k * n), c(n * n, 2.0), r(n * n), b(m * n);
+  for (double& v : a) v = rng.uniform01() - 0.5;
+  for (double& v : r) v = rng.uniform01() - 0.5;
+  for (double& v : b) v = rng.uniform01() - 0.5;
+  syrk_tn(n, k, 3.0, a.data(), n, 0.5, c.data(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      double want = 1.0;  // 0.5 * 2
+      for (std::size_t p = 0; p < k; ++p) want += 3.0 * a[p * n + i] * a[p * n + j];
+      EXPECT_NEAR(c[i * n + j], want, 1e-13) << i << "," << j;
+    }
+  }
+  std::vector<double> got = b;
+  trmm_right_upper_t(m, n, r.data(), n, got.data(), n);
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      double want = 0.0;  // sum_p b(i, p) R(j, p) over p >= j (R upper triangular)
+      for (std::size_t p = j; p < n; ++p) want += b[i * n + p] * r[j * n + p];
+      EXPECT_NEAR(got[i * n + j], want, 1e-13) << i << "," << j;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vlbias

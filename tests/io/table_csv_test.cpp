@@ -254,7 +254,17 @@ TEST(CsvErrors, EmptyHeaderName) {
   EXPECT_THAT(csv_error("a,,c\n1,2,3\n"),
               AllOf(HasSubstr("'t.csv' line 1"), HasSubstr("header column 2 is empty")));
   EXPECT_THAT(csv_error("a,b,\n1,2,3\n"), HasSubstr("header column 3 is empty"));
-  EXPECT_THAT(csv_error("\"\",b\n1,2\n"), HasSubstr("header column 1 is empty"));
+  EXPECT_THAT(csv_error("\"\"\n1\n"), HasSubstr("header column 1 is empty"));
+}
+
+TEST(CsvHeader, EmptyFirstNameIsPandasIndex) {
+  // DataFrame.to_csv() writes its index under an empty first header (DIG-In's prompt lists).
+  const Table t = parse_csv(",prompt,region\n0,bag in Africa,Africa\n1,bag,\n", "t.csv");
+  ASSERT_EQ(t.columns.size(), 3u);
+  EXPECT_EQ(t.columns[0].name, "Unnamed: 0");
+  EXPECT_EQ(t.numeric("Unnamed: 0")[1], 1.0);
+  EXPECT_EQ(t.column("region").text(0), "Africa");
+  EXPECT_TRUE(t.column("region").missing(1));
 }
 
 TEST(CsvErrors, RaggedRows) {

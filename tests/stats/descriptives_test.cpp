@@ -12,6 +12,7 @@
 
 #include "test_util.h"
 #include "vlbias/error.h"
+#include "vlbias/rng.h"
 #include "vlbias/stats.h"
 
 namespace vlbias::stats {
@@ -178,6 +179,25 @@ TEST(DescribeTest, MeanIsCompensated) {
   x.insert(x.end(), 10, 1e-16);
   EXPECT_DOUBLE_EQ(mean(x), (1.0 + 1e-15) / 11.0);
   EXPECT_GT(mean(x), 1.0 / 11.0);
+}
+
+TEST(PercentileTest, SelectionGivesTheSortedBits) {
+  // Random data with ties, every integer percentile and some awkward ones.
+  Rng rng(3);
+  for (const std::size_t n : {1u, 2u, 7u, 100u, 1001u}) {
+    std::vector<double> x(n);
+    for (double& v : x) v = static_cast<double>(rng.uniform_index(50)) / 7.0;
+    std::vector<double> sorted = x;
+    std::sort(sorted.begin(), sorted.end());
+    for (double q = 0.0; q <= 100.0; q += 0.5) {
+      std::vector<double> work = x;
+      EXPECT_EQ(percentile_select(work, q), percentile_sorted(sorted, q)) << n << " " << q;
+    }
+    std::vector<double> work = x;
+    EXPECT_EQ(percentile_select(work, 100.0 / 3.0), percentile_sorted(sorted, 100.0 / 3.0));
+  }
+  std::vector<double> empty;
+  EXPECT_THROW(percentile_select(empty, 10.0), InputError);
 }
 
 }  // namespace
