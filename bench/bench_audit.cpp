@@ -46,7 +46,6 @@ using vlbias::bench::time_audit;
 using vlbias::synthetic::StudyKind;
 using vlbias::synthetic::StudyOptions;
 
-
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -30,7 +30,8 @@ struct ChildResult {
 };
 
 // Runs fn in a child process; fn returns seconds (or a negative number on failure).
-template <typename Fn> ChildResult in_child(Fn fn) {
+template <typename Fn>
+ChildResult in_child(Fn fn) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   const pid_t pid = fork();

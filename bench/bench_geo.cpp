@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
   bool phases = false;
   vlbias::synthetic::GeoStudyOptions o;
   o.regions = {"Africa", "Americas", "EastAsia", "Europe", "SouthEastAsia", "WestAsia"};
-  o.prompt_regions = {"Africa", "the Americas", "East Asia", "Europe", "Southeast Asia",
-                      "West Asia"};
+  o.prompt_regions = {"Africa", "the Americas",   "East Asia",
+                      "Europe", "Southeast Asia", "West Asia"};
   o.objects.clear();
   for (int i = 0; i < 27; ++i) o.objects.push_back(fmt::format("object{:02d}", i));
   o.dim = 2048;
@@ -95,18 +95,19 @@ int main(int argc, char** argv) {
   const ChildResult full =
       in_child([&] { return time_audit(dir / "spec.yaml", dir / "run", threads); });
   if (!full.ok) return 1;
-  nlohmann::ordered_json out{{"bench", "geo-diversity audit"},
-                             {"real_images", o.regions.size() * o.objects.size() * o.real_per_cell},
-                             {"generated_images", 2 * o.regions.size() * o.objects.size() * o.per_cell +
-                                                      o.objects.size() * o.pool_per_object},
-                             {"dim", o.dim},
-                             {"clip_dim", o.clip_dim},
-                             {"bootstrap", o.bootstrap},
-                             {"threads", threads},
-                             {"generate_seconds", generate_seconds},
-                             {"seconds", full.seconds},
-                             {"cpu_seconds", full.cpu_seconds},
-                             {"peak_rss_mb", full.peak_rss_mb}};
+  nlohmann::ordered_json out{
+      {"bench", "geo-diversity audit"},
+      {"real_images", o.regions.size() * o.objects.size() * o.real_per_cell},
+      {"generated_images",
+       2 * o.regions.size() * o.objects.size() * o.per_cell + o.objects.size() * o.pool_per_object},
+      {"dim", o.dim},
+      {"clip_dim", o.clip_dim},
+      {"bootstrap", o.bootstrap},
+      {"threads", threads},
+      {"generate_seconds", generate_seconds},
+      {"seconds", full.seconds},
+      {"cpu_seconds", full.cpu_seconds},
+      {"peak_rss_mb", full.peak_rss_mb}};
   if (phases) {
     std::ifstream in(dir / "spec.yaml");
     const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

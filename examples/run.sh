@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's main job: runs vlbias on bundled data and prints where the outputs
-# are. Data: SeeGULL global stereotypes v2 (CC-BY-4.0, data/seegull/), and a
-# synthetic dual-encoder study (examples/social_perception/, tools/make_example_study.py).
+# are. Data: SeeGULL global stereotypes v2 (CC-BY-4.0, data/seegull/), a synthetic
+# dual-encoder study (examples/social_perception/, tools/make_example_study.py) and a
+# synthetic text-to-image study (examples/geo_diversity/, tools/make_geo_example.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/example}
@@ -21,6 +22,12 @@ build/vlbias describe --table "$data" --value "mean offensiveness_score" --by re
 # planted effect: Black women's images are shifted toward "competent" prompts.
 build/vlbias audit examples/social_perception/spec.yaml --out "$out/social_perception"
 
+# A geo-diversity audit (paper 002, DIG-In: realism = precision, diversity = coverage and
+# consistency = CLIPScore per region and prompt form, with bootstrap intervals and region
+# gaps, plus FID and Vendi) on a bundled synthetic study whose generations for Africa and
+# West Asia are pulled toward one stereotyped look (tools/make_geo_example.py).
+build/vlbias audit examples/geo_diversity/spec.yaml --out "$out/geo_diversity"
+
 # Native CLIP encoding (no Python): the prompt manifest and a folder of images through
 # a tiny random CLIP of the real architecture (tools/make_encode_fixtures.py; its
 # numbers mean nothing, the pipeline is the real one). Point --model at a Hugging
@@ -32,4 +39,5 @@ build/vlbias encode --model "$model" --images tests/fixtures/encode/e2e/images \
   --out "$out/image_embeddings.npy"
 echo "example outputs:"
 ls -1 "$out"/*.json "$out"/*.npy "$out"/social_perception/results.json \
-  "$out"/social_perception/tables/*.csv
+  "$out"/social_perception/tables/*.csv "$out"/geo_diversity/results.json \
+  "$out"/geo_diversity/tables/*.csv

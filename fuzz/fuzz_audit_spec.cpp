@@ -12,9 +12,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     const vlbias::AuditSpec spec = vlbias::parse_audit_spec(text, "/fuzz", "fuzz.yaml");
-    // A spec that parses has the required parts the header promises.
-    if (spec.group_factors.empty() || spec.image_table.empty() ||
-        spec.prompt_embeddings.path.empty()) {
+    // A spec that parses has the required parts the header promises for its kind.
+    if (spec.kind == vlbias::AuditKind::GeoDiversity) {
+      if (spec.geo.real_table.empty() || spec.geo.real_features.path.empty() ||
+          spec.geo.generated.empty()) {
+        __builtin_trap();
+      }
+      for (const vlbias::GeoSource& s : spec.geo.generated) {
+        if (s.table.empty() || s.features.path.empty()) __builtin_trap();
+      }
+    } else if (spec.group_factors.empty() || spec.image_table.empty() ||
+               spec.prompt_embeddings.path.empty()) {
       __builtin_trap();
     }
   } catch (const vlbias::Error&) {

@@ -51,7 +51,7 @@ struct GaussianFit {
   std::vector<double> mean;
   std::vector<double> factor;  // factor_rows x dim, row-major
   std::size_t factor_rows = 0;
-  bool triangular = false;     // factor is the d x d upper-triangular R (n > d)
+  bool triangular = false;  // factor is the d x d upper-triangular R (n > d)
   double trace = 0.0;
   std::size_t n = 0, dim = 0;
 };
@@ -65,8 +65,8 @@ struct KidOptions {
   std::size_t subsets = 100;       // 0: one unbiased estimate over all rows, no sampling
   std::size_t subset_size = 1000;  // m; reduced to min(n_a, n_b) when larger (noted)
   std::uint64_t seed = 0;
-  int degree = 3;       // polynomial kernel k(x, y) = (gamma x.y + coef0)^degree
-  double gamma = 0.0;   // 0: 1 / dim
+  int degree = 3;      // polynomial kernel k(x, y) = (gamma x.y + coef0)^degree
+  double gamma = 0.0;  // 0: 1 / dim
   double coef0 = 1.0;
 };
 
@@ -103,7 +103,7 @@ struct VendiResult {
   double score = 0.0;  // exp(entropy of the eigenvalues of K / n)
   double q = 1.0;      // order (1: Shannon; +inf allowed)
   std::size_t n = 0, dim = 0;
-  std::string gram;  // "n x n" or "d x d": the matrix whose eigenvalues were taken
+  std::string gram;      // "n x n" or "d x d": the matrix whose eigenvalues were taken
   std::size_t rank = 0;  // eigenvalues > 0 entering the entropy
 };
 

@@ -53,6 +53,7 @@ struct PrdcOptions {
   bool per_sample = false;    // fill the per-sample vectors of PrdcResult
   bool ball_members = false;  // fill members_offsets / members (for bootstrap resampling)
   bool recall = true;         // compute the fake radii and recall (false: recall = NaN)
+  bool progress = false;      // a progress bar on a terminal (log.h); the CLI turns it on
 };
 
 struct PrdcResult {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "audits/run_output.h"
 #include "audits/table_builder.h"
 #include "vlbias/absdiff.h"
 #include "vlbias/audit.h"
@@ -356,20 +357,8 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
     }
   }
 
-  // Write the tables, then results.json last: a complete results.json means a
-  // complete run.
-  std::filesystem::create_directories(run_dir / "tables");
-  Json analyses = Json::object();
-  Json tables = Json::array();
-  for (auto& [name, section] : sections) {
-    for (auto& [table_name, table] : section.tables) {
-      const std::string relative = "tables/" + table_name + ".csv";
-      write_csv(table, (run_dir / relative).string());
-      tables.push_back(relative);
-    }
-    for (const std::string& n : section.notes) notes.push_back(n);
-    analyses[name] = std::move(section.json);
-  }
+  Json tables;
+  Json analyses = audits::write_sections(run_dir, sections, tables, notes);
   Json dims = Json::array();
   for (const auto& d : study.manifest.dimensions) {
     dims.push_back(Json{{"dimension", d.label}, {"prompts", d.rows.size()}});
@@ -384,10 +373,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  provenance.parameters = spec_json(spec);
-  provenance.seed = spec.seed;
-  results["provenance"] = provenance_json(provenance);
-  write_json(results, (run_dir / "results.json").string());
+  audits::write_results(run_dir, std::move(results), provenance, spec_json(spec), spec.seed);
 }
 
 }  // namespace vlbias

@@ -10,8 +10,7 @@ namespace vlbias::audits::spec {
 
 namespace {
 
-constexpr std::initializer_list<const char*> kForms = {"object", "object-region",
-                                                       "object-country"};
+constexpr std::initializer_list<const char*> kForms = {"object", "object-region", "object-country"};
 
 // "{object} in {region}" and friends -> the form's name.
 std::string as_form(Context& ctx, const YAML::Node& node, const std::string& path) {
@@ -43,12 +42,14 @@ EmbeddingSource embedding(Context& ctx, const YAML::Node& map, const Entries& e,
 
 void parse_real(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g) {
   const std::string base = "real";
-  const Entries e = check_map(ctx, node, base,
-                              {"table", "features", "tensor", "region", "object", "duplicates"});
+  const Entries e =
+      check_map(ctx, node, base, {"table", "features", "tensor", "region", "object", "duplicates"});
   g.real_table = as_path(ctx, require(ctx, node, e, base, "table"), "real.table");
   g.real_features = embedding(ctx, node, e, base, "features", "tensor", true);
-  if (const YAML::Node* v = find(e, "region")) g.real_region_column = as_string(ctx, *v, "real.region");
-  if (const YAML::Node* v = find(e, "object")) g.real_object_column = as_string(ctx, *v, "real.object");
+  if (const YAML::Node* v = find(e, "region"))
+    g.real_region_column = as_string(ctx, *v, "real.region");
+  if (const YAML::Node* v = find(e, "object"))
+    g.real_object_column = as_string(ctx, *v, "real.object");
   if (const YAML::Node* v = find(e, "duplicates")) {
     g.duplicates = as_choice(ctx, *v, "real.duplicates", {"keep", "drop", "keep-one"});
   }
@@ -62,8 +63,10 @@ GeoSource parse_source(Context& ctx, const YAML::Node& node, const std::string& 
   s.table = as_path(ctx, require(ctx, node, e, base, "table"), join_path(base, "table"));
   s.features = embedding(ctx, node, e, base, "features", "tensor", true);
   s.clip = embedding(ctx, node, e, base, "clip", "clip_tensor", false);
-  if (const YAML::Node* v = find(e, "region")) s.region_column = as_string(ctx, *v, base + ".region");
-  if (const YAML::Node* v = find(e, "object")) s.object_column = as_string(ctx, *v, base + ".object");
+  if (const YAML::Node* v = find(e, "region"))
+    s.region_column = as_string(ctx, *v, base + ".region");
+  if (const YAML::Node* v = find(e, "object"))
+    s.object_column = as_string(ctx, *v, base + ".object");
   if (const YAML::Node* v = find(e, "country")) {
     s.country_column = as_string(ctx, *v, base + ".country");
   }
@@ -79,7 +82,8 @@ void parse_objects(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g) {
   const Entries e = check_map(ctx, node, base, {"table", "embeddings", "tensor", "object"});
   g.objects_table = as_path(ctx, require(ctx, node, e, base, "table"), "objects.table");
   g.objects_embeddings = embedding(ctx, node, e, base, "embeddings", "tensor", true);
-  if (const YAML::Node* v = find(e, "object")) g.objects_column = as_string(ctx, *v, "objects.object");
+  if (const YAML::Node* v = find(e, "object"))
+    g.objects_column = as_string(ctx, *v, "objects.object");
 }
 
 std::vector<std::pair<std::string, std::string>> parse_alias_map(Context& ctx,
@@ -124,13 +128,14 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g)
     if (name == "object_region") parse_manifold(ctx, value, path, g.object_region);
     if (name == "consistency") {
       auto& c = g.consistency;
-      for (const auto& [k, v] : parse_toggle(ctx, value, path, c.toggle,
-                                             {"variant", "percentile", "bootstrap", "ci"})) {
+      for (const auto& [k, v] :
+           parse_toggle(ctx, value, path, c.toggle, {"variant", "percentile", "bootstrap", "ci"})) {
         const std::string p = join_path(path, k);
         if (k == "variant") c.variant = as_choice(ctx, v, p, {"raw", "hessel", "torchmetrics"});
         if (k == "percentile") {
           c.percentile = as_finite_at_least_zero(ctx, v, p);
-          if (c.percentile > 100.0) fail(ctx, v, p, fmt::format("must be 0 to 100, got {}", describe(v)));
+          if (c.percentile > 100.0)
+            fail(ctx, v, p, fmt::format("must be 0 to 100, got {}", describe(v)));
         }
         if (k == "bootstrap") c.bootstrap = as_size(ctx, v, p);
         if (k == "ci") c.ci = as_ci(ctx, v, p);

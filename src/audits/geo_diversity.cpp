@@ -15,8 +15,10 @@
 
 #include <fmt/format.h>
 
+#include "audits/run_output.h"
 #include "audits/table_builder.h"
 #include "vlbias/audit.h"
+#include "vlbias/audit_analyses.h"
 #include "vlbias/blas.h"
 #include "vlbias/clipscore.h"
 #include "vlbias/distribution_metrics.h"
@@ -235,7 +237,7 @@ RealData load_real(const AuditSpec& spec, std::vector<std::string>& notes) {
 
 struct GeneratedData {
   Matrix features;
-  Matrix clip;                    // rows = features.rows when any source has clip, else empty
+  Matrix clip;  // rows = features.rows when any source has clip, else empty
   std::vector<std::uint8_t> has_clip;
   std::vector<Form> form;
   std::vector<std::string> region;      // aliased ("" = none)
@@ -271,10 +273,8 @@ GeneratedData load_generated(const AuditSpec& spec, std::size_t dim,
   GeneratedData d;
   std::vector<Matrix> parts, clip_parts;
   std::size_t clip_dim = 0;
-  const bool any_clip =
-      std::any_of(g.generated.begin(), g.generated.end(), [](const GeoSource& s) {
-        return !s.clip.path.empty();
-      });
+  const bool any_clip = std::any_of(g.generated.begin(), g.generated.end(),
+                                    [](const GeoSource& s) { return !s.clip.path.empty(); });
   for (const GeoSource& src : g.generated) {
     const Table t = read_table(src.table.string());
     Matrix f = read_embeddings(src.features.path, src.features.tensor);
@@ -347,8 +347,9 @@ GeneratedData load_generated(const AuditSpec& spec, std::size_t dim,
   }
   std::size_t total = 0;
   for (const Matrix& p : parts) total += p.rows;
-  VLBIAS_CHECK(total > 0, InputError, "the generated tables hold no usable row (each needs an "
-                                      "object, and a region unless its form is object).");
+  VLBIAS_CHECK(total > 0, InputError,
+               "the generated tables hold no usable row (each needs an "
+               "object, and a region unless its form is object).");
   d.features = Matrix(total, dim);
   if (any_clip && clip_dim > 0) d.clip = Matrix(total, clip_dim);
   std::size_t at = 0;
@@ -391,11 +392,13 @@ GeneratedSets compose_sets(const AuditSpec& spec, const RealData& real, const Ge
   const std::size_t nr = real.regions->names.size(), no = real.objects->names.size();
   // Real counts per (object, region).
   std::vector<std::vector<std::size_t>> real_count(no, std::vector<std::size_t>(nr, 0));
-  for (std::size_t i = 0; i < real.features.rows; ++i) ++real_count[real.object_id[i]][real.region_id[i]];
+  for (std::size_t i = 0; i < real.features.rows; ++i)
+    ++real_count[real.object_id[i]][real.region_id[i]];
 
   // Matching generated rows to the real labels.
   std::set<std::string> unknown_objects, unknown_regions;
-  std::vector<std::uint32_t> obj(gen.features.rows, Labels::kNone), reg(gen.features.rows, Labels::kNone);
+  std::vector<std::uint32_t> obj(gen.features.rows, Labels::kNone),
+      reg(gen.features.rows, Labels::kNone);
   std::size_t unmatched = 0;
   // [form][object][region] candidate rows (region index unused for the object form: 0)
   std::vector<std::vector<std::vector<std::vector<std::uint32_t>>>> groups(
@@ -408,7 +411,8 @@ GeneratedSets compose_sets(const AuditSpec& spec, const RealData& real, const Ge
       reg[i] = real.regions->find(gen.region[i]);
       if (reg[i] == Labels::kNone) unknown_regions.insert(gen.region[i]);
     }
-    const bool ok = obj[i] != Labels::kNone && (gen.form[i] == Form::Object || reg[i] != Labels::kNone);
+    const bool ok =
+        obj[i] != Labels::kNone && (gen.form[i] == Form::Object || reg[i] != Labels::kNone);
     if (!ok) {
       ++unmatched;
       continue;
@@ -418,14 +422,16 @@ GeneratedSets compose_sets(const AuditSpec& spec, const RealData& real, const Ge
   }
   matching = Json{{"matched", gen.features.rows - unmatched}, {"left_out", unmatched}};
   if (!unknown_objects.empty()) {
-    matching["objects_not_in_real"] = std::vector<std::string>(unknown_objects.begin(), unknown_objects.end());
+    matching["objects_not_in_real"] =
+        std::vector<std::string>(unknown_objects.begin(), unknown_objects.end());
     notes.push_back(fmt::format(
         "generated objects with no real images (left out of the real-referenced indicators; "
         "add aliases.object if they are spelled differently): {}",
         first_few(unknown_objects)));
   }
   if (!unknown_regions.empty()) {
-    matching["regions_not_in_real"] = std::vector<std::string>(unknown_regions.begin(), unknown_regions.end());
+    matching["regions_not_in_real"] =
+        std::vector<std::string>(unknown_regions.begin(), unknown_regions.end());
     notes.push_back(fmt::format(
         "generated regions with no real images (left out of the real-referenced indicators; add "
         "aliases.region if they are spelled differently): {}",
@@ -588,10 +594,7 @@ Json cell_json(const RegionCell& c, std::size_t min_size) {
   return j;
 }
 
-struct Section {
-  Json json = Json::object();
-  std::vector<std::pair<std::string, Table>> tables;
-};
+using Section = AnalysisOutput;
 
 // Gaps between every pair of regions, per form and metric; Holm and BH over the table.
 struct GapRow {
@@ -643,13 +646,13 @@ struct RegionOutputs {
   Section section, gaps;
 };
 
-RegionOutputs region_analysis(const AuditSpec& spec, const RealData& real,
-                              const GeneratedData& gen, const GeneratedSets& sets,
-                              std::vector<std::string>& notes) {
+RegionOutputs region_analysis(const AuditSpec& spec, const RealData& real, const GeneratedData& gen,
+                              const GeneratedSets& sets, std::vector<std::string>& notes) {
   const Spec::Manifold& m = spec.geo.region;
   const std::size_t nr = real.regions->names.size();
   std::vector<std::vector<std::uint32_t>> real_rows(nr);
-  for (std::size_t i = 0; i < real.features.rows; ++i) real_rows[real.region_id[i]].push_back(static_cast<std::uint32_t>(i));
+  for (std::size_t i = 0; i < real.features.rows; ++i)
+    real_rows[real.region_id[i]].push_back(static_cast<std::uint32_t>(i));
   std::vector<RegionCell> cells;
   Progress progress("region indicator", nr);
   for (std::size_t r = 0; r < nr; ++r) {
@@ -785,10 +788,10 @@ Section object_region_analysis(const AuditSpec& spec, const RealData& real,
     } else {
       const Matrix real_c = gather(real.features, rrows);
       const std::vector<double> radii = metrics::knn_radii_squared(real_c, m.k, "real features");
-      measure_cell(c, real_c, radii, gen.features, grows, m,
-                   cell_seed(spec.seed, kSeedObjectRegionBootstrap,
-                             (static_cast<std::size_t>(task.form) * no + task.object) * nr +
-                                 task.region));
+      measure_cell(
+          c, real_c, radii, gen.features, grows, m,
+          cell_seed(spec.seed, kSeedObjectRegionBootstrap,
+                    (static_cast<std::size_t>(task.form) * no + task.object) * nr + task.region));
     }
     progress.advance();
   });
@@ -863,8 +866,7 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
       read_embeddings(spec.geo.objects_embeddings.path, spec.geo.objects_embeddings.tensor);
   VLBIAS_CHECK(objects.rows == texts.rows, InputError,
                "{} has {} rows but {} has {}; expected one text embedding per object.",
-               objects.source, objects.rows, spec.geo.objects_embeddings.path.string(),
-               texts.rows);
+               objects.source, objects.rows, spec.geo.objects_embeddings.path.string(), texts.rows);
   VLBIAS_CHECK(texts.cols == gen.clip.cols, InputError,
                "{} has {} columns but the generated CLIP embeddings have {}; both must come from "
                "the same CLIP model.",
@@ -993,12 +995,13 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
   return out;
 }
 
-Section distribution_analysis(const AuditSpec& spec, const RealData& real,
-                              const GeneratedData& gen, const GeneratedSets& sets) {
+Section distribution_analysis(const AuditSpec& spec, const RealData& real, const GeneratedData& gen,
+                              const GeneratedSets& sets) {
   const Spec::Distribution& d = spec.geo.distribution;
   const std::size_t nr = real.regions->names.size();
   std::vector<std::vector<std::uint32_t>> real_rows(nr);
-  for (std::size_t i = 0; i < real.features.rows; ++i) real_rows[real.region_id[i]].push_back(static_cast<std::uint32_t>(i));
+  for (std::size_t i = 0; i < real.features.rows; ++i)
+    real_rows[real.region_id[i]].push_back(static_cast<std::uint32_t>(i));
   struct Task {
     Form form;
     std::size_t region;
@@ -1043,7 +1046,8 @@ Section distribution_analysis(const AuditSpec& spec, const RealData& real,
         metrics::KidOptions o;
         o.subsets = d.kid_subsets;
         o.subset_size = d.kid_subset_size;
-        o.seed = cell_seed(spec.seed, kSeedKid, static_cast<std::size_t>(task.form) * nr + task.region);
+        o.seed =
+            cell_seed(spec.seed, kSeedKid, static_cast<std::size_t>(task.form) * nr + task.region);
         const metrics::KidResult k =
             metrics::kid(gather(real.features, real_rows[task.region]), fake, o);
         res.kid = k.kid;
@@ -1118,17 +1122,15 @@ Json geo_spec_json(const AuditSpec& s) {
               {"aliases", aliases},
               {"region", manifold(g.region)},
               {"object_region", manifold(g.object_region)},
-              {"consistency",
-               Json{{"enabled", g.consistency.toggle.enabled},
-                    {"variant", g.consistency.variant},
-                    {"percentile", g.consistency.percentile},
-                    {"bootstrap", g.consistency.bootstrap},
-                    {"ci", g.consistency.ci}}},
-              {"distribution",
-               Json{{"enabled", g.distribution.toggle.enabled},
-                    {"fid", g.distribution.fid},
-                    {"vendi", g.distribution.vendi},
-                    {"kid", g.distribution.kid}}}};
+              {"consistency", Json{{"enabled", g.consistency.toggle.enabled},
+                                   {"variant", g.consistency.variant},
+                                   {"percentile", g.consistency.percentile},
+                                   {"bootstrap", g.consistency.bootstrap},
+                                   {"ci", g.consistency.ci}}},
+              {"distribution", Json{{"enabled", g.distribution.toggle.enabled},
+                                    {"fid", g.distribution.fid},
+                                    {"vendi", g.distribution.vendi},
+                                    {"kid", g.distribution.kid}}}};
 }
 
 }  // namespace
@@ -1190,17 +1192,8 @@ void run_geo_diversity_audit(const AuditSpec& spec, const std::filesystem::path&
     sections.emplace_back("distribution", distribution_analysis(spec, real, gen, sets));
   }
 
-  std::filesystem::create_directories(run_dir / "tables");
-  Json analyses = Json::object();
-  Json tables = Json::array();
-  for (auto& [name, section] : sections) {
-    for (auto& [table_name, table] : section.tables) {
-      const std::string relative = "tables/" + table_name + ".csv";
-      write_csv(table, (run_dir / relative).string());
-      tables.push_back(relative);
-    }
-    analyses[name] = std::move(section.json);
-  }
+  Json tables;
+  Json analyses = audits::write_sections(run_dir, sections, tables, notes);
   Json forms = Json::object();
   for (const Form f : kForms) forms[form_name(f)] = gen.per_form[static_cast<int>(f)];
   Json real_json{{"images", real.features.rows},
@@ -1213,20 +1206,16 @@ void run_geo_diversity_audit(const AuditSpec& spec, const std::filesystem::path&
   if (g.real_per_cell > 0) real_json["left_out_by_balancing"] = real.balanced_out;
   Json results{{"kind", to_string(spec.kind)},
                {"real", real_json},
-               {"generated",
-                Json{{"images", gen.features.rows},
-                     {"rows_read", gen.rows_read},
-                     {"by_form", forms},
-                     {"clip_dim", gen.clip.cols},
-                     {"matching", matching}}},
+               {"generated", Json{{"images", gen.features.rows},
+                                  {"rows_read", gen.rows_read},
+                                  {"by_form", forms},
+                                  {"clip_dim", gen.clip.cols},
+                                  {"matching", matching}}},
                {"spec", geo_spec_json(spec)},
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  provenance.parameters = geo_spec_json(spec);
-  provenance.seed = spec.seed;
-  results["provenance"] = provenance_json(provenance);
-  write_json(results, (run_dir / "results.json").string());
+  audits::write_results(run_dir, std::move(results), provenance, geo_spec_json(spec), spec.seed);
 }
 
 }  // namespace vlbias

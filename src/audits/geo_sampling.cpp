@@ -16,7 +16,8 @@ namespace {
 std::vector<std::uint32_t> partial_shuffle(std::vector<std::uint32_t> rows, std::size_t n,
                                            Rng& rng) {
   n = std::min(n, rows.size());
-  for (std::size_t i = 0; i < n; ++i) std::swap(rows[i], rows[i + rng.uniform_index(rows.size() - i)]);
+  for (std::size_t i = 0; i < n; ++i)
+    std::swap(rows[i], rows[i + rng.uniform_index(rows.size() - i)]);
   rows.resize(n);
   return rows;
 }
@@ -34,8 +35,8 @@ MatchedSample object_mix_sample(const std::vector<std::size_t>& target_counts,
   double scale = 1.0;
   for (std::size_t o = 0; o < objects; ++o) {
     if (target_counts[o] > 0) {
-      scale = std::min(scale, static_cast<double>(pools[o].size()) /
-                                  static_cast<double>(target_counts[o]));
+      scale = std::min(
+          scale, static_cast<double>(pools[o].size()) / static_cast<double>(target_counts[o]));
     }
   }
   out.scale = scale;
@@ -84,8 +85,8 @@ std::vector<std::uint32_t> sample_rows(const std::vector<std::uint32_t>& rows, s
 PrdcIntervals prdc_bootstrap(const metrics::PrdcResult& r, std::size_t resamples, double level,
                              std::uint64_t seed) {
   const std::size_t nf = r.n_fake, nr = r.n_real;
-  VLBIAS_CHECK(r.fake_ball_count.size() == nf && r.members_offsets.size() == nr + 1,
-               InternalError, "prdc_bootstrap needs per-sample counts and ball members");
+  VLBIAS_CHECK(r.fake_ball_count.size() == nf && r.members_offsets.size() == nr + 1, InternalError,
+               "prdc_bootstrap needs per-sample counts and ball members");
   PrdcIntervals out;
   out.precision_replicates.assign(resamples, stats::kNaN);
   out.density_replicates.assign(resamples, stats::kNaN);

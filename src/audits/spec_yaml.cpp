@@ -16,7 +16,6 @@
 
 namespace vlbias::audits::spec {
 
-
 // "spec.yaml line 12" (yaml-cpp's marks are 0-based), or just the source.
 std::string where(const Context& ctx, const YAML::Node& node) {
   const YAML::Mark mark = node.Mark();

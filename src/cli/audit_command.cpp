@@ -12,7 +12,8 @@ void add_audit_command(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "audit",
-      "Run the audit a YAML spec describes (kind: social-perception | trait-pairs) and write\n"
+      "Run the audit a YAML spec describes (kind: social-perception | trait-pairs |\n"
+      "geo-diversity) and write\n"
       "RUN_DIR/results.json and RUN_DIR/tables/*.csv (spec format: include/vlbias/audit.h)");
   cmd->add_option("spec", *spec_path, "The audit spec (YAML)")->required();
   cmd->add_option("--out", *out, "The run folder (created if absent)")->required();

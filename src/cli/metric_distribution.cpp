@@ -22,7 +22,8 @@ struct PairArgs {
 };
 
 void add_pair_options(CLI::App* cmd, PairArgs& a) {
-  cmd->add_option("--real", a.real, "Real (reference) features: .npy or .safetensors, rows = images")
+  cmd->add_option("--real", a.real,
+                  "Real (reference) features: .npy or .safetensors, rows = images")
       ->required();
   cmd->add_option("--fake", a.fake, "Generated features, same columns as --real")->required();
   cmd->add_option("--real-tensor", a.real_tensor, "Tensor name in a .safetensors --real");
@@ -91,6 +92,7 @@ void add_prdc(CLI::App& metric) {
     o.k = args->k;
     o.rule = args->inclusive ? metrics::BallRule::Inclusive : metrics::BallRule::Strict;
     o.per_sample = !args->per_real.empty() || !args->per_fake.empty();
+    o.progress = true;
     const metrics::PrdcResult r = metrics::prdc(p.real, p.fake, o);
     Json out{{"precision", json_number(r.precision)},
              {"recall", json_number(r.recall)},
@@ -115,10 +117,9 @@ void add_prdc(CLI::App& metric) {
       std::vector<double> radius(r.n_fake, stats::kNaN), inside(r.n_fake);
       if (!r.fake_radius.empty()) radius = r.fake_radius;
       for (std::size_t j = 0; j < r.n_fake; ++j) inside[j] = r.fake_ball_count[j] > 0 ? 1 : 0;
-      write_per_sample(args->per_fake, r.n_fake,
-                       {{"radius", radius},
-                        {"real_balls", as_doubles(r.fake_ball_count)},
-                        {"inside", inside}});
+      write_per_sample(
+          args->per_fake, r.n_fake,
+          {{"radius", radius}, {"real_balls", as_doubles(r.fake_ball_count)}, {"inside", inside}});
     }
     p.provenance.parameters = Json{{"k", r.k}, {"inclusive", args->inclusive}};
     out["provenance"] = provenance_json(p.provenance);

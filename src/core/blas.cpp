@@ -16,9 +16,9 @@
 
 // LAPACK's symmetric divide-and-conquer eigensolver, which OpenBLAS ships (no lapacke header
 // is needed for one routine). The trailing arguments are Fortran's hidden string lengths.
-extern "C" void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a,
-                        const int* lda, double* w, double* work, const int* lwork, int* iwork,
-                        const int* liwork, int* info, std::size_t jobz_len, std::size_t uplo_len);
+extern "C" void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda,
+                        double* w, double* work, const int* lwork, int* iwork, const int* liwork,
+                        int* info, std::size_t jobz_len, std::size_t uplo_len);
 
 extern "C" void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda,
                         double* s, double* u, const int* ldu, double* vt, const int* ldvt,
@@ -83,9 +83,9 @@ namespace {
 
 // The fixed partition shared by sgemm and dgemm (see blas.h): `block(i0, i1, j0, j1)` computes
 // rows [i0, i1) x columns [j0, j1) of C with one single-threaded BLAS call.
-void run_partitioned(std::size_t m, std::size_t n, std::size_t k,
-                     const std::function<void(std::size_t, std::size_t, std::size_t, std::size_t)>&
-                         block) {
+void run_partitioned(
+    std::size_t m, std::size_t n, std::size_t k,
+    const std::function<void(std::size_t, std::size_t, std::size_t, std::size_t)>& block) {
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const bool split_rows = m >= n;
   const std::size_t size = split_rows ? m : n;
@@ -141,36 +141,39 @@ bool check_gemm(const char* fn, bool a_t, bool b_t, std::size_t m, std::size_t n
 
 }  // namespace
 
-void sgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t k, float alpha,
-           const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
-           std::size_t ldc) {
+namespace {
+
+// sgemm and dgemm: the shape checks, then one single-threaded cblas call per block of the
+// fixed partition. `cblas` is cblas_sgemm or cblas_dgemm.
+template <typename T, typename Cblas>
+void partitioned_gemm(const char* fn, Transpose ta, Transpose tb, std::size_t m, std::size_t n,
+                      std::size_t k, T alpha, const T* a, std::size_t lda, const T* b,
+                      std::size_t ldb, T beta, T* c, std::size_t ldc, Cblas cblas) {
   const bool a_t = ta == Transpose::Yes, b_t = tb == Transpose::Yes;
-  if (!check_gemm("sgemm", a_t, b_t, m, n, k, lda, ldb, beta, c, ldc)) return;
+  if (!check_gemm(fn, a_t, b_t, m, n, k, lda, ldb, beta, c, ldc)) return;
   const CBLAS_TRANSPOSE cta = a_t ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE ctb = b_t ? CblasTrans : CblasNoTrans;
   run_partitioned(m, n, k, [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
-    const float* ab = a_t ? a + i0 : a + i0 * lda;
-    const float* bb = b_t ? b + j0 * ldb : b + j0;
-    cblas_sgemm(CblasRowMajor, cta, ctb, static_cast<int>(i1 - i0), static_cast<int>(j1 - j0),
-                static_cast<int>(k), alpha, ab, static_cast<int>(lda), bb, static_cast<int>(ldb),
-                beta, c + i0 * ldc + j0, static_cast<int>(ldc));
+    const T* ab = a_t ? a + i0 : a + i0 * lda;
+    const T* bb = b_t ? b + j0 * ldb : b + j0;
+    cblas(CblasRowMajor, cta, ctb, static_cast<int>(i1 - i0), static_cast<int>(j1 - j0),
+          static_cast<int>(k), alpha, ab, static_cast<int>(lda), bb, static_cast<int>(ldb), beta,
+          c + i0 * ldc + j0, static_cast<int>(ldc));
   });
+}
+
+}  // namespace
+
+void sgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t k, float alpha,
+           const float* a, std::size_t lda, const float* b, std::size_t ldb, float beta, float* c,
+           std::size_t ldc) {
+  partitioned_gemm("sgemm", ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cblas_sgemm);
 }
 
 void dgemm(Transpose ta, Transpose tb, std::size_t m, std::size_t n, std::size_t k, double alpha,
            const double* a, std::size_t lda, const double* b, std::size_t ldb, double beta,
            double* c, std::size_t ldc) {
-  const bool a_t = ta == Transpose::Yes, b_t = tb == Transpose::Yes;
-  if (!check_gemm("dgemm", a_t, b_t, m, n, k, lda, ldb, beta, c, ldc)) return;
-  const CBLAS_TRANSPOSE cta = a_t ? CblasTrans : CblasNoTrans;
-  const CBLAS_TRANSPOSE ctb = b_t ? CblasTrans : CblasNoTrans;
-  run_partitioned(m, n, k, [&](std::size_t i0, std::size_t i1, std::size_t j0, std::size_t j1) {
-    const double* ab = a_t ? a + i0 : a + i0 * lda;
-    const double* bb = b_t ? b + j0 * ldb : b + j0;
-    cblas_dgemm(CblasRowMajor, cta, ctb, static_cast<int>(i1 - i0), static_cast<int>(j1 - j0),
-                static_cast<int>(k), alpha, ab, static_cast<int>(lda), bb, static_cast<int>(ldb),
-                beta, c + i0 * ldc + j0, static_cast<int>(ldc));
-  });
+  partitioned_gemm("dgemm", ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, cblas_dgemm);
 }
 
 void syrk_tn(std::size_t n, std::size_t k, double alpha, const double* a, std::size_t lda,
@@ -180,13 +183,14 @@ void syrk_tn(std::size_t n, std::size_t k, double alpha, const double* a, std::s
   if (n == 0) return;
   if (k == 0) {
     for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
+      for (std::size_t j = 0; j < n; ++j)
+        c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
     return;
   }
   init_single_threaded();
   cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, checked_int(n, "n", "syrk_tn"),
-              checked_int(k, "k", "syrk_tn"), alpha, a, checked_int(lda, "lda", "syrk_tn"), beta,
-              c, checked_int(ldc, "ldc", "syrk_tn"));
+              checked_int(k, "k", "syrk_tn"), alpha, a, checked_int(lda, "lda", "syrk_tn"), beta, c,
+              checked_int(ldc, "ldc", "syrk_tn"));
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < i; ++j) c[i * ldc + j] = c[j * ldc + i];
 }
@@ -261,8 +265,8 @@ std::vector<double> singular_values(std::vector<double>& a, std::size_t rows, st
   char jobz = 'N';
   int info = 0, lwork = -1, one = 1;
   double work_query = 0.0, unused = 0.0;
-  dgesdd_(&jobz, &m, &n, a.data(), &m, s.data(), &unused, &one, &unused, &one, &work_query,
-          &lwork, iwork.data(), &info, 1);
+  dgesdd_(&jobz, &m, &n, a.data(), &m, s.data(), &unused, &one, &unused, &one, &work_query, &lwork,
+          iwork.data(), &info, 1);
   VLBIAS_CHECK(info == 0, InternalError, "singular_values: dgesdd workspace query failed ({})",
                info);
   lwork = static_cast<int>(work_query) + 1;
@@ -277,8 +281,8 @@ std::vector<double> singular_values(std::vector<double>& a, std::size_t rows, st
 
 void triangular_factor(std::vector<double>& a, std::size_t rows, std::size_t cols) {
   VLBIAS_CHECK(a.size() == rows * cols && rows >= cols, InternalError,
-               "triangular_factor: {} values for a {} x {} matrix (rows must be >= cols)",
-               a.size(), rows, cols);
+               "triangular_factor: {} values for a {} x {} matrix (rows must be >= cols)", a.size(),
+               rows, cols);
   if (cols == 0) return;
   init_single_threaded();
   // Row-major X (rows x cols) is column-major X^T (cols x rows); X^T = L Q gives X = Q^T L^T,

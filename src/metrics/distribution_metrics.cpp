@@ -33,8 +33,8 @@ void check_finite(MatrixView x, const char* what, const char* metric) {
     const float* r = x.row(i);
     for (std::size_t k = 0; k < x.cols; ++k) {
       VLBIAS_CHECK(std::isfinite(r[k]), InputError,
-                   "{}: {} row {}, column {} is {}; features must be finite numbers.", metric,
-                   what, i, k, r[k]);
+                   "{}: {} row {}, column {} is {}; features must be finite numbers.", metric, what,
+                   i, k, r[k]);
     }
   }
 }
@@ -86,7 +86,7 @@ void symmetrize(std::vector<double>& m, std::size_t n) {
 struct CovarianceFactor {
   std::vector<double> f;  // rows x d, row-major
   std::size_t rows = 0;
-  double trace = 0.0;     // tr Sigma = sum of squares of the centred, scaled values
+  double trace = 0.0;  // tr Sigma = sum of squares of the centred, scaled values
 };
 
 CovarianceFactor covariance_factor(MatrixView x, const std::vector<double>& mean) {

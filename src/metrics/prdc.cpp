@@ -14,10 +14,11 @@
 #include "vlbias/prdc.h"
 
 #include <algorithm>
-#include <cassert>
 #include <atomic>
+#include <cassert>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <utility>
 
@@ -25,6 +26,7 @@
 
 #include "vlbias/blas.h"
 #include "vlbias/error.h"
+#include "vlbias/log.h"
 #include "vlbias/parallel.h"
 
 namespace vlbias::metrics {
@@ -214,7 +216,8 @@ class KnnRows {
   std::size_t cap_;
 };
 
-std::vector<double> knn_radii(const Points& p, std::size_t k, const ErrorModel& em) {
+std::vector<double> knn_radii(const Points& p, std::size_t k, const ErrorModel& em,
+                              const char* progress_label = nullptr) {
   const std::size_t n = p.x.rows, d = p.x.cols;
   const float* x = p.x.data;
   const std::size_t blocks = (n + kKnnTile - 1) / kKnnTile;
@@ -224,6 +227,9 @@ std::vector<double> knn_radii(const Points& p, std::size_t k, const ErrorModel& 
       tiles.emplace_back(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b));
   KnnRows rows(n, k);
   std::vector<std::mutex> locks(blocks);
+  std::unique_ptr<Progress> progress;
+  if (progress_label != nullptr)
+    progress = std::make_unique<Progress>(progress_label, tiles.size());
   // Tile (A, B) with B >= A: the distances of rows of block A to rows of block B, offered to
   // the rows of A and (off the diagonal) to the rows of B. Each row's state is guarded by its
   // block's lock; the answer does not depend on the order of offers (see KnnRow).
@@ -261,7 +267,9 @@ std::vector<double> knn_radii(const Points& p, std::size_t k, const ErrorModel& 
         }
       }
     }
+    if (progress) progress->advance();
   });
+  if (progress) progress->finish();
   std::vector<double> radii(n);
   parallel_chunks(n, 256, [&](std::size_t, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
@@ -294,7 +302,10 @@ PrdcResult prdc(MatrixView real, MatrixView fake, const PrdcOptions& options) {
                "PRDC: real features have {} columns but generated features {}; both must come "
                "from the same feature extractor.",
                real.cols, fake.cols);
-  const std::vector<double> radii = knn_radii_squared(real, options.k, "real features");
+  check_k(options.k, real.rows, "real features");
+  const Points p = prepare(real, "real features");
+  const std::vector<double> radii = knn_radii(p, options.k, ErrorModel(real.cols, "features"),
+                                              options.progress ? "prdc: real radii" : nullptr);
   return prdc_with_real_radii(real, radii, fake, options);
 }
 
@@ -323,7 +334,7 @@ PrdcResult prdc_with_real_radii(MatrixView real, std::span<const double> real_ra
   out.rule = options.rule;
   std::vector<double> fake_radii;
   if (options.recall && nf > k) {
-    fake_radii = knn_radii(pf, k, em);
+    fake_radii = knn_radii(pf, k, em, options.progress ? "prdc: generated radii" : nullptr);
   } else if (options.recall) {
     out.note = fmt::format(
         "recall is undefined: {} generated rows, the k-th nearest neighbour (k = {}) needs at "
@@ -340,6 +351,8 @@ PrdcResult prdc_with_real_radii(MatrixView real, std::span<const double> real_ra
       options.ball_members ? tasks : 0);
   const float* xr = real.data;
   const float* xf = fake.data;
+  std::unique_ptr<Progress> progress;
+  if (options.progress) progress = std::make_unique<Progress>("prdc: real x generated", tasks);
   parallel_for(tasks, [&](std::size_t t) {
     const std::size_t i0 = t * kCrossRows, i1 = std::min(nr, i0 + kCrossRows);
     const std::size_t rows_n = i1 - i0;
@@ -348,8 +361,8 @@ PrdcResult prdc_with_real_radii(MatrixView real, std::span<const double> real_ra
     std::vector<double> lo(cols_max), width(cols_max);
     for (std::size_t j0 = 0; j0 < nf; j0 += kCrossCols) {
       const std::size_t j1 = std::min(nf, j0 + kCrossCols), cols_n = j1 - j0;
-      sgemm(Transpose::No, Transpose::Yes, rows_n, cols_n, d, 1.0f, xr + i0 * d, d, xf + j0 * d,
-            d, 0.0f, c.data(), cols_n);
+      sgemm(Transpose::No, Transpose::Yes, rows_n, cols_n, d, 1.0f, xr + i0 * d, d, xf + j0 * d, d,
+            0.0f, c.data(), cols_n);
       for (std::size_t i = i0; i < i1; ++i) {
         tile_row_bounds(c.data() + (i - i0) * cols_n, cols_n, pr.sq[i], pr.norm[i],
                         pf.sq.data() + j0, pf.norm.data() + j0, em, lo.data(), width.data());
@@ -378,7 +391,9 @@ PrdcResult prdc_with_real_radii(MatrixView real, std::span<const double> real_ra
         }
       }
     }
+    if (progress) progress->advance();
   });
+  if (progress) progress->finish();
 
   std::size_t inside_any = 0, total_inside = 0, covered_n = 0, recalled = 0;
   std::vector<std::uint32_t> counts(nf);
@@ -392,7 +407,8 @@ PrdcResult prdc_with_real_radii(MatrixView real, std::span<const double> real_ra
     recalled += in_fake[i];
   }
   out.precision = static_cast<double>(inside_any) / static_cast<double>(nf);
-  out.density = static_cast<double>(total_inside) / (static_cast<double>(k) * static_cast<double>(nf));
+  out.density =
+      static_cast<double>(total_inside) / (static_cast<double>(k) * static_cast<double>(nf));
   out.coverage = static_cast<double>(covered_n) / static_cast<double>(nr);
   out.recall = with_recall ? static_cast<double>(recalled) / static_cast<double>(nr)
                            : std::numeric_limits<double>::quiet_NaN();
@@ -402,7 +418,8 @@ PrdcResult prdc_with_real_radii(MatrixView real, std::span<const double> real_ra
     out.real_radius.resize(nr);
     for (std::size_t i = 0; i < nr; ++i) out.real_radius[i] = std::sqrt(real_radius_squared[i]);
     out.fake_radius.resize(fake_radii.size());
-    for (std::size_t j = 0; j < fake_radii.size(); ++j) out.fake_radius[j] = std::sqrt(fake_radii[j]);
+    for (std::size_t j = 0; j < fake_radii.size(); ++j)
+      out.fake_radius[j] = std::sqrt(fake_radii[j]);
     out.fake_ball_count = counts;
     out.real_covered = covered;
     if (with_recall) out.real_in_fake_balls = in_fake;

@@ -77,8 +77,8 @@ double percentile_select(std::span<double> values, double q) {
   }
   const auto lo = static_cast<std::size_t>(std::floor(virtual_index));
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(lo), values.end());
-  const double b = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lo) + 1,
-                                     values.end());
+  const double b =
+      *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lo) + 1, values.end());
   // percentile_sorted's interpolation, operation for operation.
   const double a = values[lo];
   const double gamma = virtual_index - std::floor(virtual_index);

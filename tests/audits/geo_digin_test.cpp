@@ -117,9 +117,8 @@ TEST(GeoDigIn, DollarStreetPromptListsGroupAsTheyShould) {
       << "  - {table: countries.csv, features: countries.npy}\n"
       << "aliases: {region: {\"the Americas\": Americas}}\n"
       << "analyses: {region: {bootstrap: 20}, object_region: false, distribution: false}\n";
-  const cli_util::CliResult r =
-      cli_util::run_cli("--quiet audit '" + (dir / "spec.yaml").string() + "' --out '" +
-                        (dir / "run").string() + "'");
+  const cli_util::CliResult r = cli_util::run_cli("--quiet audit '" + (dir / "spec.yaml").string() +
+                                                  "' --out '" + (dir / "run").string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(cli_util::read_file(dir / "run/results.json"));
 
@@ -171,8 +170,8 @@ TEST(GeoDigIn, GeodeCountryListAliasesOntoGeodeRegions) {
   const std::size_t n = write_extract(list, objects, dir / "countries.csv");
   write_features(dir / "countries.npy", n, 4);
   // GeoDE's own region names, as DIG-In's compute_metrics.py maps them.
-  const std::vector<std::string> real_regions = {"Africa",   "Americas",      "EastAsia",
-                                                 "Europe",   "SouthEastAsia", "WestAsia"};
+  const std::vector<std::string> real_regions = {"Africa", "Americas",      "EastAsia",
+                                                 "Europe", "SouthEastAsia", "WestAsia"};
   write_real(dir, real_regions, objects, 20);
   std::ofstream(dir / "spec.yaml")
       << "kind: geo-diversity\n"
@@ -182,9 +181,8 @@ TEST(GeoDigIn, GeodeCountryListAliasesOntoGeodeRegions) {
       << "                   \"Southeast Asia\": SouthEastAsia, \"West Asia\": WestAsia}}\n"
       << "analyses: {region: {bootstrap: 20}, object_region: {bootstrap: 20},\n"
       << "           distribution: false}\n";
-  const cli_util::CliResult r =
-      cli_util::run_cli("--quiet audit '" + (dir / "spec.yaml").string() + "' --out '" +
-                        (dir / "run").string() + "'");
+  const cli_util::CliResult r = cli_util::run_cli("--quiet audit '" + (dir / "spec.yaml").string() +
+                                                  "' --out '" + (dir / "run").string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(cli_util::read_file(dir / "run/results.json"));
   EXPECT_EQ(out["generated"]["by_form"]["object-country"], n);

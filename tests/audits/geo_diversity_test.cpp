@@ -38,7 +38,9 @@ using nlohmann::json;
 
 const fs::path kGeoFixtures = fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/audits/geo";
 
-std::string quote(const fs::path& p) { return fmt::format("'{}'", p.string()); }
+std::string quote(const fs::path& p) {
+  return fmt::format("'{}'", p.string());
+}
 
 CliResult run_audit_cli(const fs::path& spec, const fs::path& out, const std::string& extra = "") {
   return run_cli(extra + " --quiet audit " + quote(spec) + " --out " + quote(out));
@@ -184,7 +186,9 @@ TEST(GeoSampling, PercentileMeanIsTheMeanOfNumpyPercentiles) {
 
 // ---------------------------------------------------------------- against numpy
 
-const json& geo_reference() { return testing_util::fixture_json("audits/geo.json"); }
+const json& geo_reference() {
+  return testing_util::fixture_json("audits/geo.json");
+}
 
 void expect_value(const json& got, const json& want, const char* key, double tol) {
   if (want[key].is_null()) {
@@ -277,7 +281,9 @@ void expect_reference(const std::string& spec_name) {
   EXPECT_EQ(out["generated"]["matching"]["objects_not_in_real"], json::array({"kite"}));
 }
 
-TEST(GeoAudit, MatchesNumpyReference) { expect_reference("spec.yaml"); }
+TEST(GeoAudit, MatchesNumpyReference) {
+  expect_reference("spec.yaml");
+}
 TEST(GeoAudit, BalancedSamplingAndDroppedDuplicatesMatchNumpyReference) {
   expect_reference("spec_balanced.yaml");
 }
@@ -287,8 +293,8 @@ TEST(GeoAudit, TablesCarryEveryIndicatorAndIntervalsHoldTheEstimates) {
   ASSERT_EQ(run_audit_cli(kGeoFixtures / "spec.yaml", run).exit_code, 0);
   const Table region = read_table((run / "tables/geo_region.csv").string());
   for (const char* c : {"form", "region", "n_real", "n_generated", "precision", "precision_lower",
-                        "precision_upper", "coverage", "coverage_lower", "coverage_upper",
-                        "recall", "density", "small"}) {
+                        "precision_upper", "coverage", "coverage_lower", "coverage_upper", "recall",
+                        "density", "small"}) {
     EXPECT_TRUE(region.find(c).has_value()) << c;
   }
   for (std::size_t r = 0; r < region.rows; ++r) {
@@ -423,7 +429,9 @@ const std::string kGeoMinimal =
     "real: {table: real.csv, features: real.npy}\n"
     "generated: {table: gen.csv, features: gen.npy}\n";
 
-AuditSpec parse(const std::string& yaml) { return parse_audit_spec(yaml, "/data", "spec.yaml"); }
+AuditSpec parse(const std::string& yaml) {
+  return parse_audit_spec(yaml, "/data", "spec.yaml");
+}
 
 std::string usage_error(const std::string& yaml) {
   return testing_util::error_of<UsageError>([&] { parse(yaml); });
@@ -463,7 +471,8 @@ TEST(GeoSpec, FullSpecFillsEveryField) {
       "  region: {k: 5, inclusive: true, bootstrap: 0, ci: 0.9}\n"
       "  object_region: false\n"
       "  consistency: {variant: hessel, percentile: 5, bootstrap: 10, ci: 0.8}\n"
-      "  distribution: {fid: false, vendi: false, kid: true, kid_subsets: 3, kid_subset_size: 7}\n");
+      "  distribution: {fid: false, vendi: false, kid: true, kid_subsets: 3, kid_subset_size: "
+      "7}\n");
   const auto& g = s.geo;
   EXPECT_EQ(s.seed, 4u);
   EXPECT_EQ(s.min_group_size, 7u);
@@ -552,8 +561,8 @@ TEST(GeoAudit, BadInputsAreClearErrors) {
   };
   // Rows of the table and the features disagree.
   write("short.csv", "object,region\nbag,Africa\n");
-  CliResult r = audit("{table: short.csv, features: " + (kGeoFixtures / "generated.npy").string() +
-                      "}");
+  CliResult r =
+      audit("{table: short.csv, features: " + (kGeoFixtures / "generated.npy").string() + "}");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("expected one row per generated image"), std::string::npos) << r.err;
   // Features of another dimension.

@@ -129,8 +129,8 @@ inline void write_geo_study(const std::filesystem::path& dir, const GeoStudyOpti
   const auto feature = [&](std::size_t obj, std::size_t reg, double shift, double spread) {
     std::vector<float> v(o.dim);
     for (std::size_t k = 0; k < o.dim; ++k) {
-      v[k] = static_cast<float>(object_dir[obj][k] + region_dir[reg][k] + shift * planted[k] *
-                                    std::sqrt(static_cast<double>(o.dim)) +
+      v[k] = static_cast<float>(object_dir[obj][k] + region_dir[reg][k] +
+                                shift * planted[k] * std::sqrt(static_cast<double>(o.dim)) +
                                 spread * gaussian(noise));
     }
     return v;
@@ -148,8 +148,7 @@ inline void write_geo_study(const std::filesystem::path& dir, const GeoStudyOpti
     }
   }
   write_text(dir / "real.csv", real_csv);
-  write_npy(dir / "real.npy",
-            MatrixView(real_data.data(), real_data.size() / o.dim, o.dim));
+  write_npy(dir / "real.npy", MatrixView(real_data.data(), real_data.size() / o.dim, o.dim));
   // Generated.
   std::string gen_csv = "prompt,form,region,country,object\n";
   std::vector<float> gen_data, clip_data;

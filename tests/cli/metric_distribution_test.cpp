@@ -27,7 +27,9 @@ const json& dist_cases() {
   return vlbias::testing_util::fixture_json("metrics/distribution.json")["cases"];
 }
 
-double rel(double got, double want) { return std::abs(got - want) / std::max(1.0, std::abs(want)); }
+double rel(double got, double want) {
+  return std::abs(got - want) / std::max(1.0, std::abs(want));
+}
 
 TEST(CliPrdc, DuplicatesUnderBothBallRulesMatchReference) {
   const json& c = prdc_cases()["duplicates"];
@@ -35,9 +37,9 @@ TEST(CliPrdc, DuplicatesUnderBothBallRulesMatchReference) {
                             c["fake"].get<std::string>();
   for (const json& want : c["results"]) {
     const bool inclusive = want["inclusive"].get<bool>();
-    const CliResult r = run_cli("metric prdc " + files + " --k " +
-                                std::to_string(want["k"].get<int>()) +
-                                (inclusive ? " --inclusive" : ""));
+    const CliResult r =
+        run_cli("metric prdc " + files + " --k " + std::to_string(want["k"].get<int>()) +
+                (inclusive ? " --inclusive" : ""));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json out = json::parse(r.out);
     EXPECT_EQ(out["precision"].get<double>(), want["precision"].get<double>());
@@ -77,8 +79,8 @@ TEST(CliPrdc, PerSampleFilesMatchReference) {
 
 TEST(CliPrdc, BadInputIsExitCode2WithAMessage) {
   const std::string real = kDir + "metrics/prdc_grid_real.npy";
-  CliResult r = run_cli("metric prdc --real " + real + " --fake " + kDir +
-                        "metrics/prdc_random_fake.npy");
+  CliResult r =
+      run_cli("metric prdc --real " + real + " --fake " + kDir + "metrics/prdc_random_fake.npy");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("has 3 columns but"), std::string::npos) << r.err;
   r = run_cli("metric prdc --real " + real + " --fake " + real + " --k 500");
@@ -106,11 +108,11 @@ TEST(CliFid, MatchesReference) {
 TEST(CliKid, SubsetsMatchReference) {
   const json& c = dist_cases()["random"];
   const json& want = c["kid"];
-  const CliResult r =
-      run_cli("metric kid --real " + kDir + c["a"].get<std::string>() + " --fake " + kDir +
-              c["b"].get<std::string>() + " --subsets " + std::to_string(want["subsets"].get<int>()) +
-              " --subset-size " + std::to_string(want["subset_size"].get<int>()) + " --seed " +
-              std::to_string(want["seed"].get<int>()));
+  const CliResult r = run_cli("metric kid --real " + kDir + c["a"].get<std::string>() + " --fake " +
+                              kDir + c["b"].get<std::string>() + " --subsets " +
+                              std::to_string(want["subsets"].get<int>()) + " --subset-size " +
+                              std::to_string(want["subset_size"].get<int>()) + " --seed " +
+                              std::to_string(want["seed"].get<int>()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json out = json::parse(r.out);
   EXPECT_LT(rel(out["kid"].get<double>(), want["kid"].get<double>()), 1e-6);
@@ -145,13 +147,13 @@ TEST(CliVendi, OverallAndPerGroup) {
   EXPECT_EQ(out["groups"][0]["n"], 12);
   EXPECT_GT(out["groups"][0]["vendi"].get<double>(), 1.0);
   EXPECT_LE(out["groups"][0]["vendi"].get<double>(), 12.0);
-  const CliResult inf = run_cli("metric vendi --features " + kDir + c["a"].get<std::string>() +
-                                " --q inf");
+  const CliResult inf =
+      run_cli("metric vendi --features " + kDir + c["a"].get<std::string>() + " --q inf");
   ASSERT_EQ(inf.exit_code, 0) << inf.err;
   EXPECT_LT(rel(json::parse(inf.out)["vendi"].get<double>(), c["vendi_a"]["qinf"].get<double>()),
             1e-9);
-  CliResult bad = run_cli("metric vendi --features " + kDir + c["a"].get<std::string>() +
-                          " --q abc");
+  CliResult bad =
+      run_cli("metric vendi --features " + kDir + c["a"].get<std::string>() + " --q abc");
   EXPECT_EQ(bad.exit_code, 2);
   bad = run_cli("metric vendi --features " + kDir + c["a"].get<std::string>() + " --by region");
   EXPECT_EQ(bad.exit_code, 2);

@@ -132,8 +132,8 @@ namespace {
 TEST(CliPrompts, GeoObjectsFromATableOrAList) {
   // Distinct objects of the generated table, sorted, text = the bare object (DIG-In).
   const std::string out = (temp_dir() / "objects.csv").string();
-  CliResult r = run_cli("prompts geo-objects --table tests/fixtures/audits/geo/generated.csv --out '" +
-                        out + "'");
+  CliResult r = run_cli(
+      "prompts geo-objects --table tests/fixtures/audits/geo/generated.csv --out '" + out + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Table t = vlbias::read_table(out);
   ASSERT_EQ(t.rows, 4u);
@@ -143,19 +143,24 @@ TEST(CliPrompts, GeoObjectsFromATableOrAList) {
     EXPECT_EQ(t.column("text").text(i), want[i]);
   }
   const std::string jsonl = (temp_dir() / "objects.jsonl").string();
-  r = run_cli("prompts geo-objects --objects 'plate of food,bag,bag' --template 'a photo of a {}' "
-              "--out '" + jsonl + "'");
+  r = run_cli(
+      "prompts geo-objects --objects 'plate of food,bag,bag' --template 'a photo of a {}' "
+      "--out '" +
+      jsonl + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Table j = vlbias::read_table(jsonl);
   ASSERT_EQ(j.rows, 2u);
   EXPECT_EQ(j.column("text").text(1), "a photo of a plate of food");
-  r = run_cli("prompts geo-objects --objects bag --template 'no placeholder' --out '" + jsonl + "'");
+  r = run_cli("prompts geo-objects --objects bag --template 'no placeholder' --out '" + jsonl +
+              "'");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("exactly once"), std::string::npos) << r.err;
   r = run_cli("prompts geo-objects --out '" + jsonl + "'");
   EXPECT_EQ(r.exit_code, 2);
-  r = run_cli("prompts geo-objects --table tests/fixtures/audits/geo/generated.csv --column nope "
-              "--out '" + jsonl + "'");
+  r = run_cli(
+      "prompts geo-objects --table tests/fixtures/audits/geo/generated.csv --column nope "
+      "--out '" +
+      jsonl + "'");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("nope"), std::string::npos) << r.err;
 }

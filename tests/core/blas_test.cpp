@@ -248,8 +248,8 @@ TEST(Blas, NormalizeRowsGivesUnitRows) {
 TEST(Blas, DgemmMatchesNaiveLoopAllTransposes) {
   // 70 x 90 x 40 doubles: small enough for one call; 300 x 260 x 256 exercises the
   // partitioned multi-threaded path, which must give the same bits with 1 or 2 threads.
-  for (const auto& [m, n, k] : std::vector<std::array<std::size_t, 3>>{{70, 90, 40},
-                                                                       {300, 260, 256}}) {
+  for (const auto& [m, n, k] :
+       std::vector<std::array<std::size_t, 3>>{{70, 90, 40}, {300, 260, 256}}) {
     for (const Transpose ta : {Transpose::No, Transpose::Yes}) {
       for (const Transpose tb : {Transpose::No, Transpose::Yes}) {
         Rng rng(m * 7 + n);

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "test_util.h"
+#include "vlbias/blas.h"
 #include "vlbias/error.h"
 #include "vlbias/npy.h"
-#include "vlbias/blas.h"
 #include "vlbias/parallel.h"
 #include "vlbias/rng.h"
 
@@ -29,7 +29,9 @@ Matrix load(const nlohmann::json& c, const char* which) {
   return read_npy_matrix(kFixtures + c[which].get<std::string>());
 }
 
-double rel(double got, double want) { return std::abs(got - want) / std::max(1.0, std::abs(want)); }
+double rel(double got, double want) {
+  return std::abs(got - want) / std::max(1.0, std::abs(want));
+}
 
 TEST(Fid, MatchesTheSingularValueReference) {
   for (const char* name : kCases) {
@@ -85,8 +87,8 @@ TEST(Fid, ChunkedFactorisationOfManyRows) {
     for (std::size_t j = 0; j < d; ++j)
       for (std::size_t p = 0; p < d; ++p)
         for (std::size_t q = 0; q < d; ++q)
-          m[i * d + j] += std::sqrt(w[i]) * v[p * d + i] * cb[p * d + q] * v[q * d + j] *
-                          std::sqrt(w[j]);
+          m[i * d + j] +=
+              std::sqrt(w[i]) * v[p * d + i] * cb[p * d + q] * v[q * d + j] * std::sqrt(w[j]);
   double tr = 0.0, mean_term = 0.0;
   for (const double l : symmetric_eigen(m, d, false)) tr += std::sqrt(l);
   for (std::size_t k = 0; k < d; ++k) mean_term += (ma[k] - mb[k]) * (ma[k] - mb[k]);
@@ -177,9 +179,9 @@ TEST(Vendi, MatchesTheReferenceThroughEitherGram) {
       EXPECT_EQ(r.gram, x.rows <= x.cols ? "n x n" : "d x d");
       EXPECT_LT(rel(r.score, want["q1"].get<double>()), 1e-9) << r.score;
       EXPECT_LT(rel(vendi(x, 2.0).score, want["q2"].get<double>()), 1e-9);
-      EXPECT_LT(rel(vendi(x, std::numeric_limits<double>::infinity()).score,
-                    want["qinf"].get<double>()),
-                1e-9);
+      EXPECT_LT(
+          rel(vendi(x, std::numeric_limits<double>::infinity()).score, want["qinf"].get<double>()),
+          1e-9);
     }
   }
 }
@@ -216,8 +218,7 @@ TEST(DistributionMetrics, BadInputIsAClearError) {
   EXPECT_NE(error_of<InputError>([&] { vendi(zero); }).find("row 1 is all zeros"),
             std::string::npos);
   EXPECT_NE(error_of<InputError>([&] { vendi(a, -1.0); }).find("order q"), std::string::npos);
-  EXPECT_NE(error_of<InputError>([&] { vendi(Matrix(0, 3)); }).find("no rows"),
-            std::string::npos);
+  EXPECT_NE(error_of<InputError>([&] { vendi(Matrix(0, 3)); }).find("no rows"), std::string::npos);
 }
 
 }  // namespace

@@ -18,7 +18,9 @@ namespace {
 
 const std::string kFixtures = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/";
 
-const nlohmann::json& cases() { return testing_util::fixture_json("metrics/prdc.json")["cases"]; }
+const nlohmann::json& cases() {
+  return testing_util::fixture_json("metrics/prdc.json")["cases"];
+}
 
 Matrix load(const nlohmann::json& c, const char* which) {
   return read_npy_matrix(kFixtures + c[which].get<std::string>());
@@ -59,10 +61,18 @@ void expect_case(const std::string& name) {
   }
 }
 
-TEST(Prdc, RandomDataMatchesReference) { expect_case("random"); }
-TEST(Prdc, ExactDuplicatesGiveZeroRadiiAndFollowTheBallRule) { expect_case("duplicates"); }
-TEST(Prdc, IntegerGridTiesAreExact) { expect_case("grid"); }
-TEST(Prdc, LargeOffsetIsSettledByExactRecomputation) { expect_case("offset"); }
+TEST(Prdc, RandomDataMatchesReference) {
+  expect_case("random");
+}
+TEST(Prdc, ExactDuplicatesGiveZeroRadiiAndFollowTheBallRule) {
+  expect_case("duplicates");
+}
+TEST(Prdc, IntegerGridTiesAreExact) {
+  expect_case("grid");
+}
+TEST(Prdc, LargeOffsetIsSettledByExactRecomputation) {
+  expect_case("offset");
+}
 
 TEST(Prdc, ResultsDoNotDependOnThreadCount) {
   const nlohmann::json& c = cases()["offset"];
