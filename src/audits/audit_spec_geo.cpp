@@ -10,8 +10,6 @@ namespace vlbias::audits::spec {
 
 namespace {
 
-constexpr std::initializer_list<const char*> kForms = {"object", "object-region", "object-country"};
-
 // "{object} in {region}" and friends -> the form's name.
 std::string as_form(Context& ctx, const YAML::Node& node, const std::string& path) {
   const std::string v = as_string(ctx, node, path);

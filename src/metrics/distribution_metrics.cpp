@@ -306,7 +306,9 @@ KidResult kid(MatrixView a, MatrixView b, const KidOptions& options) {
     std::vector<float> g(nz * nz);
     gemm_nt(z, z, g.data(), nz);
     parallel_for(options.subsets, [&](std::size_t s) {
-      const auto& [ia, ib] = subsets[s];
+      // Named references, not structured bindings: clang 14 cannot capture those.
+      const std::vector<std::uint32_t>& ia = subsets[s].first;
+      const std::vector<std::uint32_t>& ib = subsets[s].second;
       out.per_subset[s] = mmd2_from_dots(
           m, m,
           [&](std::size_t i, std::size_t j) {
