@@ -886,6 +886,14 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
         for (const auto& rows : per_object)
           for (const std::uint32_t r : rows) selected[r] = true;
   }
+  const auto without_clip = static_cast<std::size_t>(
+      std::count(gen.has_clip.begin(), gen.has_clip.end(), std::uint8_t{0}));
+  if (without_clip > 0) {
+    notes.push_back(fmt::format(
+        "consistency: {} generated rows come from sources without clip embeddings and are not "
+        "scored",
+        without_clip));
+  }
   std::vector<std::uint32_t> rows, trow;
   for (std::size_t i = 0; i < gen.features.rows; ++i) {
     if (selected[i] && gen.has_clip[i] && text_row[i] != Labels::kNone) {
