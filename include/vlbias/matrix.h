@@ -3,6 +3,8 @@
 // a row-major float32 matrix, row i = item i, `cols` = dimension.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <span>
 #include <vector>
 
 namespace vlbias {
@@ -34,5 +36,15 @@ struct MatrixView {
   MatrixView(const Matrix& m) : data(m.data.data()), rows(m.rows), cols(m.cols) {}  // NOLINT
   const float* row(std::size_t i) const { return data + i * cols; }
 };
+
+// The rows `rows` of `x`, in that order, as a new matrix (rows.size() x x.cols). Every index
+// must be < x.rows (not checked: callers build them from x).
+inline Matrix select_rows(MatrixView x, std::span<const std::uint32_t> rows) {
+  Matrix m(rows.size(), x.cols);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::memcpy(m.row(i), x.row(rows[i]), x.cols * sizeof(float));
+  }
+  return m;
+}
 
 }  // namespace vlbias

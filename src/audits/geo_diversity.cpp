@@ -114,18 +114,13 @@ std::string first_few(const std::set<std::string>& s) {
   return out;
 }
 
-Matrix gather(MatrixView x, const std::vector<std::uint32_t>& rows) {
-  Matrix m(rows.size(), x.cols);
-  for (std::size_t i = 0; i < rows.size(); ++i) std::memcpy(m.row(i), x.row(rows[i]), x.cols * 4);
-  return m;
-}
-
 // ------------------------------------------------------------------------------ inputs
 
 struct RealData {
-  Matrix features;                       // the kept rows
-  std::vector<std::uint32_t> region_id;  // per kept row, into regions
-  std::vector<std::uint32_t> object_id;  // per kept row, into objects
+  Matrix features;                                         // the kept rows
+  std::vector<std::uint32_t> region_id;                    // per kept row, into regions
+  std::vector<std::uint32_t> object_id;                    // per kept row, into objects
+  std::vector<std::vector<std::uint32_t>> rows_of_region;  // kept rows per region index
   std::unique_ptr<Labels> regions, objects;
   std::size_t rows_read = 0, missing_labels = 0;
   std::size_t duplicate_groups = 0, duplicate_rows = 0, duplicates_removed = 0;
@@ -220,7 +215,7 @@ RealData load_real(const AuditSpec& spec, std::vector<std::string>& notes) {
   }
   VLBIAS_CHECK(!kept.empty(), InputError, "{}: no real image is left to compare with.",
                table.source);
-  d.features = gather(x, kept);
+  d.features = select_rows(x, kept);
   std::vector<std::string> kept_regions, kept_objects;
   for (const std::uint32_t r : kept) {
     kept_regions.push_back(region[r]);
@@ -228,9 +223,11 @@ RealData load_real(const AuditSpec& spec, std::vector<std::string>& notes) {
   }
   d.regions = std::make_unique<Labels>(kept_regions);
   d.objects = std::make_unique<Labels>(kept_objects);
+  d.rows_of_region.resize(d.regions->names.size());
   for (std::size_t i = 0; i < kept.size(); ++i) {
     d.region_id.push_back(d.regions->find(kept_regions[i]));
     d.object_id.push_back(d.objects->find(kept_objects[i]));
+    d.rows_of_region[d.region_id.back()].push_back(static_cast<std::uint32_t>(i));
   }
   return d;
 }
@@ -342,23 +339,34 @@ GeneratedData load_generated(const AuditSpec& spec, std::size_t dim,
       d.country.push_back(country[i]);
       d.has_clip.push_back(c.rows > 0 ? 1 : 0);
     }
-    parts.push_back(gather(f, kept));
-    clip_parts.push_back(c.rows > 0 ? gather(c, kept) : Matrix(kept.size(), 0));
+    // Every row kept (the usual case): take the matrices as read instead of copying them.
+    const bool all = kept.size() == f.rows;
+    parts.push_back(all ? std::move(f) : select_rows(f, kept));
+    clip_parts.push_back(c.rows == 0 ? Matrix(kept.size(), 0)
+                         : all       ? std::move(c)
+                                     : select_rows(c, kept));
   }
   std::size_t total = 0;
   for (const Matrix& p : parts) total += p.rows;
   VLBIAS_CHECK(total > 0, InputError,
                "the generated tables hold no usable row (each needs an "
                "object, and a region unless its form is object).");
-  d.features = Matrix(total, dim);
-  if (any_clip && clip_dim > 0) d.clip = Matrix(total, clip_dim);
-  std::size_t at = 0;
-  for (std::size_t p = 0; p < parts.size(); ++p) {
-    std::memcpy(d.features.row(at), parts[p].data.data(), parts[p].data.size() * 4);
-    if (clip_parts[p].cols > 0) {
-      std::memcpy(d.clip.row(at), clip_parts[p].data.data(), clip_parts[p].data.size() * 4);
+  if (parts.size() == 1) {  // one source: no concatenation
+    d.features = std::move(parts[0]);
+    if (clip_dim > 0) d.clip = std::move(clip_parts[0]);
+  } else {
+    d.features = Matrix(total, dim);
+    if (any_clip && clip_dim > 0) d.clip = Matrix(total, clip_dim);
+    std::size_t at = 0;
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      std::memcpy(d.features.row(at), parts[p].data.data(), parts[p].data.size() * 4);
+      if (clip_parts[p].cols > 0) {
+        std::memcpy(d.clip.row(at), clip_parts[p].data.data(), clip_parts[p].data.size() * 4);
+      }
+      at += parts[p].rows;
+      parts[p] = Matrix();  // release each source once copied
+      clip_parts[p] = Matrix();
     }
-    at += parts[p].rows;
   }
   if (d.missing_object > 0) {
     notes.push_back(
@@ -546,7 +554,7 @@ void measure_cell(RegionCell& c, const Matrix& real, const std::vector<double>& 
   o.rule = m.inclusive ? metrics::BallRule::Inclusive : metrics::BallRule::Strict;
   o.per_sample = true;
   o.ball_members = true;
-  const Matrix fake = gather(gen_features, rows);
+  const Matrix fake = select_rows(gen_features, rows);
   c.prdc = metrics::prdc_with_real_radii(real, radii, fake, o);
   c.note = c.prdc.note;
   if (m.bootstrap > 0) c.intervals = geo::prdc_bootstrap(c.prdc, m.bootstrap, m.ci, seed);
@@ -650,13 +658,11 @@ RegionOutputs region_analysis(const AuditSpec& spec, const RealData& real, const
                               const GeneratedSets& sets, std::vector<std::string>& notes) {
   const Spec::Manifold& m = spec.geo.region;
   const std::size_t nr = real.regions->names.size();
-  std::vector<std::vector<std::uint32_t>> real_rows(nr);
-  for (std::size_t i = 0; i < real.features.rows; ++i)
-    real_rows[real.region_id[i]].push_back(static_cast<std::uint32_t>(i));
+  const std::vector<std::vector<std::uint32_t>>& real_rows = real.rows_of_region;
   std::vector<RegionCell> cells;
   Progress progress("region indicator", nr);
   for (std::size_t r = 0; r < nr; ++r) {
-    const Matrix real_r = gather(real.features, real_rows[r]);
+    const Matrix real_r = select_rows(real.features, real_rows[r]);
     std::vector<double> radii;
     const bool enough = real_r.rows > m.k;
     if (enough) radii = metrics::knn_radii_squared(real_r, m.k, "real features");
@@ -786,7 +792,7 @@ Section object_region_analysis(const AuditSpec& spec, const RealData& real,
       c.note = fmt::format("{} real images: the k-th neighbour (k = {}) needs at least {}",
                            rrows.size(), m.k, m.k + 1);
     } else {
-      const Matrix real_c = gather(real.features, rrows);
+      const Matrix real_c = select_rows(real.features, rrows);
       const std::vector<double> radii = metrics::knn_radii_squared(real_c, m.k, "real features");
       measure_cell(
           c, real_c, radii, gen.features, grows, m,
@@ -902,7 +908,7 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
     }
   }
   const metrics::ClipScoreVariant variant = metrics::parse_clipscore_variant(c.variant);
-  const Matrix images = gather(gen.clip, rows);
+  const Matrix images = select_rows(gen.clip, rows);
   std::vector<std::size_t> trow_size(trow.begin(), trow.end());
   const metrics::ClipScores scores = metrics::clipscores(images, texts, trow_size, variant);
 
@@ -1007,9 +1013,7 @@ Section distribution_analysis(const AuditSpec& spec, const RealData& real, const
                               const GeneratedSets& sets) {
   const Spec::Distribution& d = spec.geo.distribution;
   const std::size_t nr = real.regions->names.size();
-  std::vector<std::vector<std::uint32_t>> real_rows(nr);
-  for (std::size_t i = 0; i < real.features.rows; ++i)
-    real_rows[real.region_id[i]].push_back(static_cast<std::uint32_t>(i));
+  const std::vector<std::vector<std::uint32_t>>& real_rows = real.rows_of_region;
   struct Task {
     Form form;
     std::size_t region;
@@ -1032,7 +1036,7 @@ Section distribution_analysis(const AuditSpec& spec, const RealData& real, const
   // First every region's real set (its Vendi score and Gaussian fit, shared by the forms).
   parallel_for(nr, [&](std::size_t r) {
     if (real_rows[r].size() >= 2) {
-      const Matrix re = gather(real.features, real_rows[r]);
+      const Matrix re = select_rows(real.features, real_rows[r]);
       if (d.vendi) vendi_real[r] = metrics::vendi(re).score;
       if (d.fid) real_fit[r] = metrics::fit_gaussian(re);
     }
@@ -1047,7 +1051,7 @@ Section distribution_analysis(const AuditSpec& spec, const RealData& real, const
     if (res.n_gen < 2 || res.n_real < 2) {
       res.note = "fewer than 2 images on a side";
     } else {
-      const Matrix fake = gather(gen.features, grows);
+      const Matrix fake = select_rows(gen.features, grows);
       if (d.fid) res.fid = metrics::fid(real_fit[task.region], metrics::fit_gaussian(fake)).fid;
       if (d.vendi) res.vendi_gen = metrics::vendi(fake).score;
       if (d.kid) {
@@ -1057,7 +1061,7 @@ Section distribution_analysis(const AuditSpec& spec, const RealData& real, const
         o.seed =
             cell_seed(spec.seed, kSeedKid, static_cast<std::size_t>(task.form) * nr + task.region);
         const metrics::KidResult k =
-            metrics::kid(gather(real.features, real_rows[task.region]), fake, o);
+            metrics::kid(select_rows(real.features, real_rows[task.region]), fake, o);
         res.kid = k.kid;
         res.kid_sd = k.sd;
         if (!k.note.empty()) res.note = k.note;

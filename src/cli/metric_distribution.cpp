@@ -255,11 +255,7 @@ void add_vendi(CLI::App& metric) {
       }
       Json groups = Json::array();
       for (std::size_t k = 0; k < g.size(); ++k) {
-        Matrix sub(members[k].size(), x.cols);
-        for (std::size_t i = 0; i < members[k].size(); ++i) {
-          std::copy_n(x.row(members[k][i]), x.cols, sub.row(i));
-        }
-        const metrics::VendiResult gr = metrics::vendi(sub, q);
+        const metrics::VendiResult gr = metrics::vendi(select_rows(x, members[k]), q);
         groups.push_back(Json{{"group", key_json(by, g.keys[k])},
                               {"n", gr.n},
                               {"vendi", json_number(gr.score)},

@@ -93,9 +93,15 @@ CovarianceFactor covariance_factor(MatrixView x, const std::vector<double>& mean
   const std::size_t n = x.rows, d = x.cols;
   const double scale = 1.0 / std::sqrt(static_cast<double>(n - 1));
   CovarianceFactor out;
+  // The trace is summed from the centred data as it is converted (rows in order), not from F,
+  // which carries the factorisation's rounding.
+  const auto add_squares = [&](const double* v, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) out.trace += v[i] * v[i];
+  };
   if (n <= d) {
     out.f.resize(n * d);
     centred_rows(x, mean, scale, 0, n, out.f.data());
+    add_squares(out.f.data(), n * d);
     out.rows = n;
   } else {
     const std::size_t chunk = std::max(kFactorChunkRows, d);
@@ -104,16 +110,11 @@ CovarianceFactor covariance_factor(MatrixView x, const std::vector<double>& mean
       const std::size_t r1 = std::min(n, r0 + chunk);
       out.f.resize((have + r1 - r0) * d);
       centred_rows(x, mean, scale, r0, r1, out.f.data() + have * d);
+      add_squares(out.f.data() + have * d, (r1 - r0) * d);
       triangular_factor(out.f, have + r1 - r0, d);  // first chunk: min(n, chunk) > d rows
       have = d;
     }
     out.rows = d;
-  }
-  // The trace from the data itself (not from F, which carries the factorisation's rounding).
-  std::vector<double> row(d);
-  for (std::size_t i = 0; i < n; ++i) {
-    centred_rows(x, mean, scale, i, i + 1, row.data());
-    for (const double v : row) out.trace += v * v;
   }
   return out;
 }

@@ -159,14 +159,7 @@ class KnnRows {
   void offer(std::size_t i, std::uint32_t j, double hi, const Exact& exact) {
     KnnRow& r = rows_[i];
     r.pending.push_back(j);
-    if (r.hi_heap.size() < k_) {
-      r.hi_heap.push_back(hi);
-      std::push_heap(r.hi_heap.begin(), r.hi_heap.end());
-    } else if (hi < r.hi_heap.front()) {
-      std::pop_heap(r.hi_heap.begin(), r.hi_heap.end());
-      r.hi_heap.back() = hi;
-      std::push_heap(r.hi_heap.begin(), r.hi_heap.end());
-    }
+    keep_smallest(r.hi_heap, hi);
     if (r.pending.size() >= cap_) refine(r, exact);
     update_bound(i);
   }
@@ -183,19 +176,21 @@ class KnnRows {
   }
 
  private:
+  // Keeps the k smallest values seen in the max-heap `heap`.
+  void keep_smallest(std::vector<double>& heap, double v) const {
+    if (heap.size() < k_) {
+      heap.push_back(v);
+      std::push_heap(heap.begin(), heap.end());
+    } else if (v < heap.front()) {
+      std::pop_heap(heap.begin(), heap.end());
+      heap.back() = v;
+      std::push_heap(heap.begin(), heap.end());
+    }
+  }
+
   template <typename Exact>
   void refine(KnnRow& r, const Exact& exact) {
-    for (const std::uint32_t j : r.pending) {
-      const double t = exact(j);
-      if (r.exact_heap.size() < k_) {
-        r.exact_heap.push_back(t);
-        std::push_heap(r.exact_heap.begin(), r.exact_heap.end());
-      } else if (t < r.exact_heap.front()) {
-        std::pop_heap(r.exact_heap.begin(), r.exact_heap.end());
-        r.exact_heap.back() = t;
-        std::push_heap(r.exact_heap.begin(), r.exact_heap.end());
-      }
-    }
+    for (const std::uint32_t j : r.pending) keep_smallest(r.exact_heap, exact(j));
     r.pending.clear();
   }
 
@@ -288,6 +283,9 @@ void check_k(std::size_t k, std::size_t rows, const std::string& what) {
                rows, k, k + 1);
 }
 
+PrdcResult measure(const Points& pr, std::span<const double> real_radius_squared, MatrixView fake,
+                   const PrdcOptions& options);
+
 }  // namespace
 
 std::vector<double> knn_radii_squared(MatrixView x, std::size_t k, const std::string& what) {
@@ -302,11 +300,11 @@ PrdcResult prdc(MatrixView real, MatrixView fake, const PrdcOptions& options) {
                "PRDC: real features have {} columns but generated features {}; both must come "
                "from the same feature extractor.",
                real.cols, fake.cols);
-  check_k(options.k, real.rows, "real features");
-  const Points p = prepare(real, "real features");
-  const std::vector<double> radii = knn_radii(p, options.k, ErrorModel(real.cols, "features"),
+  VLBIAS_CHECK(fake.rows > 0, InputError, "PRDC: the generated features have no rows.");
+  const Points pr = prepare(real, "real features");  // once, for the radii and the rest
+  const std::vector<double> radii = knn_radii(pr, options.k, ErrorModel(real.cols, "features"),
                                               options.progress ? "prdc: real radii" : nullptr);
-  return prdc_with_real_radii(real, radii, fake, options);
+  return measure(pr, radii, fake, options);
 }
 
 PrdcResult prdc_with_real_radii(MatrixView real, std::span<const double> real_radius_squared,
@@ -321,8 +319,17 @@ PrdcResult prdc_with_real_radii(MatrixView real, std::span<const double> real_ra
                "PRDC: real features have {} columns but generated features {}; both must come "
                "from the same feature extractor.",
                real.cols, fake.cols);
+  return measure(prepare(real, "real features"), real_radius_squared, fake, options);
+}
+
+namespace {
+
+// Everything after the real radii: the fake radii, then the real x fake pass. Inputs checked.
+PrdcResult measure(const Points& pr, std::span<const double> real_radius_squared, MatrixView fake,
+                   const PrdcOptions& options) {
+  const MatrixView real = pr.x;
+  const std::size_t k = options.k;
   const std::size_t nr = real.rows, nf = fake.rows, d = real.cols;
-  const Points pr = prepare(real, "real features");
   const Points pf = prepare(fake, "generated features");
   const ErrorModel em(d, "features");
   const bool strict = options.rule == BallRule::Strict;
@@ -439,5 +446,7 @@ PrdcResult prdc_with_real_radii(MatrixView real, std::span<const double> real_ra
   }
   return out;
 }
+
+}  // namespace
 
 }  // namespace vlbias::metrics

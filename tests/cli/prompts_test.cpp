@@ -151,7 +151,7 @@ TEST(CliPrompts, GeoObjectsFromATableOrAList) {
   const Table j = vlbias::read_table(jsonl);
   ASSERT_EQ(j.rows, 2u);
   EXPECT_EQ(j.column("text").text(1), "a photo of a plate of food");
-  r = run_cli("prompts geo-objects --objects bag --template 'no placeholder' --out '" + jsonl +
+  r = run_cli("prompts geo-objects --objects bag --template 'a photo of a bag' --out '" + jsonl +
               "'");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("exactly once"), std::string::npos) << r.err;
