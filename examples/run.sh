@@ -28,6 +28,16 @@ build/vlbias audit examples/social_perception/spec.yaml --out "$out/social_perce
 # West Asia are pulled toward one stereotyped look (tools/make_geo_example.py).
 build/vlbias audit examples/geo_diversity/spec.yaml --out "$out/geo_diversity"
 
+# LVLM counterfactual analytics (paper 003: MaxGap of toxicity within counterfactual sets,
+# PMI words per group, competence-lexicon rates, numeric ratings, refusals, set-blocked
+# Friedman and permutation tests, mitigation vs baseline) on real SocialCounterfactuals set
+# structure with synthetic answers and a planted bias against Black male images; then the
+# same study split into two shards, scanned separately and merged.
+build/vlbias audit examples/lvlm_counterfactual/spec.yaml --out "$out/lvlm_counterfactual"
+build/vlbias audit examples/lvlm_counterfactual/spec.yaml --save-state "$out/lvlm_all.state"
+build/vlbias audit examples/lvlm_counterfactual/spec.yaml --out "$out/lvlm_from_state" \
+  --from-state "$out/lvlm_all.state"
+
 # Native CLIP encoding (no Python): the prompt manifest and a folder of images through
 # a tiny random CLIP of the real architecture (tools/make_encode_fixtures.py; its
 # numbers mean nothing, the pipeline is the real one). Point --model at a Hugging
@@ -40,4 +50,5 @@ build/vlbias encode --model "$model" --images tests/fixtures/encode/e2e/images \
 echo "example outputs:"
 ls -1 "$out"/*.json "$out"/*.npy "$out"/social_perception/results.json \
   "$out"/social_perception/tables/*.csv "$out"/geo_diversity/results.json \
-  "$out"/geo_diversity/tables/*.csv
+  "$out"/geo_diversity/tables/*.csv "$out"/lvlm_counterfactual/results.json \
+  "$out"/lvlm_counterfactual/tables/*.csv

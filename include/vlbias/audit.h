@@ -54,6 +54,36 @@
 // A scweat grouping may be a list of columns: [race, gender] compares the
 // intersectional groups pairwise.
 //
+// ---------------------------------------------------------- kind: lvlm-counterfactual
+// What LVLMs write about counterfactual images of people (paper 003, Howard et al.;
+// measures in lvlm.h and lvlm_report.h), from generated answers streamed row by row:
+//
+//   version: 1
+//   kind: lvlm-counterfactual
+//   seed: 0
+//   min_group_size: 2
+//   generations: answers.jsonl      # or a list of shards of one table (CSV/TSV/JSONL)
+//   columns:
+//     set_key: [filename, rank, seed]   # a counterfactual set (needed by maxgap, tests)
+//     group: [race, gender]             # required
+//     by: [prompt, mitigation]          # optional split
+//     scores: [toxicity, insult]        # optional score columns
+//     text: text                        # needed by pmi, lexicon, responses, ratings
+//   analyses:                           # each: true, false or a map of options
+//     maxgap: {bootstrap: 1000, ci: 0.95}             # default on when scores are given
+//     pmi: {min_freq: 10, threshold: 1, top: 0, log_base: e}   # default on with text
+//     lexicon: {file: lexicon.csv, word_column: "", by: occupation, min_obs: 35,
+//               distinct: false, stop_words: english}  # on when given
+//     responses: {refusal_patterns: [...], refusal_column: refused}  # default on with text
+//     ratings:                                        # numeric answers, when given
+//       - {name: hiring, kind: rating, where: {column: prompt, values: [Hiring]}}
+//     group_tests: {permutations: 1000}               # default on with a set key
+//     paired: {column: mitigation, baseline: none, bootstrap: 1000, ci: 0.95}
+//
+// Shards: `vlbias audit SPEC --input SHARD --save-state S` scans one shard;
+// `vlbias audit SPEC --out RUN --from-state S1 S2 ...` merges them: the results are
+// identical to one run over every row.
+//
 // ---------------------------------------------------------------- kind: geo-diversity
 // Text-to-image realism, diversity and consistency by region (paper 002, DIG-In):
 //
@@ -114,8 +144,17 @@
 
 namespace vlbias {
 
-enum class AuditKind { SocialPerception, TraitPairs, GeoDiversity };
-const char* to_string(AuditKind kind);  // "social-perception", "trait-pairs", "geo-diversity"
+enum class AuditKind { SocialPerception, TraitPairs, GeoDiversity, LvlmCounterfactual };
+// "social-perception", "trait-pairs", "geo-diversity", "lvlm-counterfactual"
+const char* to_string(AuditKind kind);
+
+// A numeric-answer measure of an lvlm-counterfactual spec (lvlm.h's RatingSpec).
+struct RatingSpecYaml {
+  std::string name;
+  std::string kind = "rating";  // rating | salary
+  std::string where_column;
+  std::vector<std::string> where_values;
+};
 
 struct EmbeddingSource {
   std::filesystem::path path;  // resolved against the spec's folder
@@ -245,6 +284,48 @@ struct AuditSpec {
     } distribution;
   } geo;
 
+  // kind: lvlm-counterfactual.
+  struct Lvlm {
+    std::vector<std::filesystem::path> generations;  // shards of one table
+    std::vector<std::string> set_key, group, by, scores;
+    std::string text;
+    struct MaxGap {
+      Toggle toggle;
+      std::size_t bootstrap = 1000;
+      double ci = 0.95;
+    } maxgap;
+    struct Pmi {
+      Toggle toggle;
+      std::size_t min_freq = 10;
+      double threshold = 1.0;
+      std::size_t top = 0;
+      double log_base = 0;  // 0 = e
+    } pmi;
+    struct LexiconSpec {
+      Toggle toggle;
+      std::filesystem::path file;
+      std::string word_column, by, stop_words = "english";
+      std::size_t min_obs = 35;
+      bool distinct = false;
+    } lexicon;
+    struct Responses {
+      Toggle toggle;
+      std::vector<std::string> refusal_patterns;
+      std::string refusal_column;
+    } responses;
+    std::vector<RatingSpecYaml> ratings;
+    struct GroupTests {
+      Toggle toggle;
+      std::size_t permutations = 1000;
+    } group_tests;
+    struct Paired {
+      Toggle toggle;
+      std::string column, baseline;
+      std::size_t bootstrap = 1000;
+      double ci = 0.95;
+    } paired;
+  } lvlm;
+
   struct Confidence {
     Toggle toggle;
     std::string scale = "raw";  // raw | logit
@@ -273,6 +354,18 @@ AuditSpec load_audit_spec(const std::filesystem::path& path);
 
 // Runs a geo-diversity audit (src/audits/geo_diversity.cpp); run_audit calls it for that kind.
 void run_geo_diversity_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
+
+// Shards of an lvlm-counterfactual audit: `inputs` replaces the spec's generations;
+// with `save_state` the scan is written there (no results); `from_states` merges
+// saved states instead of scanning (lvlm.h).
+struct LvlmShardOptions {
+  std::vector<std::filesystem::path> inputs;
+  std::filesystem::path save_state;
+  std::vector<std::filesystem::path> from_states;
+};
+// Runs an lvlm-counterfactual audit (src/audits/lvlm_audit.cpp).
+void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
+                    const LvlmShardOptions& shards = {});
 
 // Runs the audit and writes RUN_DIR/results.json and RUN_DIR/tables/*.csv (every
 // file written to a temporary name and renamed). RUN_DIR is created when absent;

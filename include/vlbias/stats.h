@@ -289,6 +289,11 @@ TestResult kruskal_wallis(const std::vector<std::span<const double>>& groups);
 TestResult pearson(std::span<const double> x, std::span<const double> y);
 TestResult spearman(std::span<const double> x, std::span<const double> y);
 
+// Friedman test (scipy.stats.friedmanchisquare) of n blocks x k treatments given
+// row-major (row b = block b, column j = treatment j), with scipy's tie
+// correction; df = [k-1]; effect size Kendall's W = chi2 / (n (k - 1)). Fewer than
+// 3 treatments (scipy raises), no block, or every block tied throughout: NaN and a note.
+TestResult friedman(std::span<const double> values, std::size_t k);
 // Average ranks (1-based, ties get the mean rank), as scipy.stats.rankdata.
 // Empty x gives an empty vector; NaN or inf is an InputError.
 std::vector<double> rank_average(std::span<const double> x);

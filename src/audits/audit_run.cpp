@@ -218,6 +218,10 @@ AnalysisOutput ellipses_section(const Study& study, const ImageDimensionScores& 
 }  // namespace
 
 void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+  if (spec.kind == AuditKind::LvlmCounterfactual) {
+    run_lvlm_audit(spec, run_dir);
+    return;
+  }
   if (spec.kind == AuditKind::GeoDiversity) {
     run_geo_diversity_audit(spec, run_dir);
     return;

@@ -49,6 +49,8 @@ const char* to_string(AuditKind kind) {
       return "trait-pairs";
     case AuditKind::GeoDiversity:
       return "geo-diversity";
+    case AuditKind::LvlmCounterfactual:
+      return "lvlm-counterfactual";
   }
   return "unknown";
 }
@@ -215,14 +217,21 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   // The kind decides which keys are allowed, so it is read first.
   if (root.IsMap()) {
     const YAML::Node kind = root["kind"];
-    if (kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "geo-diversity") {
+    const bool geo = kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "geo-diversity";
+    const bool lvlm =
+        kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "lvlm-counterfactual";
+    if (geo || lvlm) {
       if (const YAML::Node version = root["version"]; version.IsDefined()) {
         if (as_uint64(ctx, version, "version") != 1) {
           fail(ctx, version, "version",
                fmt::format("must be 1 (the only version), got {}", describe(version)));
         }
       }
-      parse_geo_root(ctx, root, spec);
+      if (geo) {
+        parse_geo_root(ctx, root, spec);
+      } else {
+        parse_lvlm_root(ctx, root, spec);
+      }
       return;
     }
   }
@@ -235,7 +244,8 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
     }
   }
   const std::string kind = as_choice(ctx, require(ctx, root, entries, "", "kind"), "kind",
-                                     {"social-perception", "trait-pairs", "geo-diversity"});
+                                     {"social-perception", "trait-pairs", "geo-diversity",
+                                      "lvlm-counterfactual"});
   spec.kind = kind == "trait-pairs" ? AuditKind::TraitPairs : AuditKind::SocialPerception;
   if (const YAML::Node* v = find(entries, "seed")) spec.seed = as_uint64(ctx, *v, "seed");
   if (const YAML::Node* v = find(entries, "min_group_size")) {

@@ -75,5 +75,7 @@ Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& pa
 // The keys of a kind: geo-diversity spec (audit_spec_geo.cpp): fills spec.geo, seed and
 // min_group_size; version and kind are checked by the caller.
 void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
+// The keys of a kind: lvlm-counterfactual spec (audit_spec_lvlm.cpp).
+void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
 
 }  // namespace vlbias::audits::spec

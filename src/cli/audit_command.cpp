@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "vlbias/audit.h"
+#include "vlbias/error.h"
 #include "vlbias/log.h"
 
 namespace vlbias::cli {
@@ -10,15 +11,41 @@ namespace vlbias::cli {
 void add_audit_command(CLI::App& app) {
   auto spec_path = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto save_state = std::make_shared<std::string>();
+  auto from_states = std::make_shared<std::vector<std::string>>();
   CLI::App* cmd = app.add_subcommand(
       "audit",
       "Run the audit a YAML spec describes (kind: social-perception | trait-pairs |\n"
-      "geo-diversity) and write\n"
+      "geo-diversity | lvlm-counterfactual) and write\n"
       "RUN_DIR/results.json and RUN_DIR/tables/*.csv (spec format: include/vlbias/audit.h)");
   cmd->add_option("spec", *spec_path, "The audit spec (YAML)")->required();
-  cmd->add_option("--out", *out, "The run folder (created if absent)")->required();
-  cmd->callback([spec_path, out] {
+  cmd->add_option("--out", *out, "The run folder (created if absent)");
+  cmd->add_option("--input", *inputs,
+                  "lvlm-counterfactual: scan this shard instead of the spec's generations");
+  cmd->add_option("--save-state", *save_state,
+                  "lvlm-counterfactual: write the scanned state (a shard) instead of results");
+  cmd->add_option("--from-state", *from_states,
+                  "lvlm-counterfactual: merge these saved shard states instead of scanning");
+  cmd->callback([spec_path, out, inputs, save_state, from_states] {
     const AuditSpec spec = load_audit_spec(*spec_path);
+    const bool sharding = !inputs->empty() || !save_state->empty() || !from_states->empty();
+    VLBIAS_CHECK(!sharding || spec.kind == AuditKind::LvlmCounterfactual, UsageError,
+                 "--input, --save-state and --from-state apply to lvlm-counterfactual audits only");
+    VLBIAS_CHECK(!out->empty() || !save_state->empty(), UsageError,
+                 "audit needs --out RUN_DIR (or --save-state FILE to scan a shard)");
+    if (spec.kind == AuditKind::LvlmCounterfactual) {
+      LvlmShardOptions shards;
+      for (const auto& p : *inputs) shards.inputs.emplace_back(p);
+      shards.save_state = *save_state;
+      for (const auto& p : *from_states) shards.from_states.emplace_back(p);
+      run_lvlm_audit(spec, *out, shards);
+      if (!quiet()) {
+        fmt::print(stderr, "vlbias: wrote {}\n",
+                   save_state->empty() ? *out + "/results.json" : *save_state);
+      }
+      return;
+    }
     run_audit(spec, *out);
     if (!quiet()) fmt::print(stderr, "vlbias: wrote {}/results.json\n", *out);
   });

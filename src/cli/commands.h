@@ -37,6 +37,8 @@ void add_trends_metric(CLI::App& metric);
 void add_clipscore_metric(CLI::App& metric);
 // metric_distribution.cpp: prdc, fid, kid and vendi (paper 002 and beyond).
 void add_distribution_metrics(CLI::App& metric);
+// metric_lvlm.cpp: maxgap, pmi, lexicon, ratings, responses, paired (paper 003).
+void add_lvlm_metrics(CLI::App& metric);
 // `vlbias encode`: native CLIP image and text embeddings (encode_command.cpp).
 void add_encode_command(CLI::App& app);
 

@@ -20,6 +20,7 @@ void add_metric_commands(CLI::App& app) {
   add_trends_metric(*metric);
   add_clipscore_metric(*metric);
   add_distribution_metrics(*metric);
+  add_lvlm_metrics(*metric);
 }
 
 }  // namespace vlbias::cli

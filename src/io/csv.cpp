@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <unordered_map>
@@ -19,6 +20,7 @@
 #include "io/table_detail.h"
 #include "vlbias/atomic_file.h"
 #include "vlbias/error.h"
+#include "vlbias/record_stream.h"
 #include "vlbias/table.h"
 
 namespace vlbias {
@@ -32,6 +34,8 @@ constexpr std::size_t kValidateChunk = std::size_t{1} << 20;
 constexpr std::size_t kReleaseChunk = std::size_t{32} << 20;
 // Rows read before the column vectors are sized from the average row length.
 constexpr std::size_t kSampleRows = 1024;
+// Progress is reported every this many bytes when streaming.
+constexpr std::size_t kProgressChunk = std::size_t{8} << 20;
 
 struct ColumnBuilder {
   Column column;
@@ -164,6 +168,77 @@ class CsvReader {
       table.columns.push_back(std::move(b.column));
     }
     return table;
+  }
+
+  // Streams the rows, handing the requested columns of each to on_row (record_stream.h).
+  std::size_t stream(const std::vector<std::string>& columns, Record& record,
+                     const std::function<void(const Record&)>& on_row,
+                     const std::function<void(std::size_t, std::size_t)>& on_progress) {
+    if (end_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
+    validate_ahead();
+    skip_blank_lines();
+    VLBIAS_CHECK(p_ < end_, InputError, "'{}' is empty: expected a header row", source_);
+    read_header();
+    const std::size_t ncols = names_.size();
+    // field index -> requested column index (or npos)
+    std::vector<std::size_t> wanted(ncols, std::string::npos);
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      const auto it = std::find(names_.begin(), names_.end(), columns[k]);
+      if (it == names_.end()) {
+        std::string names;
+        for (const std::string& n : names_) names += (names.empty() ? "" : ", ") + n;
+        VLBIAS_FAIL(InputError, "'{}' has no column '{}'; its columns are: {}", source_,
+                    columns[k], names);
+      }
+      wanted[static_cast<std::size_t>(it - names_.begin())] = k;
+    }
+    record.text_.assign(columns.size(), std::string_view());
+    record.present_.assign(columns.size(), false);
+    record.json_number_.clear();
+    std::vector<std::string> owned(columns.size());
+    std::size_t rows = 0;
+    const char* released = p_;
+    const char* reported = p_;
+    for (;;) {
+      skip_blank_lines();
+      if (p_ >= end_) break;
+      while (validated_ < end_ && static_cast<std::size_t>(validated_ - begin_) <
+                                      static_cast<std::size_t>(p_ - begin_) + kValidateChunk / 2) {
+        validate_ahead();
+      }
+      if (file_ != nullptr && static_cast<std::size_t>(p_ - released) >= kReleaseChunk) {
+        file_->release_before(p_);
+        released = p_;
+      }
+      if (on_progress && static_cast<std::size_t>(p_ - reported) >= kProgressChunk) {
+        on_progress(static_cast<std::size_t>(p_ - begin_), static_cast<std::size_t>(end_ - begin_));
+        reported = p_;
+      }
+      const std::size_t record_line = line_;
+      const std::size_t fields = read_record([&](std::size_t i, std::string_view text) {
+        if (i >= ncols || wanted[i] == std::string::npos) return;
+        const std::size_t k = wanted[i];
+        if (!text.empty() && text.data() == scratch_.data()) {  // a field with doubled quotes
+          owned[k].assign(text);
+          text = owned[k];
+        }
+        record.text_[k] = text;
+        record.present_[k] = !text.empty();
+      });
+      VLBIAS_CHECK(fields == ncols, InputError,
+                   "'{}' line {} has {} field{}, the header has {}; expected {} fields separated "
+                   "by {}",
+                   source_, record_line, fields, fields == 1 ? "" : "s", ncols, ncols,
+                   delimiter_name(delim_));
+      record.line_ = record_line;
+      on_row(record);
+      ++rows;
+    }
+    while (validated_ < end_) validate_ahead();
+    if (on_progress) {
+      on_progress(static_cast<std::size_t>(end_ - begin_), static_cast<std::size_t>(end_ - begin_));
+    }
+    return rows;
   }
 
  private:
@@ -354,6 +429,17 @@ class CsvReader {
 Table parse_csv(std::string_view text, const std::string& source, const CsvOptions& options) {
   return CsvReader(text, source, options.delimiter, nullptr).read();
 }
+
+namespace table_io {
+std::size_t stream_csv(const std::string& path, char delimiter,
+                       const std::vector<std::string>& columns, Record& record,
+                       const std::function<void(const Record&)>& on_row,
+                       const std::function<void(std::size_t, std::size_t)>& on_progress) {
+  FileBytes file(path);
+  CsvReader reader(file.view(), path, delimiter, &file);
+  return reader.stream(columns, record, on_row, on_progress);
+}
+}  // namespace table_io
 
 Table read_csv(const std::string& path, const CsvOptions& options) {
   table_io::FileBytes file(path);

@@ -30,6 +30,10 @@ std::string column_list(const Table& table) {
   return out;
 }
 
+
+}  // namespace
+
+namespace table_io {
 std::string lower_extension(const std::string& path) {
   const auto slash = path.find_last_of('/');
   const auto dot = path.find_last_of('.');
@@ -39,8 +43,7 @@ std::string lower_extension(const std::string& path) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext;
 }
-
-}  // namespace
+}  // namespace table_io
 
 std::optional<std::size_t> Table::find(std::string_view name) const {
   for (std::size_t c = 0; c < columns.size(); ++c) {
@@ -135,7 +138,7 @@ const std::vector<double>& Table::numeric(std::string_view name, bool allow_miss
 }
 
 Table read_table(const std::string& path) {
-  const std::string ext = lower_extension(path);
+  const std::string ext = table_io::lower_extension(path);
   if (ext == ".csv") return read_csv(path);
   if (ext == ".tsv") return read_csv(path, CsvOptions{'\t'});
   if (ext == ".jsonl" || ext == ".ndjson") return read_jsonl(path);

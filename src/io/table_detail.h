@@ -2,9 +2,14 @@
 // Helpers shared by the table readers, grouping and joins (private to src/io).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace vlbias {
+class Record;
+}
 
 namespace vlbias::table_io {
 
@@ -101,5 +106,14 @@ std::string quoted(std::string_view text, std::size_t max = 60);
 
 // "row 5" for tables without line numbers, else "line N".
 std::string where_row(const std::vector<std::size_t>& line_of_row, std::size_t row);
+
+// ".csv" etc. for a path: its last extension, lower-cased ("" when none).
+std::string lower_extension(const std::string& path);
+
+// Streams a CSV file's rows to on_row (record_stream.cpp fills `record`'s names).
+std::size_t stream_csv(const std::string& path, char delimiter,
+                       const std::vector<std::string>& columns, Record& record,
+                       const std::function<void(const Record&)>& on_row,
+                       const std::function<void(std::size_t, std::size_t)>& on_progress);
 
 }  // namespace vlbias::table_io

@@ -1,0 +1,190 @@
+// The lvlm-counterfactual audit spec (kind: lvlm-counterfactual; format in audit.h).
+#include <string>
+
+#include <fmt/format.h>
+
+#include "audits/spec_yaml.h"
+#include "vlbias/error.h"
+
+namespace vlbias::audits::spec {
+
+namespace {
+
+void parse_columns(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
+  const Entries e = check_map(ctx, node, "columns", {"set_key", "group", "by", "scores", "text"});
+  const auto list = [&](const char* key, std::vector<std::string>& out, bool required) {
+    const YAML::Node* v = required ? &require(ctx, node, e, "columns", key) : find(e, key);
+    if (v == nullptr) return;
+    const std::string path = join_path("columns", key);
+    out = v->IsScalar() ? std::vector<std::string>{as_string(ctx, *v, path)}
+                        : as_string_list(ctx, *v, path, /*allow_empty=*/!required);
+  };
+  list("set_key", l.set_key, false);
+  list("group", l.group, true);
+  list("by", l.by, false);
+  list("scores", l.scores, false);
+  if (const YAML::Node* v = find(e, "text")) l.text = as_string(ctx, *v, "columns.text");
+}
+
+RatingSpecYaml parse_rating(Context& ctx, const YAML::Node& node, const std::string& path) {
+  const Entries e = check_map(ctx, node, path, {"name", "kind", "where"});
+  RatingSpecYaml r;
+  r.name = as_string(ctx, require(ctx, node, e, path, "name"), join_path(path, "name"));
+  if (const YAML::Node* v = find(e, "kind")) {
+    r.kind = as_choice(ctx, *v, join_path(path, "kind"), {"rating", "salary"});
+  }
+  if (const YAML::Node* v = find(e, "where")) {
+    const std::string wp = join_path(path, "where");
+    const Entries w = check_map(ctx, *v, wp, {"column", "values"});
+    r.where_column = as_string(ctx, require(ctx, *v, w, wp, "column"), join_path(wp, "column"));
+    const YAML::Node& values = require(ctx, *v, w, wp, "values");
+    r.where_values = values.IsScalar()
+                         ? std::vector<std::string>{as_string(ctx, values, join_path(wp, "values"))}
+                         : as_string_list(ctx, values, join_path(wp, "values"));
+  }
+  return r;
+}
+
+void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
+  const Entries e =
+      check_map(ctx, node, "analyses",
+                {"maxgap", "pmi", "lexicon", "responses", "ratings", "group_tests", "paired"});
+  if (const YAML::Node* v = find(e, "maxgap")) {
+    const std::string p = "analyses.maxgap";
+    const Entries o = parse_toggle(ctx, *v, p, l.maxgap.toggle, {"bootstrap", "ci"});
+    if (const YAML::Node* x = find(o, "bootstrap"))
+      l.maxgap.bootstrap = as_size(ctx, *x, p + ".bootstrap");
+    if (const YAML::Node* x = find(o, "ci")) l.maxgap.ci = as_ci(ctx, *x, p + ".ci");
+  }
+  if (const YAML::Node* v = find(e, "pmi")) {
+    const std::string p = "analyses.pmi";
+    const Entries o =
+        parse_toggle(ctx, *v, p, l.pmi.toggle, {"min_freq", "threshold", "top", "log_base"});
+    if (const YAML::Node* x = find(o, "min_freq"))
+      l.pmi.min_freq = as_positive_size(ctx, *x, p + ".min_freq");
+    if (const YAML::Node* x = find(o, "threshold"))
+      l.pmi.threshold = as_double(ctx, *x, p + ".threshold");
+    if (const YAML::Node* x = find(o, "top")) l.pmi.top = as_size(ctx, *x, p + ".top");
+    if (const YAML::Node* x = find(o, "log_base")) {
+      const std::string b = as_choice(ctx, *x, p + ".log_base", {"e", "2", "10"});
+      l.pmi.log_base = b == "e" ? 0.0 : std::stod(b);
+    }
+  }
+  if (const YAML::Node* v = find(e, "lexicon")) {
+    const std::string p = "analyses.lexicon";
+    const Entries o =
+        parse_toggle(ctx, *v, p, l.lexicon.toggle,
+                     {"file", "word_column", "by", "min_obs", "distinct", "stop_words"});
+    if (l.lexicon.toggle.enabled) {
+      l.lexicon.file = as_path(ctx, require(ctx, *v, o, p, "file"), p + ".file");
+    }
+    if (const YAML::Node* x = find(o, "word_column"))
+      l.lexicon.word_column = as_string(ctx, *x, p + ".word_column");
+    if (const YAML::Node* x = find(o, "by")) l.lexicon.by = as_string(ctx, *x, p + ".by");
+    if (const YAML::Node* x = find(o, "min_obs"))
+      l.lexicon.min_obs = as_size(ctx, *x, p + ".min_obs");
+    if (const YAML::Node* x = find(o, "distinct"))
+      l.lexicon.distinct = as_bool(ctx, *x, p + ".distinct");
+    if (const YAML::Node* x = find(o, "stop_words")) {
+      const std::string sw = as_string(ctx, *x, p + ".stop_words");
+      l.lexicon.stop_words =
+          sw == "english" || sw == "none" ? sw : as_path(ctx, *x, p + ".stop_words").string();
+    }
+  }
+  if (const YAML::Node* v = find(e, "responses")) {
+    const std::string p = "analyses.responses";
+    const Entries o =
+        parse_toggle(ctx, *v, p, l.responses.toggle, {"refusal_patterns", "refusal_column"});
+    if (const YAML::Node* x = find(o, "refusal_patterns"))
+      l.responses.refusal_patterns = as_string_list(ctx, *x, p + ".refusal_patterns");
+    if (const YAML::Node* x = find(o, "refusal_column"))
+      l.responses.refusal_column = as_string(ctx, *x, p + ".refusal_column");
+  }
+  if (const YAML::Node* v = find(e, "ratings")) {
+    if (v->IsMap()) {
+      l.ratings.push_back(parse_rating(ctx, *v, "analyses.ratings"));
+    } else if (v->IsSequence()) {
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        l.ratings.push_back(parse_rating(ctx, (*v)[i], fmt::format("analyses.ratings[{}]", i)));
+      }
+    } else {
+      fail(
+          ctx, *v, "analyses.ratings",
+          fmt::format("must be a map or a list of maps (name, kind, where), got {}", describe(*v)));
+    }
+  }
+  if (const YAML::Node* v = find(e, "group_tests")) {
+    const std::string p = "analyses.group_tests";
+    const Entries o = parse_toggle(ctx, *v, p, l.group_tests.toggle, {"permutations"});
+    if (const YAML::Node* x = find(o, "permutations"))
+      l.group_tests.permutations = as_positive_size(ctx, *x, p + ".permutations");
+  }
+  if (const YAML::Node* v = find(e, "paired")) {
+    const std::string p = "analyses.paired";
+    const Entries o =
+        parse_toggle(ctx, *v, p, l.paired.toggle, {"column", "baseline", "bootstrap", "ci"});
+    if (l.paired.toggle.enabled) {
+      l.paired.column = as_string(ctx, require(ctx, *v, o, p, "column"), p + ".column");
+      l.paired.baseline = as_string(ctx, require(ctx, *v, o, p, "baseline"), p + ".baseline");
+    }
+    if (const YAML::Node* x = find(o, "bootstrap"))
+      l.paired.bootstrap = as_size(ctx, *x, p + ".bootstrap");
+    if (const YAML::Node* x = find(o, "ci")) l.paired.ci = as_ci(ctx, *x, p + ".ci");
+  } else {
+    l.paired.toggle.enabled = false;
+  }
+}
+
+}  // namespace
+
+void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+  const Entries entries = check_map(
+      ctx, root, "",
+      {"version", "kind", "seed", "min_group_size", "generations", "columns", "analyses"});
+  spec.kind = AuditKind::LvlmCounterfactual;
+  AuditSpec::Lvlm& l = spec.lvlm;
+  if (const YAML::Node* v = find(entries, "seed")) spec.seed = as_uint64(ctx, *v, "seed");
+  if (const YAML::Node* v = find(entries, "min_group_size")) {
+    spec.min_group_size = as_size(ctx, *v, "min_group_size");
+  }
+  const YAML::Node& g = require(ctx, root, entries, "", "generations");
+  if (g.IsSequence()) {
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      l.generations.push_back(as_path(ctx, g[i], fmt::format("generations[{}]", i)));
+    }
+    if (l.generations.empty()) fail(ctx, g, "generations", "must name at least one file");
+  } else {
+    l.generations.push_back(as_path(ctx, g, "generations"));
+  }
+  parse_columns(ctx, require(ctx, root, entries, "", "columns"), l);
+  // Defaults follow the columns: maxgap with scores, text measures with a text column,
+  // group tests with a set key; the lexicon, ratings and paired only when given.
+  l.maxgap.toggle.enabled = !l.scores.empty();
+  l.pmi.toggle.enabled = !l.text.empty();
+  l.responses.toggle.enabled = !l.text.empty();
+  l.group_tests.toggle.enabled = !l.set_key.empty();
+  l.lexicon.toggle.enabled = false;
+  if (const YAML::Node* v = find(entries, "analyses")) parse_analyses(ctx, *v, l);
+  l.paired.toggle.enabled = l.paired.toggle.enabled && l.paired.toggle.explicit_;
+  const auto needs = [&](bool on, bool ok, const char* what, const char* need) {
+    if (on && !ok) {
+      VLBIAS_FAIL(UsageError, "{}: analyses.{} needs {}", ctx.source, what, need);
+    }
+  };
+  needs(l.maxgap.toggle.enabled, !l.scores.empty() && !l.set_key.empty(), "maxgap",
+        "columns.scores and columns.set_key");
+  needs(l.paired.toggle.enabled, !l.scores.empty() && !l.set_key.empty(), "paired",
+        "columns.scores and columns.set_key");
+  needs(l.group_tests.toggle.enabled, !l.set_key.empty(), "group_tests", "columns.set_key");
+  needs(l.pmi.toggle.enabled, !l.text.empty(), "pmi", "columns.text");
+  needs(l.lexicon.toggle.enabled, !l.text.empty(), "lexicon", "columns.text");
+  needs(l.responses.toggle.enabled, !l.text.empty(), "responses", "columns.text");
+  needs(!l.ratings.empty(), !l.text.empty(), "ratings", "columns.text");
+  if (l.paired.toggle.enabled &&
+      std::find(l.by.begin(), l.by.end(), l.paired.column) == l.by.end()) {
+    VLBIAS_FAIL(UsageError, "{}: analyses.paired.column '{}' must be one of columns.by", ctx.source,
+                l.paired.column);
+  }
+}
+
+}  // namespace vlbias::audits::spec

@@ -1,0 +1,199 @@
+// The lvlm-counterfactual audit (audit.h): scan the generations (or merge saved
+// shard states), then write every requested section of lvlm_report.h.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "audits/run_output.h"
+#include "vlbias/audit.h"
+#include "vlbias/error.h"
+#include "vlbias/log.h"
+#include "vlbias/lvlm.h"
+#include "vlbias/lvlm_report.h"
+
+namespace vlbias {
+
+namespace {
+
+LvlmConfig lvlm_config(const AuditSpec& spec) {
+  const AuditSpec::Lvlm& l = spec.lvlm;
+  LvlmConfig c;
+  c.set_key = l.set_key;
+  c.group = l.group;
+  c.by = l.by;
+  c.scores = l.scores;
+  c.text = l.text;
+  c.pmi = l.pmi.toggle.enabled;
+  c.responses = l.responses.toggle.enabled;
+  c.refusal_patterns = l.responses.refusal_patterns;
+  c.refusal_column = l.responses.refusal_column;
+  c.stop_words = "none";
+  if (l.lexicon.toggle.enabled) {
+    c.lexicon = read_lexicon(l.lexicon.file.string(), l.lexicon.word_column);
+    c.lexicon_by = l.lexicon.by;
+    c.lexicon_distinct = l.lexicon.distinct;
+    c.stop_words = l.lexicon.stop_words;
+  }
+  for (const RatingSpecYaml& r : l.ratings) {
+    c.ratings.push_back({r.name, parse_numeric_kind(r.kind), r.where_column, r.where_values});
+  }
+  c.keep_members = l.group_tests.toggle.enabled;
+  return c;
+}
+
+Json lvlm_spec_json(const AuditSpec& spec) {
+  const AuditSpec::Lvlm& l = spec.lvlm;
+  Json generations = Json::array();
+  for (const auto& g : l.generations) generations.push_back(g.string());
+  Json analyses = Json::object();
+  if (l.maxgap.toggle.enabled)
+    analyses["maxgap"] = {{"bootstrap", l.maxgap.bootstrap}, {"ci", l.maxgap.ci}};
+  if (l.pmi.toggle.enabled) {
+    analyses["pmi"] = {{"min_freq", l.pmi.min_freq},
+                       {"threshold", l.pmi.threshold},
+                       {"top", l.pmi.top},
+                       {"log_base", l.pmi.log_base == 0 ? Json("e") : Json(l.pmi.log_base)}};
+  }
+  if (l.lexicon.toggle.enabled) {
+    analyses["lexicon"] = {{"file", l.lexicon.file.string()},
+                           {"by", l.lexicon.by},
+                           {"min_obs", l.lexicon.min_obs},
+                           {"distinct", l.lexicon.distinct},
+                           {"stop_words", l.lexicon.stop_words}};
+  }
+  if (l.responses.toggle.enabled) {
+    analyses["responses"] = {{"refusal_patterns", l.responses.refusal_patterns},
+                             {"refusal_column", l.responses.refusal_column}};
+  }
+  if (!l.ratings.empty()) {
+    Json r = Json::array();
+    for (const auto& x : l.ratings) {
+      r.push_back({{"name", x.name},
+                   {"kind", x.kind},
+                   {"where_column", x.where_column},
+                   {"where_values", x.where_values}});
+    }
+    analyses["ratings"] = r;
+  }
+  if (l.group_tests.toggle.enabled)
+    analyses["group_tests"] = {{"permutations", l.group_tests.permutations}};
+  if (l.paired.toggle.enabled) {
+    analyses["paired"] = {{"column", l.paired.column},
+                          {"baseline", l.paired.baseline},
+                          {"bootstrap", l.paired.bootstrap},
+                          {"ci", l.paired.ci}};
+  }
+  return Json{{"kind", "lvlm-counterfactual"},
+              {"seed", spec.seed},
+              {"min_group_size", spec.min_group_size},
+              {"generations", generations},
+              {"columns",
+               {{"set_key", l.set_key},
+                {"group", l.group},
+                {"by", l.by},
+                {"scores", l.scores},
+                {"text", l.text}}},
+              {"analyses", analyses}};
+}
+
+}  // namespace
+
+void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
+                    const LvlmShardOptions& shards) {
+  const AuditSpec::Lvlm& l = spec.lvlm;
+  VLBIAS_CHECK(shards.save_state.empty() || shards.from_states.empty(), UsageError,
+               "--save-state scans generations; it cannot be combined with --from-state");
+  VLBIAS_CHECK(shards.inputs.empty() || shards.from_states.empty(), UsageError,
+               "--input names generations to scan; it cannot be combined with --from-state");
+  const LvlmConfig config = lvlm_config(spec);
+  Provenance provenance;
+  provenance.command = "audit";
+  if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
+  std::vector<std::filesystem::path> inputs = shards.inputs.empty() ? l.generations : shards.inputs;
+  if (!shards.from_states.empty()) inputs = shards.from_states;
+  for (const auto& p : inputs) provenance.inputs.push_back(p.string());
+  if (l.lexicon.toggle.enabled) provenance.inputs.push_back(l.lexicon.file.string());
+  start_hashing_inputs(provenance);
+
+  LvlmState state;
+  if (shards.from_states.empty()) {
+    for (const auto& p : inputs) lvlm_scan(p.string(), config, state, !quiet());
+  } else {
+    for (const auto& p : shards.from_states) {
+      LvlmState part = load_lvlm_state(p.string());
+      VLBIAS_CHECK(part.fingerprint == config.fingerprint(), InputError,
+                   "state '{}' was scanned with another spec (columns, analyses, lexicon or stop "
+                   "words differ); scan every shard with this spec",
+                   p.string());
+      lvlm_merge(state, part);
+    }
+  }
+  if (!shards.save_state.empty()) {
+    save_lvlm_state(state, shards.save_state.string());
+    return;
+  }
+  canonicalize(state);
+
+  LvlmReportOptions o;
+  o.seed = spec.seed;
+  o.min_group_size = spec.min_group_size;
+  o.pmi_min_freq = l.pmi.min_freq;
+  o.pmi_threshold = l.pmi.threshold;
+  o.pmi_top = l.pmi.top;
+  o.pmi_log_base = l.pmi.log_base;
+  o.lexicon_min_obs = l.lexicon.min_obs;
+  o.permutations = l.group_tests.permutations;
+  std::vector<std::pair<std::string, AnalysisOutput>> sections;
+  std::vector<std::string> notes;
+  if (l.maxgap.toggle.enabled) {
+    o.bootstrap = l.maxgap.bootstrap;
+    o.ci = l.maxgap.ci;
+    sections.emplace_back("maxgap", lvlm_maxgap(state, config, o));
+  }
+  if (l.pmi.toggle.enabled) sections.emplace_back("pmi", lvlm_pmi(state, config, o));
+  if (l.lexicon.toggle.enabled) sections.emplace_back("lexicon", lvlm_lexicon(state, config, o));
+  if (l.responses.toggle.enabled) {
+    sections.emplace_back("responses", lvlm_responses(state, config, o));
+  }
+  if (!l.ratings.empty()) sections.emplace_back("ratings", lvlm_ratings(state, config, o));
+  if (l.group_tests.toggle.enabled) {
+    sections.emplace_back("group_tests", lvlm_group_tests(state, config, o));
+  }
+  if (l.paired.toggle.enabled) {
+    o.bootstrap = l.paired.bootstrap;
+    o.ci = l.paired.ci;
+    o.compare_column = l.paired.column;
+    o.compare_baseline = l.paired.baseline;
+    sections.emplace_back("paired", lvlm_paired(state, config, o));
+  }
+  if (state.rows_missing_group > 0) {
+    notes.push_back(
+        fmt::format("{} rows without a group value were left out", state.rows_missing_group));
+  }
+  if (state.rows_missing_key > 0) {
+    notes.push_back(
+        fmt::format("{} rows without a by or set-key value were left out of the set measures",
+                    state.rows_missing_key));
+  }
+  Json tables;
+  Json analyses = audits::write_sections(run_dir, sections, tables, notes);
+  Json groups = Json::array();
+  for (const std::string& g : state.groups) groups.push_back(split_key(g));
+  Json results{{"kind", to_string(spec.kind)},
+               {"generations",
+                {{"rows", state.rows},
+                 {"rows_missing_group", state.rows_missing_group},
+                 {"rows_missing_key", state.rows_missing_key},
+                 {"sets", state.set_keys.size()},
+                 {"groups", groups},
+                 {"by_levels", state.by_levels.size()},
+                 {"vocabulary", state.vocabulary.size()},
+                 {"shards", inputs.size()}}},
+               {"spec", lvlm_spec_json(spec)},
+               {"analyses", analyses},
+               {"tables", tables},
+               {"notes", notes}};
+  audits::write_results(run_dir, std::move(results), provenance, lvlm_spec_json(spec), spec.seed);
+}
+
+}  // namespace vlbias

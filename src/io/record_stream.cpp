@@ -1,0 +1,181 @@
+// Streaming table rows (record_stream.h): CSV through the table reader's
+// record parser, JSONL with one simdjson DOM parse per line.
+#include "vlbias/record_stream.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "io/table_detail.h"
+#include "vlbias/error.h"
+
+namespace vlbias {
+
+namespace {
+
+constexpr std::size_t kReleaseChunk = std::size_t{32} << 20;
+constexpr std::size_t kProgressChunk = std::size_t{8} << 20;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Looks up a dotted name: the whole name as a key first, then nested objects.
+simdjson::dom::element find_path(simdjson::dom::object object, std::string_view name, bool* found) {
+  simdjson::dom::element e;
+  if (!object.at_key(name).get(e)) {
+    *found = true;
+    return e;
+  }
+  for (std::size_t dot = name.find('.'); dot != std::string_view::npos;
+       dot = name.find('.', dot + 1)) {
+    simdjson::dom::element head;
+    if (object.at_key(name.substr(0, dot)).get(head)) continue;
+    simdjson::dom::object inner;
+    if (head.get_object().get(inner)) continue;
+    const simdjson::dom::element r = find_path(inner, name.substr(dot + 1), found);
+    if (*found) return r;
+  }
+  *found = false;
+  return e;
+}
+
+std::size_t stream_jsonl(const std::string& path, const std::vector<std::string>& columns,
+                         Record& record, const std::function<void(const Record&)>& on_row,
+                         const std::function<void(std::size_t, std::size_t)>& on_progress) {
+  table_io::FileBytes file(path);
+  const std::string_view text = file.view();
+  simdjson::dom::parser parser;
+  std::vector<char> scratch;
+  std::vector<std::string> owned(columns.size());
+  std::vector<bool> seen(columns.size(), false);
+  record.text_.assign(columns.size(), std::string_view());
+  record.present_.assign(columns.size(), false);
+  record.json_number_.assign(columns.size(), kNaN);
+  std::size_t rows = 0, line_no = 1, start = 0, released = 0, reported = 0;
+  while (start < text.size()) {
+    const void* nl = std::memchr(text.data() + start, '\n', text.size() - start);
+    const std::size_t end =
+        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) : text.size();
+    std::string_view line = text.substr(start, end - start);
+    const std::size_t this_line = line_no++;
+    start = end + 1;
+    if (this_line == 1 && line.size() >= 3 && std::memcmp(line.data(), "\xEF\xBB\xBF", 3) == 0) {
+      line.remove_prefix(3);
+    }
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (scratch.size() < line.size() + simdjson::SIMDJSON_PADDING) {
+      scratch.resize(line.size() + simdjson::SIMDJSON_PADDING);
+    }
+    std::memcpy(scratch.data(), line.data(), line.size());
+    std::memset(scratch.data() + line.size(), ' ', simdjson::SIMDJSON_PADDING);
+    simdjson::dom::element root;
+    const auto error = parser.parse(scratch.data(), line.size(), false).get(root);
+    if (error == simdjson::UTF8_ERROR) {
+      VLBIAS_FAIL(InputError, "'{}' line {} is not valid UTF-8; expected UTF-8 text", path,
+                  this_line);
+    }
+    VLBIAS_CHECK(!error, InputError,
+                 "'{}' line {} is not valid JSON ({}); expected one JSON object per line", path,
+                 this_line, simdjson::error_message(error));
+    simdjson::dom::object object;
+    VLBIAS_CHECK(!root.get_object().get(object), InputError,
+                 "'{}' line {} does not hold an object; expected one JSON object per line", path,
+                 this_line);
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      bool found = false;
+      const simdjson::dom::element v = find_path(object, columns[k], &found);
+      record.present_[k] = false;
+      record.text_[k] = std::string_view();
+      record.json_number_[k] = kNaN;
+      if (!found) continue;
+      seen[k] = true;
+      switch (v.type()) {
+        case simdjson::dom::element_type::STRING:
+          record.text_[k] = v.get_string().value_unsafe();
+          record.present_[k] = !record.text_[k].empty();
+          break;
+        case simdjson::dom::element_type::INT64:
+        case simdjson::dom::element_type::UINT64:
+        case simdjson::dom::element_type::DOUBLE: {
+          const double x = v.type() == simdjson::dom::element_type::DOUBLE
+                               ? v.get_double().value_unsafe()
+                           : v.type() == simdjson::dom::element_type::INT64
+                               ? static_cast<double>(v.get_int64().value_unsafe())
+                               : static_cast<double>(v.get_uint64().value_unsafe());
+          owned[k] = fmt::format("{}", x);
+          record.text_[k] = owned[k];
+          record.json_number_[k] = x;
+          record.present_[k] = true;
+          break;
+        }
+        case simdjson::dom::element_type::BOOL:
+          record.text_[k] = v.get_bool().value_unsafe() ? "true" : "false";
+          record.present_[k] = true;
+          break;
+        case simdjson::dom::element_type::ARRAY:
+        case simdjson::dom::element_type::OBJECT:
+          owned[k] = simdjson::minify(v);
+          record.text_[k] = owned[k];
+          record.present_[k] = true;
+          break;
+        case simdjson::dom::element_type::NULL_VALUE:
+          break;
+      }
+    }
+    record.line_ = this_line;
+    on_row(record);
+    ++rows;
+    if (start - released >= kReleaseChunk && start < text.size()) {
+      file.release_before(text.data() + start);
+      released = start;
+    }
+    if (on_progress && start - reported >= kProgressChunk) {
+      on_progress(std::min(start, text.size()), text.size());
+      reported = start;
+    }
+  }
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    VLBIAS_CHECK(seen[k] || rows == 0, InputError, "'{}' has no column '{}': no row holds that key",
+                 path, columns[k]);
+  }
+  if (on_progress) on_progress(text.size(), text.size());
+  return rows;
+}
+
+}  // namespace
+
+double Record::number(std::size_t i) const {
+  if (!present_[i]) return kNaN;
+  if (!json_number_.empty() && !std::isnan(json_number_[i])) return json_number_[i];
+  double v = kNaN;
+  VLBIAS_CHECK(table_io::parse_number(text_[i], &v), InputError,
+               "'{}' line {}, column '{}' holds {}; expected a finite number or an empty cell",
+               *source_, line_, (*names_)[i], table_io::quoted(text_[i]));
+  return v;
+}
+
+std::size_t for_each_record(const std::string& path, const std::vector<std::string>& columns,
+                            const std::function<void(const Record&)>& on_row,
+                            const std::function<void(std::size_t, std::size_t)>& on_progress) {
+  Record record;
+  record.source_ = &path;
+  record.names_ = &columns;
+  const std::string ext = table_io::lower_extension(path);
+  std::size_t rows = 0;
+  if (ext == ".csv" || ext == ".tsv") {
+    rows = table_io::stream_csv(path, ext == ".tsv" ? '\t' : ',', columns, record, on_row,
+                                on_progress);
+  } else if (ext == ".jsonl" || ext == ".ndjson") {
+    rows = stream_jsonl(path, columns, record, on_row, on_progress);
+  } else {
+    VLBIAS_FAIL(InputError,
+                "cannot read '{}' as a table: unsupported extension '{}'; expected .csv, .tsv, "
+                ".jsonl or .ndjson",
+                path, ext);
+  }
+  VLBIAS_CHECK(rows > 0, InputError, "'{}' has no rows; expected at least one", path);
+  return rows;
+}
+
+}  // namespace vlbias
