@@ -71,23 +71,32 @@ Json stats_json(std::span<const double> values) {
   return j;
 }
 
-// Bootstrap over units of (mean, p90) of `values`, replicate b drawing from Rng(seed, b).
-std::pair<stats::Interval, stats::Interval> bootstrap_mean_p90(std::span<const double> values,
+// Percentile bootstrap over units i (replicate b draws from Rng(seed, b)) of the mean and
+// the p90 of x[i]; paired with `base` (same length), of the differences mean(x) - mean(base)
+// and p90(x) - p90(base) over the same resampled units.
+std::pair<stats::Interval, stats::Interval> bootstrap_mean_p90(std::span<const double> x,
+                                                               std::span<const double> base,
                                                                const LvlmReportOptions& o,
                                                                std::uint64_t seed) {
-  const std::size_t n = values.size();
+  const std::size_t n = x.size();
+  const bool paired = !base.empty();
   std::vector<double> means(o.bootstrap, kNaN), p90s(o.bootstrap, kNaN);
   if (n >= 2) {
     parallel_for(o.bootstrap, [&](std::size_t b) {
       Rng rng(seed, b);
-      std::vector<double> x(n);
-      double sum = 0;
+      std::vector<double> a(n), c(paired ? n : 0);
+      double sa = 0, sc = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        x[i] = values[rng.uniform_index(n)];
-        sum += x[i];
+        const std::size_t u = rng.uniform_index(n);
+        a[i] = x[u];
+        sa += a[i];
+        if (paired) {
+          c[i] = base[u];
+          sc += c[i];
+        }
       }
-      means[b] = sum / static_cast<double>(n);
-      p90s[b] = stats::percentile_select(x, 90);
+      means[b] = (sa - sc) / static_cast<double>(n);
+      p90s[b] = stats::percentile_select(a, 90) - (paired ? stats::percentile_select(c, 90) : 0.0);
     });
   }
   return {stats::percentile_interval(means, o.ci, seed),
@@ -101,15 +110,14 @@ Json interval_json(const stats::Interval& i, std::size_t resamples) {
 }
 
 // Mean, sd, median and n of a histogram value -> count, summed in key order.
-template <typename Key>
 struct HistStats {
   std::uint64_t n = 0;
   double mean = kNaN, sd = kNaN, median = kNaN;
 };
 
 template <typename Map, typename ValueOf>
-HistStats<int> hist_stats(const Map& hist, ValueOf value_of) {
-  HistStats<int> h;
+HistStats hist_stats(const Map& hist, ValueOf value_of) {
+  HistStats h;
   for (const auto& [k, c] : hist) h.n += c;
   if (h.n == 0) return h;
   double sum = 0;
@@ -171,7 +179,7 @@ AnalysisOutput lvlm_maxgap(const LvlmState& s, const LvlmConfig& config,
       r["sets_with_one_row"] = single;
       r["maxgap"] = stats_json(gap);
       r["max"] = stats_json(top);
-      const double p90 = gap.empty() ? kNaN : stats::percentiles(gap, std::vector<double>{90})[0];
+      const double p90 = gap.empty() ? kNaN : r["maxgap"]["p90"].get<double>();
       // Shares of the groups holding the max (t tied groups get 1/t each).
       const auto share = [&](bool only_top) {
         std::map<std::uint32_t, double> sum;
@@ -192,15 +200,14 @@ AnalysisOutput lvlm_maxgap(const LvlmState& s, const LvlmConfig& config,
         }
         return std::make_tuple(j, values, n);
       };
-      const auto [share_all, share_all_v, n_all] = share(false);
+      [[maybe_unused]] const auto [share_all, share_all_v, n_all] = share(false);
       const auto [share_top, share_top_v, n_top] = share(true);
       r["max_group_share"] = share_all;
       r["max_group_share_top"] = share_top;
       r["sets_above_p90"] = n_top;
-      (void)n_all;
       stats::Interval ci_mean, ci_p90;
       if (o.bootstrap > 0) {
-        std::tie(ci_mean, ci_p90) = bootstrap_mean_p90(gap, o, derive_seed(o.seed, b * S + k));
+        std::tie(ci_mean, ci_p90) = bootstrap_mean_p90(gap, {}, o, derive_seed(o.seed, b * S + k));
         r["ci"] = {{"maxgap_mean", interval_json(ci_mean, o.bootstrap)},
                    {"maxgap_p90", interval_json(ci_p90, o.bootstrap)},
                    {"unit", "counterfactual set"}};
@@ -815,26 +822,8 @@ AnalysisOutput lvlm_paired(const LvlmState& s, const LvlmConfig& config,
       r["pearson"] = to_json(pr);
       stats::Interval ci_mean, ci_p90;
       if (o.bootstrap > 0) {
-        std::vector<double> dm(o.bootstrap, kNaN), dq(o.bootstrap, kNaN);
         const std::uint64_t seed = derive_seed(o.seed, task);
-        if (n >= 2) {
-          parallel_for(o.bootstrap, [&](std::size_t rep) {
-            Rng rng(seed, rep);
-            std::vector<double> a(n), c(n);
-            double sa = 0, sc = 0;
-            for (std::size_t i = 0; i < n; ++i) {
-              const std::size_t u = rng.uniform_index(n);
-              a[i] = x0[u];
-              c[i] = x1[u];
-              sa += a[i];
-              sc += c[i];
-            }
-            dm[rep] = (sc - sa) / static_cast<double>(n);
-            dq[rep] = stats::percentile_select(c, 90) - stats::percentile_select(a, 90);
-          });
-        }
-        ci_mean = stats::percentile_interval(dm, o.ci, seed);
-        ci_p90 = stats::percentile_interval(dq, o.ci, seed);
+        std::tie(ci_mean, ci_p90) = bootstrap_mean_p90(x1, x0, o, seed);
         r["ci"] = {{"diff_mean", interval_json(ci_mean, o.bootstrap)},
                    {"diff_p90", interval_json(ci_p90, o.bootstrap)},
                    {"unit", "matched counterfactual set"}};

@@ -124,15 +124,7 @@ class CsvReader {
     for (;;) {
       skip_blank_lines();
       if (p_ >= end_) break;
-      // Keep validation half a chunk ahead (a long quoted field may have run past it).
-      while (validated_ < end_ && static_cast<std::size_t>(validated_ - begin_) <
-                                      static_cast<std::size_t>(p_ - begin_) + kValidateChunk / 2) {
-        validate_ahead();
-      }
-      if (file_ != nullptr && static_cast<std::size_t>(p_ - released) >= kReleaseChunk) {
-        file_->release_before(p_);
-        released = p_;
-      }
+      keep_pace(released);
       if (row >= kSampleRows && row == table.line_of_row.capacity()) {
         // Size the vectors from the average row length so far instead of
         // doubling them. Erring high is cheap: pages never written are never
@@ -187,8 +179,8 @@ class CsvReader {
       if (it == names_.end()) {
         std::string names;
         for (const std::string& n : names_) names += (names.empty() ? "" : ", ") + n;
-        VLBIAS_FAIL(InputError, "'{}' has no column '{}'; its columns are: {}", source_,
-                    columns[k], names);
+        VLBIAS_FAIL(InputError, "'{}' has no column '{}'; its columns are: {}", source_, columns[k],
+                    names);
       }
       wanted[static_cast<std::size_t>(it - names_.begin())] = k;
     }
@@ -202,14 +194,7 @@ class CsvReader {
     for (;;) {
       skip_blank_lines();
       if (p_ >= end_) break;
-      while (validated_ < end_ && static_cast<std::size_t>(validated_ - begin_) <
-                                      static_cast<std::size_t>(p_ - begin_) + kValidateChunk / 2) {
-        validate_ahead();
-      }
-      if (file_ != nullptr && static_cast<std::size_t>(p_ - released) >= kReleaseChunk) {
-        file_->release_before(p_);
-        released = p_;
-      }
+      keep_pace(released);
       if (on_progress && static_cast<std::size_t>(p_ - reported) >= kProgressChunk) {
         on_progress(static_cast<std::size_t>(p_ - begin_), static_cast<std::size_t>(end_ - begin_));
         reported = p_;
@@ -242,6 +227,19 @@ class CsvReader {
   }
 
  private:
+  // Before each record: keeps UTF-8 validation half a chunk ahead of the parser (a long
+  // quoted field may have run past it) and releases the mapped pages behind it.
+  void keep_pace(const char*& released) {
+    while (validated_ < end_ && static_cast<std::size_t>(validated_ - begin_) <
+                                    static_cast<std::size_t>(p_ - begin_) + kValidateChunk / 2) {
+      validate_ahead();
+    }
+    if (file_ != nullptr && static_cast<std::size_t>(p_ - released) >= kReleaseChunk) {
+      file_->release_before(p_);
+      released = p_;
+    }
+  }
+
   // Reads one record at p_, calling on_field(index, text) for each field (the
   // text is valid only during the call); returns the number of fields and
   // leaves p_ after the record's line end.

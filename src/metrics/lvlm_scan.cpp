@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "io/table_detail.h"
+#include "metrics/lvlm_set_index.h"
 #include "vlbias/error.h"
 #include "vlbias/log.h"
 #include "vlbias/lvlm.h"
@@ -167,10 +168,7 @@ void lvlm_scan(const std::string& path, const LvlmConfig& config, LvlmState& sta
   const std::size_t C = lex ? lex->categories.size() : 0;
 
   LevelIndex groups(state.groups), by_levels(state.by_levels), lex_levels(state.lexicon_levels);
-  std::unordered_map<std::string, std::uint32_t> set_index;
-  for (std::size_t i = 0; i < state.set_keys.size(); ++i) {
-    set_index.emplace(fmt::format("{}\x1e{}", state.set_by[i], state.set_keys[i]), i);
-  }
+  SetIndex set_index(state);
   table_io::Dictionary vocab_dict;
   vocab_dict.rebuild(state.vocabulary);
   // Per-vocabulary-word flags, extended as the vocabulary grows.
@@ -243,16 +241,7 @@ void lvlm_scan(const std::string& path, const LvlmConfig& config, LvlmState& sta
         std::uint32_t set = std::numeric_limits<std::uint32_t>::max();
         if (!config.set_key.empty()) {
           if (tuple(key_cols, key)) {
-            std::string lookup = fmt::format("{}\x1e", b);
-            lookup += key;
-            const auto [it, fresh] = set_index.emplace(
-                std::move(lookup), static_cast<std::uint32_t>(state.set_keys.size()));
-            if (fresh) {
-              state.set_keys.push_back(key);
-              state.set_by.push_back(b);
-              state.set_scores.resize(state.set_scores.size() + S);
-            }
-            set = it->second;
+            set = set_index.intern(state, b, key, S);
           } else {
             ++state.rows_missing_key;
           }

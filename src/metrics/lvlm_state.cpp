@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "metrics/lvlm_set_index.h"
 #include "vlbias/atomic_file.h"
 #include "vlbias/error.h"
 #include "vlbias/lvlm.h"
@@ -195,21 +196,10 @@ void lvlm_merge(LvlmState& into, const LvlmState& other) {
   m.lex = merge_levels(into.lexicon_levels, other.lexicon_levels);
   m.word = merge_levels(into.vocabulary, other.vocabulary);
   // Sets: keyed by (by-level, key).
-  std::unordered_map<std::string, std::uint32_t> index;
-  for (std::size_t i = 0; i < into.set_keys.size(); ++i) {
-    index.emplace(fmt::format("{}\x1e{}", into.set_by[i], into.set_keys[i]), i);
-  }
+  SetIndex index(into);
   m.set.resize(other.set_keys.size());
   for (std::size_t i = 0; i < other.set_keys.size(); ++i) {
-    const std::uint32_t b = m.by[other.set_by[i]];
-    const auto [it, fresh] = index.emplace(fmt::format("{}\x1e{}", b, other.set_keys[i]),
-                                           static_cast<std::uint32_t>(into.set_keys.size()));
-    if (fresh) {
-      into.set_keys.push_back(other.set_keys[i]);
-      into.set_by.push_back(b);
-      into.set_scores.resize(into.set_scores.size() + S);
-    }
-    m.set[i] = it->second;
+    m.set[i] = index.intern(into, m.by[other.set_by[i]], other.set_keys[i], S);
   }
   add_into(into, other, m, S, M);
 }

@@ -27,7 +27,6 @@ std::string single_word(std::string_view entry, std::string_view what, std::size
 }
 
 StopWords stop_words_from_lines(std::string_view text, const std::string& source) {
-  StopWords s;
   std::vector<std::string> words;
   std::size_t line_no = 0;
   std::size_t pos = 0;
@@ -62,8 +61,7 @@ StopWords StopWords::from_words(std::vector<std::string> words, std::string name
 }
 
 StopWords StopWords::builtin_english() {
-  StopWords s = stop_words_from_lines(builtin_english_stop_words(), "english");
-  return s;
+  return stop_words_from_lines(builtin_english_stop_words(), "english");
 }
 
 StopWords StopWords::from_file(const std::string& path) {
