@@ -38,6 +38,16 @@ build/vlbias audit examples/lvlm_counterfactual/spec.yaml --save-state "$out/lvl
 build/vlbias audit examples/lvlm_counterfactual/spec.yaml --out "$out/lvlm_from_state" \
   --from-state "$out/lvlm_all.state"
 
+# Visual stereotypes in text-to-image generation (paper 000, ViSAGe: likelihood of SeeGULL's
+# visual stereotypes in annotated images, theta, offensiveness, caption salience and the
+# stereotypical pull, by region) on real SeeGULL + ViSAGe extracts for 12 identities with
+# synthetic captions and pull embeddings (examples/visual_stereotypes/generate.py); and the
+# study's prompt manifest.
+build/vlbias audit examples/visual_stereotypes/spec.yaml --out "$out/visual_stereotypes"
+build/vlbias prompts visual-stereotypes --seegull data/seegull/stereotypes_global_v2.csv \
+  --visual-attributes examples/visual_stereotypes/visual_attr.csv \
+  --out "$out/visual_stereotype_prompts.csv"
+
 # Native CLIP encoding (no Python): the prompt manifest and a folder of images through
 # a tiny random CLIP of the real architecture (tools/make_encode_fixtures.py; its
 # numbers mean nothing, the pipeline is the real one). Point --model at a Hugging
@@ -51,4 +61,5 @@ echo "example outputs:"
 ls -1 "$out"/*.json "$out"/*.npy "$out"/social_perception/results.json \
   "$out"/social_perception/tables/*.csv "$out"/geo_diversity/results.json \
   "$out"/geo_diversity/tables/*.csv "$out"/lvlm_counterfactual/results.json \
-  "$out"/lvlm_counterfactual/tables/*.csv
+  "$out"/lvlm_counterfactual/tables/*.csv "$out"/visual_stereotypes/results.json \
+  "$out"/visual_stereotypes/tables/*.csv "$out"/visual_stereotype_prompts.csv

@@ -84,6 +84,49 @@
 // `vlbias audit SPEC --out RUN --from-state S1 S2 ...` merges them: the results are
 // identical to one run over every row.
 //
+// ---------------------------------------------------------- kind: visual-stereotypes
+// Visual stereotypes in text-to-image generation (paper 000, ViSAGe; definitions in
+// visual_stereotypes.h). Each of annotations, captions and pull is optional (at least one
+// is needed) and enables its analysis:
+//
+//   version: 1
+//   kind: visual-stereotypes
+//   seed: 7
+//   seegull: stereotypes_global_v2.csv    # required
+//   visual_attributes: all_visual_attr.csv  # required (Likert layout, or a plain list)
+//   regions: regions.csv                  # identity,region (default: the built-in table)
+//   stereotypes:
+//     votes: [NA_stereo]                  # SeeGULL vote columns (default NA_stereo)
+//     min_votes: 2
+//     rule: all                           # all | any of the vote columns
+//     min_per_identity: 2                 # fewer visual stereotypes: left out of theta
+//   annotations:                          # ViSAGe's full_set_annotations.csv layout
+//     table: full_set_annotations.csv
+//     image: img_path                     # column names (these defaults)
+//     attribute: attribute
+//     present: present
+//     task: worker_id                     # "" = no task column
+//     identity: ""                        # "" = from the image file name
+//     coords: coords
+//     none_option: none of the above
+//     aggregate: annotation               # annotation | majority
+//     none_as_random: false               # true: the authors' L(random) (paper Tables 1-2)
+//   captions:
+//     table: captions.csv                 # one row per caption
+//     image: image
+//     caption: caption
+//     identity: ""
+//   pull:
+//     table: pull.csv                     # one row per image: identity, set
+//     embeddings: pull.npy                # row i = image i (.npy or .safetensors)
+//     tensor: ""
+//     identity: identity
+//     set: set                            # default | stereotypical | non-stereotypical
+//   analyses:
+//     likelihood: {bootstrap: 1000, ci: 0.95}
+//     salience: {smoothing: 1, top: 5}
+//     pull: {permutations: 10000, alternative: greater}   # greater | less | two-sided
+//
 // ---------------------------------------------------------------- kind: geo-diversity
 // Text-to-image realism, diversity and consistency by region (paper 002, DIG-In):
 //
@@ -144,8 +187,15 @@
 
 namespace vlbias {
 
-enum class AuditKind { SocialPerception, TraitPairs, GeoDiversity, LvlmCounterfactual };
-// "social-perception", "trait-pairs", "geo-diversity", "lvlm-counterfactual"
+enum class AuditKind {
+  SocialPerception,
+  TraitPairs,
+  GeoDiversity,
+  LvlmCounterfactual,
+  VisualStereotypes
+};
+// "social-perception", "trait-pairs", "geo-diversity", "lvlm-counterfactual",
+// "visual-stereotypes"
 const char* to_string(AuditKind kind);
 
 // A numeric-answer measure of an lvlm-counterfactual spec (lvlm.h's RatingSpec).
@@ -337,6 +387,41 @@ struct AuditSpec {
     std::string test_across = "anova";
     std::string test_within = "welch";
   } confidence;
+
+  // kind: visual-stereotypes (paper 000; format above).
+  struct Visual {
+    std::filesystem::path seegull, visual_attributes, regions;  // regions "" = built-in
+    std::vector<std::string> vote_columns = {"NA_stereo"};
+    double min_votes = 2;
+    std::string vote_rule = "all";  // all | any
+    std::size_t min_stereotypes = 2;
+    std::filesystem::path annotations;  // "" = no likelihood analysis
+    std::string image_column = "img_path", attribute_column = "attribute",
+                present_column = "present", task_column = "worker_id", identity_column,
+                coords_column = "coords", none_option = "none of the above";
+    std::string aggregation = "annotation";  // annotation | majority
+    bool none_as_random = false;
+    std::filesystem::path captions;  // "" = no salience
+    std::string caption_image_column = "image", caption_column = "caption", caption_identity_column;
+    std::filesystem::path pull_table;  // "" = no pull
+    EmbeddingSource pull_embeddings;
+    std::string pull_identity_column = "identity", pull_set_column = "set";
+    struct Likelihood {
+      Toggle toggle;
+      std::size_t bootstrap = 1000;
+      double ci = 0.95;
+    } likelihood;
+    struct Salience {
+      Toggle toggle;
+      double smoothing = 1.0;
+      std::size_t top = 5;
+    } salience;
+    struct Pull {
+      Toggle toggle;
+      std::size_t permutations = 10000;
+      std::string alternative = "greater";
+    } pull;
+  } visual;
 };
 
 // Parses a spec from YAML text; `base_dir` resolves relative paths, `source` names
@@ -363,6 +448,8 @@ struct LvlmShardOptions {
   std::filesystem::path save_state;
   std::vector<std::filesystem::path> from_states;
 };
+// Runs a visual-stereotypes audit (src/audits/visual_audit.cpp).
+void run_visual_stereotypes_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
 // Runs an lvlm-counterfactual audit (src/audits/lvlm_audit.cpp).
 void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                     const LvlmShardOptions& shards = {});

@@ -222,6 +222,10 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
     run_lvlm_audit(spec, run_dir);
     return;
   }
+  if (spec.kind == AuditKind::VisualStereotypes) {
+    run_visual_stereotypes_audit(spec, run_dir);
+    return;
+  }
   if (spec.kind == AuditKind::GeoDiversity) {
     run_geo_diversity_audit(spec, run_dir);
     return;

@@ -51,6 +51,8 @@ const char* to_string(AuditKind kind) {
       return "geo-diversity";
     case AuditKind::LvlmCounterfactual:
       return "lvlm-counterfactual";
+    case AuditKind::VisualStereotypes:
+      return "visual-stereotypes";
   }
   return "unknown";
 }
@@ -218,9 +220,10 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   if (root.IsMap()) {
     const YAML::Node kind = root["kind"];
     const bool geo = kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "geo-diversity";
-    const bool lvlm =
-        kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "lvlm-counterfactual";
-    if (geo || lvlm) {
+    const bool lvlm = kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "lvlm-counterfactual";
+    const bool visual =
+        kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "visual-stereotypes";
+    if (geo || lvlm || visual) {
       if (const YAML::Node version = root["version"]; version.IsDefined()) {
         if (as_uint64(ctx, version, "version") != 1) {
           fail(ctx, version, "version",
@@ -229,6 +232,8 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
       }
       if (geo) {
         parse_geo_root(ctx, root, spec);
+      } else if (visual) {
+        parse_visual_root(ctx, root, spec);
       } else {
         parse_lvlm_root(ctx, root, spec);
       }
@@ -245,7 +250,7 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   }
   const std::string kind = as_choice(ctx, require(ctx, root, entries, "", "kind"), "kind",
                                      {"social-perception", "trait-pairs", "geo-diversity",
-                                      "lvlm-counterfactual"});
+                                      "lvlm-counterfactual", "visual-stereotypes"});
   spec.kind = kind == "trait-pairs" ? AuditKind::TraitPairs : AuditKind::SocialPerception;
   if (const YAML::Node* v = find(entries, "seed")) spec.seed = as_uint64(ctx, *v, "seed");
   if (const YAML::Node* v = find(entries, "min_group_size")) {

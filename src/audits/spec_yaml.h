@@ -77,5 +77,7 @@ Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& pa
 void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
 // The keys of a kind: lvlm-counterfactual spec (audit_spec_lvlm.cpp).
 void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
+// The keys of a kind: visual-stereotypes spec (audit_spec_visual.cpp).
+void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
 
 }  // namespace vlbias::audits::spec

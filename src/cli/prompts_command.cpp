@@ -21,6 +21,7 @@
 #include "vlbias/log.h"
 #include "vlbias/prompt_sets.h"
 #include "vlbias/table.h"
+#include "vlbias/visual_stereotypes.h"
 
 namespace vlbias::cli {
 
@@ -69,6 +70,18 @@ struct TraitArgs {
   std::vector<std::string> templates;
   bool no_neutral = false;
   std::string out;
+};
+
+struct VisualArgs {
+  std::string seegull, visual_attributes, out, rule = "all";
+  std::vector<std::string> votes = {"NA_stereo"};
+  double min_votes = 2;
+  std::size_t min_stereotypes = 1, images = 5;
+  std::uint64_t seed = 0;
+  std::vector<std::string> detection_templates;
+  std::string default_template = "{a} {id} person";
+  std::string attribute_template = "{a} {attr} {id} person";
+  bool no_detection = false, no_pull = false;
 };
 
 struct GeoObjectArgs {
@@ -124,6 +137,62 @@ void add_prompts_command(CLI::App& app) {
     if (!trait->templates.empty()) o.templates = trait->templates;
     o.neutral = !trait->no_neutral;
     write_manifest(trait_pair_prompts(o), trait->out);
+  });
+
+  auto vis = std::make_shared<VisualArgs>();
+  CLI::App* vp = prompts->add_subcommand(
+      "visual-stereotypes",
+      "Prompts of the visual-stereotype study (ViSAGe; paper 000): the three detection\n"
+      "templates per identity, and the default / stereotypical / non-stereotypical prompts\n"
+      "of the stereotypical-pull study");
+  vp->add_option("--seegull", vis->seegull, "SeeGULL stereotypes (stereotypes_global_v2.csv)")
+      ->required();
+  vp->add_option("--visual-attributes", vis->visual_attributes,
+                 "ViSAGe's all_visual_attr.csv (Likert ratings) or a list with an attribute column")
+      ->required();
+  vp->add_option("--votes", vis->votes, "SeeGULL vote columns a stereotype needs (repeatable)")
+      ->capture_default_str();
+  vp->add_option("--min-votes", vis->min_votes, "Votes needed in each vote column")
+      ->capture_default_str();
+  vp->add_option("--vote-rule", vis->rule, "all | any of the vote columns")->capture_default_str();
+  vp->add_option("--min-stereotypes", vis->min_stereotypes,
+                 "Identities with fewer visual stereotypes are left out")
+      ->capture_default_str();
+  vp->add_option("--images-per-prompt", vis->images, "Images to generate per prompt")
+      ->capture_default_str();
+  vp->add_option("--seed", vis->seed, "Seed of the non-stereotypical attribute draw")
+      ->capture_default_str();
+  vp->add_option("--detection-template", vis->detection_templates,
+                 "Detection template with {id} (repeatable; default: the paper's three)");
+  vp->add_option("--default-template", vis->default_template,
+                 "Default-set template ({a} = a/an for the next word)")
+      ->capture_default_str();
+  vp->add_option("--attribute-template", vis->attribute_template,
+                 "Stereotypical / non-stereotypical template with {attr} and {id}")
+      ->capture_default_str();
+  vp->add_flag("--no-detection", vis->no_detection, "Leave out the detection prompts");
+  vp->add_flag("--no-pull", vis->no_pull, "Leave out the pull prompts");
+  vp->add_option("--out", vis->out, "Manifest to write (.csv or .jsonl)")->required();
+  vp->callback([vis] {
+    check_out_path(vis->out);
+    VLBIAS_CHECK(vis->rule == "all" || vis->rule == "any", UsageError,
+                 "--vote-rule must be all or any, got '{}'", vis->rule);
+    const VisualAttributes visual = read_visual_attributes(vis->visual_attributes);
+    StereotypeOptions so;
+    so.vote_columns = vis->votes;
+    so.min_votes = vis->min_votes;
+    so.rule = vis->rule == "any" ? VoteRule::Any : VoteRule::All;
+    const VisualStereotypes st = build_visual_stereotypes(read_table(vis->seegull), visual, so);
+    VisualPromptOptions o;
+    if (!vis->detection_templates.empty()) o.detection_templates = vis->detection_templates;
+    o.default_template = vis->default_template;
+    o.attribute_template = vis->attribute_template;
+    o.images_per_prompt = vis->images;
+    o.min_stereotypes = vis->min_stereotypes;
+    o.detection = !vis->no_detection;
+    o.pull = !vis->no_pull;
+    o.seed = vis->seed;
+    write_manifest(visual_stereotype_prompts(st, visual, o), vis->out);
   });
 
   auto geo = std::make_shared<GeoObjectArgs>();

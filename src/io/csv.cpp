@@ -139,7 +139,9 @@ class CsvReader {
       const std::size_t fields = read_record([&](std::size_t i, std::string_view text) {
         if (i < ncols) builders[i].add(text, row);
       });
-      VLBIAS_CHECK(fields == ncols, InputError,
+      for (std::size_t i = fields; i < ncols && fields >= min_fields_; ++i)
+        builders[i].add("", row);
+      VLBIAS_CHECK(fields == ncols || (fields >= min_fields_ && fields < ncols), InputError,
                    "'{}' line {} has {} field{}, the header has {}; expected {} fields separated "
                    "by {}",
                    source_, record_line, fields, fields == 1 ? "" : "s", ncols, ncols,
@@ -210,11 +212,16 @@ class CsvReader {
         record.text_[k] = text;
         record.present_[k] = !text.empty();
       });
-      VLBIAS_CHECK(fields == ncols, InputError,
+      VLBIAS_CHECK(fields == ncols || (fields >= min_fields_ && fields < ncols), InputError,
                    "'{}' line {} has {} field{}, the header has {}; expected {} fields separated "
                    "by {}",
                    source_, record_line, fields, fields == 1 ? "" : "s", ncols, ncols,
                    delimiter_name(delim_));
+      for (std::size_t i = fields; i < ncols; ++i) {  // an omitted unnamed tail cell
+        if (wanted[i] == std::string::npos) continue;
+        record.text_[wanted[i]] = std::string_view();
+        record.present_[wanted[i]] = false;
+      }
       record.line_ = record_line;
       on_row(record);
       ++rows;
@@ -326,6 +333,14 @@ class CsvReader {
     // pandas' DataFrame.to_csv() writes its index under an empty first header; read it as
     // pandas does ("Unnamed: 0"). An empty name anywhere else is a mistake.
     if (names_.size() > 1 && names_[0].empty()) names_[0] = "Unnamed: 0";
+    // Spreadsheet exports (ViSAGe's CSVs) end the header with empty names ("...,coords,,")
+    // and leave those cells off the rows: read the unnamed tail as pandas does, "Unnamed: i"
+    // columns that a row may omit (missing cells).
+    min_fields_ = names_.size();
+    while (min_fields_ > 1 && names_[min_fields_ - 1].empty()) {
+      --min_fields_;
+      names_[min_fields_] = fmt::format("Unnamed: {}", min_fields_);
+    }
     for (std::size_t c = 0; c < names_.size(); ++c) {
       VLBIAS_CHECK(!names_[c].empty(), InputError,
                    "'{}' line {}: header column {} is empty; expected a column name", source_,
@@ -420,6 +435,7 @@ class CsvReader {
   std::string scratch_;
   std::vector<std::string> names_;
   bool header_done_ = false;
+  std::size_t min_fields_ = 0;  // fields a record may stop at (before an unnamed tail)
 };
 
 }  // namespace

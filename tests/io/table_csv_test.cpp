@@ -253,8 +253,26 @@ TEST(CsvErrors, DuplicateHeaderName) {
 TEST(CsvErrors, EmptyHeaderName) {
   EXPECT_THAT(csv_error("a,,c\n1,2,3\n"),
               AllOf(HasSubstr("'t.csv' line 1"), HasSubstr("header column 2 is empty")));
-  EXPECT_THAT(csv_error("a,b,\n1,2,3\n"), HasSubstr("header column 3 is empty"));
+  EXPECT_THAT(csv_error("a,,b,\n1,2,3,4\n"), HasSubstr("header column 2 is empty"));
   EXPECT_THAT(csv_error("\"\"\n1\n"), HasSubstr("header column 1 is empty"));
+}
+
+TEST(CsvHeader, UnnamedTailIsOptional) {
+  // ViSAGe's exports: "worker_id,...,coords,," with rows that stop after coords.
+  const Table t = parse_csv("a,b,,\n1,x\n2,y,3\n3,z,4,w\n", "t.csv");
+  ASSERT_EQ(t.rows, 3u);
+  ASSERT_EQ(t.columns.size(), 4u);
+  EXPECT_EQ(t.columns[2].name, "Unnamed: 2");
+  EXPECT_EQ(t.columns[3].name, "Unnamed: 3");
+  EXPECT_TRUE(t.columns[2].missing(0));
+  EXPECT_TRUE(t.columns[3].missing(1));
+  EXPECT_EQ(t.columns[2].text(1), "3");
+  EXPECT_EQ(t.columns[3].text(2), "w");
+  // The named part is still required, and extra fields are still an error.
+  EXPECT_THAT(csv_error("a,b,,\n1\n"), HasSubstr("line 2 has 1 field"));
+  EXPECT_THAT(csv_error("a,b,,\n1,2,3,4,5\n"), HasSubstr("line 2 has 5 fields"));
+  // Without an unnamed tail, a short row is an error as before.
+  EXPECT_THAT(csv_error("a,b,c\n1,2\n"), HasSubstr("line 2 has 2 fields"));
 }
 
 TEST(CsvHeader, EmptyFirstNameIsPandasIndex) {
