@@ -98,10 +98,9 @@ AnalysisOutput stereotypes_section(const VisualAttributes& visual, const VisualS
   return out;
 }
 
-AnalysisOutput likelihood_section(const Annotations& ann, const VisualStereotypes& st,
+AnalysisOutput likelihood_section(const Annotations& ann, const LikelihoodReport& rep,
                                   const std::map<std::string, std::string>& regions,
                                   const LikelihoodOptions& o) {
-  const LikelihoodReport rep = visual_likelihood(ann, st, o);
   AnalysisOutput out;
   TableBuilder attrs("likelihood_attributes");
   for (const AttributeLikelihood& a : rep.attributes) {
@@ -267,21 +266,15 @@ AnalysisOutput likelihood_section(const Annotations& ann, const VisualStereotype
 
 AnalysisOutput salience_section(const Table& captions, const VisualAttributes& visual,
                                 const VisualStereotypes& st, const Annotations* ann,
+                                const LikelihoodReport* lik,
                                 const std::map<std::string, std::string>& regions,
                                 const CaptionOptions& o) {
   const SalienceReport rep = caption_salience(captions, visual, st, o);
   // L(a, id) from the annotations, when given (for the top stereotypes).
   std::map<std::pair<std::string, std::string>, double> likelihood;
-  if (ann != nullptr) {
-    std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::size_t, std::size_t>> kn;
-    for (const Judgement& j : ann->judgements) {
-      auto& c = kn[{ann->image_identity[j.image], j.attribute}];
-      c.first += j.present ? 1 : 0;
-      ++c.second;
-    }
-    for (const auto& [key, c] : kn) {
-      likelihood[{ann->identities[key.first], ann->attributes[key.second]}] =
-          static_cast<double>(c.first) / static_cast<double>(c.second);
+  if (ann != nullptr && lik != nullptr) {
+    for (const AttributeLikelihood& a : lik->attributes) {
+      likelihood[{ann->identities[a.identity], ann->attributes[a.attribute]}] = a.likelihood;
     }
   }
   AnalysisOutput out;
@@ -556,14 +549,18 @@ void run_visual_stereotypes_audit(const AuditSpec& spec, const std::filesystem::
     annotations = read_annotations(v.annotations.string(), ao);
     have_annotations = true;
   }
+  // One likelihood computation serves both the likelihood section and salience's L column
+  // (without intervals when the likelihood section is off).
+  LikelihoodOptions lo;
+  lo.min_stereotypes = v.min_stereotypes;
+  lo.none_as_random = v.none_as_random;
+  lo.bootstrap = v.likelihood.toggle.enabled ? v.likelihood.bootstrap : 0;
+  lo.ci = v.likelihood.ci;
+  lo.seed = spec.seed;
+  LikelihoodReport likelihood;
+  if (have_annotations) likelihood = visual_likelihood(annotations, stereotypes, lo);
   if (v.likelihood.toggle.enabled) {
-    LikelihoodOptions lo;
-    lo.min_stereotypes = v.min_stereotypes;
-    lo.none_as_random = v.none_as_random;
-    lo.bootstrap = v.likelihood.bootstrap;
-    lo.ci = v.likelihood.ci;
-    lo.seed = spec.seed;
-    sections.emplace_back("likelihood", likelihood_section(annotations, stereotypes, regions, lo));
+    sections.emplace_back("likelihood", likelihood_section(annotations, likelihood, regions, lo));
     progress.advance(1);
   }
   if (v.salience.toggle.enabled) {
@@ -575,7 +572,8 @@ void run_visual_stereotypes_audit(const AuditSpec& spec, const std::filesystem::
     co.top = v.salience.top;
     sections.emplace_back("salience",
                           salience_section(read_table(v.captions.string()), visual, stereotypes,
-                                           have_annotations ? &annotations : nullptr, regions, co));
+                                           have_annotations ? &annotations : nullptr,
+                                           have_annotations ? &likelihood : nullptr, regions, co));
     progress.advance(1);
   }
   if (v.pull.toggle.enabled) {

@@ -320,27 +320,27 @@ Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
       rows.push_back(
           {img, a, parse_present(cell(present, i), t, i, o.present_column), out.runs - 1});
     }
-    // The identity is per image: check the identity column agrees within the image.
     r = end;
   }
   VLBIAS_CHECK(!rows.empty(), InputError, "'{}' has no annotation rows", t.source);
 
-  // Images, identities and attributes, sorted.
+  // Images, identities and attributes, sorted. The identity is per image: from its name,
+  // once per image, or from the identity column, which must agree on every row of the image.
   std::map<std::string, std::string> image_identity;
-  {
-    // Re-scan for identities (by image) so an identity column is checked per image.
-    for (std::size_t i = 0; i < t.rows; ++i) {
-      const std::string img = cell(image, i);
-      if (img.empty()) continue;
-      const std::string id =
-          identity != nullptr ? cell(*identity, i) : identity_from_image_name(img);
-      VLBIAS_CHECK(!id.empty(), InputError, "'{}' line {}: the {} cell is empty", t.source,
-                   t.line_of_row[i], o.identity_column);
-      const auto [it, fresh] = image_identity.emplace(img, id);
-      VLBIAS_CHECK(fresh || it->second == id, InputError,
-                   "'{}' line {}: image '{}' is labelled '{}' here and '{}' before", t.source,
-                   t.line_of_row[i], img, id, it->second);
+  for (std::size_t i = 0; i < t.rows; ++i) {
+    const std::string img = cell(image, i);
+    if (img.empty()) continue;
+    if (identity == nullptr) {
+      if (!image_identity.count(img)) image_identity.emplace(img, identity_from_image_name(img));
+      continue;
     }
+    const std::string id = cell(*identity, i);
+    VLBIAS_CHECK(!id.empty(), InputError, "'{}' line {}: the {} cell is empty", t.source,
+                 t.line_of_row[i], o.identity_column);
+    const auto [it, fresh] = image_identity.emplace(img, id);
+    VLBIAS_CHECK(fresh || it->second == id, InputError,
+                 "'{}' line {}: image '{}' is labelled '{}' here and '{}' before", t.source,
+                 t.line_of_row[i], img, id, it->second);
   }
   std::set<std::string> attrs;
   std::set<std::string> images;
