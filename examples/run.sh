@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's main job: runs vlbias on bundled data and prints where the outputs
 # are. Data: SeeGULL global stereotypes v2 (CC-BY-4.0, data/seegull/), a synthetic
-# dual-encoder study (examples/social_perception/, tools/make_example_study.py) and a
+# dual-encoder study (examples/social_perception/, tools/make_example_study.py), a synthetic
+# trait-pairs study (examples/trait_pairs/, tools/make_trait_pairs_example.py) and a
 # synthetic text-to-image study (examples/geo_diversity/, tools/make_geo_example.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,11 @@ build/vlbias describe --table "$data" --value "mean offensiveness_score" --by re
 # markedness, Skew@k/NDKL, AbsDiff, trends) on a bundled synthetic study with a
 # planted effect: Black women's images are shifted toward "competent" prompts.
 build/vlbias audit examples/social_perception/spec.yaml --out "$out/social_perception"
+
+# A trait-pairs audit (paper 004: CLIP confidence in "a smart person" vs "a dumb person" and
+# five more pairs, per race x gender, ANOVA across races and Welch across genders, SC-WEAT) on
+# a synthetic FairFace-like study where Black men's images lean "mean" and men's "smart".
+build/vlbias audit examples/trait_pairs/spec.yaml --out "$out/trait_pairs"
 
 # A geo-diversity audit (paper 002, DIG-In: realism = precision, diversity = coverage and
 # consistency = CLIPScore per region and prompt form, with bootstrap intervals and region
@@ -57,9 +63,10 @@ build/vlbias prompts social-perception --out "$out/prompts.csv"
 build/vlbias encode --model "$model" --texts "$out/prompts.csv" --out "$out/prompt_embeddings.npy"
 build/vlbias encode --model "$model" --images tests/fixtures/encode/e2e/images \
   --out "$out/image_embeddings.npy"
-echo "example outputs:"
-ls -1 "$out"/*.json "$out"/*.npy "$out"/social_perception/results.json \
-  "$out"/social_perception/tables/*.csv "$out"/geo_diversity/results.json \
-  "$out"/geo_diversity/tables/*.csv "$out"/lvlm_counterfactual/results.json \
-  "$out"/lvlm_counterfactual/tables/*.csv "$out"/visual_stereotypes/results.json \
-  "$out"/visual_stereotypes/tables/*.csv "$out"/visual_stereotype_prompts.csv
+echo "example outputs (each audit: results.json, tables/*.csv, report.html):"
+ls -1 "$out"/*.json "$out"/*.npy "$out"/visual_stereotype_prompts.csv
+echo
+echo "reports (open in a browser; self-contained, printable):"
+for run in social_perception trait_pairs geo_diversity lvlm_counterfactual visual_stereotypes; do
+  echo "  $out/$run/report.html"
+done

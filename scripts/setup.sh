@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages vlbias needs (idempotent) and builds a Release
-# build into build/. Usage: scripts/setup.sh [--deps-only]
+# build into build/. Usage: scripts/setup.sh [--deps-only] [--test-deps]
+# --test-deps adds what only the tests need: headless Chromium (the HTML reports are
+# loaded in a real browser) and the DejaVu fonts the reports name.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
   g++ cmake ninja-build clang pkg-config
   libopenblas-dev libeigen3-dev libboost-math-dev libsimdjson-dev nlohmann-json3-dev
-  libyaml-cpp-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libyaml-cpp-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libxml2-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
+deps_only=false
+for arg in "$@"; do
+  case "$arg" in
+    --deps-only) deps_only=true ;;
+    --test-deps) packages+=(chromium fonts-dejavu-core) ;;
+    *) echo "setup: unknown option $arg (expected --deps-only, --test-deps)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -20,7 +30,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-[ "${1:-}" = "--deps-only" ] && exit 0
+$deps_only && exit 0
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build --target vlbias

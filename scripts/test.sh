@@ -7,7 +7,7 @@
 # Ends with one line "tests: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --deps-only || exit 1
+bash scripts/setup.sh --deps-only --test-deps || exit 1
 
 jobs=$(nproc)
 fuzz_seconds=${VLBIAS_FUZZ_SECONDS:-20}

@@ -121,11 +121,15 @@ def cell(factor, dim, v, n_valid):
     c = {"factor": factor, "dimension": dim, "n": int(v.size), "valid_pairs": n_valid,
          "enumerated": n_valid > 0}
     if v.size == 0:
-        c.update(mean=None, sd=None, median=None, q25=None, q75=None)
+        c.update(mean=None, sd=None, median=None, q25=None, q75=None, whisker_low=None,
+                 whisker_high=None)
     else:
         q25, q50, q75 = np.percentile(v, [25, 50, 75])
         c.update(mean=float(np.mean(v)), sd=num(np.std(v, ddof=1)) if v.size > 1 else None,
-                 median=float(q50), q25=float(q25), q75=float(q75))
+                 median=float(q50), q25=float(q25), q75=float(q75),
+                 # Tukey's whiskers, as matplotlib's boxplot (whis=1.5) draws them.
+                 whisker_low=float(v[v >= q25 - 1.5 * (q75 - q25)].min()),
+                 whisker_high=float(v[v <= q75 + 1.5 * (q75 - q25)].max()))
     return c
 
 

@@ -56,6 +56,9 @@ struct AbsDiffCell {
   bool enumerated = false;
   double mean = stats::kNaN, sd = stats::kNaN, median = stats::kNaN;
   double q25 = stats::kNaN, q75 = stats::kNaN;
+  // Tukey's whiskers (the box plots of paper 001 Fig. 2): the most extreme values within
+  // [q25 - 1.5 IQR, q75 + 1.5 IQR].
+  double whisker_low = stats::kNaN, whisker_high = stats::kNaN;
 };
 
 struct AbsDiffComparison {

@@ -8,6 +8,8 @@
 //   version: 1                      # optional; only 1 exists
 //   kind: social-perception         # social-perception (paper 001) | trait-pairs (paper 004)
 //                                   # | geo-diversity (paper 002; its own keys, below)
+//   title: "CLIP ViT-B/32 on CausalFace"   # optional, every kind: the report's title ...
+//   about: "Synthetic data, planted effect" # ... and what was audited, under it
 //   seed: 7                         # every resampling stream derives from it (default 0)
 //   min_group_size: 10              # groups below this n are flagged (default 2)
 //   images:
@@ -228,6 +230,10 @@ struct AuditSpec {
   AuditKind kind = AuditKind::SocialPerception;
   std::uint64_t seed = 0;
   std::size_t min_group_size = 2;
+  // Shown at the top of report.html (and written to results.json): a title, and what the
+  // data are (e.g. "synthetic, with a planted effect"). "" = none.
+  std::string title;
+  std::string about;
 
   std::filesystem::path image_table;
   EmbeddingSource image_embeddings;

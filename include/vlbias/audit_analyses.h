@@ -58,7 +58,9 @@ struct GroupingOptions {
 
 // Tables: association_images (the image labels, cos_<dim> and delta_cos_<dim>),
 // association_groups (group x dimension: n, cos_mean, delta_cos_mean, delta_cos_sd,
-// CI of the Delta cos mean (bootstrap over images), small). `scores` receives the
+// CI of the Delta cos mean (bootstrap over images), small), association_contrasts (each
+// group against the unweighted mean of the other groups' means per dimension,
+// stats::contrast_vs_others, Holm and BH over all; JSON "contrasts"). `scores` receives the
 // per-image scores for later analyses.
 AnalysisOutput association_analysis(const Study& study, const GroupingOptions& options,
                                     ImageDimensionScores& scores);

@@ -268,6 +268,35 @@ TestResult welch_t(std::span<const double> a, std::span<const double> b);
 // Paired t (scipy.stats.ttest_rel) on a - b; Cohen's d_z = mean(diff) / sd(diff).
 TestResult paired_t(std::span<const double> a, std::span<const double> b);
 
+// One group against the others: the linear contrast "this group's mean minus the
+// unweighted mean of the other groups' means" (each group counts once, whatever its n),
+// with a Welch-Satterthwaite t test. For G groups with means m_j, sample variances s_j^2
+// (n - 1) and sizes n_j, group g:
+//   estimate = m_g - (1/(G-1)) sum_{j!=g} m_j
+//   se^2     = s_g^2/n_g + (1/(G-1))^2 sum_{j!=g} s_j^2/n_j
+//   df       = se^4 / [ (s_g^2/n_g)^2/(n_g-1) + sum_{j!=g} (s_j^2/(n_j (G-1)^2))^2/(n_j-1) ]
+//   t = estimate / se, two-sided p from t(df), CI = estimate -+ t_{(1+level)/2, df} se.
+// With two groups it is Welch's t test. Needs G >= 2 and n_j >= 2 for every group
+// (InputError otherwise); se = 0 gives NaN t, p and df with a note.
+struct GroupMoments {
+  double mean = kNaN;
+  double variance = kNaN;  // sample variance (n - 1)
+  std::size_t n = 0;
+};
+struct ContrastResult {
+  double estimate = kNaN;
+  double se = kNaN;
+  double df = kNaN;
+  double t = kNaN;
+  double p_value = kNaN;
+  double lower = kNaN;  // confidence interval of the estimate
+  double upper = kNaN;
+  double level = 0.95;
+  std::string note;
+};
+ContrastResult contrast_vs_others(std::span<const GroupMoments> groups, std::size_t g,
+                                  double level = 0.95);
+
 // Mann-Whitney U, two-sided, as scipy.stats.mannwhitneyu(method="auto",
 // use_continuity=True) in scipy 1.10: exact null distribution when n_a <= 8 or
 // n_b <= 8 and there are no ties, else the normal approximation with tie and

@@ -90,6 +90,71 @@ std::string join_key(const std::vector<std::string>& key) {
 
 // ----------------------------------------------------------------- association
 
+namespace {
+
+// Each group against the unweighted mean of the other groups' means, per dimension
+// (stats::contrast_vs_others); Holm and BH over every contrast of the audit.
+template <typename Inputs>
+Json group_contrasts(const std::vector<std::string>& labels, const GroupingOptions& options,
+                     const Inputs& inputs, bool has_delta,
+                     std::vector<std::pair<std::string, Table>>& tables) {
+  struct Row {
+    std::size_t d, g;
+    stats::ContrastResult r;
+  };
+  std::vector<Row> rows;
+  for (std::size_t d = 0; d < inputs.size(); ++d) {
+    if (inputs[d].moments.size() < 2) continue;
+    for (std::size_t g = 0; g < inputs[d].moments.size(); ++g) {
+      rows.push_back({d, g, stats::contrast_vs_others(inputs[d].moments, g, options.ci)});
+    }
+  }
+  std::vector<double> p(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) p[i] = rows[i].r.p_value;
+  const std::vector<double> p_holm = stats::holm(p), p_bh = stats::benjamini_hochberg(p);
+  TableBuilder table("association_contrasts");
+  Json results = Json::array();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    const auto& key = inputs[row.d].keys[row.g];
+    const stats::ContrastResult& r = row.r;
+    table.row();
+    put_key(table, options.by, key);
+    table.put("dimension", labels[row.d]);
+    table.put("n", static_cast<double>(inputs[row.d].moments[row.g].n));
+    table.put("estimate", r.estimate);
+    table.put("ci_lower", r.lower);
+    table.put("ci_upper", r.upper);
+    table.put("se", r.se);
+    table.put("df", r.df);
+    table.put("t", r.t);
+    table.put("p_value", r.p_value);
+    table.put("p_holm", p_holm[i]);
+    table.put("p_bh", p_bh[i]);
+    Json e{{"key", key_json(options.by, key)},
+           {"dimension", labels[row.d]},
+           {"n", inputs[row.d].moments[row.g].n},
+           {"estimate", json_number(r.estimate)},
+           {"ci", {{"lower", json_number(r.lower)}, {"upper", json_number(r.upper)}, {"level", r.level}}},
+           {"se", json_number(r.se)},
+           {"df", json_number(r.df)},
+           {"t", json_number(r.t)},
+           {"p_value", json_number(r.p_value)},
+           {"p_holm", json_number(p_holm[i])},
+           {"p_bh", json_number(p_bh[i])}};
+    if (!r.note.empty()) e["note"] = r.note;
+    results.push_back(e);
+  }
+  if (!rows.empty()) tables.emplace_back("association_contrasts", table.build());
+  return Json{{"definition",
+               std::string("estimate = the group's mean ") + (has_delta ? "Delta cos" : "cos") +
+                   " minus the unweighted mean of the other groups' means (groups with n >= 2); "
+                   "Welch-Satterthwaite t test and interval; Holm and BH over every contrast"},
+              {"results", results}};
+}
+
+}  // namespace
+
 AnalysisOutput association_analysis(const Study& study, const GroupingOptions& options,
                                     ImageDimensionScores& scores) {
   AnalysisOutput out;
@@ -106,6 +171,12 @@ AnalysisOutput association_analysis(const Study& study, const GroupingOptions& o
   const std::string main = scores.has_delta ? "delta_cos_" : "cos_";
   TableBuilder groups("association_groups");
   Json dims = Json::array();
+  // Per dimension: the groups' moments, for the contrasts of each group against the others.
+  struct ContrastInput {
+    std::vector<std::vector<std::string>> keys;
+    std::vector<stats::GroupMoments> moments;
+  };
+  std::vector<ContrastInput> contrast_inputs(labels.size());
   for (std::size_t d = 0; d < labels.size(); ++d) {
     const auto& dim = study.manifest.dimensions[d];
     const DescribeReport cos_r = describe_column(images, "cos_" + labels[d], options, 0, 0);
@@ -135,6 +206,10 @@ AnalysisOutput association_analysis(const Study& study, const GroupingOptions& o
       if (options.bootstrap > 0) e["ci"] = interval_json(m.mean_ci);
       if (m.small) e["small"] = true;
       jg.push_back(e);
+      if (m.summary.n >= 2 && std::isfinite(m.summary.sd)) {
+        contrast_inputs[d].keys.push_back(m.key);
+        contrast_inputs[d].moments.push_back({m.summary.mean, m.summary.sd * m.summary.sd, m.summary.n});
+      }
     }
     std::vector<double> all_cos(scores.images), all_delta;
     for (std::size_t i = 0; i < scores.images; ++i) all_cos[i] = scores.cos[i * labels.size() + d];
@@ -160,11 +235,15 @@ AnalysisOutput association_analysis(const Study& study, const GroupingOptions& o
   }
   out.json["images"] = scores.images;
   out.json["templates"] = study.manifest.templates;
+  std::vector<std::pair<std::string, Table>> contrast_table;
+  out.json["contrasts"] = group_contrasts(labels, options, contrast_inputs, scores.has_delta,
+                                          contrast_table);
   out.json["has_delta"] = scores.has_delta;
   out.json["by"] = options.by;
   out.json["dimensions"] = dims;
   out.tables.emplace_back("association_images", std::move(images));
   out.tables.emplace_back("association_groups", groups.build());
+  for (auto& t : contrast_table) out.tables.push_back(std::move(t));
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "vlbias/audit_analyses.h"
 #include "vlbias/error.h"
 #include "vlbias/json_output.h"
+#include "vlbias/log.h"
 #include "vlbias/rng.h"
 #include "vlbias/trends.h"
 
@@ -106,6 +107,8 @@ AnalysisOutput absdiff_section(const Study& study, const ImageDimensionScores& s
     cells.put("median", c.median);
     cells.put("q25", c.q25);
     cells.put("q75", c.q75);
+    cells.put("whisker_low", c.whisker_low);
+    cells.put("whisker_high", c.whisker_high);
     jc.push_back(to_json(c));
   }
   TableBuilder tests("absdiff_tests");
@@ -273,6 +276,14 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
 
   std::vector<std::string> notes;
   std::vector<std::pair<std::string, AnalysisOutput>> sections;
+  // One bar over the analyses (SC-WEAT also draws its own over its tests); analyses
+  // skipped by default leave the bar short, finish() closes it.
+  Progress progress(std::string(to_string(spec.kind)) + " analyses",
+                    spec.kind == AuditKind::TraitPairs ? 3 : 7);
+  const auto add = [&](const char* name, AnalysisOutput output) {
+    sections.emplace_back(name, std::move(output));
+    progress.advance();
+  };
   GroupingOptions grouping;
   grouping.by = spec.group_factors;
   grouping.bootstrap = spec.association.bootstrap;
@@ -283,7 +294,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
   // Association runs whenever a later analysis needs its per-image scores.
   ImageDimensionScores scores;
   AnalysisOutput association = association_analysis(study, grouping, scores);
-  if (spec.association.toggle.enabled) sections.emplace_back("association", std::move(association));
+  if (spec.association.toggle.enabled) add("association", std::move(association));
 
   if (spec.kind == AuditKind::TraitPairs &&
       decide(spec.confidence.toggle, true, "confidence", "", notes)) {
@@ -307,7 +318,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
     if (!o.within.empty()) require_columns(study.images, {o.within}, "confidence.within");
     o.test_across = spec.confidence.test_across;
     o.test_within = spec.confidence.test_within;
-    sections.emplace_back("confidence", confidence_analysis(study, o));
+    add("confidence", confidence_analysis(study, o));
   }
 
   if (decide(spec.scweat.toggle, true, "scweat", "", notes)) {
@@ -320,7 +331,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
     o.permutations = spec.scweat.permutations;
     o.seed = derive_seed(spec.seed, kSeedScweat);
     o.min_group_size = spec.min_group_size;
-    sections.emplace_back("scweat", scweat_analysis(study, o));
+    add("scweat", scweat_analysis(study, o));
   }
 
   if (spec.kind == AuditKind::SocialPerception) {
@@ -333,7 +344,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
       o.ci_level = spec.markedness.ci;
       o.seed = derive_seed(spec.seed, kSeedMarkedness);
       o.min_group_size = spec.min_group_size;
-      sections.emplace_back("markedness", markedness_analysis(study, o));
+      add("markedness", markedness_analysis(study, o));
     }
     if (decide(spec.ranking.toggle, true, "ranking", "", notes)) {
       RankingAnalysisOptions o;
@@ -341,7 +352,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
       o.attributes = spec.ranking.attributes.empty() ? spec.group_factors : spec.ranking.attributes;
       o.desired = spec.ranking.desired;
       o.absent = spec.ranking.absent;
-      sections.emplace_back("ranking", ranking_analysis(study, scores, o));
+      add("ranking", ranking_analysis(study, scores, o));
     }
     const bool has_delta = scores.has_delta;
     const bool has_factors = !spec.ordinal_factors.empty() || !spec.categorical_factors.empty() ||
@@ -350,20 +361,21 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
                has_delta ? "the spec lists no ordinal or categorical factors"
                          : "Delta cos needs a neutral prompt for every template",
                notes)) {
-      sections.emplace_back("absdiff", absdiff_section(study, scores, spec));
+      add("absdiff", absdiff_section(study, scores, spec));
     }
     const bool has_ordinal = !spec.ordinal_factors.empty() || !spec.trends.x.empty();
     if (decide(spec.trends.toggle, has_ordinal && has_delta, "trends",
                has_delta ? "the spec lists no ordinal factor"
                          : "Delta cos needs a neutral prompt for every template",
                notes)) {
-      sections.emplace_back("trends", trends_section(study, scores, spec));
+      add("trends", trends_section(study, scores, spec));
     }
     if (decide(spec.ellipses.toggle, has_delta, "ellipses",
                "Delta cos needs a neutral prompt for every template", notes)) {
-      sections.emplace_back("ellipses", ellipses_section(study, scores, spec));
+      add("ellipses", ellipses_section(study, scores, spec));
     }
   }
+  progress.finish();
 
   Json tables;
   Json analyses = audits::write_sections(run_dir, sections, tables, notes);
@@ -381,7 +393,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  audits::write_results(run_dir, std::move(results), provenance, spec_json(spec), spec.seed);
+  audits::write_results(run_dir, std::move(results), provenance, spec_json(spec), spec);
 }
 
 }  // namespace vlbias

@@ -242,7 +242,9 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   }
   const Entries entries = check_map(
       ctx, root, "",
-      {"version", "kind", "seed", "min_group_size", "images", "prompts", "factors", "analyses"});
+      {"version", "kind", "title", "about", "seed", "min_group_size", "images", "prompts",
+       "factors", "analyses"});
+  parse_report_keys(ctx, entries, spec);
   if (const YAML::Node* v = find(entries, "version")) {
     if (as_uint64(ctx, *v, "version") != 1) {
       fail(ctx, *v, "version", fmt::format("must be 1 (the only version), got {}", describe(*v)));

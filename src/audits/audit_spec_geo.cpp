@@ -162,8 +162,10 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g)
 
 void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   const Entries entries = check_map(ctx, root, "",
-                                    {"version", "kind", "seed", "min_group_size", "real",
-                                     "generated", "objects", "aliases", "sampling", "analyses"});
+                                    {"version", "kind", "title", "about", "seed", "min_group_size",
+                                     "real", "generated", "objects", "aliases", "sampling",
+                                     "analyses"});
+  parse_report_keys(ctx, entries, spec);
   spec.kind = AuditKind::GeoDiversity;
   AuditSpec::Geo& g = spec.geo;
   if (const YAML::Node* v = find(entries, "seed")) spec.seed = as_uint64(ctx, *v, "seed");

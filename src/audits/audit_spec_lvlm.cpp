@@ -140,7 +140,9 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
 void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   const Entries entries = check_map(
       ctx, root, "",
-      {"version", "kind", "seed", "min_group_size", "generations", "columns", "analyses"});
+      {"version", "kind", "title", "about", "seed", "min_group_size", "generations", "columns",
+       "analyses"});
+  parse_report_keys(ctx, entries, spec);
   spec.kind = AuditKind::LvlmCounterfactual;
   AuditSpec::Lvlm& l = spec.lvlm;
   if (const YAML::Node* v = find(entries, "seed")) spec.seed = as_uint64(ctx, *v, "seed");

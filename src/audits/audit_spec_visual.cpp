@@ -114,8 +114,10 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) 
 void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   const Entries entries =
       check_map(ctx, root, "",
-                {"version", "kind", "seed", "min_group_size", "seegull", "visual_attributes",
-                 "regions", "stereotypes", "annotations", "captions", "pull", "analyses"});
+                {"version", "kind", "title", "about", "seed", "min_group_size", "seegull",
+                 "visual_attributes", "regions", "stereotypes", "annotations", "captions", "pull",
+                 "analyses"});
+  parse_report_keys(ctx, entries, spec);
   spec.kind = AuditKind::VisualStereotypes;
   AuditSpec::Visual& v = spec.visual;
   if (const YAML::Node* x = find(entries, "seed")) spec.seed = as_uint64(ctx, *x, "seed");

@@ -1227,7 +1227,7 @@ void run_geo_diversity_audit(const AuditSpec& spec, const std::filesystem::path&
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  audits::write_results(run_dir, std::move(results), provenance, geo_spec_json(spec), spec.seed);
+  audits::write_results(run_dir, std::move(results), provenance, geo_spec_json(spec), spec);
 }
 
 }  // namespace vlbias

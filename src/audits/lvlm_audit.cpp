@@ -145,27 +145,37 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
   o.permutations = l.group_tests.permutations;
   std::vector<std::pair<std::string, AnalysisOutput>> sections;
   std::vector<std::string> notes;
+  const std::size_t enabled = l.maxgap.toggle.enabled + l.pmi.toggle.enabled +
+                              l.lexicon.toggle.enabled + l.responses.toggle.enabled +
+                              !l.ratings.empty() + l.group_tests.toggle.enabled +
+                              l.paired.toggle.enabled;
+  Progress progress("lvlm analyses", enabled);
+  const auto add = [&](const char* name, AnalysisOutput output) {
+    sections.emplace_back(name, std::move(output));
+    progress.advance();
+  };
   if (l.maxgap.toggle.enabled) {
     o.bootstrap = l.maxgap.bootstrap;
     o.ci = l.maxgap.ci;
-    sections.emplace_back("maxgap", lvlm_maxgap(state, config, o));
+    add("maxgap", lvlm_maxgap(state, config, o));
   }
-  if (l.pmi.toggle.enabled) sections.emplace_back("pmi", lvlm_pmi(state, config, o));
-  if (l.lexicon.toggle.enabled) sections.emplace_back("lexicon", lvlm_lexicon(state, config, o));
+  if (l.pmi.toggle.enabled) add("pmi", lvlm_pmi(state, config, o));
+  if (l.lexicon.toggle.enabled) add("lexicon", lvlm_lexicon(state, config, o));
   if (l.responses.toggle.enabled) {
-    sections.emplace_back("responses", lvlm_responses(state, config, o));
+    add("responses", lvlm_responses(state, config, o));
   }
-  if (!l.ratings.empty()) sections.emplace_back("ratings", lvlm_ratings(state, config, o));
+  if (!l.ratings.empty()) add("ratings", lvlm_ratings(state, config, o));
   if (l.group_tests.toggle.enabled) {
-    sections.emplace_back("group_tests", lvlm_group_tests(state, config, o));
+    add("group_tests", lvlm_group_tests(state, config, o));
   }
   if (l.paired.toggle.enabled) {
     o.bootstrap = l.paired.bootstrap;
     o.ci = l.paired.ci;
     o.compare_column = l.paired.column;
     o.compare_baseline = l.paired.baseline;
-    sections.emplace_back("paired", lvlm_paired(state, config, o));
+    add("paired", lvlm_paired(state, config, o));
   }
+  progress.finish();
   if (state.rows_missing_group > 0) {
     notes.push_back(
         fmt::format("{} rows without a group value were left out", state.rows_missing_group));
@@ -193,7 +203,7 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  audits::write_results(run_dir, std::move(results), provenance, lvlm_spec_json(spec), spec.seed);
+  audits::write_results(run_dir, std::move(results), provenance, lvlm_spec_json(spec), spec);
 }
 
 }  // namespace vlbias

@@ -144,6 +144,30 @@ HistStats hist_stats(const Map& hist, ValueOf value_of) {
   return h;
 }
 
+// Counts of `x` in `bins` equal bins over [0, hi] (numpy.histogram's convention: bins are
+// half-open except the last, edges = i * (hi / bins)), and the cumulative share at each
+// upper edge (the ECDF at the edges).
+Json histogram_json(const std::vector<double>& x, double hi, std::size_t bins) {
+  std::vector<double> edges(bins + 1);
+  const double step = hi / static_cast<double>(bins);
+  for (std::size_t i = 0; i < bins; ++i) edges[i] = static_cast<double>(i) * step;
+  edges[bins] = hi;
+  std::vector<std::size_t> counts(bins, 0);
+  for (double v : x) {
+    const auto it = std::upper_bound(edges.begin(), edges.end(), v);
+    std::size_t i = static_cast<std::size_t>(it - edges.begin());
+    i = i == 0 ? 0 : std::min(i - 1, bins - 1);
+    ++counts[i];
+  }
+  Json cumulative = Json::array();
+  std::size_t seen = 0;
+  for (std::size_t c : counts) {
+    seen += c;
+    cumulative.push_back(x.empty() ? Json() : Json(static_cast<double>(seen) / static_cast<double>(x.size())));
+  }
+  return Json{{"edges", numbers_json(edges)}, {"counts", counts}, {"cumulative_share", cumulative}};
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ MaxGap
@@ -159,6 +183,16 @@ AnalysisOutput lvlm_maxgap(const LvlmState& s, const LvlmConfig& config,
   // Sets of each by-level (canonical: sets are sorted by by-level, then key).
   std::vector<std::vector<std::uint32_t>> sets_of(s.by_levels.size());
   for (std::size_t i = 0; i < s.set_keys.size(); ++i) sets_of[s.set_by[i]].push_back(i);
+  // One histogram grid per score, shared by every by-level so their distributions compare
+  // (paper 003's MaxGap histograms): kMaxGapBins equal bins over [0, the largest MaxGap].
+  constexpr std::size_t kMaxGapBins = 20;
+  std::vector<double> gap_top(S, 0.0);
+  for (std::size_t i = 0; i < s.set_keys.size(); ++i) {
+    for (std::size_t k = 0; k < S; ++k) {
+      const SetScore& a = s.set_scores[i * S + k];
+      if (a.n > 0) gap_top[k] = std::max(gap_top[k], a.max - a.min);
+    }
+  }
   for (std::size_t b = 0; b < s.by_levels.size(); ++b) {
     for (std::size_t k = 0; k < S; ++k) {
       std::vector<double> gap, top;
@@ -178,6 +212,7 @@ AnalysisOutput lvlm_maxgap(const LvlmState& s, const LvlmConfig& config,
       for (const std::uint32_t i : sets_of[b]) single += s.set_scores[i * S + k].n == 1;
       r["sets_with_one_row"] = single;
       r["maxgap"] = stats_json(gap);
+      r["histogram"] = histogram_json(gap, gap_top[k] > 0 ? gap_top[k] : 1.0, kMaxGapBins);
       r["max"] = stats_json(top);
       const double p90 = gap.empty() ? kNaN : r["maxgap"]["p90"].get<double>();
       // Shares of the groups holding the max (t tied groups get 1/t each).
@@ -244,7 +279,9 @@ AnalysisOutput lvlm_maxgap(const LvlmState& s, const LvlmConfig& config,
   out.json["definition"] =
       "MaxGap = max - min of the score over a counterfactual set's rows (Howard et al. Eq. 1); "
       "Max = the set's max. max_group_share: share of sets whose max a group holds (t tied "
-      "groups get 1/t each); _top: among sets with MaxGap above the p90.";
+      "groups get 1/t each); _top: among sets with MaxGap above the p90. histogram: counts in 20 "
+      "equal bins over [0, the score's largest MaxGap] (half-open, the last closed) and the "
+      "cumulative share at each upper edge.";
   out.json["results"] = std::move(results);
   std::vector<std::size_t> missing = s.rows_missing_score;
   Json miss = Json::object();

@@ -1,6 +1,7 @@
 // Writing an audit run (src/audits/run_output.h).
 #include "audits/run_output.h"
 
+#include "vlbias/report.h"
 #include "vlbias/table.h"
 
 namespace vlbias::audits {
@@ -24,11 +25,23 @@ Json write_sections(const std::filesystem::path& run_dir,
 }
 
 void write_results(const std::filesystem::path& run_dir, Json results, Provenance& provenance,
-                   const Json& parameters, std::uint64_t seed) {
+                   const Json& parameters, const AuditSpec& spec) {
   provenance.parameters = parameters;
-  provenance.seed = seed;
+  provenance.seed = spec.seed;
+  if (!spec.title.empty() || !spec.about.empty()) {
+    Json ordered = Json::object();
+    for (auto it = results.begin(); it != results.end(); ++it) {
+      ordered[it.key()] = std::move(it.value());
+      if (it.key() == "kind") {
+        if (!spec.title.empty()) ordered["title"] = spec.title;
+        if (!spec.about.empty()) ordered["about"] = spec.about;
+      }
+    }
+    results = std::move(ordered);
+  }
   results["provenance"] = provenance_json(provenance);
   write_json(results, (run_dir / "results.json").string());
+  report::write_report(run_dir, results);
 }
 
 }  // namespace vlbias::audits

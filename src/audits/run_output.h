@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "vlbias/audit.h"
 #include "vlbias/audit_analyses.h"
 #include "vlbias/json_output.h"
 
@@ -18,9 +19,10 @@ Json write_sections(const std::filesystem::path& run_dir,
                     std::vector<std::pair<std::string, AnalysisOutput>>& sections, Json& tables,
                     std::vector<std::string>& notes);
 
-// Adds the provenance block (parameters, seed, input hashes) to `results` and writes
-// RUN_DIR/results.json.
+// Adds the provenance block (parameters, seed, input hashes) to `results`, writes
+// RUN_DIR/results.json, then RUN_DIR/report.html (report.h) from it.
+// results.json gets the spec's title and about (when set) right after "kind".
 void write_results(const std::filesystem::path& run_dir, Json results, Provenance& provenance,
-                   const Json& parameters, std::uint64_t seed);
+                   const Json& parameters, const AuditSpec& spec);
 
 }  // namespace vlbias::audits

@@ -309,4 +309,9 @@ bool as_bool(Context& ctx, const YAML::Node& node, const std::string& path) {
   fail(ctx, node, path, fmt::format("must be true or false, got {}", describe(node)));
 }
 
+void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec) {
+  if (const YAML::Node* v = find(entries, "title")) spec.title = as_string(ctx, *v, "title");
+  if (const YAML::Node* v = find(entries, "about")) spec.about = as_string(ctx, *v, "about");
+}
+
 }  // namespace vlbias::audits::spec

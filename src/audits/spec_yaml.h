@@ -49,6 +49,8 @@ const YAML::Node* find(const Entries& entries, const std::string& key);
 const YAML::Node& require(const Context& ctx, const YAML::Node& map, const Entries& entries,
                           const std::string& path, const std::string& key);
 std::string as_string(Context& ctx, const YAML::Node& node, const std::string& path);
+// The report keys every kind accepts at the root: title and about (report.h).
+void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
 std::uint64_t as_uint64(Context& ctx, const YAML::Node& node, const std::string& path);
 std::size_t as_size(Context& ctx, const YAML::Node& node, const std::string& path);
 std::size_t as_positive_size(Context& ctx, const YAML::Node& node, const std::string& path);

@@ -599,7 +599,7 @@ void run_visual_stereotypes_audit(const AuditSpec& spec, const std::filesystem::
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  audits::write_results(run_dir, std::move(results), provenance, spec_json, spec.seed);
+  audits::write_results(run_dir, std::move(results), provenance, spec_json, spec);
 }
 
 }  // namespace vlbias

@@ -5,6 +5,7 @@
 #include "vlbias/audit.h"
 #include "vlbias/error.h"
 #include "vlbias/log.h"
+#include "vlbias/report.h"
 
 namespace vlbias::cli {
 
@@ -17,8 +18,9 @@ void add_audit_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "audit",
       "Run the audit a YAML spec describes (kind: social-perception | trait-pairs |\n"
-      "geo-diversity | lvlm-counterfactual) and write\n"
-      "RUN_DIR/results.json and RUN_DIR/tables/*.csv (spec format: include/vlbias/audit.h)");
+      "geo-diversity | lvlm-counterfactual | visual-stereotypes) and write\n"
+      "RUN_DIR/results.json, RUN_DIR/tables/*.csv and RUN_DIR/report.html (spec format:\n"
+      "include/vlbias/audit.h)");
   cmd->add_option("spec", *spec_path, "The audit spec (YAML)")->required();
   cmd->add_option("--out", *out, "The run folder (created if absent)");
   cmd->add_option("--input", *inputs,
@@ -47,7 +49,20 @@ void add_audit_command(CLI::App& app) {
       return;
     }
     run_audit(spec, *out);
-    if (!quiet()) fmt::print(stderr, "vlbias: wrote {}/results.json\n", *out);
+    if (!quiet()) fmt::print(stderr, "vlbias: wrote {0}/results.json and {0}/report.html\n", *out);
+  });
+}
+
+void add_report_command(CLI::App& app) {
+  auto run_dir = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Re-render RUN_DIR/report.html (and its chart tables RUN_DIR/tables/fig_*.csv) from\n"
+      "RUN_DIR/results.json: a self-contained HTML file with inline SVG charts");
+  cmd->add_option("run_dir", *run_dir, "The folder of an audit run")->required();
+  cmd->callback([run_dir] {
+    const auto path = report::write_report(*run_dir);
+    if (!quiet()) fmt::print(stderr, "vlbias: wrote {}\n", path.string());
   });
 }
 

@@ -81,6 +81,7 @@ int run(int argc, char** argv) {
   add_prompts_command(app);
   add_metric_commands(app);
   add_audit_command(app);
+  add_report_command(app);
   add_encode_command(app);
 
   std::vector<std::string> help_topic;

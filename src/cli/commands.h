@@ -19,6 +19,8 @@ void add_describe_command(CLI::App& app);
 void add_prompts_command(CLI::App& app);
 // `vlbias audit SPEC.yaml --out RUN_DIR` (audit_command.cpp).
 void add_audit_command(CLI::App& app);
+// `vlbias report RUN_DIR`: re-renders an audit's report.html (audit_command.cpp).
+void add_report_command(CLI::App& app);
 // `vlbias metric NAME ...`: one subcommand per metric, each printing one JSON object.
 void add_metric_commands(CLI::App& app);
 // The metric subcommands, registered on `metric` by add_metric_commands.

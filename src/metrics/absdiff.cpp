@@ -188,6 +188,13 @@ AbsDiffCell make_cell(const std::string& factor, const std::string& dimension,
     c.median = s.median;
     c.q25 = s.p25;
     c.q75 = s.p75;
+    const double iqr = c.q75 - c.q25;
+    c.whisker_low = c.q75;
+    c.whisker_high = c.q25;
+    for (double x : v) {
+      if (x >= c.q25 - 1.5 * iqr) c.whisker_low = std::min(c.whisker_low, x);
+      if (x <= c.q75 + 1.5 * iqr) c.whisker_high = std::max(c.whisker_high, x);
+    }
   }
   return c;
 }

@@ -182,7 +182,9 @@ Json to_json(const AbsDiffCell& c) {
               {"sd", json_number(c.sd)},
               {"median", json_number(c.median)},
               {"q25", json_number(c.q25)},
-              {"q75", json_number(c.q75)}};
+              {"q75", json_number(c.q75)},
+              {"whisker_low", json_number(c.whisker_low)},
+              {"whisker_high", json_number(c.whisker_high)}};
 }
 
 Json to_json(const AbsDiffComparison& c) {

@@ -7,6 +7,8 @@
 #include "stats/distributions.h"
 #include "vlbias/error.h"
 
+#include <boost/math/distributions/students_t.hpp>
+
 namespace vlbias::stats {
 
 namespace {
@@ -179,6 +181,51 @@ TestResult paired_t(std::span<const double> a, std::span<const double> b) {
   r.statistic = mean / std::sqrt(var / n);
   r.p_value = detail::t_two_sided_p(n - 1.0, r.statistic);
   r.effect_size = mean / std::sqrt(var);
+  return r;
+}
+
+// One group against the unweighted mean of the others (stats.h): a linear contrast with
+// Welch-Satterthwaite degrees of freedom.
+ContrastResult contrast_vs_others(std::span<const GroupMoments> groups, std::size_t g,
+                                  double level) {
+  VLBIAS_CHECK(groups.size() >= 2, InputError,
+               "a contrast against the other groups needs at least 2 groups, got {}",
+               groups.size());
+  VLBIAS_CHECK(g < groups.size(), InternalError, "contrast group {} of {}", g, groups.size());
+  VLBIAS_CHECK(level > 0 && level < 1, InputError, "confidence level must be in (0, 1), got {}",
+               level);
+  for (std::size_t j = 0; j < groups.size(); ++j) {
+    VLBIAS_CHECK(groups[j].n >= 2 && std::isfinite(groups[j].mean) &&
+                     std::isfinite(groups[j].variance),
+                 InputError,
+                 "a contrast needs at least 2 finite values per group; group {} has n = {}", j,
+                 groups[j].n);
+  }
+  ContrastResult r;
+  r.level = level;
+  const double others = static_cast<double>(groups.size() - 1);
+  double other_means = 0, var = 0, df_denominator = 0;
+  for (std::size_t j = 0; j < groups.size(); ++j) {
+    const double n = static_cast<double>(groups[j].n);
+    const double w = j == g ? 1.0 : 1.0 / (others * others);
+    const double term = w * groups[j].variance / n;  // this group's share of se^2
+    var += term;
+    df_denominator += term * term / (n - 1.0);
+    if (j != g) other_means += groups[j].mean;
+  }
+  r.estimate = groups[g].mean - other_means / others;
+  r.se = std::sqrt(var);
+  if (!(var > 0)) {
+    r.note = "every group's values are constant: the contrast's standard error is 0";
+    r.lower = r.upper = r.estimate;
+    return r;
+  }
+  r.df = var * var / df_denominator;
+  r.t = r.estimate / r.se;
+  r.p_value = detail::t_two_sided_p(r.df, r.t);
+  const double q = boost::math::quantile(boost::math::students_t(r.df), 0.5 + level / 2.0);
+  r.lower = r.estimate - q * r.se;
+  r.upper = r.estimate + q * r.se;
   return r;
 }
 

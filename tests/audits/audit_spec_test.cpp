@@ -268,7 +268,7 @@ TEST(AuditSpec, UnknownKeysNameThePathAndAllowedKeys) {
   expect_usage(
       kMinimal + "analyses: {scweat: {permutatons: 10}}\n",
       {"line 5", "unknown key analyses.scweat.permutatons", "p_test, permutations, groupings"});
-  expect_usage(kMinimal + "sed: 1\n", {"unknown key sed", "version, kind, seed"});
+  expect_usage(kMinimal + "sed: 1\n", {"unknown key sed", "version, kind, title, about, seed"});
   expect_usage(kMinimal + "analyses: {scwaet: true}\n",
                {"unknown key analyses.scwaet", "association, scweat"});
   expect_usage(

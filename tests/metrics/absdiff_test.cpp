@@ -346,6 +346,8 @@ TEST(AbsDiffReference, ReportMatchesScipy) {
     expect_close(c.median, w["median"], 1e-12, what + " median");
     expect_close(c.q25, w["q25"], 1e-12, what + " q25");
     expect_close(c.q75, w["q75"], 1e-12, what + " q75");
+    expect_close(c.whisker_low, w["whisker_low"], 1e-12, what + " whisker_low");
+    expect_close(c.whisker_high, w["whisker_high"], 1e-12, what + " whisker_high");
   }
   EXPECT_GT(enumerated, 0u);
   EXPECT_GT(empty, 0u);

@@ -1,0 +1,115 @@
+// The HTML report of an audit run (include/vlbias/report.h).
+#include "vlbias/report.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "report/report_page.h"
+#include "vlbias/atomic_file.h"
+#include "vlbias/error.h"
+#include "vlbias/log.h"
+
+namespace vlbias::report {
+
+namespace {
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// RFC 4180; numbers at full precision (shortest round-trip), null as an empty cell.
+std::string csv_text(const DataTable& t) {
+  std::string out;
+  for (std::size_t i = 0; i < t.columns.size(); ++i) {
+    if (i) out += ',';
+    out += csv_field(t.columns[i]);
+  }
+  out += '\n';
+  for (const auto& row : t.rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (i) out += ',';
+      const Cell& c = row[i];
+      if (!c.numeric) {
+        out += csv_field(c.text);
+      } else if (std::isnan(c.value)) {
+        // empty
+      } else if (std::isinf(c.value)) {
+        out += c.value > 0 ? "inf" : "-inf";
+      } else {
+        out += fmt::format("{}", c.value);
+      }
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace
+
+RenderedReport render_report(const Json& results) {
+  VLBIAS_CHECK(results.is_object() && results.contains("kind") && results["kind"].is_string(),
+               InputError, "results.json has no \"kind\": it is not the results of vlbias audit");
+  const std::string kind = results["kind"].get<std::string>();
+  Page page(results);
+  const std::string about = page.root()["about"].str();
+  if (!about.empty()) page.about(about);
+  if (kind == "social-perception") {
+    build_social_perception(page);
+  } else if (kind == "trait-pairs") {
+    build_trait_pairs(page);
+  } else if (kind == "geo-diversity") {
+    build_geo_diversity(page);
+  } else if (kind == "lvlm-counterfactual") {
+    build_lvlm_counterfactual(page);
+  } else if (kind == "visual-stereotypes") {
+    build_visual_stereotypes(page);
+  } else {
+    VLBIAS_FAIL(InputError,
+                "results.json has kind '{}'; reports exist for social-perception, trait-pairs, "
+                "geo-diversity, lvlm-counterfactual and visual-stereotypes",
+                kind);
+  }
+  RenderedReport out;
+  out.html = page.render();
+  for (const DataTable& t : page.tables()) out.tables.emplace_back(t.name + ".csv", csv_text(t));
+  return out;
+}
+
+std::filesystem::path write_report(const std::filesystem::path& run_dir, const Json& results) {
+  Progress progress("report", 1);
+  const RenderedReport report = render_report(results);
+  std::filesystem::create_directories(run_dir / "tables");
+  for (const auto& [name, text] : report.tables)
+    write_file_atomically(run_dir / "tables" / name, text);
+  const std::filesystem::path path = run_dir / "report.html";
+  write_file_atomically(path, report.html);
+  progress.advance();
+  return path;
+}
+
+std::filesystem::path write_report(const std::filesystem::path& run_dir) {
+  const std::filesystem::path path = run_dir / "results.json";
+  std::ifstream in(path, std::ios::binary);
+  VLBIAS_CHECK(in.good(), InputError, "{}: cannot open (is {} the folder of an audit run?)",
+               path.string(), run_dir.string());
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  Json results;
+  try {
+    results = Json::parse(buffer.str());
+  } catch (const Json::parse_error& e) {
+    VLBIAS_FAIL(InputError, "{}: not valid JSON ({})", path.string(), e.what());
+  }
+  return write_report(run_dir, results);
+}
+
+}  // namespace vlbias::report

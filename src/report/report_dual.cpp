@@ -1,0 +1,538 @@
+// Report pages of the dual-encoder audits (papers 001 and 004): social-perception and
+// trait-pairs (src/report/report_page.h).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "report/report_page.h"
+#include "report/svg_chart.h"
+
+namespace vlbias::report {
+
+namespace {
+
+std::string esc(const std::string& s) {
+  return xml_escape(s);
+}
+
+// "welch" -> "Welch t": the statistic each test reports.
+std::string statistic_name(const std::string& test) {
+  static const std::map<std::string, std::string> names{{"anova", "ANOVA F"},
+                                                        {"welch", "Welch t"},
+                                                        {"student", "Student t"},
+                                                        {"paired_t", "paired t"},
+                                                        {"mannwhitney", "Mann-Whitney U"},
+                                                        {"kruskal", "Kruskal-Wallis H"}};
+  const auto it = names.find(test);
+  return it == names.end() ? test : it->second;
+}
+
+std::string effect_name(const std::string& name) {
+  static const std::map<std::string, std::string> names{
+      {"eta_squared", "eta squared"},       {"cohens_d", "Cohen's d"},
+      {"cohens_d_av", "Cohen's d_av"},      {"cohens_dz", "Cohen's d_z"},
+      {"rank_biserial", "rank-biserial r"}, {"epsilon_squared", "epsilon squared"}};
+  const auto it = names.find(name);
+  return it == names.end() ? name : it->second;
+}
+
+// SC-WEAT names an intersectional group "Black|female"; the report writes "Black female".
+std::string spaced(std::string s) {
+  std::replace(s.begin(), s.end(), '|', ' ');
+  return s;
+}
+
+void dual_facts(Page& page) {
+  const Node& r = page.root();
+  page.fact("Images", value_span(r["images"], Fmt::integer) + " (embedding dimension " +
+                          value_span(r["embedding_dim"], Fmt::integer) + ")");
+  page.fact("Prompts", value_span(r["prompts"], Fmt::integer) + " over " +
+                           std::to_string(r["templates"].size()) + " templates and " +
+                           std::to_string(r["dimensions"].size()) + " dimensions");
+  const Node groups = r["spec"]["factors"]["groups"];
+  std::string g;
+  for (std::size_t i = 0; i < groups.size(); ++i) g += (i ? " x " : "") + groups[i].str();
+  if (!g.empty()) page.fact("Groups", esc(g));
+}
+
+// Group means with CI bars, one small chart per dimension (paper 001's group comparisons).
+void association_section(Page& page, const std::string& measure) {
+  const Node a = page.root()["analyses"]["association"];
+  if (a.null()) return;
+  const bool delta = a["has_delta"].boolean();
+  const std::string value_key = delta ? "delta_cos_mean" : "cos_mean";
+  const std::string unit = delta ? "Delta cos (cosine minus the neutral prompt's)" : "cosine";
+  page.section("association", "Association: group means",
+               "Mean " + std::string(delta ? "Delta cos" : "cosine") +
+                   " of each group's images with each dimension's prompts, with bootstrap " +
+                   "confidence intervals over images.");
+  const Node dims = a["dimensions"];
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const Node dim = dims[d];
+    BarChart chart;
+    chart.title = measure + ": " + dim["dimension"].str();
+    chart.x_label = unit;
+    chart.points = true;
+    BarSeries s;
+    s.name = dim["dimension"].str();
+    DataTable t;
+    t.name = "association_" + dim["dimension"].str();
+    t.columns = {"group", "dimension", "n", value_key, "ci_lower", "ci_upper"};
+    for (std::size_t g = 0; g < dim["groups"].size(); ++g) {
+      const Node grp = dim["groups"][g];
+      chart.categories.push_back(group_label(grp["key"]));
+      s.value.push_back(grp[value_key].number());
+      s.lower.push_back(grp["ci"]["lower"].number());
+      s.upper.push_back(grp["ci"]["upper"].number());
+      t.add({cell(group_label(grp["key"])), cell(dim["dimension"].str()),
+             cell(grp["n"], Fmt::integer), cell(grp[value_key]), cell(grp["ci"]["lower"]),
+             cell(grp["ci"]["upper"])});
+    }
+    chart.series.push_back(std::move(s));
+    page.figure(svg_bar_chart(chart),
+                "Group means on " + dim["dimension"].str() + " with " +
+                    (a["dimensions"][d]["groups"][0]["ci"]["level"].null()
+                         ? std::string("no intervals")
+                         : fmt::format("{:g}% bootstrap intervals",
+                                       100 * dim["groups"][0]["ci"]["level"].number())) +
+                    ".",
+                std::move(t));
+  }
+
+  // Each group against the mean of the others: heatmap and forest plot.
+  const Node c = a["contrasts"]["results"];
+  if (c.size() == 0) return;
+  std::vector<std::string> rows, cols;
+  std::map<std::pair<std::string, std::string>, std::size_t> at;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const std::string g = group_label(c[i]["key"]), dname = c[i]["dimension"].str();
+    if (std::find(rows.begin(), rows.end(), g) == rows.end()) rows.push_back(g);
+    if (std::find(cols.begin(), cols.end(), dname) == cols.end()) cols.push_back(dname);
+    at[{g, dname}] = i;
+  }
+  Heatmap h;
+  h.title = "Each group minus the mean of the other groups";
+  h.value_label = delta ? "difference in Delta cos" : "difference in cosine";
+  h.row_labels = rows;
+  h.col_labels = cols;
+  DataTable th;
+  th.name = "association_contrasts_heatmap";
+  th.columns = {"group", "dimension", "estimate", "p_holm"};
+  for (const std::string& g : rows) {
+    for (const std::string& dn : cols) {
+      const auto it = at.find({g, dn});
+      if (it == at.end()) {
+        h.values.push_back(NAN);
+        h.marks.emplace_back();
+        continue;
+      }
+      const Node e = c[it->second];
+      h.values.push_back(e["estimate"].number());
+      h.marks.push_back(e["p_holm"].number() < kAlpha ? "*" : "");
+      th.add({cell(g), cell(dn), cell(e["estimate"]), cell(e["p_holm"], Fmt::p)});
+    }
+  }
+  page.section("contrasts", "Each group against the others",
+               "A group's mean minus the unweighted mean of the other groups' means (Welch t test, "
+               "Holm and Benjamini-Hochberg over every contrast).");
+  page.figure(svg_heatmap(h), "Contrasts of every group on every dimension; * marks p_holm < 0.05.",
+              std::move(th));
+  ForestChart f;
+  f.title = "Contrasts with confidence intervals";
+  f.x_label = h.value_label;
+  DataTable tf;
+  tf.name = "association_contrasts";
+  tf.columns = {"group", "dimension", "n", "estimate", "ci_lower", "ci_upper", "p_value", "p_holm"};
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const Node e = c[i];
+    f.rows.push_back({group_label(e["key"]) + " \u00b7 " + e["dimension"].str(),
+                      e["estimate"].number(), e["ci"]["lower"].number(), e["ci"]["upper"].number(),
+                      e["p_holm"].number() < kAlpha});
+    tf.add({cell(group_label(e["key"])), cell(e["dimension"].str()), cell(e["n"], Fmt::integer),
+            cell(e["estimate"]), cell(e["ci"]["lower"]), cell(e["ci"]["upper"]),
+            cell(e["p_value"], Fmt::p), cell(e["p_holm"], Fmt::p)});
+    if (e["p_holm"].number() < kAlpha) {
+      const double est = e["estimate"].number();
+      page.finding(
+          {0, std::abs(est),
+           fmt::format("Images labelled <strong>{}</strong> score {} on <strong>{}</strong> "
+                       "than the mean of the other groups: difference {} in {}, {}, {}.",
+                       esc(group_label(e["key"])), est < 0 ? "lower" : "higher",
+                       esc(e["dimension"].str()), value_span(e["estimate"]),
+                       delta ? "Delta cos" : "cosine", ci_text(e["ci"]),
+                       p_text("p_holm", e["p_holm"]))});
+    }
+  }
+  page.figure(
+      svg_forest_chart(f),
+      "Each contrast with its confidence interval; filled: significant after Holm correction.",
+      std::move(tf));
+}
+
+// SC-WEAT effect sizes over group pairs x dimensions.
+void scweat_section(Page& page) {
+  const Node s = page.root()["analyses"]["scweat"];
+  if (s.null()) return;
+  const Node tests = s["tests"];
+  page.section("scweat", "SC-WEAT between groups",
+               "Single-category WEAT effect sizes of one group's images against another's, per "
+               "dimension and for every dimension together (\"all\"), with " +
+                   s["p_test"].str() + " p-values, Holm-corrected over the table.");
+  std::vector<std::string> rows, cols;
+  std::map<std::pair<std::string, std::string>, std::size_t> at;
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    const Node t = tests[i];
+    std::string row = t["group_a"].str() + " vs " + t["group_b"].str();
+    std::replace(row.begin(), row.end(), '|', ' ');
+    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+    if (std::find(cols.begin(), cols.end(), t["dimension"].str()) == cols.end())
+      cols.push_back(t["dimension"].str());
+    at[{row, t["dimension"].str()}] = i;
+    if (t["p_holm"].number() < kAlpha) {
+      const double d = t["effect_size"].number();
+      page.finding(
+          {1, std::abs(d),
+           fmt::format("On <strong>{}</strong>, images of <strong>{}</strong> associate {} "
+                       "with the prompts than images of <strong>{}</strong> (SC-WEAT effect "
+                       "size {}, {}).",
+                       esc(t["dimension"].str()), esc(spaced(t["group_a"].str())),
+                       d > 0 ? "more" : "less", esc(spaced(t["group_b"].str())),
+                       value_span(t["effect_size"]), p_text("p_holm", t["p_holm"]))});
+    }
+  }
+  Heatmap h;
+  h.title = "SC-WEAT effect size (first group minus second)";
+  h.value_label = "effect size";
+  h.row_labels = rows;
+  h.col_labels = cols;
+  DataTable table;
+  table.name = "scweat_heatmap";
+  table.columns = {"groups", "dimension", "n_a", "n_b", "effect_size", "p_value", "p_holm"};
+  for (const std::string& r : rows) {
+    for (const std::string& c : cols) {
+      const auto it = at.find({r, c});
+      if (it == at.end()) {
+        h.values.push_back(NAN);
+        h.marks.emplace_back();
+        continue;
+      }
+      const Node t = tests[it->second];
+      h.values.push_back(t["effect_size"].number());
+      h.marks.push_back(t["p_holm"].number() < kAlpha ? "*" : "");
+      table.add({cell(r), cell(c), cell(t["n_a"], Fmt::integer), cell(t["n_b"], Fmt::integer),
+                 cell(t["effect_size"]), cell(t["p_value"], Fmt::p), cell(t["p_holm"], Fmt::p)});
+    }
+  }
+  page.figure(svg_heatmap(h), "SC-WEAT effect sizes; * marks p_holm < 0.05.", std::move(table));
+}
+
+void markedness_section(Page& page) {
+  const Node m = page.root()["analyses"]["markedness"];
+  if (m.null()) return;
+  page.section("markedness", "Markedness", m["definition"].str());
+  BarChart chart;
+  chart.title = "Marked images per group";
+  chart.x_label = "percent of the group's images";
+  BarSeries s;
+  s.name = "percent";
+  DataTable t;
+  t.name = "markedness";
+  t.columns = {"attribute", "level", "n", "percent", "ci_lower", "ci_upper"};
+  for (std::size_t i = 0; i < m["groups"].size(); ++i) {
+    const Node g = m["groups"][i];
+    chart.categories.push_back(g["attribute"].str() + " = " + g["level"].str());
+    s.value.push_back(g["percent"].number());
+    s.lower.push_back(g["ci"]["lower"].number());
+    s.upper.push_back(g["ci"]["upper"].number());
+    t.add({cell(g["attribute"].str()), cell(g["level"].str()), cell(g["n"], Fmt::integer),
+           cell(g["percent"]), cell(g["ci"]["lower"]), cell(g["ci"]["upper"])});
+  }
+  chart.series.push_back(std::move(s));
+  page.figure(svg_bar_chart(chart),
+              "Share of each group's images that are marked, with bootstrap intervals.",
+              std::move(t));
+}
+
+void ranking_section(Page& page) {
+  const Node r = page.root()["analyses"]["ranking"];
+  if (r.null()) return;
+  page.section("ranking", "Ranking: Skew@k and NDKL", r["score"].str());
+  // One heatmap of Skew@k per attribute: levels x dimensions.
+  std::vector<std::string> attributes;
+  for (std::size_t i = 0; i < r["results"].size(); ++i) {
+    const std::string a = r["results"][i]["attribute"].str();
+    if (std::find(attributes.begin(), attributes.end(), a) == attributes.end())
+      attributes.push_back(a);
+  }
+  for (const std::string& attr : attributes) {
+    Heatmap h;
+    h.title = "Skew@k of " + attr + " among the top-ranked images";
+    h.value_label = "log(share in top k / desired share)";
+    DataTable t;
+    t.name = "ranking_skew_" + attr;
+    t.columns = {"level", "dimension", "k", "skew", "ndkl"};
+    std::vector<std::size_t> idx;
+    for (std::size_t i = 0; i < r["results"].size(); ++i) {
+      if (r["results"][i]["attribute"].str() == attr) idx.push_back(i);
+    }
+    if (idx.empty()) continue;
+    h.row_labels = r["results"][idx[0]]["skew"].keys();
+    for (std::size_t i : idx) h.col_labels.push_back(r["results"][i]["dimension"].str());
+    for (const std::string& level : h.row_labels) {
+      for (std::size_t i : idx) {
+        const Node e = r["results"][i];
+        h.values.push_back(e["skew"][level].number());
+        t.add({cell(level), cell(e["dimension"].str()), cell(e["k"], Fmt::integer),
+               cell(e["skew"][level]), cell(e["ndkl"])});
+      }
+    }
+    page.figure(svg_heatmap(h),
+                "Skew@k per level of " + attr +
+                    " and dimension (0 = the desired share; NDKL in the table).",
+                std::move(t));
+  }
+}
+
+void absdiff_section(Page& page) {
+  const Node a = page.root()["analyses"]["absdiff"];
+  if (a.null()) return;
+  page.section("absdiff", "AbsDiff: how much each factor moves the scores",
+               "Absolute differences of Delta cos between images that differ only in one factor (" +
+                   a["sampling"].str() + "); boxes per factor, pooled over dimensions.");
+  BoxChart chart;
+  chart.title = "AbsDiff per factor (all dimensions)";
+  chart.x_label = "|Delta cos difference|";
+  DataTable t;
+  t.name = "absdiff_boxes";
+  t.columns = {"factor", "n", "whisker_low", "q25", "median", "q75", "whisker_high", "mean"};
+  for (std::size_t i = 0; i < a["cells"].size(); ++i) {
+    const Node c = a["cells"][i];
+    if (!c["dimension"].str().empty()) continue;
+    chart.items.push_back({c["factor"].str(), c["whisker_low"].number(), c["q25"].number(),
+                           c["median"].number(), c["q75"].number(), c["whisker_high"].number(),
+                           c["mean"].number()});
+    t.add({cell(c["factor"].str()), cell(c["n"], Fmt::integer), cell(c["whisker_low"]),
+           cell(c["q25"]), cell(c["median"]), cell(c["q75"]), cell(c["whisker_high"]),
+           cell(c["mean"])});
+  }
+  page.figure(
+      svg_box_chart(chart),
+      "Box: quartiles; line: median; diamond: mean; whiskers: the most extreme values within "
+      "1.5 IQR of the box (paper 001 Fig. 2).",
+      std::move(t));
+  const Node tests = a["tests"];
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    const Node e = tests[i];
+    if (!(e["p_holm"].number() < kAlpha)) continue;
+    const double r = e["effect_size"].number();
+    const std::string dim = e["dimension"].str().empty() ? "all dimensions" : e["dimension"].str();
+    page.finding(
+        {2, std::abs(r),
+         fmt::format("On <strong>{}</strong>, changing <strong>{}</strong> moves the scores "
+                     "{} than changing <strong>{}</strong> (AbsDiff, rank-biserial r = {}, {}).",
+                     esc(dim), esc(r > 0 ? e["factor_a"].str() : e["factor_b"].str()), "more",
+                     esc(r > 0 ? e["factor_b"].str() : e["factor_a"].str()),
+                     value_span(e["effect_size"]), p_text("p_holm", e["p_holm"]))});
+  }
+}
+
+void trends_section(Page& page) {
+  const Node t = page.root()["analyses"]["trends"];
+  if (t.null()) return;
+  page.section("trends", "Trends over ordinal factors",
+               t["model"].str() + ", fitted to " + t["fit_to"].str() +
+                   " per group (paper 001 Figs. 3 and 5).");
+  // One chart per (x, dimension), a series per group.
+  std::vector<std::pair<std::string, std::string>> charts;
+  const Node fits = t["fits"];
+  for (std::size_t i = 0; i < fits.size(); ++i) {
+    const std::pair<std::string, std::string> k{fits[i]["x"].str(), fits[i]["dimension"].str()};
+    if (std::find(charts.begin(), charts.end(), k) == charts.end()) charts.push_back(k);
+  }
+  for (const auto& [x, dim] : charts) {
+    LineChart chart;
+    chart.title = dim + " over " + x;
+    chart.x_label = x;
+    chart.y_label = "mean Delta cos";
+    DataTable table;
+    table.name = "trends_" + x + "_" + dim;
+    table.columns = {"group", "x", "level", "level_mean", "level_n", "b0", "b1", "b2", "r_squared"};
+    for (std::size_t i = 0; i < fits.size(); ++i) {
+      const Node f = fits[i];
+      if (f["x"].str() != x || f["dimension"].str() != dim) continue;
+      LineSeries s;
+      s.name = group_label(f["key"]);
+      for (std::size_t l = 0; l < f["levels"].size(); ++l) {
+        s.x.push_back(f["levels"][l].number());
+        s.y.push_back(f["level_means"][l].number());
+        table.add({cell(s.name), cell(x), cell(f["levels"][l]), cell(f["level_means"][l]),
+                   cell(f["level_n"][l], Fmt::integer), cell(f["coefficients"][0]),
+                   cell(f["coefficients"][1]), cell(f["coefficients"][2]), cell(f["r_squared"])});
+      }
+      for (std::size_t k = 0; k < f["coefficients"].size(); ++k)
+        s.coefficients.push_back(f["coefficients"][k].number());
+      chart.series.push_back(std::move(s));
+    }
+    page.figure(svg_line_chart(chart),
+                "Mean Delta cos on " + dim + " per level of " + x +
+                    " (points) and the quadratic fit per group (lines).",
+                std::move(table));
+  }
+}
+
+void ellipses_section(Page& page) {
+  const Node e = page.root()["analyses"]["ellipses"];
+  if (e.null()) return;
+  const Node fits = page.root()["analyses"]["trends"]["fits"];
+  page.section("ellipses", "Covariance ellipses",
+               fmt::format("{:g}-sigma covariance ellipses of the {} per group (paper 001 Fig. 4).",
+                           e["k_sigma"].number(), e["points"].str()));
+  // The points are the trends' level means of the ellipse's x variable, when present.
+  std::string points_by = e["points"].str();
+  const std::string prefix = "means per level of ";
+  points_by = points_by.rfind(prefix, 0) == 0 ? points_by.substr(prefix.size()) : "";
+  std::vector<std::pair<std::string, std::string>> pairs;
+  const Node list = e["ellipses"];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::pair<std::string, std::string> k{list[i]["x_dimension"].str(),
+                                                list[i]["y_dimension"].str()};
+    if (std::find(pairs.begin(), pairs.end(), k) == pairs.end()) pairs.push_back(k);
+  }
+  auto level_means = [&](const Json& key, const std::string& dim) -> Node {
+    for (std::size_t i = 0; i < fits.size(); ++i) {
+      if (fits[i]["x"].str() == points_by && fits[i]["dimension"].str() == dim &&
+          fits[i]["key"].json() == key)
+        return fits[i]["level_means"];
+    }
+    return Node(nullptr, "");
+  };
+  for (const auto& [xd, yd] : pairs) {
+    ScatterChart chart;
+    chart.title = xd + " against " + yd;
+    chart.x_label = "mean Delta cos, " + xd;
+    chart.y_label = "mean Delta cos, " + yd;
+    DataTable table;
+    table.name = "ellipses_" + xd + "_" + yd;
+    table.columns = {"group",      "center_x",      "center_y", "semi_major",
+                     "semi_minor", "angle_radians", "n"};
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const Node el = list[i];
+      if (el["x_dimension"].str() != xd || el["y_dimension"].str() != yd) continue;
+      EllipseSeries s;
+      s.name = group_label(el["key"]);
+      s.cx = el["center"][0].number();
+      s.cy = el["center"][1].number();
+      s.semi_major = el["semi_major"].number();
+      s.semi_minor = el["semi_minor"].number();
+      s.angle = el["angle_radians"].number();
+      s.has_ellipse = std::isfinite(s.semi_major);
+      const Node px = level_means(el["key"].json(), xd), py = level_means(el["key"].json(), yd);
+      for (std::size_t k = 0; k < px.size() && k < py.size(); ++k) {
+        s.x.push_back(px[k].number());
+        s.y.push_back(py[k].number());
+      }
+      table.add({cell(s.name), cell(el["center"][0]), cell(el["center"][1]), cell(el["semi_major"]),
+                 cell(el["semi_minor"]), cell(el["angle_radians"]), cell(el["n"], Fmt::integer)});
+      chart.series.push_back(std::move(s));
+    }
+    page.figure(svg_scatter_chart(chart),
+                "Points: the group's mean per level of " + points_by +
+                    "; ellipses: " + fmt::format("{:g}", e["k_sigma"].number()) +
+                    "-sigma covariance of those points.",
+                std::move(table));
+  }
+}
+
+// Trait-pairs confidence (paper 004 Fig. 1): per pair, group means with CIs; the tests.
+void confidence_section(Page& page) {
+  const Node c = page.root()["analyses"]["confidence"];
+  if (c.null()) return;
+  page.section("confidence", "Confidence in the first trait of each pair", c["definition"].str());
+  const Node pairs = c["pairs"];
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    const Node pair = pairs[p];
+    BarChart chart;
+    chart.title = "Confidence: " + pair["pair"].str();
+    chart.x_label = "confidence in \"" + pair["first"].str() + "\" (0.5 = undecided)";
+    chart.reference = 0.5;
+    chart.points = true;
+    BarSeries s;
+    s.name = pair["pair"].str();
+    DataTable t;
+    t.name = "confidence_" + pair["pair"].str();
+    t.columns = {"group", "n", "mean", "ci_lower", "ci_upper"};
+    for (std::size_t g = 0; g < pair["groups"].size(); ++g) {
+      const Node grp = pair["groups"][g];
+      chart.categories.push_back(group_label(grp["key"]));
+      s.value.push_back(grp["mean"].number());
+      s.lower.push_back(grp["ci"]["lower"].number());
+      s.upper.push_back(grp["ci"]["upper"].number());
+      t.add({cell(group_label(grp["key"])), cell(grp["n"], Fmt::integer), cell(grp["mean"]),
+             cell(grp["ci"]["lower"]), cell(grp["ci"]["upper"])});
+    }
+    chart.series.push_back(std::move(s));
+    page.figure(svg_bar_chart(chart),
+                "Mean confidence per group with bootstrap intervals (paper 004 Fig. 1).",
+                std::move(t));
+  }
+  const Node tests = c["tests"];
+  DataTable t;
+  t.name = "confidence_tests";
+  t.columns = {"pair", "across", "within", "test", "statistic", "effect_size", "p_value", "p_holm"};
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    const Node e = tests[i];
+    const Node res = e["result"];
+    t.add({cell(e["pair"].str()), cell(e["factor"].str()),
+           cell(e["within"].str() + " = " + e["within_level"].str()), cell(res["test"].str()),
+           cell(res["statistic"]), cell(res["effect_size"]), cell(res["p_value"], Fmt::p),
+           cell(e["p_holm"], Fmt::p)});
+    if (e["p_holm"].number() < kAlpha) {
+      // The largest and smallest group means name the direction.
+      const Node groups = e["groups"];
+      std::size_t hi = 0, lo = 0;
+      for (std::size_t g = 1; g < groups.size(); ++g) {
+        if (groups[g]["mean"].number() > groups[hi]["mean"].number()) hi = g;
+        if (groups[g]["mean"].number() < groups[lo]["mean"].number()) lo = g;
+      }
+      // Tests across many groups first, then two-group tests: their effect sizes differ.
+      const bool two_groups = groups.size() == 2;
+      page.finding(
+          {two_groups ? -1 : -2, std::abs(res["effect_size"].number()),
+           fmt::format("Among {} = {}, confidence in \"{}\" differs across {} ({} = {}, {} = {}, "
+                       "{}): highest for <strong>{}</strong> ({}), lowest for "
+                       "<strong>{}</strong> ({}).",
+                       esc(e["within"].str()), esc(e["within_level"].str()), esc(e["pair"].str()),
+                       esc(e["factor"].str()), esc(statistic_name(res["test"].str())),
+                       value_span(res["statistic"]), esc(effect_name(res["effect_name"].str())),
+                       value_span(res["effect_size"]), p_text("p_holm", e["p_holm"]),
+                       esc(groups[hi]["level"].str()), value_span(groups[hi]["mean"]),
+                       esc(groups[lo]["level"].str()), value_span(groups[lo]["mean"]))});
+    }
+  }
+  page.table("Tests across groups (Holm and BH over every test of the table).", std::move(t));
+}
+
+}  // namespace
+
+void build_social_perception(Page& page) {
+  dual_facts(page);
+  association_section(page, "Delta cos");
+  scweat_section(page);
+  markedness_section(page);
+  ranking_section(page);
+  absdiff_section(page);
+  trends_section(page);
+  ellipses_section(page);
+}
+
+void build_trait_pairs(Page& page) {
+  dual_facts(page);
+  confidence_section(page);
+  association_section(page, "Association");
+  scweat_section(page);
+}
+
+}  // namespace vlbias::report

@@ -1,0 +1,141 @@
+#pragma once
+// The HTML report's building blocks (src/report): a cursor into results.json that
+// remembers where each number came from, data tables whose numbers carry their JSON
+// pointer, and the page (header, findings, sections, figures) written as polyglot
+// XHTML: well-formed XML that browsers read as HTML5, with inline CSS and SVG only.
+//
+// Every number printed from results.json is written as
+//   <span|td data-ptr="/analyses/..." data-fmt="g4">0.02134</span|td>
+// so a test can check that the report shows exactly what results.json holds.
+#include <cstddef>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "vlbias/json_output.h"
+
+namespace vlbias::report {
+
+// How a number is shown: g4 = 4 significant digits, p = a p-value (3 significant digits,
+// scientific below 0.001), int = an integer count, pct = a share in [0, 1] as a percent
+// with one decimal. null / NaN shows "n/a", infinities "inf" / "-inf".
+enum class Fmt { g4, p, integer, pct };
+std::string format_number(double value, Fmt fmt);
+const char* fmt_name(Fmt fmt);
+// The Fmt named by fmt_name; InputError for anything else.
+Fmt parse_fmt(const std::string& name);
+
+// A node of results.json and its RFC 6901 pointer. A missing key or index gives a null
+// node (whose pointer still names where it was looked for).
+class Node {
+ public:
+  Node(const Json* json, std::string ptr) : json_(json), ptr_(std::move(ptr)) {}
+  Node operator[](const std::string& key) const;
+  Node operator[](std::size_t index) const;
+  bool null() const { return json_ == nullptr || json_->is_null(); }
+  bool has(const std::string& key) const;
+  std::size_t size() const;  // array/object size; 0 otherwise
+  double number() const;     // NaN for null or non-numbers
+  std::string str() const;   // "" for non-strings
+  bool boolean() const;      // false for non-booleans
+  const Json& json() const;
+  const std::string& ptr() const { return ptr_; }
+  // The object's keys, in order.
+  std::vector<std::string> keys() const;
+
+ private:
+  const Json* json_;
+  std::string ptr_;
+};
+
+// A group key object ({"race": "Black", "gender": "female"}) as "Black female".
+std::string group_label(const Node& key);
+
+// An inline number from results.json: <span data-ptr=... data-fmt=...>text</span>.
+std::string value_span(const Node& node, Fmt fmt = Fmt::g4);
+
+struct Cell {
+  std::string text;  // shown text (numbers: format_number)
+  double value = 0;  // numbers: the full-precision value (NaN = null)
+  std::string ptr;   // numbers: where in results.json
+  Fmt fmt = Fmt::g4;
+  bool numeric = false;
+};
+Cell cell(const Node& node, Fmt fmt = Fmt::g4);
+Cell cell(std::string text);
+
+// The numbers behind a chart (or a plain table), written to RUN_DIR/tables/<name>.csv.
+struct DataTable {
+  std::string name;
+  std::vector<std::string> columns;
+  std::vector<std::vector<Cell>> rows;
+  void add(std::vector<Cell> row) { rows.push_back(std::move(row)); }
+};
+
+// One sentence of the findings summary; `magnitude` orders them, largest first, within
+// their study (`rank` orders studies: smaller first).
+struct Finding {
+  int rank = 0;
+  double magnitude = 0;
+  std::string html;
+};
+
+class Page {
+ public:
+  explicit Page(const Json& results);
+  const Node& root() const { return root_; }
+
+  // Header: what was audited, as label -> inline HTML (may hold value spans).
+  void fact(std::string label, std::string html);
+  // A sentence shown under the title (e.g. that the data are synthetic).
+  void about(std::string text);
+  void finding(Finding f) { findings_.push_back(std::move(f)); }
+  // Starts a section (closing the previous one); `intro` is plain text.
+  void section(const std::string& id, const std::string& title, const std::string& intro = "");
+  void paragraph_html(std::string html);
+  // A chart with its caption, its numbers in a collapsible table under it, and the CSV
+  // written beside results.json. A chart without rows is left out (with a note).
+  void figure(std::string svg, const std::string& caption, DataTable numbers);
+  // A table shown in full (also written as CSV).
+  void table(const std::string& caption, DataTable numbers);
+  void note(std::string text) { notes_.push_back(std::move(text)); }
+
+  std::string render() const;
+  // Every DataTable of the page, for writing as CSV.
+  const std::vector<DataTable>& tables() const { return tables_; }
+
+ private:
+  std::string table_html(const DataTable& t) const;
+  // "fig_<slug of name>", made unique within the page (_2, _3, ...).
+  std::string unique_name(const std::string& name);
+  void close_section();
+
+  Node root_;
+  std::vector<std::pair<std::string, std::string>> facts_;
+  std::vector<std::string> about_;
+  std::vector<Finding> findings_;
+  std::vector<std::pair<std::string, std::string>> toc_;
+  std::string body_;
+  bool in_section_ = false;
+  int figures_ = 0;
+  std::vector<DataTable> tables_;
+  std::vector<std::string> notes_;
+  std::set<std::string> used_names_;
+};
+
+// Kind-specific pages (report_<kind>.cpp): add the facts, findings and sections of one
+// audit kind.
+void build_social_perception(Page& page);
+void build_trait_pairs(Page& page);
+void build_geo_diversity(Page& page);
+void build_lvlm_counterfactual(Page& page);
+void build_visual_stereotypes(Page& page);
+
+// Findings helpers shared by the kinds.
+constexpr double kAlpha = 0.05;
+// "p_holm = <span>" or "p_holm &lt; 1e-300"-style text for a node.
+std::string p_text(const std::string& name, const Node& p);
+// "95% CI [<span>, <span>]" from an interval object {lower, upper, level}.
+std::string ci_text(const Node& ci);
+
+}  // namespace vlbias::report
