@@ -28,7 +28,8 @@ struct RenderedReport {
 RenderedReport render_report(const Json& results);
 
 // Renders `results` and writes RUN_DIR/report.html and RUN_DIR/tables/fig_*.csv (each
-// written whole under a temporary name, then renamed). Returns the report's path.
+// written whole under a temporary name, then renamed; fig_*.csv tables of an earlier
+// rendering that this one does not draw are removed). Returns the report's path.
 std::filesystem::path write_report(const std::filesystem::path& run_dir, const Json& results);
 
 // Reads RUN_DIR/results.json and writes the report as above. InputError when it is

@@ -88,6 +88,14 @@ std::filesystem::path write_report(const std::filesystem::path& run_dir, const J
   Progress progress("report", 1);
   const RenderedReport report = render_report(results);
   std::filesystem::create_directories(run_dir / "tables");
+  // The fig_ tables belong to the report: ones this rendering does not draw are removed.
+  std::vector<std::filesystem::path> stale;
+  for (const auto& entry : std::filesystem::directory_iterator(run_dir / "tables")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("fig_", 0) == 0 && entry.path().extension() == ".csv")
+      stale.push_back(entry.path());
+  }
+  for (const auto& p : stale) std::filesystem::remove(p);
   for (const auto& [name, text] : report.tables)
     write_file_atomically(run_dir / "tables" / name, text);
   const std::filesystem::path path = run_dir / "report.html";

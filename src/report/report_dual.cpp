@@ -14,10 +14,6 @@ namespace vlbias::report {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  return xml_escape(s);
-}
-
 // "welch" -> "Welch t": the statistic each test reports.
 std::string statistic_name(const std::string& test) {
   static const std::map<std::string, std::string> names{{"anova", "ANOVA F"},
@@ -105,36 +101,23 @@ void association_section(Page& page, const std::string& measure) {
   // Each group against the mean of the others: heatmap and forest plot.
   const Node c = a["contrasts"]["results"];
   if (c.size() == 0) return;
-  std::vector<std::string> rows, cols;
-  std::map<std::pair<std::string, std::string>, std::size_t> at;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    const std::string g = group_label(c[i]["key"]), dname = c[i]["dimension"].str();
-    if (std::find(rows.begin(), rows.end(), g) == rows.end()) rows.push_back(g);
-    if (std::find(cols.begin(), cols.end(), dname) == cols.end()) cols.push_back(dname);
-    at[{g, dname}] = i;
-  }
   Heatmap h;
   h.title = "Each group minus the mean of the other groups";
   h.value_label = delta ? "difference in Delta cos" : "difference in cosine";
-  h.row_labels = rows;
-  h.col_labels = cols;
   DataTable th;
   th.name = "association_contrasts_heatmap";
   th.columns = {"group", "dimension", "estimate", "p_holm"};
-  for (const std::string& g : rows) {
-    for (const std::string& dn : cols) {
-      const auto it = at.find({g, dn});
-      if (it == at.end()) {
-        h.values.push_back(NAN);
-        h.marks.emplace_back();
-        continue;
-      }
-      const Node e = c[it->second];
-      h.values.push_back(e["estimate"].number());
-      h.marks.push_back(e["p_holm"].number() < kAlpha ? "*" : "");
-      th.add({cell(g), cell(dn), cell(e["estimate"]), cell(e["p_holm"], Fmt::p)});
-    }
+  std::vector<GridItem> items;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const Node e = c[i];
+    const std::string g = group_label(e["key"]), dn = e["dimension"].str();
+    items.push_back({g,
+                     dn,
+                     e["estimate"],
+                     e["p_holm"],
+                     {cell(g), cell(dn), cell(e["estimate"]), cell(e["p_holm"], Fmt::p)}});
   }
+  fill_heatmap(items, h, th);
   page.section("contrasts", "Each group against the others",
                "A group's mean minus the unweighted mean of the other groups' means (Welch t test, "
                "Holm and Benjamini-Hochberg over every contrast).");
@@ -181,16 +164,18 @@ void scweat_section(Page& page) {
                "Single-category WEAT effect sizes of one group's images against another's, per "
                "dimension and for every dimension together (\"all\"), with " +
                    s["p_test"].str() + " p-values, Holm-corrected over the table.");
-  std::vector<std::string> rows, cols;
-  std::map<std::pair<std::string, std::string>, std::size_t> at;
+  std::vector<GridItem> items;
   for (std::size_t i = 0; i < tests.size(); ++i) {
     const Node t = tests[i];
     std::string row = t["group_a"].str() + " vs " + t["group_b"].str();
     std::replace(row.begin(), row.end(), '|', ' ');
-    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
-    if (std::find(cols.begin(), cols.end(), t["dimension"].str()) == cols.end())
-      cols.push_back(t["dimension"].str());
-    at[{row, t["dimension"].str()}] = i;
+    items.push_back({row,
+                     t["dimension"].str(),
+                     t["effect_size"],
+                     t["p_holm"],
+                     {cell(row), cell(t["dimension"].str()), cell(t["n_a"], Fmt::integer),
+                      cell(t["n_b"], Fmt::integer), cell(t["effect_size"]),
+                      cell(t["p_value"], Fmt::p), cell(t["p_holm"], Fmt::p)}});
     if (t["p_holm"].number() < kAlpha) {
       const double d = t["effect_size"].number();
       page.finding(
@@ -206,26 +191,10 @@ void scweat_section(Page& page) {
   Heatmap h;
   h.title = "SC-WEAT effect size (first group minus second)";
   h.value_label = "effect size";
-  h.row_labels = rows;
-  h.col_labels = cols;
   DataTable table;
   table.name = "scweat_heatmap";
   table.columns = {"groups", "dimension", "n_a", "n_b", "effect_size", "p_value", "p_holm"};
-  for (const std::string& r : rows) {
-    for (const std::string& c : cols) {
-      const auto it = at.find({r, c});
-      if (it == at.end()) {
-        h.values.push_back(NAN);
-        h.marks.emplace_back();
-        continue;
-      }
-      const Node t = tests[it->second];
-      h.values.push_back(t["effect_size"].number());
-      h.marks.push_back(t["p_holm"].number() < kAlpha ? "*" : "");
-      table.add({cell(r), cell(c), cell(t["n_a"], Fmt::integer), cell(t["n_b"], Fmt::integer),
-                 cell(t["effect_size"]), cell(t["p_value"], Fmt::p), cell(t["p_holm"], Fmt::p)});
-    }
-  }
+  fill_heatmap(items, h, table);
   page.figure(svg_heatmap(h), "SC-WEAT effect sizes; * marks p_holm < 0.05.", std::move(table));
 }
 

@@ -13,53 +13,48 @@ namespace vlbias::report {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  return xml_escape(s);
-}
-
-template <typename T>
-void add_unique(std::vector<T>& v, const T& x) {
-  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
-}
-
-// Region gaps (geo-diversity): findings and a forest plot per metric.
+// Region gaps (geo-diversity): findings, and a forest plot per prompt form.
 void gap_findings_and_forest(Page& page, const Node& gaps, const std::string& name,
-                             const std::string& what, int rank) {
-  if (gaps.size() == 0) return;
-  ForestChart f;
-  f.title = "Region gaps: " + what;
-  f.x_label = "difference (first region minus second)";
-  DataTable t;
-  t.name = name;
-  t.columns = {"form",     "metric",   "region_a", "region_b", "difference",
-               "ci_lower", "ci_upper", "p_value",  "p_holm"};
-  for (std::size_t i = 0; i < gaps.size(); ++i) {
-    const Node g = gaps[i];
-    const bool sig = g["p_holm"].number() < kAlpha;
-    f.rows.push_back({g["form"].str() + " \u00b7 " + g["metric"].str() + ": " +
-                          g["region_a"].str() + " \u2212 " + g["region_b"].str(),
-                      g["difference"].number(), g["ci"]["lower"].number(),
-                      g["ci"]["upper"].number(), sig});
-    t.add({cell(g["form"].str()), cell(g["metric"].str()), cell(g["region_a"].str()),
-           cell(g["region_b"].str()), cell(g["difference"]), cell(g["ci"]["lower"]),
-           cell(g["ci"]["upper"]), cell(g["p_value"], Fmt::p), cell(g["p_holm"], Fmt::p)});
-    if (sig) {
-      const double d = g["difference"].number();
-      page.finding(
-          {rank, std::abs(d),
-           fmt::format("For \"{}\" prompts, generated images for <strong>{}</strong> have {} "
-                       "<strong>{}</strong> than those for <strong>{}</strong>: difference {}, "
-                       "95% CI [{}, {}], {}.",
-                       esc(g["form"].str()), esc(g["region_a"].str()), d < 0 ? "lower" : "higher",
-                       esc(g["metric"].str()), esc(g["region_b"].str()),
-                       value_span(g["difference"]), value_span(g["ci"]["lower"]),
-                       value_span(g["ci"]["upper"]), p_text("p_holm", g["p_holm"]))});
+                             const std::string& what, int rank, double level) {
+  std::vector<std::string> forms;
+  for (std::size_t i = 0; i < gaps.size(); ++i) add_unique(forms, gaps[i]["form"].str());
+  for (const std::string& form : forms) {
+    ForestChart f;
+    f.title = "Region gaps in " + what + ": \"" + form + "\" prompts";
+    f.x_label = "difference (first region minus second)";
+    DataTable t;
+    t.name = name + "_" + form;
+    t.columns = {"form",     "metric",   "region_a", "region_b", "difference",
+                 "ci_lower", "ci_upper", "p_value",  "p_holm"};
+    for (std::size_t i = 0; i < gaps.size(); ++i) {
+      const Node g = gaps[i];
+      if (g["form"].str() != form) continue;
+      const bool sig = g["p_holm"].number() < kAlpha;
+      f.rows.push_back(
+          {g["metric"].str() + ": " + g["region_a"].str() + " \u2212 " + g["region_b"].str(),
+           g["difference"].number(), g["ci"]["lower"].number(), g["ci"]["upper"].number(), sig});
+      t.add({cell(g["form"].str()), cell(g["metric"].str()), cell(g["region_a"].str()),
+             cell(g["region_b"].str()), cell(g["difference"]), cell(g["ci"]["lower"]),
+             cell(g["ci"]["upper"]), cell(g["p_value"], Fmt::p), cell(g["p_holm"], Fmt::p)});
+      if (sig) {
+        const double d = g["difference"].number();
+        page.finding(
+            {rank, std::abs(d),
+             fmt::format("For \"{}\" prompts, generated images for <strong>{}</strong> have {} "
+                         "<strong>{}</strong> than those for <strong>{}</strong>: difference {}, "
+                         "{}, {}.",
+                         esc(form), esc(g["region_a"].str()), d < 0 ? "lower" : "higher",
+                         esc(g["metric"].str()), esc(g["region_b"].str()),
+                         value_span(g["difference"]), ci_text(g["ci"], level),
+                         p_text("p_holm", g["p_holm"]))});
+      }
     }
+    page.figure(
+        svg_forest_chart(f),
+        "Pairwise region differences for \"" + form +
+            "\" prompts with bootstrap intervals; filled: significant after Holm correction.",
+        std::move(t));
   }
-  page.figure(svg_forest_chart(f),
-              "Pairwise region differences with bootstrap intervals; filled: significant after "
-              "Holm correction.",
-              std::move(t));
 }
 
 }  // namespace
@@ -112,7 +107,8 @@ void build_geo_diversity(Page& page) {
                       form["form"].str() + " prompts, with bootstrap intervals (paper 002 Fig. 2).",
                   std::move(t));
     }
-    gap_findings_and_forest(page, a["region_gaps"], "region_gaps", "precision and coverage", 0);
+    gap_findings_and_forest(page, a["region_gaps"], "region_gaps", "precision and coverage", 0,
+                            region["ci"].number());
   }
 
   // Object x region heatmaps.
@@ -129,31 +125,23 @@ void build_geo_diversity(Page& page) {
         h.title = std::string(metric) + " per object and region (" + form + ")";
         h.value_label = metric;
         h.diverging = false;
-        std::map<std::pair<std::string, std::string>, std::size_t> at;
-        for (std::size_t i = 0; i < obj["cells"].size(); ++i) {
-          const Node c = obj["cells"][i];
-          if (c["form"].str() != form) continue;
-          add_unique(h.row_labels, c["object"].str());
-          add_unique(h.col_labels, c["region"].str());
-          at[{c["object"].str(), c["region"].str()}] = i;
-        }
         DataTable t;
         t.name = std::string("object_region_") + metric + "_" + form;
         t.columns = {"object", "region", "n_generated", metric, "ci_lower", "ci_upper"};
-        for (const std::string& o : h.row_labels) {
-          for (const std::string& rg : h.col_labels) {
-            const auto it = at.find({o, rg});
-            if (it == at.end()) {
-              h.values.push_back(NAN);
-              continue;
-            }
-            const Node c = obj["cells"][it->second];
-            h.values.push_back(c[metric].number());
-            t.add({cell(o), cell(rg), cell(c["n_generated"], Fmt::integer), cell(c[metric]),
-                   cell(c[std::string(metric) + "_ci"]["lower"]),
-                   cell(c[std::string(metric) + "_ci"]["upper"])});
-          }
+        std::vector<GridItem> items;
+        for (std::size_t i = 0; i < obj["cells"].size(); ++i) {
+          const Node c = obj["cells"][i];
+          if (c["form"].str() != form) continue;
+          const Node ci = c[std::string(metric) + "_ci"];
+          items.push_back({c["object"].str(),
+                           c["region"].str(),
+                           c[metric],
+                           Node(nullptr, ""),
+                           {cell(c["object"].str()), cell(c["region"].str()),
+                            cell(c["n_generated"], Fmt::integer), cell(c[metric]),
+                            cell(ci["lower"]), cell(ci["upper"])}});
         }
+        fill_heatmap(items, h, t);
         page.figure(
             svg_heatmap(h),
             std::string("Generated ") + metric + " per object and region for " + form + " prompts.",
@@ -208,7 +196,8 @@ void build_geo_diversity(Page& page) {
     }
     page.figure(svg_bar_chart(chart),
                 "Consistency per region for each prompt form that names a region.", std::move(t));
-    gap_findings_and_forest(page, a["consistency_gaps"], "consistency_gaps", "consistency", 1);
+    gap_findings_and_forest(page, a["consistency_gaps"], "consistency_gaps", "consistency", 1,
+                            cons["ci"].number());
   }
 
   const Node dist = a["distribution"];

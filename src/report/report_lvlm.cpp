@@ -12,15 +12,6 @@ namespace vlbias::report {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  return xml_escape(s);
-}
-
-template <typename T>
-void add_unique(std::vector<T>& v, const T& x) {
-  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
-}
-
 // "prompt=Hiring, mitigation=M1" for a by-level object; "all" when absent.
 std::string by_label(const Node& by) {
   if (by.null() || by.size() == 0) return "all";
@@ -103,45 +94,24 @@ void group_tests_section(Page& page, const Node& g) {
   Heatmap h;
   h.title = "Each group's mean minus the others' (within complete sets)";
   h.value_label = "gap to the other groups";
-  std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> at;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const Node r = results[i];
-    const std::string col = r["measure"].str() + " \u00b7 " + by_label(r["by"]);
-    add_unique(h.col_labels, col);
-    for (std::size_t k = 0; k < r["groups"].size(); ++k) {
-      const std::string row = group_label(r["groups"][k]["group"]);
-      add_unique(h.row_labels, row);
-      at[{row, col}] = {i, k};
-    }
-    const Node f = r["friedman"];
-    if (f["p_holm"].number() < kAlpha) {
-      page.finding(
-          {1, f["effect_size"].number(),
-           fmt::format("Under {}, <strong>{}</strong> differs across groups within counterfactual "
-                       "sets (Friedman chi2 = {}, Kendall's W = {}, {}).",
-                       esc(by_label(r["by"])), esc(r["measure"].str()), value_span(f["statistic"]),
-                       value_span(f["effect_size"]), p_text("p_holm", f["p_holm"]))});
-    }
-  }
   DataTable t;
   t.name = "group_gaps";
   t.columns = {"group", "measure", "by", "mean", "gap_to_others", "p", "p_holm"};
-  for (const std::string& row : h.row_labels) {
-    for (const std::string& col : h.col_labels) {
-      const auto it = at.find({row, col});
-      if (it == at.end()) {
-        h.values.push_back(NAN);
-        h.marks.emplace_back();
-        continue;
-      }
-      const Node r = results[it->second.first];
-      const Node e = r["groups"][it->second.second];
-      h.values.push_back(e["gap_to_others"].number());
-      const bool sig = e["p_holm"].number() < kAlpha;
-      h.marks.push_back(sig ? "*" : "");
-      t.add({cell(row), cell(r["measure"].str()), cell(by_label(r["by"])), cell(e["mean"]),
-             cell(e["gap_to_others"]), cell(e["p"], Fmt::p), cell(e["p_holm"], Fmt::p)});
-      if (sig) {
+  std::vector<GridItem> items;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Node r = results[i];
+    const std::string col = r["measure"].str() + " \u00b7 " + by_label(r["by"]);
+    for (std::size_t k = 0; k < r["groups"].size(); ++k) {
+      const Node e = r["groups"][k];
+      const std::string row = group_label(e["group"]);
+      items.push_back(
+          {row,
+           col,
+           e["gap_to_others"],
+           e["p_holm"],
+           {cell(row), cell(r["measure"].str()), cell(by_label(r["by"])), cell(e["mean"]),
+            cell(e["gap_to_others"]), cell(e["p"], Fmt::p), cell(e["p_holm"], Fmt::p)}});
+      if (e["p_holm"].number() < kAlpha) {
         const double gap = e["gap_to_others"].number();
         page.finding(
             {0, std::abs(gap),
@@ -153,7 +123,17 @@ void group_tests_section(Page& page, const Node& g) {
                          value_span(e["mean"]), p_text("p_holm", e["p_holm"]))});
       }
     }
+    const Node f = r["friedman"];
+    if (f["p_holm"].number() < kAlpha) {
+      page.finding(
+          {1, f["effect_size"].number(),
+           fmt::format("Under {}, <strong>{}</strong> differs across groups within counterfactual "
+                       "sets (Friedman chi2 = {}, Kendall's W = {}, {}).",
+                       esc(by_label(r["by"])), esc(r["measure"].str()), value_span(f["statistic"]),
+                       value_span(f["effect_size"]), p_text("p_holm", f["p_holm"]))});
+    }
   }
+  fill_heatmap(items, h, t);
   page.figure(svg_heatmap(h),
               "Gap of each group's mean to the mean of the other groups; * marks p_holm < 0.05.",
               std::move(t));

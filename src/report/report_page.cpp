@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -154,12 +155,43 @@ Cell cell(std::string text) {
   return c;
 }
 
+void add_unique(std::vector<std::string>& v, const std::string& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+void fill_heatmap(const std::vector<GridItem>& items, Heatmap& h, DataTable& table) {
+  std::map<std::pair<std::string, std::string>, std::size_t> at;
+  h.row_labels.clear();
+  h.col_labels.clear();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    add_unique(h.row_labels, items[i].row);
+    add_unique(h.col_labels, items[i].col);
+    at[{items[i].row, items[i].col}] = i;
+  }
+  h.values.clear();
+  h.marks.clear();
+  for (const std::string& r : h.row_labels) {
+    for (const std::string& c : h.col_labels) {
+      const auto it = at.find({r, c});
+      if (it == at.end()) {
+        h.values.push_back(NAN);
+        h.marks.emplace_back();
+        continue;
+      }
+      const GridItem& item = items[it->second];
+      h.values.push_back(item.value.number());
+      h.marks.push_back(item.p_holm.number() < kAlpha ? "*" : "");
+      table.add(item.table_row);
+    }
+  }
+}
+
 std::string p_text(const std::string& name, const Node& p) {
   return xml_escape(name) + " = " + value_span(p, Fmt::p);
 }
 
-std::string ci_text(const Node& ci) {
-  const double level = ci["level"].number();
+std::string ci_text(const Node& ci, double fallback_level) {
+  const double level = ci["level"].null() ? fallback_level : ci["level"].number();
   const std::string lv =
       std::isnan(level) ? std::string("CI") : fmt::format("{:g}% CI", level * 100.0);
   return fmt::format("{} [{}, {}]", lv, value_span(ci["lower"]), value_span(ci["upper"]));

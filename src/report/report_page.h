@@ -7,11 +7,13 @@
 // Every number printed from results.json is written as
 //   <span|td data-ptr="/analyses/..." data-fmt="g4">0.02134</span|td>
 // so a test can check that the report shows exactly what results.json holds.
+#include <cmath>
 #include <cstddef>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "report/svg_chart.h"
 #include "vlbias/json_output.h"
 
 namespace vlbias::report {
@@ -131,11 +133,30 @@ void build_geo_diversity(Page& page);
 void build_lvlm_counterfactual(Page& page);
 void build_visual_stereotypes(Page& page);
 
+// Helpers shared by the kinds.
+inline std::string esc(const std::string& s) {
+  return xml_escape(s);
+}
+void add_unique(std::vector<std::string>& v, const std::string& x);
+
+// One cell of a heatmap over labelled rows and columns: its value, its p_holm (a null node
+// for none; "*" marks p_holm < kAlpha) and its row in the chart's data table.
+struct GridItem {
+  std::string row, col;
+  Node value;
+  Node p_holm;
+  std::vector<Cell> table_row;
+};
+// Fills `h` (row and column labels in first-seen order, values, marks) and `table` (the
+// items' rows in grid order). A (row, column) without an item is an empty cell.
+void fill_heatmap(const std::vector<GridItem>& items, Heatmap& h, DataTable& table);
+
 // Findings helpers shared by the kinds.
 constexpr double kAlpha = 0.05;
 // "p_holm = <span>" or "p_holm &lt; 1e-300"-style text for a node.
 std::string p_text(const std::string& name, const Node& p);
-// "95% CI [<span>, <span>]" from an interval object {lower, upper, level}.
-std::string ci_text(const Node& ci);
+// "95% CI [<span>, <span>]" from an interval object {lower, upper, level}; `level` is used
+// when the object has none (NaN: "CI").
+std::string ci_text(const Node& ci, double level = NAN);
 
 }  // namespace vlbias::report

@@ -16,7 +16,7 @@ constexpr double kRow = 22;  // height of one categorical row
 constexpr double kTitleHeight = 28;
 constexpr double kLegendHeight = 20;
 constexpr double kAxisHeight = 46;  // ticks, tick labels and the axis label
-constexpr double kCharWidth = 6.4;  // average glyph width at 12px, for label layout
+constexpr double kCharWidth = 7.0;  // a generous glyph width at 12px, for label layout
 
 // Okabe & Ito (2008), "Color Universal Design": distinguishable under the common
 // colour-vision deficiencies. Black is last so it is used only for the 8th series.
@@ -117,11 +117,11 @@ std::string line(double x1, double y1, double x2, double y2, const char* stroke,
 double label_margin(const std::vector<std::string>& labels) {
   std::size_t longest = 4;
   for (const std::string& l : labels) longest = std::max(longest, l.size());
-  return std::min(270.0, 14.0 + kCharWidth * static_cast<double>(longest));
+  return std::min(300.0, 14.0 + kCharWidth * static_cast<double>(longest));
 }
 
 std::string clip_label(const std::string& label, double margin) {
-  const auto max_chars = static_cast<std::size_t>((margin - 14.0) / kCharWidth);
+  const auto max_chars = static_cast<std::size_t>((margin - 14.0) / kCharWidth + 0.5);
   if (label.size() <= max_chars || max_chars < 4) return label;
   std::size_t cut = max_chars - 1;
   while (cut > 0 && (static_cast<unsigned char>(label[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
@@ -396,7 +396,10 @@ std::string svg_bar_chart(const BarChart& chart) {
                                    ? fmt::format("{}, {}", chart.categories[r], s.name)
                                    : chart.categories[r];
       if (std::isnan(v) || (chart.log_x && v <= 0)) {
-        out += text(base + 4, y + bar_h / 2 + 4, "n/a", "start", " fill=\"#777\" font-size=\"11\"");
+        // A value a log axis cannot show is written out instead.
+        out += text(base + 4, y + bar_h / 2 + 4,
+                    std::isnan(v) ? std::string("n/a") : num(v) + " (off the log axis)", "start",
+                    " fill=\"#777\" font-size=\"11\"");
         continue;
       }
       const double xv = x.clamped(v);
@@ -514,6 +517,20 @@ std::string axes(const Plot2d& p, const std::string& x_label, const std::string&
   return x_axis(p.x, p.bottom, p.top, x_label) + y_axis(ys, p.left, p.right, y_label);
 }
 
+// One circle per finite (x, y), titled with the series name and the point.
+std::string point_marks(const Plot2d& p, const std::string& name, const std::vector<double>& x,
+                        const std::vector<double>& y, const char* colour) {
+  std::string out;
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (!finite(x[i]) || !finite(y[i])) continue;
+    out += fmt::format(
+        "<circle class=\"mark\" cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"><title>{}: ({}, "
+        "{})</title></circle>\n",
+        px(p.x(x[i])), px(p.y(y[i])), colour, xml_escape(name), num(x[i]), num(y[i]));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string svg_line_chart(const LineChart& chart) {
@@ -569,13 +586,7 @@ std::string svg_line_chart(const LineChart& chart) {
           "<path class=\"fit\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\"/>\n", path,
           colour);
     }
-    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      if (!finite(s.x[i]) || !finite(s.y[i])) continue;
-      out += fmt::format(
-          "<circle class=\"mark\" cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"><title>{}: x = {}, y = "
-          "{}</title></circle>\n",
-          px(p.x(s.x[i])), px(p.y(s.y[i])), colour, xml_escape(s.name), num(s.x[i]), num(s.y[i]));
-    }
+    out += point_marks(p, s.name, s.x, s.y, colour);
   }
   out += "</g>\n</svg>\n";
   return out;
@@ -624,13 +635,7 @@ std::string svg_scatter_chart(const ScatterChart& chart) {
           path, colour, colour, xml_escape(s.name), num(s.cx), num(s.cy), num(s.semi_major),
           num(s.semi_minor));
     }
-    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      if (!finite(s.x[i]) || !finite(s.y[i])) continue;
-      out += fmt::format(
-          "<circle class=\"mark\" cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"><title>{}: ({}, "
-          "{})</title></circle>\n",
-          px(p.x(s.x[i])), px(p.y(s.y[i])), colour, xml_escape(s.name), num(s.x[i]), num(s.y[i]));
-    }
+    out += point_marks(p, s.name, s.x, s.y, colour);
   }
   out += "</g>\n</svg>\n";
   return out;
@@ -638,7 +643,26 @@ std::string svg_scatter_chart(const ScatterChart& chart) {
 
 // ---------------------------------------------------------------- forest
 
-std::string svg_forest_chart(const ForestChart& chart) {
+std::string svg_forest_chart(const ForestChart& full) {
+  ForestChart chart = full;
+  if (full.rows.size() > kForestMaxRows) {
+    std::vector<std::size_t> order(full.rows.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto size_of = [&](std::size_t i) {
+      const double d = std::abs(full.rows[i].estimate - full.reference);
+      return std::isnan(d) ? -1.0 : d;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      if (full.rows[a].highlighted != full.rows[b].highlighted) return full.rows[a].highlighted;
+      return size_of(a) > size_of(b);
+    });
+    order.resize(kForestMaxRows);
+    std::sort(order.begin(), order.end());
+    chart.rows.clear();
+    for (std::size_t i : order) chart.rows.push_back(full.rows[i]);
+    chart.title = fmt::format("{} ({} of {} shown: significant first, then the largest)",
+                              full.title, kForestMaxRows, full.rows.size());
+  }
   std::vector<std::string> labels;
   for (const ForestRow& r : chart.rows) labels.push_back(r.label);
   const double left = label_margin(labels);

@@ -87,7 +87,10 @@ std::string svg_scatter_chart(const ScatterChart& chart);
 
 // Forest plot: one row per effect, estimate with its interval, a reference line.
 // Highlighted rows (significant after correction) are drawn filled and dark; the others
-// hollow and grey.
+// hollow and grey. Past kForestMaxRows rows the chart keeps the highlighted rows, then the
+// largest |estimate - reference|, in their original order, and says so in its title (the
+// data table beside it keeps every row).
+inline constexpr std::size_t kForestMaxRows = 80;
 struct ForestRow {
   std::string label;
   double estimate, lower, upper;

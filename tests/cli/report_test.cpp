@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -46,9 +47,12 @@ const std::vector<Example>& examples() {
   return list;
 }
 
-// Runs one example audit into `dir` (once per test process).
+// Runs one example audit into `dir`, afresh once per test process (a folder left by an
+// earlier run, e.g. build/report_screens/, is replaced).
 std::filesystem::path run_example(const std::string& name, const std::filesystem::path& dir) {
-  if (!std::filesystem::exists(dir / "report.html")) {
+  static std::set<std::string> done;
+  if (done.insert(dir.string()).second) {
+    std::filesystem::remove_all(dir);
     const auto r =
         run_cli("--quiet audit examples/" + name + "/spec.yaml --out '" + dir.string() + "'");
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -151,6 +155,11 @@ TEST(Report, RerenderIsIdenticalAndNeedsOnlyResults) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_file(dir / "report.html"), before);
   EXPECT_EQ(read_file(dir / "tables" / "fig_maxgap_histogram_toxicity.csv"), csv);
+  // A chart table the report no longer draws (e.g. from an older version) is removed.
+  std::ofstream(dir / "tables" / "fig_stale.csv") << "a\n1\n";
+  ASSERT_EQ(run_cli("report '" + dir.string() + "'").exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir / "tables" / "fig_stale.csv"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "tables" / "maxgap.csv"));
   EXPECT_NE(r.err.find("report.html"), std::string::npos);
 }
 

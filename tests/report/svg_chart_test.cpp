@@ -151,3 +151,23 @@ TEST(Node, PointersAndMissingKeys) {
 
 }  // namespace
 }  // namespace vlbias::report
+
+namespace vlbias::report {
+namespace {
+
+TEST(ForestChart, ManyRowsKeepTheSignificantAndTheLargest) {
+  ForestChart f;
+  for (std::size_t i = 0; i < 200; ++i) {
+    f.rows.push_back({std::string("r").append(std::to_string(i)), 0.001 * static_cast<double>(i), 0,
+                      0.3, i == 3});
+  }
+  const std::string svg = svg_forest_chart(f);
+  EXPECT_EQ(marks_of(svg), kForestMaxRows);
+  EXPECT_NE(svg.find("80 of 200 shown"), std::string::npos);
+  EXPECT_NE(svg.find(">r3<"), std::string::npos);    // significant, though small
+  EXPECT_NE(svg.find(">r199<"), std::string::npos);  // the largest
+  EXPECT_EQ(svg.find(">r100<"), std::string::npos);  // neither
+}
+
+}  // namespace
+}  // namespace vlbias::report
