@@ -1,0 +1,51 @@
+#pragma once
+// The request loop every generation and scoring driver shares (src/generate): take the
+// Pending keys of a run store, send each over HTTP from `concurrency` threads (optionally
+// at most `max_qps` requests per second in total), retry what is retryable with the
+// policy's backoff, and record every key's outcome in the store exactly once.
+//
+// A protocol adapter supplies two functions: how a stored request becomes an HTTP
+// exchange (URL, headers with the API key read from the environment, body), and how a
+// response is read (Done with what to store, Refused with the reason, Pending to retry,
+// Failed to give up).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "vlbias/http_client.h"
+#include "vlbias/run_store.h"
+
+namespace vlbias {
+
+struct Verdict {
+  RequestStatus status = RequestStatus::Done;  // Pending = retry this attempt
+  std::string response;                        // stored for Done / Refused
+  std::string reason;                          // Refused / Failed / retry: why
+};
+
+using BuildRequest = std::function<HttpRequest(const std::string& key, const std::string& request)>;
+// Called for every response that is not retryable by status (retryable() is false).
+using ReadResponse = std::function<Verdict(const HttpResponse& response)>;
+
+struct DriveOptions {
+  std::size_t concurrency = 8;
+  RetryPolicy retry;
+  double max_qps = 0;              // requests started per second over all threads; 0 = no limit
+  std::uint64_t seed = 0;          // the jitter streams
+  std::string label = "requests";  // the progress bar's
+};
+
+struct DriveSummary {
+  std::size_t done = 0, refused = 0, failed = 0;
+  std::size_t attempts = 0;  // HTTP exchanges made
+  std::size_t retries = 0;   // attempts that were retried
+  double elapsed_s = 0;
+};
+
+// Runs every Pending key of `store` to a final state. Exceptions from the adapter functions
+// (bugs) stop the run after the in-flight requests; the store keeps what was recorded.
+DriveSummary drive(RunStore& store, const BuildRequest& build, const ReadResponse& read,
+                   const DriveOptions& options);
+
+}  // namespace vlbias

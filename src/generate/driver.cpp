@@ -1,0 +1,137 @@
+// The shared request loop (include/vlbias/driver.h).
+#include "vlbias/driver.h"
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "vlbias/error.h"
+#include "vlbias/log.h"
+#include "vlbias/rng.h"
+
+namespace vlbias {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Spaces request starts at least 1 / qps apart over all threads.
+class RateLimit {
+ public:
+  explicit RateLimit(double qps) : interval_(qps > 0 ? 1.0 / qps : 0.0), next_(Clock::now()) {}
+  void wait() {
+    if (interval_ <= 0) return;
+    Clock::time_point at;
+    {
+      std::lock_guard lock(mutex_);
+      at = std::max(next_, Clock::now());
+      next_ = at +
+              std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval_));
+    }
+    std::this_thread::sleep_until(at);
+  }
+
+ private:
+  double interval_;
+  std::mutex mutex_;
+  Clock::time_point next_;
+};
+
+std::string describe(const HttpResponse& r) {
+  if (r.status == 0) return r.timed_out ? "timeout: " + r.transport_error : r.transport_error;
+  return fmt::format("HTTP {}", r.status);
+}
+
+}  // namespace
+
+DriveSummary drive(RunStore& store, const BuildRequest& build, const ReadResponse& read,
+                   const DriveOptions& options) {
+  VLBIAS_CHECK(options.concurrency >= 1, UsageError, "concurrency must be at least 1");
+  VLBIAS_CHECK(options.retry.max_attempts >= 1, UsageError, "max_attempts must be at least 1");
+  const auto start = Clock::now();
+  const std::vector<std::string> keys = store.pending(static_cast<std::size_t>(-1) >> 1);
+  std::atomic<std::size_t> next{0}, done{0}, refused{0}, failed{0}, attempts{0}, retries{0};
+  std::atomic<bool> stop{false};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  RateLimit rate(options.max_qps);
+  Progress progress(options.label, keys.size());
+
+  auto worker = [&](std::size_t w) {
+    try {
+      HttpClient client;
+      Rng rng(options.seed, w);
+      for (std::size_t i; !stop && (i = next++) < keys.size();) {
+        const std::string& key = keys[i];
+        const std::string request = store.get(key).request;
+        for (int attempt = 1;; ++attempt) {
+          rate.wait();
+          const HttpResponse response = client.send(build(key, request));
+          ++attempts;
+          Verdict v;
+          if (retryable(response)) {
+            v.status = RequestStatus::Pending;
+            v.reason = describe(response);
+          } else {
+            v = read(response);
+          }
+          if (v.status == RequestStatus::Pending && attempt >= options.retry.max_attempts) {
+            v.status = RequestStatus::Failed;
+            v.reason = fmt::format("{} (gave up after {} attempts)", v.reason, attempt);
+          }
+          switch (v.status) {
+            case RequestStatus::Done:
+              store.record_done(key, v.response, response.status, response.elapsed_s);
+              ++done;
+              break;
+            case RequestStatus::Refused:
+              store.record_refused(key, v.response, v.reason, response.status, response.elapsed_s);
+              ++refused;
+              break;
+            case RequestStatus::Failed:
+              store.record_failed(key, v.reason, response.status, response.elapsed_s);
+              ++failed;
+              break;
+            case RequestStatus::Pending: {
+              store.record_attempt(key, v.reason, response.status, response.elapsed_s);
+              ++retries;
+              const double delay = retry_delay(options.retry, attempt, response.retry_after,
+                                               rng.uniform01(), std::time(nullptr));
+              std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+              continue;
+            }
+          }
+          break;
+        }
+        progress.advance();
+      }
+    } catch (...) {
+      std::lock_guard lock(error_mutex);
+      if (!error) error = std::current_exception();
+      stop = true;
+    }
+  };
+  std::vector<std::thread> threads;
+  const std::size_t n =
+      std::min<std::size_t>(options.concurrency, std::max<std::size_t>(1, keys.size()));
+  for (std::size_t w = 0; w < n; ++w) threads.emplace_back(worker, w);
+  for (auto& t : threads) t.join();
+  progress.finish();
+  if (error) std::rethrow_exception(error);
+  DriveSummary s;
+  s.done = done;
+  s.refused = refused;
+  s.failed = failed;
+  s.attempts = attempts;
+  s.retries = retries;
+  s.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return s;
+}
+
+}  // namespace vlbias
