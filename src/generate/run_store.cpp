@@ -134,23 +134,29 @@ struct RunStore::Impl {
   Db db;
   mutable std::mutex mutex;
   std::filesystem::path path;
+  // The statements of the per-request hot path, prepared once (after the schema exists).
+  std::unique_ptr<Stmt> finish_update, status_of, row_of;
 
-  // Moves a Pending row to `status` (or keeps it Pending for a retried attempt).
+  void prepare() {
+    finish_update = std::make_unique<Stmt>(
+        db.get(),
+        "UPDATE requests SET status = ?2, attempts = attempts + 1, http_status = ?3, "
+        "response = ?4, error = ?5, latency_s = ?6, updated_utc = ?7 WHERE key = ?1 AND status = 0",
+        path);
+    status_of =
+        std::make_unique<Stmt>(db.get(), "SELECT status FROM requests WHERE key = ?1", path);
+    row_of = std::make_unique<Stmt>(db.get(),
+                                    "SELECT key, request, status, attempts, http_status, response, "
+                                    "error, latency_s, updated_utc FROM requests WHERE key = ?1",
+                                    path);
+  }
+
+  // Moves a Pending row to `status` (or keeps it Pending for a retried attempt): one UPDATE
+  // guarded by status = Pending; only when it changes nothing is the row looked up, to say why.
   void finish(const std::string& key, RequestStatus status, const std::string& response,
               const std::string& error, int http_status, double latency_s) {
     std::lock_guard lock(mutex);
-    Stmt find(db.get(), "SELECT status FROM requests WHERE key = ?1", path);
-    find.bind(1, key);
-    VLBIAS_CHECK(find.step(), InputError, "{}: no request with key '{}'", path.string(), key);
-    const auto current = static_cast<RequestStatus>(find.integer(0));
-    find.done();
-    VLBIAS_CHECK(current == RequestStatus::Pending, InternalError,
-                 "{}: request '{}' is already {}; recording it again would do it twice",
-                 path.string(), key, to_string(current));
-    Stmt update(db.get(),
-                "UPDATE requests SET status = ?2, attempts = attempts + 1, http_status = ?3, "
-                "response = ?4, error = ?5, latency_s = ?6, updated_utc = ?7 WHERE key = ?1",
-                path);
+    Stmt& update = *finish_update;
     update.bind(1, key)
         .bind(2, static_cast<long long>(status))
         .bind(3, static_cast<long long>(http_status))
@@ -159,6 +165,18 @@ struct RunStore::Impl {
         .bind_double(6, latency_s)
         .bind(7, utc_now());
     update.step();
+    update.done();
+    if (sqlite3_changes(db.get()) == 1) return;
+    Stmt& find = *status_of;
+    find.bind(1, key);
+    const bool found = find.step();
+    const auto current =
+        found ? static_cast<RequestStatus>(find.integer(0)) : RequestStatus::Pending;
+    find.done();
+    VLBIAS_CHECK(found, InputError, "{}: no request with key '{}'", path.string(), key);
+    VLBIAS_FAIL(InternalError,
+                "{}: request '{}' is already {}; recording it again would do it twice",
+                path.string(), key, to_string(current));
   }
 };
 
@@ -227,6 +245,7 @@ RunStore::RunStore(const std::filesystem::path& path, const std::string& fingerp
     sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+  impl_->prepare();
 }
 
 RunStore::~RunStore() = default;
@@ -312,12 +331,12 @@ std::size_t RunStore::retry_failed() {
 
 RequestRecord RunStore::get(const std::string& key) const {
   std::lock_guard lock(impl_->mutex);
-  Stmt s(impl_->db.get(),
-         "SELECT key, request, status, attempts, http_status, response, error, latency_s, "
-         "updated_utc FROM requests WHERE key = ?1",
-         path_);
+  Stmt& s = *impl_->row_of;
   s.bind(1, key);
-  VLBIAS_CHECK(s.step(), InputError, "{}: no request with key '{}'", path_.string(), key);
+  if (!s.step()) {
+    s.done();
+    VLBIAS_FAIL(InputError, "{}: no request with key '{}'", path_.string(), key);
+  }
   RequestRecord r;
   r.key = s.text(0);
   r.request = s.text(1);
@@ -328,6 +347,7 @@ RequestRecord RunStore::get(const std::string& key) const {
   r.error = s.text(6);
   r.latency_s = s.real(7);
   r.updated_utc = s.text(8);
+  s.done();
   return r;
 }
 

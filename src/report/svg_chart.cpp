@@ -89,6 +89,24 @@ struct Range {
   }
 };
 
+// A horizontal value axis over a settled range, widened to whole ticks (linear: multiples of
+// the nice step; log: powers of ten) so the axis starts and ends on a labelled tick.
+Scale value_scale(const Range& range, double left, double right, bool log) {
+  Scale x{range.lo, range.hi, left, right, log};
+  if (log) {
+    x.d0 = std::pow(10.0, std::floor(std::log10(range.lo) + 1e-9));
+    x.d1 = std::pow(10.0, std::ceil(std::log10(range.hi) - 1e-9));
+    return x;
+  }
+  const std::vector<double> t = nice_ticks(range.lo, range.hi, 6);
+  if (t.size() > 1) {
+    const double step = t[1] - t[0];
+    x.d0 = std::min(range.lo, std::floor(range.lo / step + 1e-9) * step);
+    x.d1 = std::max(range.hi, std::ceil(range.hi / step - 1e-9) * step);
+  }
+  return x;
+}
+
 std::string svg_open(const std::string& kind, const std::string& title, double height) {
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" data-chart=\"{}\" "
@@ -362,18 +380,7 @@ std::string svg_bar_chart(const BarChart& chart) {
   }
   if (chart.log_x && !chart.points) range.add(chart.reference);
   range.settle(chart.log_x);
-  Scale x{range.lo, range.hi, left, right, chart.log_x};
-  if (!chart.log_x) {
-    const std::vector<double> t = nice_ticks(range.lo, range.hi, 6);
-    if (t.size() > 1) {
-      const double step = t[1] - t[0];
-      x.d0 = std::min(range.lo, std::floor(range.lo / step + 1e-9) * step);
-      x.d1 = std::max(range.hi, std::ceil(range.hi / step - 1e-9) * step);
-    }
-  } else {
-    x.d0 = std::pow(10.0, std::floor(std::log10(range.lo) + 1e-9));
-    x.d1 = std::pow(10.0, std::ceil(std::log10(range.hi) - 1e-9));
-  }
+  const Scale x = value_scale(range, left, right, chart.log_x);
 
   std::string out = svg_open("bar", chart.title, height);
   if (with_legend) out += legend(series_names(chart.series), left, kTitleHeight + 14);
@@ -449,13 +456,7 @@ std::string svg_box_chart(const BoxChart& chart) {
     for (double v : {b.whisker_low, b.q25, b.median, b.q75, b.whisker_high, b.mean}) range.add(v);
   }
   range.settle(false);
-  Scale x{range.lo, range.hi, left, kWidth - 24, false};
-  const std::vector<double> t = nice_ticks(range.lo, range.hi, 6);
-  if (t.size() > 1) {
-    const double step = t[1] - t[0];
-    x.d0 = std::floor(range.lo / step + 1e-9) * step;
-    x.d1 = std::ceil(range.hi / step - 1e-9) * step;
-  }
+  const Scale x = value_scale(range, left, kWidth - 24, false);
   std::string out = svg_open("box", chart.title, height);
   out += x_axis(x, top + plot_h, top, chart.x_label);
   out += "<g class=\"marks\">\n";
@@ -677,18 +678,7 @@ std::string svg_forest_chart(const ForestChart& full) {
     }
   }
   range.settle(chart.log_x);
-  Scale x{range.lo, range.hi, left, kWidth - 24, chart.log_x};
-  if (chart.log_x) {
-    x.d0 = std::pow(10.0, std::floor(std::log10(range.lo) + 1e-9));
-    x.d1 = std::pow(10.0, std::ceil(std::log10(range.hi) - 1e-9));
-  } else {
-    const std::vector<double> t = nice_ticks(range.lo, range.hi, 6);
-    if (t.size() > 1) {
-      const double step = t[1] - t[0];
-      x.d0 = std::floor(range.lo / step + 1e-9) * step;
-      x.d1 = std::ceil(range.hi / step - 1e-9) * step;
-    }
-  }
+  const Scale x = value_scale(range, left, kWidth - 24, chart.log_x);
   std::string out = svg_open("forest", chart.title, height);
   out += "<g class=\"legend\">\n";
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"9\" height=\"9\" fill=\"#0072B2\"/>\n",
