@@ -25,8 +25,12 @@ struct Verdict {
 };
 
 using BuildRequest = std::function<HttpRequest(const std::string& key, const std::string& request)>;
-// Called for every response that is not retryable by status (retryable() is false).
-using ReadResponse = std::function<Verdict(const HttpResponse& response)>;
+// Called for every response that is not retryable by status (retryable() is false), with
+// the key and stored request it answers (an adapter that saves files names them by key).
+// It may write files before returning Done: the store records the key only afterwards, so a
+// crash in between sends the request again on resume and rewrites the same file.
+using ReadResponse = std::function<Verdict(const std::string& key, const std::string& request,
+                                           const HttpResponse& response)>;
 
 struct DriveOptions {
   std::size_t concurrency = 8;
@@ -43,7 +47,9 @@ struct DriveSummary {
   double elapsed_s = 0;
 };
 
-// Runs every Pending key of `store` to a final state. Exceptions from the adapter functions
+// Runs every Pending key of `store` to a final state, paging through the Pending rows (a
+// few thousand in memory at a time, so 57M-request stores work), with a progress bar that
+// shows the refused, failed and retried counts. Exceptions from the adapter functions
 // (bugs) stop the run after the in-flight requests; the store keeps what was recorded.
 DriveSummary drive(RunStore& store, const BuildRequest& build, const ReadResponse& read,
                    const DriveOptions& options);

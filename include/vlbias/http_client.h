@@ -7,6 +7,7 @@
 // libcurl re-sends a request once by itself when a kept-alive connection turns out closed
 // before any answer; that counts as one attempt here.
 // Header values are never logged (they carry API keys).
+#include <cstddef>
 #include <cstdint>
 #include <ctime>
 #include <optional>
@@ -22,6 +23,9 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // name, value
   std::string body;
   double timeout_s = 60;  // whole exchange, connect included
+  // A longer body ends the exchange as a transport error (retried, then Failed): a hostile
+  // or broken server cannot grow memory without bound. A 2048 x 2048 PNG in base64 is ~15 MB.
+  std::size_t max_response_bytes = std::size_t{256} << 20;
 };
 
 struct HttpResponse {

@@ -32,6 +32,9 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
 
   void advance(std::size_t n = 1);
+  // A short text shown after the ETA, e.g. the request drivers' error counts
+  // ("refused 3 failed 1 retries 12"). Thread-safe.
+  void set_note(std::string note);
   void finish();
 
  private:

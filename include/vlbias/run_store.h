@@ -13,7 +13,9 @@
 // its own locking). The file is in WAL mode with synchronous=NORMAL: a committed
 // transaction survives a crash of the process.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -35,6 +37,14 @@ struct RequestRecord {
   std::string error;     // the last attempt's error ("" when it succeeded)
   double latency_s = 0;  // of the last attempt, seconds
   std::string updated_utc;
+};
+
+// A Pending row as the driver pages through them: `seq` is the row's place in insertion
+// order, the cursor of the next page.
+struct PendingRequest {
+  std::int64_t seq = 0;
+  std::string key;
+  std::string request;
 };
 
 struct StoreCounts {
@@ -64,6 +74,11 @@ class RunStore {
   // Up to `limit` Pending keys in insertion order, skipping the first `after` of them.
   std::vector<std::string> pending(std::size_t limit, std::size_t after = 0) const;
 
+  // Up to `limit` Pending rows after insertion place `after_seq` (0 = from the start), in
+  // insertion order, with their requests: pages through a store too big to hold in memory
+  // (paper 003's 57M answers). Rows taken earlier and still in flight are behind the cursor.
+  std::vector<PendingRequest> pending_after(std::int64_t after_seq, std::size_t limit) const;
+
   // Final outcomes: the row must be Pending (InputError for an unknown key, InternalError
   // for a row already final: that would be doing a request twice). attempts + 1.
   void record_done(const std::string& key, const std::string& response, int http_status,
@@ -81,6 +96,10 @@ class RunStore {
 
   RequestRecord get(const std::string& key) const;  // InputError when absent
   StoreCounts counts() const;
+
+  // Calls `visit` for every row in insertion order, streaming (one row in memory at a time).
+  // The store's lock is held throughout: `visit` must not call back into this store.
+  void for_each(const std::function<void(const RequestRecord&)>& visit) const;
 
   // Every row as one JSON object per line, in insertion order: key, status, attempts,
   // http_status, latency_s, request and response (as JSON when their text parses, else

@@ -31,8 +31,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <yaml-cpp/depthguard.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "audits/spec_yaml.h"
@@ -58,8 +56,6 @@ const char* to_string(AuditKind kind) {
 }
 
 namespace {
-
-constexpr std::size_t kMaxSpecBytes = std::size_t{1} << 20;  // 1 MiB
 
 using namespace audits::spec;  // NOLINT: the YAML helpers, spec_yaml.h
 
@@ -240,10 +236,9 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
       return;
     }
   }
-  const Entries entries = check_map(
-      ctx, root, "",
-      {"version", "kind", "title", "about", "seed", "min_group_size", "images", "prompts",
-       "factors", "analyses"});
+  const Entries entries = check_map(ctx, root, "",
+                                    {"version", "kind", "title", "about", "seed", "min_group_size",
+                                     "images", "prompts", "factors", "analyses"});
   parse_report_keys(ctx, entries, spec);
   if (const YAML::Node* v = find(entries, "version")) {
     if (as_uint64(ctx, *v, "version") != 1) {
@@ -317,35 +312,6 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   }
 }
 
-// Ignores every event: used only to count documents.
-class NullEvents : public YAML::EventHandler {
- public:
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
-
-// 0, 1 or 2 (= more than one). Not YAML::LoadAll: on some malformed text (",'")
-// yaml-cpp 0.7 reports an endless run of empty documents without consuming input,
-// so LoadAll never returns; asking for at most two documents always ends.
-int count_documents(const std::string& text) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  NullEvents events;
-  int n = 0;
-  while (n < 2 && parser.HandleNextDocument(events)) ++n;
-  return n;
-}
-
 }  // namespace
 
 AuditSpec parse_audit_spec(const std::string& yaml_text, const std::filesystem::path& base_dir,
@@ -354,30 +320,8 @@ AuditSpec parse_audit_spec(const std::string& yaml_text, const std::filesystem::
                "{}: the spec is {} bytes; a spec may be at most {} bytes.", source,
                yaml_text.size(), kMaxSpecBytes);
   Context ctx{source, base_dir, 0};
-  YAML::Node root;
-  int documents = 0;
-  try {
-    root = YAML::Load(yaml_text);
-    documents = count_documents(yaml_text);
-  } catch (const YAML::DeepRecursion& e) {
-    // yaml-cpp's DepthGuard (see the top of this file); its own message is "bad file".
-    VLBIAS_FAIL(UsageError,
-                "{} line {} column {}: malformed YAML: nested too deeply (a spec needs five "
-                "levels).",
-                source, e.mark.line + 1, e.mark.column + 1);
-  } catch (const YAML::Exception& e) {
-    // e.msg is the bare message; e.mark the 0-based position.
-    if (e.mark.is_null()) {
-      VLBIAS_FAIL(UsageError, "{}: malformed YAML: {}.", source, e.msg);
-    }
-    VLBIAS_FAIL(UsageError, "{} line {} column {}: malformed YAML: {}.", source, e.mark.line + 1,
-                e.mark.column + 1, e.msg);
-  }
-  VLBIAS_CHECK(documents == 1, UsageError,
-               "{}: expected one YAML document (a map with kind, images, prompts and factors), "
-               "found {}.",
-               source,
-               documents == 0 ? "none" : "more than one (or unreadable text after the first)");
+  const YAML::Node root =
+      load_document(yaml_text, source, "a map with kind, images, prompts and factors");
   AuditSpec spec;
   try {
     parse_root(ctx, root, spec);
@@ -389,23 +333,7 @@ AuditSpec parse_audit_spec(const std::string& yaml_text, const std::filesystem::
 }
 
 AuditSpec load_audit_spec(const std::filesystem::path& path) {
-  std::error_code ec;
-  VLBIAS_CHECK(std::filesystem::is_regular_file(path, ec), InputError,
-               "{}: cannot read the audit spec (not a readable file).", path.string());
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  VLBIAS_CHECK(!ec, InputError, "{}: cannot read the audit spec ({}).", path.string(),
-               ec.message());
-  VLBIAS_CHECK(size <= kMaxSpecBytes, InputError,
-               "{}: the spec is {} bytes; a spec may be at most {} bytes.", path.string(), size,
-               kMaxSpecBytes);
-  std::ifstream in(path, std::ios::binary);
-  VLBIAS_CHECK(in.good(), InputError, "{}: cannot open the audit spec.", path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  VLBIAS_CHECK(!in.bad(), InputError, "{}: cannot read the audit spec.", path.string());
-  const std::string text = ss.str();
-  VLBIAS_CHECK(text.find_first_not_of(" \t\r\n") != std::string::npos, InputError,
-               "{}: the audit spec is empty.", path.string());
+  const std::string text = read_spec_file(path, "audit spec");
   AuditSpec spec = parse_audit_spec(text, path.parent_path(), path.string());
   spec.spec_path = path;
   return spec;

@@ -4,17 +4,104 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <set>
+#include <sstream>
 #include <string_view>
 #include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include "vlbias/error.h"
 
 namespace vlbias::audits::spec {
+
+namespace {
+
+// Ignores every event: used only to count documents.
+class NullEvents : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// 0, 1 or 2 (= more than one). Not YAML::LoadAll: on some malformed text (",'")
+// yaml-cpp 0.7 reports an endless run of empty documents without consuming input,
+// so LoadAll never returns; asking for at most two documents always ends.
+int count_documents(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  NullEvents events;
+  int n = 0;
+  while (n < 2 && parser.HandleNextDocument(events)) ++n;
+  return n;
+}
+
+}  // namespace
+
+YAML::Node load_document(const std::string& yaml_text, const std::string& source,
+                         const char* expected) {
+  VLBIAS_CHECK(yaml_text.size() <= kMaxSpecBytes, UsageError,
+               "{}: the spec is {} bytes; a spec may be at most {} bytes.", source,
+               yaml_text.size(), kMaxSpecBytes);
+  YAML::Node root;
+  int documents = 0;
+  try {
+    root = YAML::Load(yaml_text);
+    documents = count_documents(yaml_text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's DepthGuard (see audit_spec.cpp); its own message is "bad file".
+    VLBIAS_FAIL(UsageError,
+                "{} line {} column {}: malformed YAML: nested too deeply (a spec needs five "
+                "levels).",
+                source, e.mark.line + 1, e.mark.column + 1);
+  } catch (const YAML::Exception& e) {
+    // e.msg is the bare message; e.mark the 0-based position.
+    if (e.mark.is_null()) {
+      VLBIAS_FAIL(UsageError, "{}: malformed YAML: {}.", source, e.msg);
+    }
+    VLBIAS_FAIL(UsageError, "{} line {} column {}: malformed YAML: {}.", source, e.mark.line + 1,
+                e.mark.column + 1, e.msg);
+  }
+  VLBIAS_CHECK(documents == 1, UsageError, "{}: expected one YAML document ({}), found {}.", source,
+               expected,
+               documents == 0 ? "none" : "more than one (or unreadable text after the first)");
+  return root;
+}
+
+std::string read_spec_file(const std::filesystem::path& path, const char* what) {
+  std::error_code ec;
+  VLBIAS_CHECK(std::filesystem::is_regular_file(path, ec), InputError,
+               "{}: cannot read the {} (not a readable file).", path.string(), what);
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  VLBIAS_CHECK(!ec, InputError, "{}: cannot read the {} ({}).", path.string(), what, ec.message());
+  VLBIAS_CHECK(size <= kMaxSpecBytes, InputError,
+               "{}: the spec is {} bytes; a spec may be at most {} bytes.", path.string(), size,
+               kMaxSpecBytes);
+  std::ifstream in(path, std::ios::binary);
+  VLBIAS_CHECK(in.good(), InputError, "{}: cannot open the {}.", path.string(), what);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  VLBIAS_CHECK(!in.bad(), InputError, "{}: cannot read the {}.", path.string(), what);
+  std::string text = ss.str();
+  VLBIAS_CHECK(text.find_first_not_of(" \t\r\n") != std::string::npos, InputError,
+               "{}: the {} is empty.", path.string(), what);
+  return text;
+}
 
 // "spec.yaml line 12" (yaml-cpp's marks are 0-based), or just the source.
 std::string where(const Context& ctx, const YAML::Node& node) {

@@ -20,7 +20,17 @@
 
 namespace vlbias::audits::spec {
 
-constexpr std::size_t kMaxValues = 1'000'000;  // scalars converted per spec
+constexpr std::size_t kMaxValues = 1'000'000;                // scalars converted per spec
+constexpr std::size_t kMaxSpecBytes = std::size_t{1} << 20;  // 1 MiB: a spec is a few hundred
+
+// Parses a spec text that must be exactly one YAML document (`expected` says what it should
+// hold, for the message). UsageError for texts over kMaxSpecBytes, malformed or too deeply
+// nested YAML, and zero or several documents.
+YAML::Node load_document(const std::string& yaml_text, const std::string& source,
+                         const char* expected);
+// A spec file's text; InputError naming the file and `what` ("audit spec") when it is not
+// a readable regular file, is over kMaxSpecBytes or holds only whitespace.
+std::string read_spec_file(const std::filesystem::path& path, const char* what);
 
 struct Context {
   std::string source;

@@ -83,6 +83,8 @@ int run(int argc, char** argv) {
   add_audit_command(app);
   add_report_command(app);
   add_encode_command(app);
+  add_generate_command(app);
+  add_score_command(app);
 
   std::vector<std::string> help_topic;
   CLI::App* help =

@@ -41,6 +41,10 @@ void add_clipscore_metric(CLI::App& metric);
 void add_distribution_metrics(CLI::App& metric);
 // metric_lvlm.cpp: maxgap, pmi, lexicon, ratings, responses, paired (paper 003).
 void add_lvlm_metrics(CLI::App& metric);
+// `vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR` (generate_command.cpp).
+void add_generate_command(CLI::App& app);
+// `vlbias score perspective INPUT --out RUN_DIR` (generate_command.cpp).
+void add_score_command(CLI::App& app);
 // `vlbias encode`: native CLIP image and text embeddings (encode_command.cpp).
 void add_encode_command(CLI::App& app);
 

@@ -43,6 +43,7 @@ struct Progress::State {
   bool enabled;
   bool finished = false;
   std::mutex mu;
+  std::string note;  // guarded by mu
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_draw{};
 
@@ -60,8 +61,9 @@ struct Progress::State {
     bar.resize(width, '.');
     std::string eta = "?";
     if (rate > 0 && d <= total) eta = fmt::format("{:.0f}s", (total - d) / rate);
-    std::fprintf(stderr, "\r%s [%s] %zu/%zu %.0f/s elapsed %.0fs ETA %s   %s", label.c_str(),
-                 bar.c_str(), d, total, rate, elapsed, eta.c_str(), final_draw ? "\n" : "");
+    std::fprintf(stderr, "\r%s [%s] %zu/%zu %.0f/s elapsed %.0fs ETA %s%s%s   %s", label.c_str(),
+                 bar.c_str(), d, total, rate, elapsed, eta.c_str(), note.empty() ? "" : "  ",
+                 note.c_str(), final_draw ? "\n" : "");
     std::fflush(stderr);
   }
 };
@@ -82,6 +84,12 @@ void Progress::advance(std::size_t n) {
   if (!state_->enabled) return;
   std::unique_lock<std::mutex> lock(state_->mu, std::try_to_lock);
   if (lock.owns_lock() && !state_->finished) state_->draw(false);
+}
+
+void Progress::set_note(std::string note) {
+  if (!state_->enabled) return;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->note = std::move(note);
 }
 
 void Progress::finish() {

@@ -4,8 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
+#include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -43,6 +45,33 @@ class RateLimit {
   Clock::time_point next_;
 };
 
+// Hands out the store's Pending rows to the workers, a page at a time.
+class Feeder {
+ public:
+  explicit Feeder(const RunStore& store) : store_(store) {}
+  std::optional<PendingRequest> next() {
+    std::lock_guard lock(mutex_);
+    if (page_.empty() && !exhausted_) {
+      std::vector<PendingRequest> page = store_.pending_after(cursor_, kPage);
+      exhausted_ = page.empty();
+      if (!exhausted_) cursor_ = page.back().seq;
+      for (auto& p : page) page_.push_back(std::move(p));
+    }
+    if (page_.empty()) return std::nullopt;
+    PendingRequest p = std::move(page_.front());
+    page_.pop_front();
+    return p;
+  }
+
+ private:
+  static constexpr std::size_t kPage = 4096;
+  const RunStore& store_;
+  std::mutex mutex_;
+  std::deque<PendingRequest> page_;
+  std::int64_t cursor_ = 0;
+  bool exhausted_ = false;
+};
+
 std::string describe(const HttpResponse& r) {
   if (r.status == 0) return r.timed_out ? "timeout: " + r.transport_error : r.transport_error;
   return fmt::format("HTTP {}", r.status);
@@ -55,21 +84,28 @@ DriveSummary drive(RunStore& store, const BuildRequest& build, const ReadRespons
   VLBIAS_CHECK(options.concurrency >= 1, UsageError, "concurrency must be at least 1");
   VLBIAS_CHECK(options.retry.max_attempts >= 1, UsageError, "max_attempts must be at least 1");
   const auto start = Clock::now();
-  const std::vector<std::string> keys = store.pending(static_cast<std::size_t>(-1) >> 1);
-  std::atomic<std::size_t> next{0}, done{0}, refused{0}, failed{0}, attempts{0}, retries{0};
+  const std::size_t total = store.counts().pending;
+  Feeder feeder(store);
+  std::atomic<std::size_t> done{0}, refused{0}, failed{0}, attempts{0}, retries{0};
   std::atomic<bool> stop{false};
   std::exception_ptr error;
   std::mutex error_mutex;
   RateLimit rate(options.max_qps);
-  Progress progress(options.label, keys.size());
+  Progress progress(options.label, total);
+  auto update_note = [&] {
+    progress.set_note(fmt::format("refused {} failed {} retries {}", refused.load(), failed.load(),
+                                  retries.load()));
+  };
 
   auto worker = [&](std::size_t w) {
     try {
       HttpClient client;
       Rng rng(options.seed, w);
-      for (std::size_t i; !stop && (i = next++) < keys.size();) {
-        const std::string& key = keys[i];
-        const std::string request = store.get(key).request;
+      while (!stop) {
+        const std::optional<PendingRequest> item = feeder.next();
+        if (!item) break;
+        const std::string& key = item->key;
+        const std::string& request = item->request;
         for (int attempt = 1;; ++attempt) {
           rate.wait();
           const HttpResponse response = client.send(build(key, request));
@@ -79,7 +115,7 @@ DriveSummary drive(RunStore& store, const BuildRequest& build, const ReadRespons
             v.status = RequestStatus::Pending;
             v.reason = describe(response);
           } else {
-            v = read(response);
+            v = read(key, request, response);
           }
           if (v.status == RequestStatus::Pending && attempt >= options.retry.max_attempts) {
             v.status = RequestStatus::Failed;
@@ -93,14 +129,17 @@ DriveSummary drive(RunStore& store, const BuildRequest& build, const ReadRespons
             case RequestStatus::Refused:
               store.record_refused(key, v.response, v.reason, response.status, response.elapsed_s);
               ++refused;
+              update_note();
               break;
             case RequestStatus::Failed:
               store.record_failed(key, v.reason, response.status, response.elapsed_s);
               ++failed;
+              update_note();
               break;
             case RequestStatus::Pending: {
               store.record_attempt(key, v.reason, response.status, response.elapsed_s);
               ++retries;
+              update_note();
               const double delay = retry_delay(options.retry, attempt, response.retry_after,
                                                rng.uniform01(), std::time(nullptr));
               std::this_thread::sleep_for(std::chrono::duration<double>(delay));
@@ -118,8 +157,7 @@ DriveSummary drive(RunStore& store, const BuildRequest& build, const ReadRespons
     }
   };
   std::vector<std::thread> threads;
-  const std::size_t n =
-      std::min<std::size_t>(options.concurrency, std::max<std::size_t>(1, keys.size()));
+  const std::size_t n = std::min<std::size_t>(options.concurrency, std::max<std::size_t>(1, total));
   for (std::size_t w = 0; w < n; ++w) threads.emplace_back(worker, w);
   for (auto& t : threads) t.join();
   progress.finish();

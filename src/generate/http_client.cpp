@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,8 +28,20 @@ void global_init() {
   });
 }
 
+// Collects the body up to the request's max_response_bytes (http_client.h).
+struct BodySink {
+  std::string* body;
+  std::size_t limit;
+  bool too_big = false;
+};
+
 std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
+  auto* sink = static_cast<BodySink*>(user);
+  if (sink->body->size() + size * n > sink->limit) {
+    sink->too_big = true;
+    return 0;  // libcurl stops with CURLE_WRITE_ERROR
+  }
+  sink->body->append(data, size * n);
   return size * n;
 }
 
@@ -71,8 +84,12 @@ HttpResponse HttpClient::send(const HttpRequest& request) {
   curl_easy_reset(c);  // keeps the connection cache
   HttpResponse out;
   std::unique_ptr<curl_slist, SlistFree> headers;
-  for (const auto& [name, value] : request.headers) {
-    curl_slist* next = curl_slist_append(headers.get(), (name + ": " + value).c_str());
+  // "Expect:" (empty) stops libcurl asking for 100-continue before a large body (an image
+  // data URI): servers that never answer it would cost a one-second wait per request.
+  std::vector<std::string> lines{"Expect:"};
+  for (const auto& [name, value] : request.headers) lines.push_back(name + ": " + value);
+  for (const auto& line : lines) {
+    curl_slist* next = curl_slist_append(headers.get(), line.c_str());
     VLBIAS_CHECK(next != nullptr, InternalError, "libcurl could not add a header");
     (void)headers.release();
     headers.reset(next);
@@ -87,7 +104,8 @@ HttpResponse HttpClient::send(const HttpRequest& request) {
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(std::lround(request.timeout_s * 1000)));
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM (threads)
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &out.body);
+  BodySink sink{&out.body, request.max_response_bytes};
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &out.retry_after);
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
@@ -97,7 +115,9 @@ HttpResponse HttpClient::send(const HttpRequest& request) {
   if (rc != CURLE_OK) {
     out.status = 0;
     out.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-    out.transport_error = curl_easy_strerror(rc);
+    out.transport_error =
+        sink.too_big ? fmt::format("response larger than {} bytes", request.max_response_bytes)
+                     : std::string(curl_easy_strerror(rc));
     out.body.clear();
     return out;
   }

@@ -114,6 +114,25 @@ void exec(sqlite3* db, const char* sql, const std::filesystem::path& path, bool 
   VLBIAS_FAIL(InternalError, "{}: SQLite error: {}", path.string(), message);
 }
 
+// The columns of a RequestRecord, in record_of's order.
+constexpr const char* kRecordColumns =
+    "key, request, status, attempts, http_status, response, error, latency_s, updated_utc";
+
+// The row a statement stepped onto; its columns are kRecordColumns, in that order.
+RequestRecord record_of(const Stmt& s) {
+  RequestRecord r;
+  r.key = s.text(0);
+  r.request = s.text(1);
+  r.status = static_cast<RequestStatus>(s.integer(2));
+  r.attempts = static_cast<int>(s.integer(3));
+  r.http_status = static_cast<int>(s.integer(4));
+  r.response = s.text(5);
+  r.error = s.text(6);
+  r.latency_s = s.real(7);
+  r.updated_utc = s.text(8);
+  return r;
+}
+
 }  // namespace
 
 const char* to_string(RequestStatus status) {
@@ -146,8 +165,10 @@ struct RunStore::Impl {
     status_of =
         std::make_unique<Stmt>(db.get(), "SELECT status FROM requests WHERE key = ?1", path);
     row_of = std::make_unique<Stmt>(db.get(),
-                                    "SELECT key, request, status, attempts, http_status, response, "
-                                    "error, latency_s, updated_utc FROM requests WHERE key = ?1",
+                                    std::string("SELECT ")
+                                        .append(kRecordColumns)
+                                        .append(" FROM requests WHERE key = ?1")
+                                        .c_str(),
                                     path);
   }
 
@@ -300,6 +321,19 @@ std::vector<std::string> RunStore::pending(std::size_t limit, std::size_t after)
   return keys;
 }
 
+std::vector<PendingRequest> RunStore::pending_after(std::int64_t after_seq,
+                                                    std::size_t limit) const {
+  std::lock_guard lock(impl_->mutex);
+  Stmt s(impl_->db.get(),
+         "SELECT seq, key, request FROM requests WHERE status = 0 AND seq > ?1 ORDER BY seq "
+         "LIMIT ?2",
+         path_);
+  s.bind(1, static_cast<long long>(after_seq)).bind(2, static_cast<long long>(limit));
+  std::vector<PendingRequest> page;
+  while (s.step()) page.push_back({s.integer(0), s.text(1), s.text(2)});
+  return page;
+}
+
 void RunStore::record_done(const std::string& key, const std::string& response, int http_status,
                            double latency_s) {
   impl_->finish(key, RequestStatus::Done, response, "", http_status, latency_s);
@@ -337,16 +371,7 @@ RequestRecord RunStore::get(const std::string& key) const {
     s.done();
     VLBIAS_FAIL(InputError, "{}: no request with key '{}'", path_.string(), key);
   }
-  RequestRecord r;
-  r.key = s.text(0);
-  r.request = s.text(1);
-  r.status = static_cast<RequestStatus>(s.integer(2));
-  r.attempts = static_cast<int>(s.integer(3));
-  r.http_status = static_cast<int>(s.integer(4));
-  r.response = s.text(5);
-  r.error = s.text(6);
-  r.latency_s = s.real(7);
-  r.updated_utc = s.text(8);
+  RequestRecord r = record_of(s);
   s.done();
   return r;
 }
@@ -375,12 +400,16 @@ StoreCounts RunStore::counts() const {
   return c;
 }
 
-void RunStore::export_jsonl(const std::filesystem::path& out) const {
+void RunStore::for_each(const std::function<void(const RequestRecord&)>& visit) const {
   std::lock_guard lock(impl_->mutex);
-  Stmt s(impl_->db.get(),
-         "SELECT key, status, attempts, http_status, latency_s, request, response, error "
-         "FROM requests ORDER BY seq",
-         path_);
+  Stmt s(
+      impl_->db.get(),
+      std::string("SELECT ").append(kRecordColumns).append(" FROM requests ORDER BY seq").c_str(),
+      path_);
+  while (s.step()) visit(record_of(s));
+}
+
+void RunStore::export_jsonl(const std::filesystem::path& out) const {
   // JSON text stays JSON in the export; anything else is kept as a string.
   auto as_json = [](const std::string& text) {
     if (text.empty()) return Json();
@@ -388,18 +417,18 @@ void RunStore::export_jsonl(const std::filesystem::path& out) const {
     return j.is_discarded() ? Json(text) : j;
   };
   AtomicWriter writer(out);
-  while (s.step()) {
-    const Json row{{"key", s.text(0)},
-                   {"status", to_string(static_cast<RequestStatus>(s.integer(1)))},
-                   {"attempts", s.integer(2)},
-                   {"http_status", s.integer(3)},
-                   {"latency_s", s.real(4)},
-                   {"request", as_json(s.text(5))},
-                   {"response", as_json(s.text(6))},
-                   {"error", s.text(7)}};
+  for_each([&](const RequestRecord& r) {
+    const Json row{{"key", r.key},
+                   {"status", to_string(r.status)},
+                   {"attempts", r.attempts},
+                   {"http_status", r.http_status},
+                   {"latency_s", r.latency_s},
+                   {"request", as_json(r.request)},
+                   {"response", as_json(r.response)},
+                   {"error", r.error}};
     const std::string line = row.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
     writer.write(line.data(), line.size());
-  }
+  });
   writer.commit();
 }
 

@@ -37,11 +37,12 @@ inline std::filesystem::path temp_dir() {
   return dir;
 }
 
-// Runs the vlbias binary with `args` (already shell-quoted) from the repo root.
-inline CliResult run_cli(const std::string& args) {
+// Runs the vlbias binary with `args` (already shell-quoted) from the repo root, with the
+// environment assignments `env` ("NAME=value ...", shell-quoted) added.
+inline CliResult run_cli(const std::string& args, const std::string& env = "") {
   const std::filesystem::path err_file = temp_dir() / "stderr.txt";
-  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && '" + VLBIAS_BINARY +
-                          "' " + args + " 2>'" + err_file.string() + "'";
+  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && env " + env + " '" +
+                          VLBIAS_BINARY + "' " + args + " 2>'" + err_file.string() + "'";
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;

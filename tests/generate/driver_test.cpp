@@ -43,7 +43,7 @@ std::string chat_answer(const std::string& text) {
 
 // An OpenAI-chat-like reader: malformed JSON is retried, refusals and content-filter blocks
 // are recorded as refusals, other client errors fail.
-Verdict read_chat(const HttpResponse& r) {
+Verdict read_chat(const std::string&, const std::string&, const HttpResponse& r) {
   const auto j = nlohmann::json::parse(r.body, nullptr, false);
   if (r.status == 400 && r.body.find("content_filter") != std::string::npos) {
     return {RequestStatus::Refused, r.body, "content_filter"};
@@ -211,6 +211,27 @@ TEST(HttpClient, NoServerIsATransportErrorNotAnException) {
   const HttpResponse res = client.send(r);
   EXPECT_EQ(res.status, 0);
   EXPECT_FALSE(res.transport_error.empty());
+}
+
+TEST(HttpClient, AnOverlongBodyIsATransportErrorAndTheConnectionStillWorks) {
+  Server server([](const Request& req) {
+    Response r;
+    r.body = std::string(req.path == "/big" ? 100'000 : 10, 'x');
+    return r;
+  });
+  HttpClient client;
+  HttpRequest r;
+  r.url = server.url("/big");
+  r.max_response_bytes = 4096;
+  const HttpResponse big = client.send(r);
+  EXPECT_EQ(big.status, 0);
+  EXPECT_EQ(big.transport_error, "response larger than 4096 bytes");
+  EXPECT_TRUE(big.body.empty());
+  EXPECT_TRUE(retryable(big));
+  r.url = server.url("/small");
+  const HttpResponse small = client.send(r);
+  EXPECT_EQ(small.status, 200);
+  EXPECT_EQ(small.body, std::string(10, 'x'));
 }
 
 }  // namespace

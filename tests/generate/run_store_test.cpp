@@ -210,7 +210,11 @@ TEST(RunStore, SurvivesKillNineAndResumesToTheCleanResult) {
   if (child == 0) {
     try {
       RunStore store(path, "crash");
-      for (const auto& [key, request] : reqs) store.record_done(key, request, 200, 0.0);
+      // Paced (as real requests are) so the parent sees it mid-run: 3000 x 300 us >= 0.9 s.
+      for (const auto& [key, request] : reqs) {
+        store.record_done(key, request, 200, 0.0);
+        usleep(300);
+      }
     } catch (...) {
     }
     _exit(0);

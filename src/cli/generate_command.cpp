@@ -1,0 +1,329 @@
+// `vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR` and `vlbias score perspective INPUT
+// --out RUN_DIR`: the drivers of include/vlbias/generate.h, where the spec formats are
+// documented; every key is checked like an audit spec's (audits/spec_yaml.h).
+#include <CLI/CLI.hpp>
+
+#include <fmt/format.h>
+
+#include "audits/spec_yaml.h"
+#include "cli/commands.h"
+#include "vlbias/error.h"
+#include "vlbias/generate.h"
+#include "vlbias/json_output.h"
+#include "vlbias/log.h"
+
+namespace vlbias::cli {
+
+namespace {
+
+using namespace audits::spec;  // NOLINT: the YAML helpers
+
+// What every generate spec shares: version, kind, endpoint and requests.
+struct CommonKeys {
+  Endpoint endpoint;
+  JobControl control;
+  std::string api;  // t2i only
+};
+
+void parse_endpoint(Context& ctx, const YAML::Node& node, CommonKeys& out, bool with_api) {
+  const Entries e =
+      with_api
+          ? check_map(ctx, node, "endpoint", {"api", "url", "model", "api_key_env", "timeout_s"})
+          : check_map(ctx, node, "endpoint", {"url", "model", "api_key_env", "timeout_s"});
+  out.endpoint.url = as_string(ctx, require(ctx, node, e, "endpoint", "url"), "endpoint.url");
+  VLBIAS_CHECK(
+      out.endpoint.url.rfind("http://", 0) == 0 || out.endpoint.url.rfind("https://", 0) == 0,
+      UsageError, "{}: endpoint.url must start with http:// or https://", ctx.source);
+  if (const auto* v = find(e, "model")) out.endpoint.model = as_string(ctx, *v, "endpoint.model");
+  if (const auto* v = find(e, "api_key_env"))
+    out.endpoint.api_key_env = as_string(ctx, *v, "endpoint.api_key_env");
+  if (const auto* v = find(e, "timeout_s"))
+    out.endpoint.timeout_s = as_finite_positive(ctx, *v, "endpoint.timeout_s");
+  if (with_api) {
+    out.api = as_choice(ctx, require(ctx, node, e, "endpoint", "api"), "endpoint.api",
+                        {"sd-webui", "openai-images"});
+  }
+}
+
+void parse_requests(Context& ctx, const YAML::Node& node, JobControl& control) {
+  const Entries e =
+      check_map(ctx, node, "requests",
+                {"concurrency", "max_qps", "max_attempts", "base_delay_s", "max_delay_s", "seed"});
+  if (const auto* v = find(e, "concurrency"))
+    control.concurrency = as_positive_size(ctx, *v, "requests.concurrency");
+  if (const auto* v = find(e, "max_qps"))
+    control.max_qps = as_finite_at_least_zero(ctx, *v, "requests.max_qps");
+  if (const auto* v = find(e, "max_attempts"))
+    control.retry.max_attempts = static_cast<int>(
+        std::min<std::size_t>(as_positive_size(ctx, *v, "requests.max_attempts"), 1000));
+  if (const auto* v = find(e, "base_delay_s"))
+    control.retry.base_delay_s = as_finite_at_least_zero(ctx, *v, "requests.base_delay_s");
+  if (const auto* v = find(e, "max_delay_s"))
+    control.retry.max_delay_s = as_finite_at_least_zero(ctx, *v, "requests.max_delay_s");
+  if (const auto* v = find(e, "seed")) control.seed = as_uint64(ctx, *v, "requests.seed");
+}
+
+YAML::Node load_spec(Context& ctx, const std::string& text, const char* kind, const char* holds) {
+  const YAML::Node root = load_document(text, ctx.source, holds);
+  if (!root.IsMap()) fail(ctx, root, "the spec", "must be a map");
+  const YAML::Node version = root["version"];
+  if (!version) fail(ctx, root, "version", "is required (version: 1)");
+  if (as_uint64(ctx, version, "version") != 1) fail(ctx, version, "version", "must be 1");
+  const YAML::Node k = root["kind"];
+  if (!k) fail(ctx, root, "kind", fmt::format("is required (kind: {})", kind));
+  if (as_string(ctx, k, "kind") != kind)
+    fail(ctx, k, "kind", fmt::format("must be {} for this command", kind));
+  return root;
+}
+
+// Reads the spec file into the job's provenance fields and returns its checked root.
+template <typename Job>
+YAML::Node open_spec(Job& job, Context& ctx, const char* kind, const char* holds) {
+  job.spec_path = ctx.source;
+  job.spec_text = read_spec_file(job.spec_path, "generate spec");
+  return load_spec(ctx, job.spec_text, kind, holds);
+}
+
+LvlmJob parse_lvlm_spec(const std::string& path) {
+  LvlmJob job;
+  Context ctx{path, std::filesystem::path(path).parent_path(), 0};
+  const YAML::Node root =
+      open_spec(job, ctx, "generate-lvlm", "a map with endpoint, manifest, prompts and seeds");
+  const Entries e = check_map(ctx, root, "",
+                              {"version", "kind", "endpoint", "manifest", "columns", "image_root",
+                               "prompts", "seeds", "system", "sampling", "requests"});
+  CommonKeys common;
+  parse_endpoint(ctx, require(ctx, root, e, "", "endpoint"), common, false);
+  job.endpoint = common.endpoint;
+  job.manifest = as_path(ctx, require(ctx, root, e, "", "manifest"), "manifest");
+  if (const auto* v = find(e, "columns")) {
+    const Entries c = check_map(ctx, *v, "columns", {"image", "id"});
+    if (const auto* x = find(c, "image")) job.image_column = as_string(ctx, *x, "columns.image");
+    if (const auto* x = find(c, "id")) job.id_column = as_string(ctx, *x, "columns.id");
+  }
+  if (const auto* v = find(e, "image_root")) job.image_root = as_path(ctx, *v, "image_root");
+  const YAML::Node& prompts = require(ctx, root, e, "", "prompts");
+  if (!prompts.IsSequence() || prompts.size() == 0)
+    fail(ctx, prompts, "prompts", "must be a non-empty list of {name, text}");
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const std::string p = fmt::format("prompts[{}]", i);
+    const Entries pe = check_map(ctx, prompts[i], p, {"name", "text"});
+    job.prompts.push_back({as_string(ctx, require(ctx, prompts[i], pe, p, "name"), p + ".name"),
+                           as_string(ctx, require(ctx, prompts[i], pe, p, "text"), p + ".text")});
+  }
+  if (const auto* v = find(e, "seeds")) {
+    if (!v->IsSequence() || v->size() == 0) fail(ctx, *v, "seeds", "must be a non-empty list");
+    job.seeds.clear();
+    for (std::size_t i = 0; i < v->size(); ++i)
+      job.seeds.push_back(as_uint64(ctx, (*v)[i], fmt::format("seeds[{}]", i)));
+  }
+  if (const auto* v = find(e, "system")) job.system_prompt = as_string(ctx, *v, "system");
+  if (const auto* v = find(e, "sampling")) {
+    const Entries s =
+        check_map(ctx, *v, "sampling", {"temperature", "max_tokens", "top_p", "send_seed"});
+    if (const auto* x = find(s, "temperature"))
+      job.temperature = as_finite_at_least_zero(ctx, *x, "sampling.temperature");
+    if (const auto* x = find(s, "max_tokens"))
+      job.max_tokens = as_positive_size(ctx, *x, "sampling.max_tokens");
+    if (const auto* x = find(s, "top_p")) job.top_p = as_finite_positive(ctx, *x, "sampling.top_p");
+    if (const auto* x = find(s, "send_seed"))
+      job.send_seed = as_bool(ctx, *x, "sampling.send_seed");
+  }
+  if (const auto* v = find(e, "requests")) parse_requests(ctx, *v, job.control);
+  return job;
+}
+
+T2iJob parse_t2i_spec(const std::string& path) {
+  T2iJob job;
+  Context ctx{path, std::filesystem::path(path).parent_path(), 0};
+  const YAML::Node root =
+      open_spec(job, ctx, "generate-t2i", "a map with endpoint, prompts and images_per_prompt");
+  const Entries e = check_map(ctx, root, "",
+                              {"version", "kind", "endpoint", "prompts", "columns",
+                               "images_per_prompt", "seed", "sd_webui", "openai", "requests"});
+  CommonKeys common;
+  parse_endpoint(ctx, require(ctx, root, e, "", "endpoint"), common, true);
+  job.endpoint = common.endpoint;
+  job.api = common.api == "sd-webui" ? T2iApi::SdWebui : T2iApi::OpenAiImages;
+  job.prompts = as_path(ctx, require(ctx, root, e, "", "prompts"), "prompts");
+  if (const auto* v = find(e, "columns")) {
+    const Entries c = check_map(ctx, *v, "columns", {"prompt"});
+    if (const auto* x = find(c, "prompt")) job.prompt_column = as_string(ctx, *x, "columns.prompt");
+  }
+  if (const auto* v = find(e, "images_per_prompt"))
+    job.images_per_prompt = as_positive_size(ctx, *v, "images_per_prompt");
+  if (const auto* v = find(e, "seed")) job.seed = as_uint64(ctx, *v, "seed");
+  if (const auto* v = find(e, "sd_webui")) {
+    if (job.api != T2iApi::SdWebui) fail(ctx, *v, "sd_webui", "applies to endpoint.api: sd-webui");
+    const Entries s =
+        check_map(ctx, *v, "sd_webui",
+                  {"negative_prompt", "steps", "cfg_scale", "width", "height", "sampler"});
+    if (const auto* x = find(s, "negative_prompt"))
+      job.negative_prompt = as_string(ctx, *x, "sd_webui.negative_prompt");
+    if (const auto* x = find(s, "steps")) job.steps = as_positive_size(ctx, *x, "sd_webui.steps");
+    if (const auto* x = find(s, "cfg_scale"))
+      job.cfg_scale = as_finite_at_least_zero(ctx, *x, "sd_webui.cfg_scale");
+    if (const auto* x = find(s, "width")) job.width = as_positive_size(ctx, *x, "sd_webui.width");
+    if (const auto* x = find(s, "height"))
+      job.height = as_positive_size(ctx, *x, "sd_webui.height");
+    if (const auto* x = find(s, "sampler")) job.sampler = as_string(ctx, *x, "sd_webui.sampler");
+  }
+  if (const auto* v = find(e, "openai")) {
+    if (job.api != T2iApi::OpenAiImages)
+      fail(ctx, *v, "openai", "applies to endpoint.api: openai-images");
+    const Entries s = check_map(ctx, *v, "openai", {"size", "quality", "response_format"});
+    if (const auto* x = find(s, "size")) job.size = as_string(ctx, *x, "openai.size");
+    if (const auto* x = find(s, "quality")) job.quality = as_string(ctx, *x, "openai.quality");
+    if (const auto* x = find(s, "response_format")) {
+      job.response_format =
+          x->IsNull() ? std::string() : as_string(ctx, *x, "openai.response_format");
+    }
+  }
+  if (const auto* v = find(e, "requests")) parse_requests(ctx, *v, job.control);
+  return job;
+}
+
+// Command-line settings that override the spec's `requests` block.
+struct Overrides {
+  std::string out;
+  bool resume = false;
+  bool retry_failed = false;
+  std::size_t concurrency = 0;  // 0 = the spec's
+  double max_qps = -1;          // < 0 = the spec's
+};
+
+void add_run_options(CLI::App* cmd, Overrides& o) {
+  cmd->add_option("--out", o.out, "The run folder (created if absent)")->required();
+  cmd->add_flag("--resume", o.resume,
+                "Continue the run already in --out: only requests not yet finished are sent");
+  cmd->add_flag("--retry-failed", o.retry_failed,
+                "With --resume: send the requests that failed again");
+  cmd->add_option("--concurrency", o.concurrency, "Requests in flight (overrides the spec)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-qps", o.max_qps,
+                  "Requests started per second, 0 = no limit (overrides the spec)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+void apply(const Overrides& o, JobControl& control) {
+  VLBIAS_CHECK(!o.retry_failed || o.resume, UsageError, "--retry-failed needs --resume");
+  control.resume = o.resume;
+  control.retry_failed = o.retry_failed;
+  if (o.concurrency > 0) control.concurrency = o.concurrency;
+  if (o.max_qps >= 0) control.max_qps = o.max_qps;
+}
+
+// The summary on stdout: one JSON object, like every command.
+void print_summary(const JobSummary& s, const std::string& out) {
+  const double elapsed = s.drive.elapsed_s;
+  const std::size_t finished = s.drive.done + s.drive.refused + s.drive.failed;
+  Json j;
+  j["kind"] = s.kind;
+  j["run_dir"] = out;
+  j["store"] = {{"total", s.counts.total()},
+                {"done", s.counts.done},
+                {"refused", s.counts.refused},
+                {"failed", s.counts.failed},
+                {"pending", s.counts.pending}};
+  j["this_run"] = {{"added", s.added},
+                   {"done", s.drive.done},
+                   {"refused", s.drive.refused},
+                   {"failed", s.drive.failed},
+                   {"attempts", s.drive.attempts},
+                   {"retries", s.drive.retries},
+                   {"elapsed_s", elapsed},
+                   {"requests_per_s", elapsed > 0 ? finished / elapsed : 0.0}};
+  j["exported"] = s.exported;
+  j["outputs"] = s.outputs;
+  fmt::print("{}\n", j.dump(2));
+}
+
+// `vlbias generate NAME SPEC --out RUN_DIR ...`: parse the spec, apply the overrides, run.
+template <typename Job>
+void add_spec_command(CLI::App* parent, const char* name, const char* help, const char* spec_help,
+                      Job (*parse)(const std::string&),
+                      JobSummary (*run)(const Job&, const std::filesystem::path&)) {
+  auto spec = std::make_shared<std::string>();
+  auto o = std::make_shared<Overrides>();
+  CLI::App* cmd = parent->add_subcommand(name, help);
+  cmd->add_option("spec", *spec, spec_help)->required();
+  add_run_options(cmd, *o);
+  cmd->callback([spec, o, parse, run] {
+    Job job = parse(*spec);
+    apply(*o, job.control);
+    print_summary(run(job, o->out), o->out);
+  });
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  CLI::App* gen = app.add_subcommand(
+      "generate",
+      "Drive a model over HTTP into a resumable run folder (store.sqlite, requests.jsonl,\n"
+      "run.json and the analytics file); spec formats: include/vlbias/generate.h,\n"
+      "examples/generate/");
+  gen->require_subcommand(1);
+
+  add_spec_command<LvlmJob>(
+      gen, "lvlm",
+      "Ask an OpenAI-compatible chat completions endpoint (vLLM, llama.cpp, Ollama, SGLang,\n"
+      "hosted APIs) about every image x prompt x seed of a manifest; writes\n"
+      "RUN_DIR/generations.jsonl for `vlbias audit` (kind: lvlm-counterfactual)",
+      "The generate spec (YAML, kind: generate-lvlm)", parse_lvlm_spec, generate_lvlm);
+  add_spec_command<T2iJob>(
+      gen, "t2i",
+      "Generate images_per_prompt images for every prompt of a table with the Stable\n"
+      "Diffusion web UI txt2img API or the OpenAI images API; writes RUN_DIR/images/ and\n"
+      "RUN_DIR/manifest.csv (image, the prompt's columns, sample, seed, model, sha256)",
+      "The generate spec (YAML, kind: generate-t2i)", parse_t2i_spec, generate_t2i);
+}
+
+void add_score_command(CLI::App& app) {
+  CLI::App* score = app.add_subcommand("score", "Score texts with an external service over HTTP");
+  score->require_subcommand(1);
+  auto input = std::make_shared<std::string>();
+  auto o = std::make_shared<Overrides>();
+  auto job = std::make_shared<PerspectiveJob>();
+  auto attributes = std::make_shared<std::string>("TOXICITY");
+  auto languages = std::make_shared<std::string>();
+  auto max_attempts = std::make_shared<int>(6);
+  job->endpoint.api_key_env = "PERSPECTIVE_API_KEY";
+  job->endpoint.timeout_s = 60;
+  CLI::App* p = score->add_subcommand(
+      "perspective",
+      "Score a table's texts with the Perspective API (comments:analyze), 1 request per\n"
+      "second by default (its public quota); writes RUN_DIR/scored.jsonl: every row with one\n"
+      "column per attribute (toxicity, insult, ...) for `vlbias audit`");
+  p->add_option("input", *input, "CSV or JSONL table of texts (e.g. generations.jsonl)")
+      ->required();
+  p->add_option("--text-column", job->text_column, "Column holding the text")
+      ->capture_default_str();
+  p->add_option("--attributes", *attributes,
+                "Comma-separated attributes: TOXICITY, SEVERE_TOXICITY, IDENTITY_ATTACK, INSULT,\n"
+                "PROFANITY, THREAT, SEXUALLY_EXPLICIT, FLIRTATION, ...")
+      ->capture_default_str();
+  p->add_option("--languages", *languages, "Comma-separated language codes (default: detected)");
+  p->add_option("--url", job->endpoint.url, "The comments:analyze URL (default: Google's)");
+  p->add_option("--key-env", job->endpoint.api_key_env, "Environment variable holding the API key")
+      ->capture_default_str();
+  p->add_option("--timeout", job->endpoint.timeout_s, "Seconds per attempt")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  p->add_option("--max-attempts", *max_attempts, "Attempts per text, the first included")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  add_run_options(p, *o);
+  p->callback([input, o, job, attributes, languages, max_attempts] {
+    job->input = *input;
+    job->attributes = split_list(*attributes, "--attributes");
+    if (!languages->empty()) job->languages = split_list(*languages, "--languages");
+    job->control.concurrency = 4;
+    job->control.max_qps = 1;
+    job->control.retry.max_attempts = *max_attempts;
+    apply(*o, job->control);
+    print_summary(score_perspective(*job, o->out), o->out);
+  });
+}
+
+}  // namespace vlbias::cli

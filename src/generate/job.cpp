@@ -1,0 +1,297 @@
+// What the generation and scoring jobs share (job.h).
+#include "job.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "vlbias/atomic_file.h"
+#include "vlbias/error.h"
+#include "vlbias/log.h"
+#include "vlbias/sha256.h"
+#include "vlbias/timestamp.h"
+#include "vlbias/version.h"
+
+namespace vlbias::generate_detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+}  // namespace
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const auto v = (std::uint32_t(std::uint8_t(bytes[i])) << 16) |
+                   (std::uint32_t(std::uint8_t(bytes[i + 1])) << 8) | std::uint8_t(bytes[i + 2]);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  const std::size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    std::uint32_t v = std::uint32_t(std::uint8_t(bytes[i])) << 16;
+    if (rest == 2) v |= std::uint32_t(std::uint8_t(bytes[i + 1])) << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  std::array<int, 256> value;
+  value.fill(-1);
+  for (int k = 0; k < 64; ++k) value[std::uint8_t(kAlphabet[k])] = k;
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  std::uint32_t acc = 0;
+  int bits = 0, symbols = 0, padding = 0;
+  for (const char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (c == '=') {
+      ++padding;
+      continue;
+    }
+    const int v = value[std::uint8_t(c)];
+    if (v < 0 || padding > 0) return std::nullopt;  // a symbol after padding is malformed
+    acc = (acc << 6) | std::uint32_t(v);
+    bits += 6;
+    ++symbols;
+    if (bits >= 8) {
+      bits -= 8;
+      out += char((acc >> bits) & 0xFF);
+    }
+  }
+  // A lone symbol in the last quantum cannot encode a byte; padding never exceeds 2 and,
+  // when present, completes the quantum.
+  if (symbols % 4 == 1 || padding > 2) return std::nullopt;
+  if (padding > 0 && (symbols + padding) % 4 != 0) return std::nullopt;
+  return out;
+}
+
+std::optional<ImageKind> sniff_image(std::string_view b) {
+  if (b.size() >= 8 && b.substr(0, 8) == std::string_view("\x89PNG\r\n\x1a\n", 8))
+    return ImageKind{"image/png", "png"};
+  if (b.size() >= 3 && b.substr(0, 3) == "\xff\xd8\xff") return ImageKind{"image/jpeg", "jpg"};
+  if (b.size() >= 6 && (b.substr(0, 6) == "GIF87a" || b.substr(0, 6) == "GIF89a"))
+    return ImageKind{"image/gif", "gif"};
+  if (b.size() >= 12 && b.substr(0, 4) == "RIFF" && b.substr(8, 4) == "WEBP")
+    return ImageKind{"image/webp", "webp"};
+  return std::nullopt;
+}
+
+std::string read_api_key(const Endpoint& endpoint) {
+  if (endpoint.api_key_env.empty()) return "";
+  const char* value = std::getenv(endpoint.api_key_env.c_str());
+  VLBIAS_CHECK(value != nullptr && *value != '\0', UsageError,
+               "the API key variable {} is not set (or empty); export it before the run (keys "
+               "are read from the environment only)",
+               endpoint.api_key_env);
+  return value;
+}
+
+HttpRequest post_json(const Endpoint& endpoint, const Json& body, const std::string& api_key,
+                      const std::string& key_header) {
+  HttpRequest h;
+  h.url = endpoint.url;
+  h.headers = {{"Content-Type", "application/json"}};
+  if (!api_key.empty())
+    h.headers.emplace_back(key_header,
+                           key_header == "Authorization" ? "Bearer " + api_key : api_key);
+  h.body = body.dump();
+  h.timeout_s = endpoint.timeout_s;
+  return h;
+}
+
+std::string url_for_record(const std::string& url) {
+  return url.substr(0, url.find_first_of("?#"));
+}
+
+std::string api_error_message(const std::string& body) {
+  const Json j = Json::parse(body, nullptr, false);
+  std::string message;
+  if (!j.is_discarded() && j.is_object()) {
+    const auto error = j.find("error");
+    if (error != j.end() && error->is_object()) {
+      const auto m = error->find("message");
+      if (m != error->end() && m->is_string()) message = m->get<std::string>();
+    } else if (error != j.end() && error->is_string()) {
+      message = error->get<std::string>();  // Ollama
+    } else if (j.contains("message") && j["message"].is_string()) {
+      message = j["message"].get<std::string>();  // vLLM's {"object": "error", ...}
+    }
+  }
+  if (message.size() > 300) message = message.substr(0, 297) + "...";
+  return message;
+}
+
+bool content_policy_error(const std::string& body) {
+  const Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  const auto error = j.find("error");
+  const Json& e = error != j.end() && error->is_object() ? *error : j;
+  for (const char* field : {"code", "type"}) {
+    const auto f = e.find(field);
+    if (f == e.end() || !f->is_string()) continue;
+    const std::string v = f->get<std::string>();
+    if (v == "content_filter" || v == "content_policy_violation" || v == "moderation_blocked")
+      return true;
+  }
+  return false;
+}
+
+RunFolder::RunFolder(const fs::path& run_dir, const std::string& kind, const Json& fingerprint,
+                     const JobControl& control)
+    : dir_(run_dir), kind_(kind), control_(control), started_utc_(utc_now()) {
+  VLBIAS_CHECK(!run_dir.empty(), UsageError, "--out RUN_DIR is required");
+  std::error_code ec;
+  fs::create_directories(run_dir, ec);
+  VLBIAS_CHECK(fs::is_directory(run_dir), InputError, "{}: cannot create the run folder ({})",
+               run_dir.string(), ec ? ec.message() : "not a folder");
+  const fs::path lock_path = run_dir / ".lock";
+  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  VLBIAS_CHECK(lock_fd_ >= 0, InputError, "{}: cannot open ({})", lock_path.string(),
+               std::strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    VLBIAS_FAIL(UsageError, "{}: another vlbias process is running in this run folder",
+                run_dir.string());
+  }
+  const fs::path store_path = run_dir / "store.sqlite";
+  if (fs::exists(store_path) && !control.resume) {
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    VLBIAS_FAIL(UsageError,
+                "{} already holds a run ({}); pass --resume to continue it, or choose another "
+                "--out",
+                run_dir.string(), store_path.string());
+  }
+  Json print = {{"kind", kind}, {"request", fingerprint}};
+  try {
+    store_ = std::make_unique<RunStore>(store_path, print.dump());
+  } catch (...) {
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    throw;
+  }
+}
+
+RunFolder::~RunFolder() {
+  store_.reset();
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+void RunFolder::add(std::string key, std::string request) {
+  queued_.emplace_back(std::move(key), std::move(request));
+  if (queued_.size() >= kBatch) flush();
+}
+
+void RunFolder::flush() {
+  added_ += store_->add(queued_);
+  queued_.clear();
+}
+
+JobSummary RunFolder::run(const BuildRequest& build, const ReadResponse& read,
+                          const std::string& label) {
+  flush();
+  JobSummary summary;
+  summary.kind = kind_;
+  summary.added = added_;
+  if (control_.retry_failed) store_->retry_failed();
+  DriveOptions options;
+  options.concurrency = control_.concurrency;
+  options.max_qps = control_.max_qps;
+  options.retry = control_.retry;
+  options.seed = control_.seed;
+  options.label = label;
+  summary.drive = drive(*store_, build, read, options);
+  summary.counts = store_->counts();
+  store_->export_jsonl(dir_ / "requests.jsonl");
+  summary.outputs.push_back("requests.jsonl");
+  if (summary.counts.failed > 0) {
+    summary.warnings.push_back(fmt::format(
+        "{} of {} requests failed (see {}); `--resume --retry-failed` sends them again",
+        summary.counts.failed, summary.counts.total(), (dir_ / "requests.jsonl").string()));
+  }
+  return summary;
+}
+
+void RunFolder::write_run_json(JobSummary& summary, const Endpoint& endpoint,
+                               const Json& parameters, const Json& inputs,
+                               const std::string& spec_text) {
+  const double elapsed = summary.drive.elapsed_s;
+  const std::size_t finished = summary.drive.done + summary.drive.refused + summary.drive.failed;
+  Json out;
+  out["kind"] = summary.kind;
+  out["vlbias_version"] = VLBIAS_VERSION;
+  out["started_utc"] = started_utc_;
+  out["finished_utc"] = utc_now();
+  out["endpoint"] = {{"url", url_for_record(endpoint.url)},
+                     {"model", endpoint.model},
+                     {"api_key_env", endpoint.api_key_env},
+                     {"timeout_s", endpoint.timeout_s}};
+  out["store"] = {{"total", summary.counts.total()},   {"done", summary.counts.done},
+                  {"refused", summary.counts.refused}, {"failed", summary.counts.failed},
+                  {"pending", summary.counts.pending}, {"exported", summary.exported}};
+  out["this_run"] = {{"added", summary.added},
+                     {"done", summary.drive.done},
+                     {"refused", summary.drive.refused},
+                     {"failed", summary.drive.failed},
+                     {"attempts", summary.drive.attempts},
+                     {"retries", summary.drive.retries},
+                     {"elapsed_s", elapsed},
+                     {"requests_per_s", elapsed > 0 ? finished / elapsed : 0.0},
+                     {"concurrency", control_.concurrency},
+                     {"max_qps", control_.max_qps},
+                     {"max_attempts", control_.retry.max_attempts},
+                     {"resumed", control_.resume}};
+  out["parameters"] = parameters;
+  out["inputs"] = inputs;
+  out["outputs"] = summary.outputs;
+  out["warnings"] = summary.warnings;
+  if (!spec_text.empty()) out["spec"] = spec_text;
+  write_file_atomically(dir_ / "run.json",
+                        out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+  summary.outputs.push_back("run.json");
+  for (const auto& w : summary.warnings) warn("{}", w);
+}
+
+Json input_record(const fs::path& path) {
+  std::error_code ec;
+  const auto bytes = fs::file_size(path, ec);
+  return {{"path", path.string()},
+          {"bytes", ec ? 0 : static_cast<std::uint64_t>(bytes)},
+          {"sha256", sha256_file(path.string())}};
+}
+
+Json cell_json(const Table& table, std::size_t column, std::size_t row) {
+  const Column& c = table.columns[column];
+  if (c.missing(row)) return nullptr;
+  if (c.type == ColumnType::Numeric) {
+    // Whole numbers stay whole ("rank": 26, not 26.0), as they were written.
+    const double v = c.numbers[row];
+    if (std::floor(v) == v && std::fabs(v) < 9007199254740992.0)
+      return static_cast<std::int64_t>(v);
+    return v;
+  }
+  return c.levels[c.codes[row]];
+}
+
+}  // namespace vlbias::generate_detail

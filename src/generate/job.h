@@ -1,0 +1,106 @@
+#pragma once
+// What the generation and scoring jobs share (generate.h): the run folder (lock, store,
+// resume rule), the API key, base64 and image sniffing, API error bodies, run.json.
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vlbias/generate.h"
+#include "vlbias/json_output.h"
+#include "vlbias/table.h"
+
+namespace vlbias::generate_detail {
+
+// RFC 4648 base64 with padding.
+std::string base64_encode(std::string_view bytes);
+// Standard alphabet; padding optional; ASCII whitespace ignored. nullopt when malformed.
+std::optional<std::string> base64_decode(std::string_view text);
+
+struct ImageKind {
+  const char* mime;
+  const char* extension;
+};
+// PNG, JPEG, GIF or WebP by magic bytes; nullopt otherwise.
+std::optional<ImageKind> sniff_image(std::string_view bytes);
+
+// The key in the endpoint's environment variable ("" when it names none). UsageError
+// naming the variable (never a value) when unset or empty.
+std::string read_api_key(const Endpoint& endpoint);
+
+// The URL without its query and fragment, as written to run.json (a query may hold a key).
+std::string url_for_record(const std::string& url);
+
+// The server's error message from an error body (OpenAI, vLLM, Ollama, Google shapes), at
+// most 300 bytes; "" when the body has none.
+std::string api_error_message(const std::string& body);
+// Whether an error body says a content filter or policy blocked the request.
+bool content_policy_error(const std::string& body);
+
+// A JSON POST to the endpoint with its timeout; the key, when there is one, goes in
+// `key_header` ("Authorization" carries "Bearer <key>", any other header the bare key).
+HttpRequest post_json(const Endpoint& endpoint, const Json& body, const std::string& api_key,
+                      const std::string& key_header = "Authorization");
+
+// Failed with "HTTP <status>: <the server's message>" (or just the status).
+Verdict failed_with_message(const HttpResponse& response);
+
+// An OpenAI chat completion read (generate.h, LvlmJob): Done with {"text", "finish_reason",
+// "model", "usage"}, Refused for refusals and content filters, Pending (retry) for a 2xx that
+// is not a completion, Failed for other errors with the server's message.
+Verdict read_chat_completion(const HttpResponse& response);
+// A Perspective comments:analyze answer: Done with {column: summary score} for every
+// attribute (`columns` are their output names), Pending when a score is missing or outside
+// [0, 1], Failed on a 4xx with the server's message.
+Verdict read_perspective(const HttpResponse& response, const std::vector<std::string>& attributes,
+                         const std::vector<std::string>& columns);
+
+// A run folder in use: the lock, the store and the resume rule (generate.h).
+class RunFolder {
+ public:
+  // `fingerprint` names what shapes the requests (kind, model, sampling...), not where they
+  // go: the URL may change between a run and its resume.
+  RunFolder(const std::filesystem::path& run_dir, const std::string& kind, const Json& fingerprint,
+            const JobControl& control);
+  ~RunFolder();
+  RunFolder(const RunFolder&) = delete;
+  RunFolder& operator=(const RunFolder&) = delete;
+
+  RunStore& store() { return *store_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  // Queues a request for the store; every kBatch requests are added in one transaction, so
+  // a 57M-request manifest never sits in memory whole (run() adds the rest).
+  void add(std::string key, std::string request);
+  static constexpr std::size_t kBatch = 50'000;
+
+  // Drives the Pending rows (after retry_failed when asked), exports requests.jsonl and
+  // fills the summary's counts, drive and outputs. Failed rows give a warning.
+  JobSummary run(const BuildRequest& build, const ReadResponse& read, const std::string& label);
+
+  // Writes RUN_DIR/run.json (last: a complete run.json means the exports are complete).
+  void write_run_json(JobSummary& summary, const Endpoint& endpoint, const Json& parameters,
+                      const Json& inputs, const std::string& spec_text);
+
+ private:
+  std::filesystem::path dir_;
+  std::string kind_;
+  JobControl control_;
+  std::string started_utc_;
+  int lock_fd_ = -1;
+  std::unique_ptr<RunStore> store_;
+  std::size_t added_ = 0;
+  std::vector<std::pair<std::string, std::string>> queued_;
+  void flush();
+};
+
+// {"path", "bytes", "sha256"} of an input file.
+Json input_record(const std::filesystem::path& path);
+
+// A table cell as JSON: a number for numeric columns, a string, or null when missing.
+Json cell_json(const Table& table, std::size_t column, std::size_t row);
+
+}  // namespace vlbias::generate_detail

@@ -1,0 +1,194 @@
+// `vlbias generate lvlm`: OpenAI-compatible chat completions with an image (generate.h).
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "job.h"
+#include "vlbias/atomic_file.h"
+#include "vlbias/error.h"
+#include "vlbias/table.h"
+
+namespace vlbias {
+
+namespace fs = std::filesystem;
+using namespace generate_detail;
+
+namespace {
+
+// The columns generations.jsonl adds after the manifest's own.
+const std::vector<std::string> kAddedColumns = {"prompt",  "seed",           "model",        "text",
+                                                "refused", "refusal_reason", "finish_reason"};
+
+std::string read_bytes(const fs::path& path, std::size_t limit = std::string::npos) {
+  std::ifstream in(path, std::ios::binary);
+  VLBIAS_CHECK(in.good(), InputError, "{}: cannot open the image", path.string());
+  if (limit != std::string::npos) {
+    std::string head(limit, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(limit));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    return head;
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void check_job(const LvlmJob& job) {
+  VLBIAS_CHECK(!job.endpoint.url.empty(), UsageError, "endpoint.url is required");
+  VLBIAS_CHECK(!job.prompts.empty(), UsageError, "at least one prompt is required");
+  std::set<std::string> names;
+  for (const auto& p : job.prompts) {
+    VLBIAS_CHECK(!p.name.empty() && !p.text.empty(), UsageError,
+                 "every prompt needs a non-empty name and text");
+    VLBIAS_CHECK(p.name.find('|') == std::string::npos, UsageError,
+                 "prompt name '{}' contains '|', which separates the parts of a request key",
+                 p.name);
+    VLBIAS_CHECK(names.insert(p.name).second, UsageError, "prompt name '{}' is given twice",
+                 p.name);
+  }
+  VLBIAS_CHECK(!job.seeds.empty(), UsageError, "at least one seed is required");
+  VLBIAS_CHECK(
+      std::set<std::uint64_t>(job.seeds.begin(), job.seeds.end()).size() == job.seeds.size(),
+      UsageError, "a seed is given twice");
+  VLBIAS_CHECK(job.max_tokens >= 1, UsageError, "max_tokens must be at least 1");
+  VLBIAS_CHECK(job.temperature >= 0 && job.temperature <= 2, UsageError,
+               "temperature must be in [0, 2], got {}", job.temperature);
+  VLBIAS_CHECK(!job.top_p || (*job.top_p > 0 && *job.top_p <= 1), UsageError,
+               "top_p must be in (0, 1]");
+}
+
+}  // namespace
+
+JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
+  check_job(job);
+  const std::string api_key = read_api_key(job.endpoint);
+  const Table manifest = read_table(job.manifest.string());
+  VLBIAS_CHECK(manifest.rows > 0, InputError, "{}: the manifest has no rows",
+               job.manifest.string());
+  const std::size_t image_col = *manifest.find(manifest.column(job.image_column).name);
+  const std::size_t id_col =
+      job.id_column.empty() ? image_col : *manifest.find(manifest.column(job.id_column).name);
+  for (const auto& c : manifest.columns) {
+    for (const auto& added : kAddedColumns) {
+      VLBIAS_CHECK(c.name != added, UsageError,
+                   "{}: the manifest has a column '{}', which generations.jsonl adds; rename it",
+                   job.manifest.string(), added);
+    }
+  }
+  const fs::path root = job.image_root.empty() ? job.manifest.parent_path() : job.image_root;
+
+  // Every image must exist and be an image before the first request.
+  std::vector<std::string> ids(manifest.rows);
+  std::set<std::string> seen;
+  for (std::size_t r = 0; r < manifest.rows; ++r) {
+    const std::size_t line = manifest.line_of_row[r];
+    const std::string image = manifest.columns[image_col].text(r);
+    VLBIAS_CHECK(!image.empty(), InputError, "{} line {}: no image in column '{}'",
+                 job.manifest.string(), line, job.image_column);
+    ids[r] = manifest.columns[id_col].text(r);
+    VLBIAS_CHECK(!ids[r].empty(), InputError, "{} line {}: no id in column '{}'",
+                 job.manifest.string(), line, job.id_column);
+    VLBIAS_CHECK(seen.insert(ids[r]).second, InputError,
+                 "{} line {}: the image id '{}' appears twice; each request key must be unique",
+                 job.manifest.string(), line, ids[r]);
+    const fs::path path = root / image;
+    VLBIAS_CHECK(fs::is_regular_file(path), InputError, "{} line {}: image {} does not exist",
+                 job.manifest.string(), line, path.string());
+    VLBIAS_CHECK(sniff_image(read_bytes(path, 16)).has_value(), InputError,
+                 "{} line {}: {} is not a JPEG, PNG, GIF or WebP image", job.manifest.string(),
+                 line, path.string());
+  }
+
+  Json fingerprint = {{"model", job.endpoint.model},
+                      {"system", job.system_prompt},
+                      {"temperature", job.temperature},
+                      {"max_tokens", job.max_tokens},
+                      {"top_p", job.top_p ? Json(*job.top_p) : Json()},
+                      {"send_seed", job.send_seed}};
+  RunFolder folder(run_dir, "generate-lvlm", fingerprint, job.control);
+  for (std::size_t r = 0; r < manifest.rows; ++r) {
+    for (const auto& prompt : job.prompts) {
+      for (const std::uint64_t seed : job.seeds) {
+        const Json request = {{"row", r},
+                              {"image", manifest.columns[image_col].text(r)},
+                              {"prompt", prompt.name},
+                              {"prompt_text", prompt.text},
+                              {"seed", seed}};
+        folder.add(fmt::format("{}|{}|{}", ids[r], prompt.name, seed), request.dump());
+      }
+    }
+  }
+
+  const BuildRequest build = [&](const std::string&, const std::string& text) {
+    const Json request = Json::parse(text);
+    const std::string bytes = read_bytes(root / request["image"].get<std::string>());
+    const auto kind = sniff_image(bytes);
+    VLBIAS_CHECK(kind.has_value(), InputError, "{}: is no longer an image",
+                 (root / request["image"].get<std::string>()).string());
+    Json content = Json::array();
+    content.push_back({{"type", "text"}, {"text", request["prompt_text"]}});
+    content.push_back(
+        {{"type", "image_url"},
+         {"image_url",
+          {{"url", fmt::format("data:{};base64,{}", kind->mime, base64_encode(bytes))}}}});
+    Json messages = Json::array();
+    if (!job.system_prompt.empty())
+      messages.push_back({{"role", "system"}, {"content", job.system_prompt}});
+    messages.push_back({{"role", "user"}, {"content", content}});
+    Json body;
+    if (!job.endpoint.model.empty()) body["model"] = job.endpoint.model;
+    body["messages"] = messages;
+    body["temperature"] = job.temperature;
+    body["max_tokens"] = job.max_tokens;
+    if (job.top_p) body["top_p"] = *job.top_p;
+    if (job.send_seed) body["seed"] = request["seed"];
+    return post_json(job.endpoint, body, api_key);
+  };
+  const ReadResponse read = [](const std::string&, const std::string&, const HttpResponse& r) {
+    return read_chat_completion(r);
+  };
+  JobSummary summary = folder.run(build, read, "lvlm requests");
+
+  // generations.jsonl: the manifest's columns, then what was asked and answered.
+  AtomicWriter writer(run_dir / "generations.jsonl");
+  folder.store().for_each([&](const RequestRecord& rec) {
+    if (rec.status != RequestStatus::Done && rec.status != RequestStatus::Refused) return;
+    const Json request = Json::parse(rec.request);
+    const Json response = Json::parse(rec.response, nullptr, false);
+    const std::size_t row = request["row"].get<std::size_t>();
+    Json line;
+    for (std::size_t c = 0; c < manifest.columns.size(); ++c)
+      line[manifest.columns[c].name] = cell_json(manifest, c, row);
+    line["prompt"] = request["prompt"];
+    line["seed"] = request["seed"];
+    line["model"] = job.endpoint.model;
+    const bool ok = response.is_object();
+    line["text"] = ok && response.contains("text") ? response["text"] : Json("");
+    line["refused"] = rec.status == RequestStatus::Refused;
+    line["refusal_reason"] = rec.status == RequestStatus::Refused ? Json(rec.error) : Json();
+    line["finish_reason"] =
+        ok && response.contains("finish_reason") ? response["finish_reason"] : Json();
+    const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+    writer.write(text.data(), text.size());
+    ++summary.exported;
+  });
+  writer.commit();
+  summary.outputs.push_back("generations.jsonl");
+
+  Json parameters = fingerprint;
+  parameters["image_column"] = job.image_column;
+  parameters["id_column"] = job.id_column;
+  parameters["image_root"] = root.string();
+  parameters["seeds"] = job.seeds;
+  parameters["prompts"] = Json::array();
+  for (const auto& p : job.prompts)
+    parameters["prompts"].push_back({{"name", p.name}, {"text", p.text}});
+  Json inputs = Json::array({input_record(job.manifest)});
+  if (!job.spec_path.empty()) inputs.push_back(input_record(job.spec_path));
+  folder.write_run_json(summary, job.endpoint, parameters, inputs, job.spec_text);
+  return summary;
+}
+
+}  // namespace vlbias

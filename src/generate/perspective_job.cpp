@@ -1,0 +1,123 @@
+// `vlbias score perspective`: the Perspective API's comments:analyze (generate.h). It lives
+// with the drivers because it shares their run store, retry policy and HTTP client.
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "job.h"
+#include "vlbias/atomic_file.h"
+#include "vlbias/error.h"
+#include "vlbias/table.h"
+
+namespace vlbias {
+
+namespace fs = std::filesystem;
+using namespace generate_detail;
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir) {
+  VLBIAS_CHECK(!job.attributes.empty(), UsageError, "at least one attribute is required");
+  std::set<std::string> names;
+  std::vector<std::string> columns;  // output column per attribute
+  for (const auto& a : job.attributes) {
+    VLBIAS_CHECK(!a.empty() && std::all_of(a.begin(), a.end(),
+                                           [](unsigned char c) {
+                                             return std::isupper(c) || std::isdigit(c) || c == '_';
+                                           }),
+                 UsageError,
+                 "attribute '{}' is not a Perspective attribute name (upper case, e.g. "
+                 "TOXICITY, SEVERE_TOXICITY, IDENTITY_ATTACK, INSULT, PROFANITY, THREAT)",
+                 a);
+    VLBIAS_CHECK(names.insert(a).second, UsageError, "attribute {} is given twice", a);
+    columns.push_back(lower(a));
+  }
+  const Endpoint endpoint = [&] {
+    Endpoint e = job.endpoint;
+    if (e.url.empty()) e.url = kPerspectiveUrl;
+    return e;
+  }();
+  const std::string api_key = read_api_key(endpoint);
+  const Table input = read_table(job.input.string());
+  const std::size_t text_col = *input.find(input.column(job.text_column).name);
+  for (const auto& c : input.columns) {
+    VLBIAS_CHECK(c.name != "perspective_error", UsageError,
+                 "{}: the input has a column 'perspective_error', which scored.jsonl adds",
+                 job.input.string());
+    for (const auto& name : columns) {
+      VLBIAS_CHECK(c.name != name, UsageError,
+                   "{}: the input already has a column '{}'; the scores would overwrite it "
+                   "(rename it, or score another attribute)",
+                   job.input.string(), name);
+    }
+  }
+
+  Json fingerprint = {{"attributes", job.attributes}, {"languages", job.languages}};
+  RunFolder folder(run_dir, "score-perspective", fingerprint, job.control);
+  for (std::size_t r = 0; r < input.rows; ++r) {
+    const std::string text = input.columns[text_col].text(r);
+    if (text.empty()) continue;  // the API rejects empty comments; scored.jsonl says so
+    folder.add(std::to_string(r), Json{{"text", text}}.dump());
+  }
+
+  Json requested = Json::object();
+  for (const auto& a : job.attributes) requested[a] = Json::object();
+  const BuildRequest build = [&](const std::string&, const std::string& text) {
+    Json body;
+    body["comment"] = {{"text", Json::parse(text)["text"]}};
+    body["requestedAttributes"] = requested;
+    if (!job.languages.empty()) body["languages"] = job.languages;
+    body["doNotStore"] = true;
+    return post_json(endpoint, body, api_key, "x-goog-api-key");
+  };
+  const ReadResponse read = [&](const std::string&, const std::string&, const HttpResponse& r) {
+    return read_perspective(r, job.attributes, columns);
+  };
+  JobSummary summary = folder.run(build, read, "perspective requests");
+
+  // scored.jsonl: every input row, in order, with its scores (null where not scored).
+  std::vector<Json> scored(input.rows);  // only the scores: small beside the table itself
+  std::vector<std::string> errors(input.rows);
+  folder.store().for_each([&](const RequestRecord& rec) {
+    const std::size_t r = std::stoull(rec.key);
+    if (rec.status == RequestStatus::Done)
+      scored[r] = Json::parse(rec.response);
+    else
+      errors[r] = rec.error.empty() ? to_string(rec.status) : rec.error;
+  });
+  AtomicWriter writer(run_dir / "scored.jsonl");
+  for (std::size_t r = 0; r < input.rows; ++r) {
+    Json line;
+    for (std::size_t c = 0; c < input.columns.size(); ++c)
+      line[input.columns[c].name] = cell_json(input, c, r);
+    for (const auto& name : columns) line[name] = scored[r].is_object() ? scored[r][name] : Json();
+    if (scored[r].is_object()) {
+      line["perspective_error"] = nullptr;
+      ++summary.exported;
+    } else {
+      line["perspective_error"] =
+          input.columns[text_col].text(r).empty() ? std::string("empty text") : errors[r];
+    }
+    const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+    writer.write(text.data(), text.size());
+  }
+  writer.commit();
+  summary.outputs.push_back("scored.jsonl");
+
+  Json parameters = fingerprint;
+  parameters["text_column"] = job.text_column;
+  folder.write_run_json(summary, endpoint, parameters, Json::array({input_record(job.input)}), "");
+  return summary;
+}
+
+}  // namespace vlbias

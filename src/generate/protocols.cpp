@@ -1,0 +1,103 @@
+// The protocol readers (job.h): a response of each service read into a Verdict. They
+// parse what a server sends, so they are fuzzed (fuzz/fuzz_responses.cpp).
+#include <fmt/format.h>
+
+#include "job.h"
+
+namespace vlbias::generate_detail {
+
+namespace {
+
+// The text of a chat message's content: a string, null, or a list of parts.
+std::string content_text(const Json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string text;
+  if (content.is_array()) {
+    for (const auto& part : content) {
+      if (part.is_object() && part.contains("text") && part["text"].is_string())
+        text += part["text"].get<std::string>();
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+Verdict failed_with_message(const HttpResponse& r) {
+  const std::string message = api_error_message(r.body);
+  return {RequestStatus::Failed, "",
+          message.empty() ? fmt::format("HTTP {}", r.status)
+                          : fmt::format("HTTP {}: {}", r.status, message)};
+}
+
+Verdict read_chat_completion(const HttpResponse& r) {
+  if (r.status < 200 || r.status > 299) {
+    if (!content_policy_error(r.body)) return failed_with_message(r);
+    return {
+        RequestStatus::Refused,
+        Json{
+            {"text", ""}, {"finish_reason", "content_filter"}, {"error", api_error_message(r.body)}}
+            .dump(),
+        "content_filter"};
+  }
+  const Json j = Json::parse(r.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return {RequestStatus::Pending, "", "malformed response: not JSON"};
+  const auto choices = j.find("choices");
+  if (choices == j.end() || !choices->is_array() || choices->empty() ||
+      !(*choices)[0].is_object() || !(*choices)[0].contains("message") ||
+      !(*choices)[0]["message"].is_object()) {
+    return {RequestStatus::Pending, "", "malformed response: no choices[0].message"};
+  }
+  const Json& choice = (*choices)[0];
+  const Json& message = choice["message"];
+  Json out;
+  out["text"] = content_text(message.value("content", Json()));
+  out["finish_reason"] = choice.contains("finish_reason") && choice["finish_reason"].is_string()
+                             ? choice["finish_reason"]
+                             : Json();
+  if (j.contains("model") && j["model"].is_string()) out["model"] = j["model"];
+  if (j.contains("usage") && j["usage"].is_object()) {
+    Json usage;
+    for (const char* k : {"prompt_tokens", "completion_tokens"}) {
+      if (j["usage"].contains(k) && j["usage"][k].is_number_integer()) usage[k] = j["usage"][k];
+    }
+    if (!usage.empty()) out["usage"] = usage;
+  }
+  const auto refusal = message.find("refusal");
+  if (refusal != message.end() && refusal->is_string() && !refusal->get<std::string>().empty()) {
+    out["refusal"] = *refusal;
+    if (out["text"].get<std::string>().empty()) out["text"] = *refusal;
+    return {RequestStatus::Refused, out.dump(), "refusal"};
+  }
+  if (out["finish_reason"] == "content_filter")
+    return {RequestStatus::Refused, out.dump(), "content_filter"};
+  return {RequestStatus::Done, out.dump(), ""};
+}
+
+Verdict read_perspective(const HttpResponse& r, const std::vector<std::string>& attributes,
+                         const std::vector<std::string>& columns) {
+  if (r.status < 200 || r.status > 299) return failed_with_message(r);
+  const Json j = Json::parse(r.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("attributeScores") ||
+      !j["attributeScores"].is_object())
+    return {RequestStatus::Pending, "", "malformed response: no attributeScores"};
+  Json out = Json::object();
+  for (std::size_t a = 0; a < attributes.size(); ++a) {
+    const Json& scores = j["attributeScores"];
+    const auto s = scores.find(attributes[a]);
+    const Json* value = nullptr;
+    if (s != scores.end() && s->is_object() && s->contains("summaryScore") &&
+        (*s)["summaryScore"].is_object() && (*s)["summaryScore"].contains("value"))
+      value = &(*s)["summaryScore"]["value"];
+    if (value == nullptr || !value->is_number() || value->get<double>() < 0 ||
+        value->get<double>() > 1) {
+      return {RequestStatus::Pending, "",
+              fmt::format("malformed response: no summary score in [0, 1] for {}", attributes[a])};
+    }
+    out[columns[a]] = *value;
+  }
+  return {RequestStatus::Done, out.dump(), ""};
+}
+
+}  // namespace vlbias::generate_detail

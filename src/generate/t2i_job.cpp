@@ -1,0 +1,230 @@
+// `vlbias generate t2i`: the Stable Diffusion web UI txt2img API and the OpenAI images API
+// (generate.h).
+#include <set>
+
+#include <fmt/format.h>
+
+#include "job.h"
+#include "vlbias/atomic_file.h"
+#include "vlbias/error.h"
+#include "vlbias/sha256.h"
+#include "vlbias/table.h"
+
+namespace vlbias {
+
+namespace fs = std::filesystem;
+using namespace generate_detail;
+
+namespace {
+
+const std::vector<std::string> kAddedColumns = {"image", "sample", "seed",
+                                                "model", "sha256", "revised_prompt"};
+
+const char* api_name(T2iApi api) {
+  return api == T2iApi::SdWebui ? "sd-webui" : "openai-images";
+}
+
+// The seed the web UI reports having used: `info` is a JSON text with "seed" (or
+// "all_seeds"). nullopt when it does not say.
+std::optional<std::int64_t> reported_seed(const Json& response) {
+  const auto info = response.find("info");
+  if (info == response.end() || !info->is_string()) return std::nullopt;
+  const Json j = Json::parse(info->get<std::string>(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  if (j.contains("seed") && j["seed"].is_number_integer()) return j["seed"].get<std::int64_t>();
+  if (j.contains("all_seeds") && j["all_seeds"].is_array() && !j["all_seeds"].empty() &&
+      j["all_seeds"][0].is_number_integer())
+    return j["all_seeds"][0].get<std::int64_t>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
+  VLBIAS_CHECK(!job.endpoint.url.empty(), UsageError, "endpoint.url is required");
+  VLBIAS_CHECK(job.images_per_prompt >= 1, UsageError, "images_per_prompt must be at least 1");
+  VLBIAS_CHECK(job.api == T2iApi::OpenAiImages ||
+                   (job.steps >= 1 && job.width >= 8 && job.height >= 8 && job.cfg_scale >= 0),
+               UsageError, "sd-webui needs steps >= 1, width and height >= 8 and cfg_scale >= 0");
+  VLBIAS_CHECK(job.seed + job.images_per_prompt - 1 >= job.seed &&
+                   job.seed + job.images_per_prompt - 1 <= 0xFFFFFFFFull,
+               UsageError,
+               "seed + images_per_prompt - 1 must fit in 32 bits (the web UI's seed range)");
+  const std::string api_key = read_api_key(job.endpoint);
+  const Table prompts = read_table(job.prompts.string());
+  VLBIAS_CHECK(prompts.rows > 0, InputError, "{}: the prompt table has no rows",
+               job.prompts.string());
+  const std::size_t prompt_col = *prompts.find(prompts.column(job.prompt_column).name);
+  for (const auto& c : prompts.columns) {
+    for (const auto& added : kAddedColumns) {
+      VLBIAS_CHECK(c.name != added, UsageError,
+                   "{}: the prompt table has a column '{}', which manifest.csv adds; rename it",
+                   job.prompts.string(), added);
+    }
+  }
+  for (std::size_t r = 0; r < prompts.rows; ++r) {
+    VLBIAS_CHECK(!prompts.columns[prompt_col].text(r).empty(), InputError,
+                 "{} line {}: empty prompt in column '{}'", job.prompts.string(),
+                 prompts.line_of_row[r], job.prompt_column);
+  }
+
+  const bool sd = job.api == T2iApi::SdWebui;
+  Json fingerprint = {{"api", api_name(job.api)}, {"model", job.endpoint.model}};
+  if (sd) {
+    fingerprint["negative_prompt"] = job.negative_prompt;
+    fingerprint["steps"] = job.steps;
+    fingerprint["cfg_scale"] = job.cfg_scale;
+    fingerprint["width"] = job.width;
+    fingerprint["height"] = job.height;
+    fingerprint["sampler"] = job.sampler;
+  } else {
+    fingerprint["size"] = job.size;
+    fingerprint["quality"] = job.quality;
+    fingerprint["response_format"] = job.response_format;
+  }
+  RunFolder folder(run_dir, "generate-t2i", fingerprint, job.control);
+  for (std::size_t r = 0; r < prompts.rows; ++r) {
+    for (std::size_t i = 0; i < job.images_per_prompt; ++i) {
+      Json request = {{"row", r}, {"prompt", prompts.columns[prompt_col].text(r)}, {"sample", i}};
+      if (sd) request["seed"] = job.seed + i;
+      folder.add(fmt::format("{}|{}", r, i), request.dump());
+    }
+  }
+
+  const BuildRequest build = [&](const std::string&, const std::string& text) {
+    const Json request = Json::parse(text);
+    Json body;
+    if (sd) {
+      body["prompt"] = request["prompt"];
+      body["negative_prompt"] = job.negative_prompt;
+      body["seed"] = request["seed"];
+      body["steps"] = job.steps;
+      body["cfg_scale"] = job.cfg_scale;
+      body["width"] = job.width;
+      body["height"] = job.height;
+      if (!job.sampler.empty()) body["sampler_name"] = job.sampler;
+      body["batch_size"] = 1;
+      body["n_iter"] = 1;
+      if (!job.endpoint.model.empty())
+        body["override_settings"] = {{"sd_model_checkpoint", job.endpoint.model}};
+    } else {
+      if (!job.endpoint.model.empty()) body["model"] = job.endpoint.model;
+      body["prompt"] = request["prompt"];
+      body["n"] = 1;
+      body["size"] = job.size;
+      if (!job.quality.empty()) body["quality"] = job.quality;
+      if (!job.response_format.empty()) body["response_format"] = job.response_format;
+    }
+    return post_json(job.endpoint, body, api_key);
+  };
+
+  const ReadResponse read = [&](const std::string&, const std::string& text,
+                                const HttpResponse& r) -> Verdict {
+    if (r.status < 200 || r.status > 299) {
+      if (content_policy_error(r.body)) {
+        return {RequestStatus::Refused, Json{{"error", api_error_message(r.body)}}.dump(),
+                "content_policy"};
+      }
+      return failed_with_message(r);
+    }
+    const Json j = Json::parse(r.body, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      return {RequestStatus::Pending, "", "malformed response: not JSON"};
+    std::string b64;
+    Json out;
+    if (sd) {
+      if (!j.contains("images") || !j["images"].is_array() || j["images"].empty() ||
+          !j["images"][0].is_string())
+        return {RequestStatus::Pending, "", "malformed response: no images[0]"};
+      b64 = j["images"][0].get<std::string>();
+    } else {
+      if (!j.contains("data") || !j["data"].is_array() || j["data"].empty() ||
+          !j["data"][0].is_object())
+        return {RequestStatus::Pending, "", "malformed response: no data[0]"};
+      const Json& d = j["data"][0];
+      if (!d.contains("b64_json") || !d["b64_json"].is_string()) {
+        return {RequestStatus::Failed, "",
+                d.contains("url") ? "the endpoint answered with a URL, not the image; set "
+                                    "openai.response_format: b64_json"
+                                  : "malformed response: no data[0].b64_json"};
+      }
+      b64 = d["b64_json"].get<std::string>();
+      if (d.contains("revised_prompt") && d["revised_prompt"].is_string())
+        out["revised_prompt"] = d["revised_prompt"];
+    }
+    // The web UI may prefix a data URI; the image is what follows the comma.
+    if (b64.rfind("data:", 0) == 0 && b64.find(',') != std::string::npos)
+      b64 = b64.substr(b64.find(',') + 1);
+    const std::optional<std::string> bytes = base64_decode(b64);
+    if (!bytes) return {RequestStatus::Pending, "", "malformed response: the image is not base64"};
+    const auto kind = sniff_image(*bytes);
+    if (!kind || kind->extension == std::string("gif"))
+      return {RequestStatus::Pending, "", "malformed response: not a PNG, JPEG or WebP image"};
+    const Json request = Json::parse(text);
+    if (sd) {
+      const auto used = reported_seed(j);
+      const std::int64_t asked = request["seed"].get<std::int64_t>();
+      if (used && *used != asked) {
+        return {RequestStatus::Failed, "",
+                fmt::format("the server used seed {} for seed {}; the manifest would be wrong",
+                            *used, asked)};
+      }
+      out["seed"] = asked;
+    }
+    const std::string file = fmt::format("images/{}/{}.{}", request["row"].get<std::size_t>(),
+                                         request["sample"].get<std::size_t>(), kind->extension);
+    fs::create_directories((run_dir / file).parent_path());
+    write_file_atomically(run_dir / file, *bytes);
+    out["file"] = file;
+    out["bytes"] = bytes->size();
+    out["sha256"] = sha256_hex(*bytes);
+    return {RequestStatus::Done, out.dump(), ""};
+  };
+  JobSummary summary = folder.run(build, read, "t2i requests");
+
+  // manifest.csv: one row per saved image, in request order.
+  std::vector<std::string> image, sample, seed, model, sha, revised;
+  std::vector<std::size_t> rows;
+  folder.store().for_each([&](const RequestRecord& rec) {
+    if (rec.status != RequestStatus::Done) return;
+    const Json request = Json::parse(rec.request);
+    const Json response = Json::parse(rec.response);
+    rows.push_back(request["row"].get<std::size_t>());
+    image.push_back(response["file"].get<std::string>());
+    sample.push_back(std::to_string(request["sample"].get<std::size_t>()));
+    seed.push_back(response.contains("seed") ? std::to_string(response["seed"].get<std::int64_t>())
+                                             : "");
+    model.push_back(job.endpoint.model);
+    sha.push_back(response["sha256"].get<std::string>());
+    revised.push_back(response.value("revised_prompt", ""));
+  });
+  Table out;
+  out.source = (run_dir / "manifest.csv").string();
+  out.rows = rows.size();
+  add_string_column(out, "image", image);
+  for (const auto& c : prompts.columns) {
+    std::vector<std::string> values;
+    values.reserve(rows.size());
+    for (const std::size_t r : rows) values.push_back(c.text(r));
+    add_string_column(out, c.name, values);
+  }
+  add_string_column(out, "sample", sample);
+  add_string_column(out, "seed", seed);
+  add_string_column(out, "model", model);
+  add_string_column(out, "sha256", sha);
+  add_string_column(out, "revised_prompt", revised);
+  write_csv(out, (run_dir / "manifest.csv").string());
+  summary.exported = rows.size();
+  summary.outputs.push_back("manifest.csv");
+
+  Json parameters = fingerprint;
+  parameters["prompt_column"] = job.prompt_column;
+  parameters["images_per_prompt"] = job.images_per_prompt;
+  parameters["seed"] = job.seed;
+  Json inputs = Json::array({input_record(job.prompts)});
+  if (!job.spec_path.empty()) inputs.push_back(input_record(job.spec_path));
+  folder.write_run_json(summary, job.endpoint, parameters, inputs, job.spec_text);
+  return summary;
+}
+
+}  // namespace vlbias
