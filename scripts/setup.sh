@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages vlbias needs (idempotent) and builds a Release
 # build into build/. Usage: scripts/setup.sh [--deps-only] [--test-deps]
 # --test-deps adds what only the tests need: headless Chromium (the HTML reports are
-# loaded in a real browser) and the DejaVu fonts the reports name.
+# loaded in a real browser), the DejaVu fonts the reports name, and pytest with scipy (the
+# Python bindings are checked against the CLI and against numpy/scipy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,12 +11,13 @@ packages=(
   g++ cmake ninja-build clang pkg-config
   libopenblas-dev libeigen3-dev libboost-math-dev libsimdjson-dev nlohmann-json3-dev
   libyaml-cpp-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libxml2-dev libsqlite3-dev libcurl4-openssl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  python3-dev pybind11-dev python3-numpy
 )
 deps_only=false
 for arg in "$@"; do
   case "$arg" in
     --deps-only) deps_only=true ;;
-    --test-deps) packages+=(chromium fonts-dejavu-core) ;;
+    --test-deps) packages+=(chromium fonts-dejavu-core python3-pytest python3-scipy python3-pip) ;;
     *) echo "setup: unknown option $arg (expected --deps-only, --test-deps)" >&2; exit 2 ;;
   esac
 done

@@ -43,6 +43,19 @@ build() {  # build DIR [cmake args...]; $targets (optional) limits what is built
 echo "== Release build and tests"
 if build build -DCMAKE_BUILD_TYPE=Release; then run_ctest build; else failed=$((failed + 1)); fi
 
+echo "== Python bindings (pytest against build/python)"
+# Counts pytest's passed and failed tests like ctest's.
+log=$(mktemp)
+# Debian's interpreter: the one with python3-pytest/-numpy/-scipy and the module's ABI.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+"$py" -m pytest -q -p no:cacheprovider tests/python 2>&1 | tee "$log" | tail -n 30
+line=$(grep -E '^=* ?[0-9]+ (passed|failed|errors?|skipped)' "$log" | tail -n 1)
+if [ -z "$line" ]; then echo "pytest: no summary"; failed=$((failed + 1)); fi
+for n in $(grep -Eo '[0-9]+ passed' <<<"$line" | grep -Eo '^[0-9]+'); do passed=$((passed + n)); done
+for n in $(grep -Eo '[0-9]+ (failed|errors?)' <<<"$line" | grep -Eo '^[0-9]+'); do failed=$((failed + n)); done
+rm -f "$log"
+
 echo "== ASan+UBSan build and tests"
 if build build-asan -DCMAKE_BUILD_TYPE=Debug -DVLBIAS_SANITIZE=ON -DVLBIAS_BENCH=OFF; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan

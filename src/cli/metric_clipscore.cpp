@@ -8,6 +8,7 @@
 #include "vlbias/embeddings.h"
 #include "vlbias/error.h"
 #include "vlbias/json_output.h"
+#include "vlbias/metric_json.h"
 #include "vlbias/table.h"
 
 namespace vlbias::cli {
@@ -18,21 +19,6 @@ struct ClipScoreArgs {
   std::string images, texts, image_tensor, text_tensor, variant = "raw", table, text_row, by,
                                                         percentiles = "10,50,90", per_sample, out;
 };
-
-Json summary_json(const metrics::ClipScoreSummary& s) {
-  Json p = Json::object();
-  for (std::size_t i = 0; i < s.percentile_levels.size(); ++i) {
-    p[fmt::format("{}", s.percentile_levels[i])] = json_number(s.percentile_values[i]);
-  }
-  Json out{{"n", s.summary.n},
-           {"mean", json_number(s.summary.mean)},
-           {"sd", json_number(s.summary.sd)},
-           {"min", json_number(s.summary.min)},
-           {"max", json_number(s.summary.max)},
-           {"percentiles", p}};
-  if (!s.summary.note.empty()) out["note"] = s.summary.note;
-  return out;
-}
 
 // Row i of the table -> text row: an integer column in [0, rows).
 std::vector<std::size_t> text_rows(const Table& table, const std::string& column) {
@@ -97,10 +83,8 @@ void add_clipscore_metric(CLI::App& metric) {
     }
     const metrics::ClipScores scores = metrics::clipscores(images, texts, rows, variant);
     Json out{{"variant", metrics::to_string(variant)},
-             {"pairing", !rows.empty()               ? "text-row column"
-                         : texts.rows == images.rows ? "row i with row i"
-                                                     : "every image with the one text"}};
-    out["overall"] = summary_json(metrics::summarize_clipscores(scores.score, levels));
+             {"pairing", clipscore_pairing(rows.empty(), texts.rows, images.rows)}};
+    out["overall"] = clipscore_summary_json(metrics::summarize_clipscores(scores.score, levels));
     if (!args->by.empty()) {
       const std::vector<std::string> by = split_list(args->by, "--by");
       const Grouping g = group_by(table, by);
@@ -112,7 +96,7 @@ void add_clipscore_metric(CLI::App& metric) {
       Json groups = Json::array();
       for (std::size_t k = 0; k < g.size(); ++k) {
         Json row{{"group", key_json(by, g.keys[k])}};
-        row.update(summary_json(metrics::summarize_clipscores(per[k], levels)));
+        row.update(clipscore_summary_json(metrics::summarize_clipscores(per[k], levels)));
         groups.push_back(row);
       }
       out["groups"] = groups;

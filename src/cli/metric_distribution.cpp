@@ -9,6 +9,7 @@
 #include "vlbias/embeddings.h"
 #include "vlbias/error.h"
 #include "vlbias/json_output.h"
+#include "vlbias/metric_json.h"
 #include "vlbias/prdc.h"
 #include "vlbias/table.h"
 
@@ -94,17 +95,7 @@ void add_prdc(CLI::App& metric) {
     o.per_sample = !args->per_real.empty() || !args->per_fake.empty();
     o.progress = true;
     const metrics::PrdcResult r = metrics::prdc(p.real, p.fake, o);
-    Json out{{"precision", json_number(r.precision)},
-             {"recall", json_number(r.recall)},
-             {"density", json_number(r.density)},
-             {"coverage", json_number(r.coverage)},
-             {"k", r.k},
-             {"ball", metrics::to_string(r.rule)},
-             {"n_real", r.n_real},
-             {"n_fake", r.n_fake},
-             {"dim", p.real.cols},
-             {"neighbours", "exact (k-th nearest other row by index; duplicates at distance 0)"}};
-    if (!r.note.empty()) out["note"] = r.note;
+    Json out = prdc_json(r, p.real.cols);
     if (!args->per_real.empty()) {
       std::vector<double> in_fake(r.n_real, stats::kNaN);
       if (!r.real_in_fake_balls.empty()) in_fake = as_doubles(r.real_in_fake_balls);
@@ -137,15 +128,7 @@ void add_fid(CLI::App& metric) {
   cmd->callback([args] {
     LoadedPair p = load_pair(*args, "metric fid");
     const metrics::FidResult r = metrics::fid(p.real, p.fake);
-    Json out{{"fid", json_number(r.fid)},
-             {"mean_term", json_number(r.mean_term)},
-             {"trace_real", json_number(r.trace_a)},
-             {"trace_fake", json_number(r.trace_b)},
-             {"trace_sqrt", json_number(r.trace_sqrt)},
-             {"n_real", r.n_a},
-             {"n_fake", r.n_b},
-             {"dim", r.dim},
-             {"covariance", "unbiased (n - 1)"}};
+    Json out = fid_json(r);
     out["provenance"] = provenance_json(p.provenance);
     write_json(out, args->out);
   });
@@ -177,17 +160,7 @@ void add_kid(CLI::App& metric) {
     const metrics::KidResult r = metrics::kid(p.real, p.fake, args->o);
     const double gamma =
         args->o.gamma > 0.0 ? args->o.gamma : 1.0 / static_cast<double>(p.real.cols);
-    Json out{{"kid", json_number(r.kid)},
-             {"sd", json_number(r.sd)},
-             {"subsets", r.subsets},
-             {"subset_size", r.subset_size},
-             {"kernel", fmt::format("({} x.y + {})^{}", gamma, args->o.coef0, args->o.degree)},
-             {"estimator", "unbiased MMD^2 (diagonals of the within-set kernels left out)"},
-             {"n_real", r.n_a},
-             {"n_fake", r.n_b},
-             {"dim", r.dim},
-             {"per_subset", numbers_json(r.per_subset)}};
-    if (!r.note.empty()) out["note"] = r.note;
+    Json out = kid_json(r, args->o, gamma);
     p.provenance.parameters = Json{{"subsets", args->o.subsets},
                                    {"subset_size", args->o.subset_size},
                                    {"degree", args->o.degree},
@@ -233,13 +206,7 @@ void add_vendi(CLI::App& metric) {
     start_hashing_inputs(p);
     const Matrix x = read_embeddings(args->features, args->tensor);
     const metrics::VendiResult r = metrics::vendi(x, q);
-    Json out{{"vendi", json_number(r.score)},
-             {"q", std::isinf(q) ? Json("inf") : Json(q)},
-             {"kernel", "cosine"},
-             {"n", r.n},
-             {"dim", r.dim},
-             {"rank", r.rank},
-             {"eigenvalues_of", r.gram}};
+    Json out = vendi_json(r, q);
     if (!args->by.empty()) {
       const Table table = read_table(args->table);
       VLBIAS_CHECK(table.rows == x.rows, InputError,

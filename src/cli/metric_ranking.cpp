@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "vlbias/error.h"
 #include "vlbias/json_output.h"
+#include "vlbias/metric_json.h"
 #include "vlbias/ranking_metrics.h"
 #include "vlbias/table.h"
 
@@ -47,18 +48,6 @@ metrics::RankedItems read_ranked_items(const Table& table, const std::string& sc
                table.source, attribute, items.class_names.size());
   VLBIAS_CHECK(table.rows > 0, InputError, "{}: the table has no rows to rank.", table.source);
   return items;
-}
-
-// A skew value for JSON, which has no infinities: -inf is written as "-inf".
-Json skew_json(double v) {
-  if (std::isinf(v) && v < 0) return Json("-inf");
-  return json_number(v);
-}
-
-Json per_class(const std::vector<std::string>& names, const auto& values, auto convert) {
-  Json out = Json::object();
-  for (std::size_t c = 0; c < names.size(); ++c) out[names[c]] = convert(values[c]);
-  return out;
 }
 
 void add_common_options(CLI::App* cmd, RankingArgs& args) {
@@ -97,16 +86,7 @@ void add_skew_metric(CLI::App& metric) {
                  "--k must be between 1 and {} (the rows of {}); got {}.", items.scores.size(),
                  table.source, o.k);
     const metrics::SkewResult r = metrics::skew_at_k(items, o);
-    const auto& names = items.class_names;
-    Json out = Json::object();
-    out["skew"] = per_class(names, r.skew, skew_json);
-    out["max_skew"] = skew_json(r.max_skew);
-    out["k"] = r.k;
-    out["n"] = r.n;
-    out["counts"] = per_class(names, r.topk_counts, [](std::size_t v) { return Json(v); });
-    out["desired"] = per_class(names, r.desired, json_number);
-    out["class_n"] = per_class(names, r.class_counts, [](std::size_t v) { return Json(v); });
-    out["tie_rule"] = metrics::kTieRule;
+    Json out = skew_json(r, items.class_names);
     p.command = "metric skew";
     p.parameters = Json{{"score", args->score},
                         {"attribute", args->attribute},
@@ -131,13 +111,7 @@ void add_ndkl_metric(CLI::App& metric) {
     const Table table = read_table(args->table);
     const metrics::RankedItems items = read_ranked_items(table, args->score, args->attribute);
     const metrics::NdklResult r = metrics::ndkl(items, desired);
-    const auto& names = items.class_names;
-    Json out = Json::object();
-    out["ndkl"] = json_number(r.ndkl);
-    out["n"] = r.n;
-    out["desired"] = per_class(names, r.desired, json_number);
-    out["class_n"] = per_class(names, r.class_counts, [](std::size_t v) { return Json(v); });
-    out["tie_rule"] = metrics::kTieRule;
+    Json out = ndkl_json(r, items.class_names);
     p.command = "metric ndkl";
     p.parameters = Json{{"score", args->score},
                         {"attribute", args->attribute},

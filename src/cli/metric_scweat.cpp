@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "vlbias/association.h"
 #include "vlbias/json_output.h"
+#include "vlbias/metric_json.h"
 #include "vlbias/npy.h"
 
 namespace vlbias::cli {
@@ -16,26 +17,6 @@ struct ScweatArgs {
   std::size_t permutations = 10000;
   std::uint64_t seed = 0;
 };
-
-Json to_json(const ScweatResult& r) {
-  Json per_target = Json::array();
-  for (const ScweatTarget& t : r.per_target) {
-    per_target.push_back(Json{{"difference", json_number(t.difference)},
-                              {"effect_size", json_number(t.effect_size)}});
-  }
-  Json out{{"effect_size", json_number(r.effect_size)},
-           {"mean_difference", json_number(r.mean_difference)},
-           {"per_target", per_target},
-           {"n_a", r.n_a},
-           {"n_b", r.n_b},
-           {"p_value", json_number(r.test.p_value)},
-           {"p_test", to_string(r.p_test)},
-           {"permutations", r.test.resamples},
-           {"method", r.test.method},
-           {"seed", r.test.seed}};
-  if (!r.note.empty()) out["note"] = r.note;
-  return out;
-}
 
 }  // namespace
 
@@ -71,7 +52,7 @@ void add_scweat_metric(CLI::App& metric) {
     const Matrix a = read_npy_matrix(args->a);
     const Matrix b = read_npy_matrix(args->b);
     const ScweatResult result = sc_weat(targets, a, b, o);
-    Json out = to_json(result);
+    Json out = scweat_json(result);
     p.command = "metric scweat";
     p.parameters = Json{{"p_test", to_string(o.p_test)},
                         {"permutations", o.permutations},

@@ -1,0 +1,58 @@
+// bench_calls: the C++ side of bench/bench_python.py. Times one engine call on arrays read
+// from .npy files (median of the repeats, after one warm-up), the same call the Python
+// binding makes, so the binding's overhead is the difference.
+//
+//   bench_calls prdc|fid|kid|vendi|scweat REPEATS A.npy [B.npy [C.npy]]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "vlbias/association.h"
+#include "vlbias/distribution_metrics.h"
+#include "vlbias/npy.h"
+#include "vlbias/prdc.h"
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr,
+                 "usage: bench_calls prdc|fid|kid|vendi|scweat REPEATS A.npy [B.npy [C.npy]]\n");
+    return 2;
+  }
+  const std::string what = argv[1];
+  const int repeats = std::stoi(argv[2]);
+  std::vector<vlbias::Matrix> m;
+  for (int i = 3; i < argc; ++i) m.push_back(vlbias::read_npy_matrix(argv[i]));
+  std::function<void()> call;
+  if (what == "prdc") {
+    vlbias::metrics::PrdcOptions o;
+    o.k = 3;
+    call = [&, o] { vlbias::metrics::prdc(m.at(0), m.at(1), o); };
+  } else if (what == "fid") {
+    call = [&] { vlbias::metrics::fid(m.at(0), m.at(1)); };
+  } else if (what == "kid") {
+    vlbias::metrics::KidOptions o;
+    call = [&, o] { vlbias::metrics::kid(m.at(0), m.at(1), o); };
+  } else if (what == "vendi") {
+    call = [&] { vlbias::metrics::vendi(m.at(0), 1.0); };
+  } else if (what == "scweat") {
+    vlbias::ScweatOptions o;
+    o.permutations = 10000;
+    call = [&, o] { vlbias::sc_weat(m.at(0), m.at(1), m.at(2), o); };
+  } else {
+    std::fprintf(stderr, "bench_calls: unknown call %s\n", what.c_str());
+    return 2;
+  }
+  call();
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  std::printf("%.6f\n", t[t.size() / 2]);
+  return 0;
+}
