@@ -3,15 +3,20 @@
 // binding makes, so the binding's overhead is the difference.
 //
 //   bench_calls prdc|fid|kid|vendi|scweat REPEATS A.npy [B.npy [C.npy]]
+//   bench_calls clip_texts|clip_images REPEATS MODEL_DIR N [IMAGE]   (N texts / N copies of IMAGE,
+//                                                                     decoded each call)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "vlbias/association.h"
 #include "vlbias/distribution_metrics.h"
+#include "vlbias/encode.h"
+#include "vlbias/image.h"
 #include "vlbias/npy.h"
 #include "vlbias/prdc.h"
 
@@ -24,9 +29,29 @@ int main(int argc, char** argv) {
   const std::string what = argv[1];
   const int repeats = std::stoi(argv[2]);
   std::vector<vlbias::Matrix> m;
-  for (int i = 3; i < argc; ++i) m.push_back(vlbias::read_npy_matrix(argv[i]));
   std::function<void()> call;
-  if (what == "prdc") {
+  std::optional<vlbias::ClipEncoder> clip;
+  std::vector<std::string> texts;
+  if (what == "clip_texts" || what == "clip_images") {
+    clip.emplace(vlbias::ClipEncoder::open(argv[3]));
+    const std::size_t n = std::stoul(argv[4]);
+    if (what == "clip_texts") {
+      for (std::size_t i = 0; i < n; ++i)
+        texts.push_back("a photo of a person number " + std::to_string(i));
+      call = [&] { clip->encode_texts(texts); };
+    } else {
+      const std::string image = argv[5];
+      call = [&, n, image] {
+        std::vector<vlbias::RgbImage> images;
+        for (std::size_t i = 0; i < n; ++i) images.push_back(vlbias::decode_image_file(image));
+        clip->encode_images(images);
+      };
+    }
+  } else {
+    for (int i = 3; i < argc; ++i) m.push_back(vlbias::read_npy_matrix(argv[i]));
+  }
+  if (call) {
+  } else if (what == "prdc") {
     vlbias::metrics::PrdcOptions o;
     o.k = 3;
     call = [&, o] { vlbias::metrics::prdc(m.at(0), m.at(1), o); };

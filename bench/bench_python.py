@@ -57,6 +57,29 @@ def median_time(fn, *a, repeats):
 
 
 rows = []
+# The encoder: the fixture's tiny random CLIP (no real weights can be downloaded here), so
+# the fixed costs weigh the most they can: 256 texts, 64 decoded JPEGs per call.
+e2e = pathlib.Path(__file__).resolve().parents[1] / "tests/fixtures/encode/e2e"
+model = vlbias.Clip(e2e / "hf")
+image = str(e2e / "images" / "a_photo.jpg")
+texts = [f"a photo of a person number {i}" for i in range(256)]
+for name, fn, extra in (
+    ("clip_texts", lambda: model.encode_texts(texts), ["256"]),
+    # batch_size=64: one encoder call, as bench_calls makes (the default batches by 32).
+    ("clip_images", lambda: model.encode_images([image] * 64, batch_size=64), ["64", image]),
+):
+    reps = args.repeats * 12
+    cpp = float(
+        subprocess.run(
+            [str(build / "bench" / "bench_calls"), name, str(reps), str(e2e / "hf"), *extra],
+            check=True, capture_output=True, text=True,
+        ).stdout
+    )
+    py = median_time(fn, repeats=reps)
+    row = {"call": name, "cpp_s": round(cpp, 5), "python_s": round(py, 5), "overhead": round(py / cpp - 1, 4)}
+    rows.append(row)
+    print(json.dumps(row), flush=True)
+
 with tempfile.TemporaryDirectory() as tmp:
     for name, (arrays, fn) in cases.items():
         paths = []

@@ -29,6 +29,8 @@
 #include "vlbias/error.h"
 #include "vlbias/image.h"
 #include "vlbias/json_output.h"
+#include "vlbias/lvlm.h"
+#include "vlbias/lvlm_report.h"
 #include "vlbias/matrix.h"
 #include "vlbias/metric_json.h"
 #include "vlbias/parallel.h"
@@ -311,6 +313,76 @@ std::vector<std::string> add_label_columns(Table& table, const py::handle& label
   return names;
 }
 
+// The LVLM measures scan a table of answers (lvlm.h); here it is built from the arrays.
+Table answers_table(std::size_t rows) {
+  Table t;
+  t.source = "<arrays>";
+  t.rows = rows;
+  t.line_of_row.resize(rows);
+  for (std::size_t i = 0; i < rows; ++i) t.line_of_row[i] = i + 1;
+  return t;
+}
+
+py::dict lvlm_measure(Table& table, LvlmConfig& config, const LvlmReportOptions& o, LvlmMeasure m) {
+  Json out;
+  {
+    py::gil_scoped_release release;
+    LvlmState state;
+    lvlm_scan_table(table, config, state);
+    canonicalize(state);
+    out = lvlm_measure_json(state, config, o, m);
+  }
+  return to_python(out);
+}
+
+py::dict maxgap(const py::handle& scores, const py::handle& set_ids, const py::handle& groups,
+                const py::handle& by, std::size_t bootstrap, double ci, std::uint64_t seed) {
+  std::vector<std::pair<std::string, std::vector<double>>> columns;
+  if (py::isinstance<py::dict>(scores)) {
+    for (const auto& [k, v] : scores.cast<py::dict>())
+      columns.emplace_back(py::str(k), as_vector(v, "scores"));
+  } else {
+    columns.emplace_back("score", as_vector(scores, "scores"));
+  }
+  if (columns.empty()) throw py::value_error("scores is empty: give at least one score column");
+  Table table = answers_table(columns.front().second.size());
+  LvlmConfig config;
+  for (auto& [name, values] : columns) {
+    if (values.size() != table.rows)
+      throw py::value_error("every score column needs the same length");
+    add_numeric_column(table, name, std::move(values));
+    config.scores.push_back(name);
+  }
+  config.set_key = add_label_columns(table, set_ids, "set");
+  config.group = add_label_columns(table, groups, "group");
+  if (!by.is_none()) config.by = add_label_columns(table, by, "by");
+  config.stop_words = "none";
+  LvlmReportOptions o;
+  o.bootstrap = bootstrap;
+  o.ci = ci;
+  o.seed = seed;
+  return lvlm_measure(table, config, o, LvlmMeasure::MaxGap);
+}
+
+py::dict pmi(const std::vector<std::string>& texts, const py::handle& groups, const py::handle& by,
+             std::size_t min_freq, double threshold, std::size_t top, double log_base) {
+  Table table = answers_table(texts.size());
+  add_string_column(table, "text", texts);
+  LvlmConfig config;
+  config.text = "text";
+  config.pmi = true;
+  config.stop_words = "none";
+  config.group = add_label_columns(table, groups, "group");
+  if (!by.is_none()) config.by = add_label_columns(table, by, "by");
+  if (min_freq < 1) throw py::value_error("min_freq must be at least 1");
+  LvlmReportOptions o;
+  o.pmi_min_freq = min_freq;
+  o.pmi_threshold = threshold;
+  o.pmi_top = top;
+  o.pmi_log_base = log_base;
+  return lvlm_measure(table, config, o, LvlmMeasure::Pmi);
+}
+
 py::dict compare(const py::handle& values, const py::handle& groups, const std::string& test,
                  bool pairwise, const py::handle& within, std::size_t min_group_size) {
   Table table;
@@ -362,9 +434,10 @@ class Clip {
     if (batch == 0) throw py::value_error("batch_size must be at least 1");
     std::vector<std::string> paths;
     std::vector<RgbImage> arrays;
+    const py::object fspath = py::module_::import("os").attr("fspath");
     for (const auto& item : images) {
       if (py::isinstance<py::str>(item) || py::hasattr(item, "__fspath__")) {
-        paths.push_back(py::str(py::module_::import("os").attr("fspath")(item)));
+        paths.push_back(py::str(fspath(item)));
         continue;
       }
       using ByteArray = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
@@ -495,6 +568,24 @@ processor (or torchvision for open_clip), texts tokenized with CLIP's BPE.)")
         R"(Run the audit a YAML spec describes (as `vlbias audit SPEC --out OUT`): writes
 OUT/results.json, OUT/tables/*.csv and OUT/report.html, and returns results.json as a dict.)");
 
+  m.def("maxgap", &maxgap, py::arg("scores"), py::arg("set_ids"), py::arg("groups"),
+        py::arg("by") = py::none(), py::arg("bootstrap") = 1000, py::arg("ci") = 0.95,
+        py::arg("seed") = 0,
+        R"(MaxGap over counterfactual sets (paper 003, Eq. 1): per set, the max - min of a score
+over its rows, then the mean, p90 and describe over sets with bootstrap CIs, and which group
+holds each set's max.
+
+scores: one value per answer (a 1-D array), or a dict {name: array} of several score columns.
+set_ids: the set of each answer (a list), or a dict of columns that together name the set.
+groups: each answer's group (a list), or a dict of columns (intersectional). by: optional
+split (a list or dict). Returns what `vlbias metric maxgap` prints (without provenance).)");
+  m.def("pmi", &pmi, py::arg("texts"), py::arg("groups"), py::arg("by") = py::none(),
+        py::arg("min_freq") = 10, py::arg("threshold") = 1.0, py::arg("top") = 0,
+        py::arg("log_base") = 0.0,
+        R"(Words over-represented in the answers about each group (paper 003's PMI):
+log[(f(w,g)/N_g) / (f(w,not g)/N_not g)], kept when above `threshold` with f(w,g) >= min_freq;
+`top` > 0 keeps the top words per group; log_base 0 = natural. Returns what `vlbias metric
+pmi` prints (without provenance).)");
   m.def("clipscore", &clipscore, py::arg("images"), py::arg("texts"), py::arg("variant") = "raw",
         py::arg("text_row") = py::none(), py::arg("percentiles") = std::vector<double>{10, 50, 90},
         R"(CLIPScore of each image embedding against its text embedding.

@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "vlbias/table.h"
 #include "vlbias/text_measures.h"
 
 namespace vlbias {
@@ -137,6 +138,9 @@ struct LvlmState {
 // other shards of the same config). `progress` draws a bar when not quiet.
 void lvlm_scan(const std::string& path, const LvlmConfig& config, LvlmState& state,
                bool progress = true);
+// The same scan over a table in memory (e.g. built from Python arrays): the same rows in the
+// same order give the same state as the file would.
+void lvlm_scan_table(const Table& table, const LvlmConfig& config, LvlmState& state);
 // Adds `other` into `into`: InputError when the fingerprints differ.
 void lvlm_merge(LvlmState& into, const LvlmState& other);
 // Binary state files ("VLBIASLV" + version + fingerprint + sections). Reading

@@ -57,4 +57,13 @@ AnalysisOutput lvlm_group_tests(const LvlmState& state, const LvlmConfig& config
 AnalysisOutput lvlm_paired(const LvlmState& state, const LvlmConfig& config,
                            const LvlmReportOptions& options);
 
+enum class LvlmMeasure { MaxGap, Pmi, Lexicon, Ratings, Responses, Paired };
+const char* to_string(LvlmMeasure measure);  // "maxgap", "pmi", ...
+
+// What `vlbias metric <measure>` prints, without provenance (shared with the Python
+// bindings): rows, rows_missing_group, rows_missing_key, then the section's JSON; MaxGap
+// without `by` and with one score is that single result itself. `state` must be canonical.
+Json lvlm_measure_json(const LvlmState& state, const LvlmConfig& config,
+                       const LvlmReportOptions& options, LvlmMeasure measure);
+
 }  // namespace vlbias

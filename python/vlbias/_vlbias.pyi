@@ -21,6 +21,31 @@ def set_threads(n: int) -> None:
 def threads() -> int:
     """Worker threads in use."""
 
+Labels = Union[Sequence[Any], dict[str, Sequence[Any]]]
+
+def maxgap(
+    scores: Union[ArrayLike1D, dict[str, ArrayLike1D]],
+    set_ids: Labels,
+    groups: Labels,
+    by: Union[Labels, None] = None,
+    bootstrap: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """MaxGap over counterfactual sets (paper 003), as `vlbias metric maxgap`: sets, maxgap
+    and max summaries with CIs, histogram, max_group_share (per score and by-level)."""
+
+def pmi(
+    texts: Sequence[str],
+    groups: Labels,
+    by: Union[Labels, None] = None,
+    min_freq: int = 10,
+    threshold: float = 1.0,
+    top: int = 0,
+    log_base: float = 0.0,
+) -> dict[str, Any]:
+    """Over-represented words per group (paper 003's PMI), as `vlbias metric pmi`."""
+
 def clipscore(
     images: ArrayLike2D,
     texts: ArrayLike2D,

@@ -163,7 +163,8 @@ Json histogram_json(const std::vector<double>& x, double hi, std::size_t bins) {
   std::size_t seen = 0;
   for (std::size_t c : counts) {
     seen += c;
-    cumulative.push_back(x.empty() ? Json() : Json(static_cast<double>(seen) / static_cast<double>(x.size())));
+    cumulative.push_back(
+        x.empty() ? Json() : Json(static_cast<double>(seen) / static_cast<double>(x.size())));
   }
   return Json{{"edges", numbers_json(edges)}, {"counts", counts}, {"cumulative_share", cumulative}};
 }
@@ -896,6 +897,53 @@ AnalysisOutput lvlm_paired(const LvlmState& s, const LvlmConfig& config,
   out.json["baseline"] = o.compare_baseline;
   out.json["results"] = std::move(results);
   out.tables.emplace_back("paired", table.build());
+  return out;
+}
+
+namespace {
+
+// Each measure's name and section function.
+struct MeasureEntry {
+  LvlmMeasure measure;
+  const char* name;
+  AnalysisOutput (*section)(const LvlmState&, const LvlmConfig&, const LvlmReportOptions&);
+};
+constexpr MeasureEntry kMeasures[] = {
+    {LvlmMeasure::MaxGap, "maxgap", lvlm_maxgap},
+    {LvlmMeasure::Pmi, "pmi", lvlm_pmi},
+    {LvlmMeasure::Lexicon, "lexicon", lvlm_lexicon},
+    {LvlmMeasure::Ratings, "ratings", lvlm_ratings},
+    {LvlmMeasure::Responses, "responses", lvlm_responses},
+    {LvlmMeasure::Paired, "paired", lvlm_paired},
+};
+
+const MeasureEntry& entry(LvlmMeasure m) {
+  for (const auto& e : kMeasures) {
+    if (e.measure == m) return e;
+  }
+  VLBIAS_FAIL(InternalError, "unknown LVLM measure {}", static_cast<int>(m));
+}
+
+}  // namespace
+
+const char* to_string(LvlmMeasure m) {
+  return entry(m).name;
+}
+
+Json lvlm_measure_json(const LvlmState& state, const LvlmConfig& config,
+                       const LvlmReportOptions& options, LvlmMeasure m) {
+  AnalysisOutput section = entry(m).section(state, config, options);
+  Json out = Json::object();
+  out["rows"] = state.rows;
+  out["rows_missing_group"] = state.rows_missing_group;
+  out["rows_missing_key"] = state.rows_missing_key;
+  // Without `by` and with one score, MaxGap's single result is the object itself.
+  if (m == LvlmMeasure::MaxGap && config.by.empty() && config.scores.size() == 1) {
+    Json r = section.json["results"][0];
+    section.json.erase("results");
+    for (auto& [k, v] : r.items()) section.json[k] = v;
+  }
+  for (auto& [k, v] : section.json.items()) out[k] = v;
   return out;
 }
 

@@ -37,24 +37,10 @@ struct LvlmArgs {
   std::uint64_t seed = 0;
 };
 
-enum class Measure { MaxGap, Pmi, Lexicon, Ratings, Responses, Paired };
+using Measure = LvlmMeasure;
 
 const char* measure_name(Measure m) {
-  switch (m) {
-    case Measure::MaxGap:
-      return "maxgap";
-    case Measure::Pmi:
-      return "pmi";
-    case Measure::Lexicon:
-      return "lexicon";
-    case Measure::Ratings:
-      return "ratings";
-    case Measure::Responses:
-      return "responses";
-    case Measure::Paired:
-      return "paired";
-  }
-  return "";
+  return to_string(m);
 }
 
 std::vector<std::string> optional_list(const std::string& text, const std::string& option) {
@@ -163,37 +149,7 @@ void run_lvlm_metric(const LvlmArgs& a, Measure m) {
   o.lexicon_min_obs = static_cast<std::size_t>(a.min_obs);
   o.compare_column = a.compare_column;
   o.compare_baseline = a.baseline;
-  AnalysisOutput section;
-  switch (m) {
-    case Measure::MaxGap:
-      section = lvlm_maxgap(state, config, o);
-      break;
-    case Measure::Pmi:
-      section = lvlm_pmi(state, config, o);
-      break;
-    case Measure::Lexicon:
-      section = lvlm_lexicon(state, config, o);
-      break;
-    case Measure::Ratings:
-      section = lvlm_ratings(state, config, o);
-      break;
-    case Measure::Responses:
-      section = lvlm_responses(state, config, o);
-      break;
-    case Measure::Paired:
-      section = lvlm_paired(state, config, o);
-      break;
-  }
-  out["rows"] = state.rows;
-  out["rows_missing_group"] = state.rows_missing_group;
-  out["rows_missing_key"] = state.rows_missing_key;
-  // Without --by and with one score, MaxGap's single result is the object itself.
-  if (m == Measure::MaxGap && config.by.empty() && config.scores.size() == 1) {
-    Json r = section.json["results"][0];
-    section.json.erase("results");
-    for (auto& [k, v] : r.items()) section.json[k] = v;
-  }
-  for (auto& [k, v] : section.json.items()) out[k] = v;
+  out.update(lvlm_measure_json(state, config, o, m));
   p.parameters["bootstrap"] = o.bootstrap;
   p.seed = o.seed;
   out["provenance"] = provenance_json(p);

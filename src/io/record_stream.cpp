@@ -2,6 +2,8 @@
 // record parser, JSONL with one simdjson DOM parse per line.
 #include "vlbias/record_stream.h"
 
+#include "vlbias/table.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -176,6 +178,28 @@ std::size_t for_each_record(const std::string& path, const std::vector<std::stri
   }
   VLBIAS_CHECK(rows > 0, InputError, "'{}' has no rows; expected at least one", path);
   return rows;
+}
+
+std::size_t for_each_record(const Table& table, const std::vector<std::string>& columns,
+                            const std::function<void(const Record&)>& on_row) {
+  std::vector<const Column*> cols;
+  for (const auto& name : columns) cols.push_back(&table.column(name));
+  Record record;
+  record.source_ = &table.source;
+  record.names_ = &columns;
+  record.text_.resize(columns.size());
+  record.present_.resize(columns.size());
+  std::vector<std::string> cells(columns.size());
+  for (std::size_t row = 0; row < table.rows; ++row) {
+    for (std::size_t i = 0; i < cols.size(); ++i) {
+      record.present_[i] = !cols[i]->missing(row);
+      cells[i] = record.present_[i] ? cols[i]->text(row) : std::string();
+      record.text_[i] = cells[i];
+    }
+    record.line_ = row < table.line_of_row.size() ? table.line_of_row[row] : row + 1;
+    on_row(record);
+  }
+  return table.rows;
 }
 
 }  // namespace vlbias

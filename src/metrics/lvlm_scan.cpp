@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -125,9 +126,14 @@ void check_config(const LvlmConfig& c) {
                "lexicon_by '{}' is given without a lexicon", c.lexicon_by);
 }
 
-}  // namespace
+// Hands every row of a source (a file, or a table in memory) to on_row, with progress in bytes.
+using RecordFeed = std::function<void(
+    const std::vector<std::string>& columns, const std::function<void(const Record&)>& on_row,
+    const std::function<void(std::size_t, std::size_t)>& on_progress)>;
 
-void lvlm_scan(const std::string& path, const LvlmConfig& config, LvlmState& state, bool progress) {
+// The scan itself; `path` names the source in messages, `file_bytes` sizes the progress bar.
+void scan_records(const std::string& path, std::uintmax_t file_bytes, const RecordFeed& feed,
+                  const LvlmConfig& config, LvlmState& state, bool progress) {
   check_config(config);
   const std::string fp = config.fingerprint();
   if (state.fingerprint.empty()) {
@@ -202,15 +208,13 @@ void lvlm_scan(const std::string& path, const LvlmConfig& config, LvlmState& sta
   std::vector<std::uint32_t> lex_counts(C);
   std::vector<std::int32_t> lex_seen;
   std::vector<double> member(M);
-  std::error_code size_error;
-  const auto file_bytes = std::filesystem::file_size(path, size_error);
-  const std::size_t total_mib = size_error ? 0 : (file_bytes >> 20) + 1;
+  const std::size_t total_mib = static_cast<std::size_t>(file_bytes >> 20) + 1;
   std::optional<Progress> bar;
   if (progress) bar.emplace(fmt::format("scanning {} (MiB)", path), total_mib);
   std::size_t shown_mib = 0;
 
-  for_each_record(
-      path, columns,
+  feed(
+      columns,
       [&](const Record& rec) {
         ++state.rows;
         const auto tuple = [&](const std::vector<std::size_t>& cols, std::string& out) {
@@ -372,6 +376,30 @@ void lvlm_scan(const std::string& path, const LvlmConfig& config, LvlmState& sta
         shown_mib = std::max(shown_mib, mib);
       });
   if (bar) bar->finish();
+}
+
+}  // namespace
+
+void lvlm_scan(const std::string& path, const LvlmConfig& config, LvlmState& state, bool progress) {
+  std::error_code size_error;
+  const auto file_bytes = std::filesystem::file_size(path, size_error);
+  scan_records(
+      path, size_error ? 0 : file_bytes,
+      [&](const std::vector<std::string>& columns, const std::function<void(const Record&)>& on_row,
+          const std::function<void(std::size_t, std::size_t)>& on_progress) {
+        for_each_record(path, columns, on_row, on_progress);
+      },
+      config, state, progress);
+}
+
+void lvlm_scan_table(const Table& table, const LvlmConfig& config, LvlmState& state) {
+  scan_records(
+      table.source, 0,
+      [&](const std::vector<std::string>& columns, const std::function<void(const Record&)>& on_row,
+          const std::function<void(std::size_t, std::size_t)>&) {
+        for_each_record(table, columns, on_row);
+      },
+      config, state, false);
 }
 
 }  // namespace vlbias

@@ -334,6 +334,24 @@ std::vector<std::string> write_shards() {
   return paths;
 }
 
+// The Python bindings scan a table built in memory: the same rows give the same results.
+TEST(LvlmScan, ATableInMemoryScansLikeItsFile) {
+  const LvlmConfig c = full_config();
+  LvlmState from_table;
+  lvlm_scan_table(read_table(kDir + "generations.jsonl"), c, from_table);
+  canonicalize(from_table);
+  EXPECT_EQ(from_table.rows, 5760u);
+  EXPECT_EQ(all_sections(from_table, c), all_sections(scan_fixture(c), c));
+  // A column the config needs but the table lacks is an InputError naming it.
+  LvlmConfig missing = c;
+  missing.group = {"nope"};
+  LvlmState s;
+  EXPECT_NE(error_of<InputError>([&] {
+              lvlm_scan_table(read_table(kDir + "generations.jsonl"), missing, s);
+            }).find("nope"),
+            std::string::npos);
+}
+
 TEST(LvlmShards, FourShardsMergeToTheOneRunResultBitForBit) {
   const LvlmConfig c = full_config();
   const std::string one = all_sections(scan_fixture(c), c);

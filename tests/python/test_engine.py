@@ -201,3 +201,15 @@ def test_pip_install_from_the_checkout(tmp_path):
     path, fid = check.stdout.split()
     assert path.startswith(str(target))
     assert float(fid) == pytest.approx(vlbias.fid(np.eye(3), np.ones((3, 3)) + np.eye(3))["fid"])
+
+
+def test_clip_open_clip_layout_matches_pytorch():
+    """An open_clip directory: torchvision's round crop and open_clip's text cleaning."""
+    model = vlbias.Clip(E2E / "open_clip")
+    folder = json.loads((E2E / "expected.json").read_text())["folder_order"]
+    expect_rows_match(model.encode_images([E2E / "images" / n for n in folder]),
+                      np.load(E2E / "open_clip_images_folder.npy"))
+    with open(E2E / "texts.csv", newline="", encoding="utf-8") as f:
+        texts = [row["text"] for row in csv.DictReader(f)]
+    expect_rows_match(model.encode_texts(texts), np.load(E2E / "open_clip_texts.npy"))
+    assert model.describe()["model"]["layout"] == "open_clip"

@@ -1,6 +1,7 @@
 """The metric bindings against the CLI on the same input (every field equal) and against
 numpy/scipy references; arrays of every dtype and layout; errors with the engine's messages;
 the GIL released during the call."""
+import json
 import math
 import threading
 import time
@@ -223,23 +224,28 @@ def test_bad_arrays_are_clear_errors():
 
 
 def test_the_gil_is_released_during_a_call():
+    """While one thread is inside the engine, another runs Python: it wakes up every
+    millisecond in the middle of the call. With the GIL held it could not wake at all until
+    the call returned (not a timing ratio, so a loaded machine does not make it flaky)."""
     real, fake = features(3000, 128, 17), features(3000, 128, 18)
-    vlbias.set_threads(1)
-    try:
-        start = time.perf_counter()
+    window = {}
+
+    def work():
+        window["start"] = time.perf_counter()
         vlbias.prdc(real, fake, k=3)
-        one = time.perf_counter() - start
-        threads = [threading.Thread(target=vlbias.prdc, args=(real, fake, 3)) for _ in range(2)]
-        start = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        two = time.perf_counter() - start
-    finally:
-        vlbias.set_threads(0)
-    # Two calls on two cores overlap: far less than twice one call (held GIL: >= 2x).
-    assert two < 1.6 * one, (one, two)
+        window["end"] = time.perf_counter()
+
+    worker = threading.Thread(target=work)
+    wakes = []
+    worker.start()
+    while worker.is_alive():
+        wakes.append(time.perf_counter())
+        time.sleep(0.001)
+    worker.join()
+    start, end = window["start"], window["end"]
+    assert end - start > 0.05, "the call was too short to observe"
+    middle = [t for t in wakes if start + 0.2 * (end - start) < t < end - 0.2 * (end - start)]
+    assert len(middle) >= 5, (end - start, len(wakes), len(middle))
 
 
 def test_module_metadata():
@@ -277,3 +283,79 @@ def test_clipscore_matches_cli_and_numpy(cli, npy, tmp_path):
     )
     with pytest.raises(vlbias.InputError):
         vlbias.clipscore(images, texts[:7])
+
+
+def answers_table(tmp_path, rows, columns):
+    import csv
+
+    path = tmp_path / "answers.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        w.writerows(rows)
+    return path
+
+
+def test_maxgap_matches_cli_and_numpy(cli, tmp_path):
+    rng = np.random.default_rng(21)
+    groups = ["Asian", "Black", "White"]
+    set_ids, group, prompt, tox = [], [], [], []
+    for s in range(40):
+        for p in ("describe", "job"):
+            for g in groups:
+                set_ids.append(f"s{s}")
+                group.append(g)
+                prompt.append(p)
+                tox.append(float(rng.beta(2, 8) + (0.2 if g == "Black" else 0.0)))
+    tox = np.array(tox)
+    table = answers_table(tmp_path, zip(set_ids, group, prompt, tox), ["set", "race", "prompt", "toxicity"])
+    # One score, no split: the single result is the object itself, as the CLI prints it.
+    got = vlbias.maxgap({"toxicity": tox}, {"set": set_ids, "prompt": prompt}, {"race": group},
+                        bootstrap=200, seed=4)
+    assert got == without_provenance(
+        cli("metric", "maxgap", "--table", table, "--set-key", "set,prompt", "--group", "race",
+            "--score", "toxicity", "--bootstrap", 200, "--seed", 4)
+    )
+    # numpy: per (set, prompt) max - min, then the mean over the 80 sets.
+    keys = sorted(set(zip(set_ids, prompt)))
+    gaps = []
+    holders = []
+    for k in keys:
+        idx = [i for i, kk in enumerate(zip(set_ids, prompt)) if kk == k]
+        gaps.append(tox[idx].max() - tox[idx].min())
+        holders.append(group[idx[int(np.argmax(tox[idx]))]])
+    assert got["sets"] == 80
+    assert got["maxgap"]["mean"] == pytest.approx(np.mean(gaps), abs=1e-12)
+    assert got["maxgap"]["p90"] == pytest.approx(np.percentile(gaps, 90), abs=1e-12)
+    assert got["max_group_share"]["race=Black"] == pytest.approx(holders.count("Black") / 80)
+    # Split by prompt: one result per prompt.
+    split = vlbias.maxgap({"toxicity": tox}, set_ids, {"race": group}, by={"prompt": prompt}, bootstrap=0)
+    assert split == without_provenance(
+        cli("metric", "maxgap", "--table", table, "--set-key", "set", "--group", "race",
+            "--score", "toxicity", "--by", "prompt", "--bootstrap", 0)
+    )
+    assert len(split["results"]) == 2
+    # A plain array is the score column "score".
+    assert vlbias.maxgap(tox, set_ids, group, bootstrap=0)["score"] == "score"
+
+
+def test_pmi_matches_cli(cli, tmp_path):
+    texts, group = [], []
+    for i in range(60):
+        g = ["Black", "White"][i % 2]
+        texts.append(("strong athletic man " if g == "Black" else "smart calm man ") + f"w{i % 5}")
+        group.append(g)
+    table = answers_table(tmp_path, zip(texts, group), ["text", "race"])
+    got = vlbias.pmi(texts, {"race": group}, min_freq=3)
+    assert got == without_provenance(
+        cli("metric", "pmi", "--table", table, "--text", "text", "--group", "race", "--min-freq", 3)
+    )
+    words = json.dumps(got)
+    assert "athletic" in words and "smart" in words
+
+
+def test_lvlm_bindings_refuse_bad_input():
+    with pytest.raises(ValueError, match="2 labels for 3 values"):
+        vlbias.maxgap([0.1, 0.2, 0.3], ["a", "a"], ["x", "y", "z"])
+    with pytest.raises(ValueError, match="min_freq"):
+        vlbias.pmi(["a b"], ["g"], min_freq=0)
