@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -27,12 +28,15 @@ inline std::string read_file(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// A directory of its own for the running test (process id + test name).
+// A directory of its own for the running test (process id + test name), emptied the first
+// time the test asks for it: process ids are reused, and a folder left by an earlier run with
+// the same id (e.g. an interrupted encode's checkpoint) must not leak into this one.
 inline std::filesystem::path temp_dir() {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      ("vlbias_cli_" + std::to_string(::getpid()) + "_" +
-       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("vlbias_cli_" + std::to_string(::getpid()) + "_" + name);
+  static std::set<std::string> fresh;  // tests whose folder was emptied in this process
+  if (fresh.insert(name).second) std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
 }
