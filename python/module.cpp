@@ -11,7 +11,6 @@
 
 #include <cmath>
 #include <limits>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -123,8 +122,19 @@ py::object to_python(const Json& j) {
   }
 }
 
-// Class labels as RankedItems: strings sort by bytes, integers numerically, as the CLI's
-// grouping sorts a table's column.
+// A table of `rows` rows built in memory from arguments (`source` names it in messages).
+Table memory_table(std::size_t rows, const char* source) {
+  Table t;
+  t.source = source;
+  t.rows = rows;
+  t.line_of_row.resize(rows);
+  for (std::size_t i = 0; i < rows; ++i) t.line_of_row[i] = i + 1;
+  return t;
+}
+
+// Scores and class labels as RankedItems, the classes found as the CLI finds them in a table
+// column (metrics::set_classes): integer labels make a numeric column (ordered numerically),
+// anything else text (ordered by bytes).
 metrics::RankedItems ranked_items(const py::handle& scores, const py::sequence& labels) {
   metrics::RankedItems items;
   items.scores = as_vector(scores, "scores");
@@ -135,37 +145,22 @@ metrics::RankedItems ranked_items(const py::handle& scores, const py::sequence& 
   }
   bool all_int = true;
   std::vector<std::string> text;
-  std::vector<long long> ints;
+  std::vector<double> ints;
   for (const auto& l : labels) {
     if (py::isinstance<py::bool_>(l) || !py::isinstance<py::int_>(l)) {
       all_int = false;
     } else {
-      ints.push_back(l.cast<long long>());
+      ints.push_back(static_cast<double>(l.cast<long long>()));
     }
     text.push_back(py::str(l));
   }
-  std::map<std::string, std::uint32_t> code;
+  Table table = memory_table(items.scores.size(), "<labels>");
   if (all_int) {
-    std::map<long long, std::string> seen;
-    for (std::size_t i = 0; i < ints.size(); ++i) seen[ints[i]] = text[i];
-    for (const auto& [v, name] : seen) {
-      code[name] = static_cast<std::uint32_t>(items.class_names.size());
-      items.class_names.push_back(name);
-    }
+    add_numeric_column(table, "labels", std::move(ints));
   } else {
-    std::map<std::string, int> seen;  // std::map orders by bytes
-    for (const auto& t : text) seen[t] = 0;
-    for (const auto& [name, unused] : seen) {
-      code[name] = static_cast<std::uint32_t>(items.class_names.size());
-      items.class_names.push_back(name);
-    }
+    add_string_column(table, "labels", text);
   }
-  for (const auto& t : text) items.labels.push_back(code[t]);
-  if (items.scores.empty()) throw py::value_error("there are no items to rank");
-  if (items.class_names.size() < 2) {
-    throw py::value_error("labels have " + std::to_string(items.class_names.size()) +
-                          " class(es); ranking metrics need at least two");
-  }
+  metrics::set_classes(items, table, "labels");
   return items;
 }
 
@@ -313,16 +308,6 @@ std::vector<std::string> add_label_columns(Table& table, const py::handle& label
   return names;
 }
 
-// The LVLM measures scan a table of answers (lvlm.h); here it is built from the arrays.
-Table answers_table(std::size_t rows) {
-  Table t;
-  t.source = "<arrays>";
-  t.rows = rows;
-  t.line_of_row.resize(rows);
-  for (std::size_t i = 0; i < rows; ++i) t.line_of_row[i] = i + 1;
-  return t;
-}
-
 py::dict lvlm_measure(Table& table, LvlmConfig& config, const LvlmReportOptions& o, LvlmMeasure m) {
   Json out;
   {
@@ -345,7 +330,7 @@ py::dict maxgap(const py::handle& scores, const py::handle& set_ids, const py::h
     columns.emplace_back("score", as_vector(scores, "scores"));
   }
   if (columns.empty()) throw py::value_error("scores is empty: give at least one score column");
-  Table table = answers_table(columns.front().second.size());
+  Table table = memory_table(columns.front().second.size(), "<arrays>");
   LvlmConfig config;
   for (auto& [name, values] : columns) {
     if (values.size() != table.rows)
@@ -366,7 +351,7 @@ py::dict maxgap(const py::handle& scores, const py::handle& set_ids, const py::h
 
 py::dict pmi(const std::vector<std::string>& texts, const py::handle& groups, const py::handle& by,
              std::size_t min_freq, double threshold, std::size_t top, double log_base) {
-  Table table = answers_table(texts.size());
+  Table table = memory_table(texts.size(), "<arrays>");
   add_string_column(table, "text", texts);
   LvlmConfig config;
   config.text = "text";
@@ -385,13 +370,9 @@ py::dict pmi(const std::vector<std::string>& texts, const py::handle& groups, co
 
 py::dict compare(const py::handle& values, const py::handle& groups, const std::string& test,
                  bool pairwise, const py::handle& within, std::size_t min_group_size) {
-  Table table;
-  table.source = "<values>";
   std::vector<double> v = as_vector(values, "values");
-  table.rows = v.size();
-  table.line_of_row.resize(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) table.line_of_row[i] = i + 1;
-  add_numeric_column(table, "value", v);
+  Table table = memory_table(v.size(), "<values>");
+  add_numeric_column(table, "value", std::move(v));
   CompareOptions o;
   o.value = "value";
   o.by = add_label_columns(table, groups, "group");

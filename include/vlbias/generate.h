@@ -68,6 +68,7 @@
 #include <vector>
 
 #include "vlbias/driver.h"
+#include "vlbias/json_output.h"
 #include "vlbias/run_store.h"
 
 namespace vlbias {
@@ -97,6 +98,11 @@ struct JobSummary {
   std::vector<std::string> outputs;   // files written, relative to RUN_DIR
   std::vector<std::string> warnings;  // also printed through warn()
 };
+
+// The "store" (counts over the whole store) and "this_run" (added, outcomes, attempts,
+// retries, elapsed_s, requests_per_s) blocks that run.json and the commands' summary share.
+Json store_json(const JobSummary& summary);
+Json this_run_json(const JobSummary& summary);
 
 // ------------------------------------------------------------------ LVLM chat
 

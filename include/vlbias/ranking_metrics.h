@@ -15,6 +15,10 @@
 #include <string>
 #include <vector>
 
+namespace vlbias {
+struct Table;
+}
+
 namespace vlbias::metrics {
 
 inline constexpr const char* kTieRule = "stable: input order";
@@ -65,6 +69,12 @@ struct NdklResult {
   std::vector<double> desired;            // per class
   std::vector<std::size_t> class_counts;  // per class
 };
+
+// The classes of the items from column `attribute` of `table` (one row per item): labels and
+// class names, ordered as group_by orders the column's values (numbers numerically, text by
+// bytes). InputError naming the table for a row without a class, fewer than two classes, or
+// no rows. The scores are the caller's.
+void set_classes(RankedItems& items, const Table& table, const std::string& attribute);
 
 // Item indices from best to worst: score descending, ties by input order.
 // Throws InputError for a NaN score (naming the item, 0-based).

@@ -215,24 +215,11 @@ void apply(const Overrides& o, JobControl& control) {
 
 // The summary on stdout: one JSON object, like every command.
 void print_summary(const JobSummary& s, const std::string& out) {
-  const double elapsed = s.drive.elapsed_s;
-  const std::size_t finished = s.drive.done + s.drive.refused + s.drive.failed;
   Json j;
   j["kind"] = s.kind;
   j["run_dir"] = out;
-  j["store"] = {{"total", s.counts.total()},
-                {"done", s.counts.done},
-                {"refused", s.counts.refused},
-                {"failed", s.counts.failed},
-                {"pending", s.counts.pending}};
-  j["this_run"] = {{"added", s.added},
-                   {"done", s.drive.done},
-                   {"refused", s.drive.refused},
-                   {"failed", s.drive.failed},
-                   {"attempts", s.drive.attempts},
-                   {"retries", s.drive.retries},
-                   {"elapsed_s", elapsed},
-                   {"requests_per_s", elapsed > 0 ? finished / elapsed : 0.0}};
+  j["store"] = store_json(s);
+  j["this_run"] = this_run_json(s);
   j["exported"] = s.exported;
   j["outputs"] = s.outputs;
   fmt::print("{}\n", j.dump(2));

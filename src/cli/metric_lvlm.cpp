@@ -39,10 +39,6 @@ struct LvlmArgs {
 
 using Measure = LvlmMeasure;
 
-const char* measure_name(Measure m) {
-  return to_string(m);
-}
-
 std::vector<std::string> optional_list(const std::string& text, const std::string& option) {
   return text.empty() ? std::vector<std::string>{} : split_list(text, option);
 }
@@ -59,7 +55,7 @@ LvlmConfig make_config(const LvlmArgs& a, Measure m) {
       c.scores = split_list(a.scores, "--score");
       VLBIAS_CHECK(!c.set_key.empty(), UsageError,
                    "metric {} needs --set-key (the columns naming a counterfactual set)",
-                   measure_name(m));
+                   to_string(m));
       break;
     case Measure::Pmi:
       c.pmi = true;
@@ -88,7 +84,7 @@ LvlmConfig make_config(const LvlmArgs& a, Measure m) {
   if (m == Measure::Pmi || m == Measure::Lexicon || m == Measure::Ratings ||
       m == Measure::Responses) {
     VLBIAS_CHECK(!c.text.empty(), UsageError, "metric {} needs --text (the answer column)",
-                 measure_name(m));
+                 to_string(m));
   }
   return c;
 }
@@ -97,7 +93,7 @@ void run_lvlm_metric(const LvlmArgs& a, Measure m) {
   VLBIAS_CHECK(a.tables.empty() != a.from_states.empty(), UsageError,
                "metric {} needs either --table (one or more shards) or --from-state (saved "
                "states), not both",
-               measure_name(m));
+               to_string(m));
   VLBIAS_CHECK(a.save_state.empty() || a.from_states.empty(), UsageError,
                "--save-state writes the scan of --table; it cannot be combined with --from-state");
   VLBIAS_CHECK(a.bootstrap >= 0 && a.min_freq >= 1 && a.top >= 0 && a.min_obs >= 0, UsageError,
@@ -121,7 +117,7 @@ void run_lvlm_metric(const LvlmArgs& a, Measure m) {
     }
   }
   Json out = Json::object();
-  p.command = fmt::format("metric {}", measure_name(m));
+  p.command = fmt::format("metric {}", to_string(m));
   p.parameters = Json{{"set_key", config.set_key},
                       {"group", config.group},
                       {"by", config.by},

@@ -30,23 +30,8 @@ struct RankingArgs {
 metrics::RankedItems read_ranked_items(const Table& table, const std::string& score,
                                        const std::string& attribute) {
   metrics::RankedItems items;
-  const Grouping grouping = group_by(table, {attribute});
-  if (grouping.rows_with_missing_key > 0) {
-    for (std::size_t row = 0; row < table.rows; ++row) {
-      VLBIAS_CHECK(grouping.group_of_row[row] != Grouping::kNoGroup, InputError,
-                   "{}: line {} has no value in attribute column '{}'; every ranked item needs "
-                   "a class ({} row(s) lack one).",
-                   table.source, table.line_of_row[row], attribute, grouping.rows_with_missing_key);
-    }
-  }
+  metrics::set_classes(items, table, attribute);
   items.scores = table.numeric(score);
-  items.labels = grouping.group_of_row;
-  items.class_names.reserve(grouping.size());
-  for (const auto& key : grouping.keys) items.class_names.push_back(key.front());
-  VLBIAS_CHECK(items.class_names.size() >= 2 || table.rows == 0, InputError,
-               "{}: attribute column '{}' has {} class(es); ranking metrics need at least two.",
-               table.source, attribute, items.class_names.size());
-  VLBIAS_CHECK(table.rows > 0, InputError, "{}: the table has no rows to rank.", table.source);
   return items;
 }
 

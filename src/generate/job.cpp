@@ -236,8 +236,6 @@ JobSummary RunFolder::run(const BuildRequest& build, const ReadResponse& read,
 void RunFolder::write_run_json(JobSummary& summary, const Endpoint& endpoint,
                                const Json& parameters, const Json& inputs,
                                const std::string& spec_text) {
-  const double elapsed = summary.drive.elapsed_s;
-  const std::size_t finished = summary.drive.done + summary.drive.refused + summary.drive.failed;
   Json out;
   out["kind"] = summary.kind;
   out["vlbias_version"] = VLBIAS_VERSION;
@@ -247,21 +245,13 @@ void RunFolder::write_run_json(JobSummary& summary, const Endpoint& endpoint,
                      {"model", endpoint.model},
                      {"api_key_env", endpoint.api_key_env},
                      {"timeout_s", endpoint.timeout_s}};
-  out["store"] = {{"total", summary.counts.total()},   {"done", summary.counts.done},
-                  {"refused", summary.counts.refused}, {"failed", summary.counts.failed},
-                  {"pending", summary.counts.pending}, {"exported", summary.exported}};
-  out["this_run"] = {{"added", summary.added},
-                     {"done", summary.drive.done},
-                     {"refused", summary.drive.refused},
-                     {"failed", summary.drive.failed},
-                     {"attempts", summary.drive.attempts},
-                     {"retries", summary.drive.retries},
-                     {"elapsed_s", elapsed},
-                     {"requests_per_s", elapsed > 0 ? finished / elapsed : 0.0},
-                     {"concurrency", control_.concurrency},
-                     {"max_qps", control_.max_qps},
-                     {"max_attempts", control_.retry.max_attempts},
-                     {"resumed", control_.resume}};
+  out["store"] = store_json(summary);
+  out["store"]["exported"] = summary.exported;
+  out["this_run"] = this_run_json(summary);
+  out["this_run"].update(Json{{"concurrency", control_.concurrency},
+                              {"max_qps", control_.max_qps},
+                              {"max_attempts", control_.retry.max_attempts},
+                              {"resumed", control_.resume}});
   out["parameters"] = parameters;
   out["inputs"] = inputs;
   out["outputs"] = summary.outputs;
@@ -295,3 +285,28 @@ Json cell_json(const Table& table, std::size_t column, std::size_t row) {
 }
 
 }  // namespace vlbias::generate_detail
+
+namespace vlbias {
+
+Json store_json(const JobSummary& s) {
+  return {{"total", s.counts.total()},
+          {"done", s.counts.done},
+          {"refused", s.counts.refused},
+          {"failed", s.counts.failed},
+          {"pending", s.counts.pending}};
+}
+
+Json this_run_json(const JobSummary& s) {
+  const double elapsed = s.drive.elapsed_s;
+  const std::size_t finished = s.drive.done + s.drive.refused + s.drive.failed;
+  return {{"added", s.added},
+          {"done", s.drive.done},
+          {"refused", s.drive.refused},
+          {"failed", s.drive.failed},
+          {"attempts", s.drive.attempts},
+          {"retries", s.drive.retries},
+          {"elapsed_s", elapsed},
+          {"requests_per_s", elapsed > 0 ? finished / elapsed : 0.0}};
+}
+
+}  // namespace vlbias

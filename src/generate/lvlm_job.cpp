@@ -1,13 +1,12 @@
 // `vlbias generate lvlm`: OpenAI-compatible chat completions with an image (generate.h).
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "job.h"
 #include "vlbias/atomic_file.h"
 #include "vlbias/error.h"
+#include "vlbias/mapped_file.h"
 #include "vlbias/table.h"
 
 namespace vlbias {
@@ -21,18 +20,10 @@ namespace {
 const std::vector<std::string> kAddedColumns = {"prompt",  "seed",           "model",        "text",
                                                 "refused", "refusal_reason", "finish_reason"};
 
-std::string read_bytes(const fs::path& path, std::size_t limit = std::string::npos) {
-  std::ifstream in(path, std::ios::binary);
-  VLBIAS_CHECK(in.good(), InputError, "{}: cannot open the image", path.string());
-  if (limit != std::string::npos) {
-    std::string head(limit, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(limit));
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    return head;
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// A mapped image's bytes, as sniff_image and base64_encode read them (mapped, not copied:
+// only the first page is touched to check an image, the whole file once to encode it).
+std::string_view bytes_of(const MappedFile& file) {
+  return {reinterpret_cast<const char*>(file.data()), file.size()};
 }
 
 void check_job(const LvlmJob& job) {
@@ -96,7 +87,7 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
     const fs::path path = root / image;
     VLBIAS_CHECK(fs::is_regular_file(path), InputError, "{} line {}: image {} does not exist",
                  job.manifest.string(), line, path.string());
-    VLBIAS_CHECK(sniff_image(read_bytes(path, 16)).has_value(), InputError,
+    VLBIAS_CHECK(sniff_image(bytes_of(MappedFile(path))).has_value(), InputError,
                  "{} line {}: {} is not a JPEG, PNG, GIF or WebP image", job.manifest.string(),
                  line, path.string());
   }
@@ -123,10 +114,10 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
 
   const BuildRequest build = [&](const std::string&, const std::string& text) {
     const Json request = Json::parse(text);
-    const std::string bytes = read_bytes(root / request["image"].get<std::string>());
+    const MappedFile image(root / request["image"].get<std::string>());
+    const std::string_view bytes = bytes_of(image);
     const auto kind = sniff_image(bytes);
-    VLBIAS_CHECK(kind.has_value(), InputError, "{}: is no longer an image",
-                 (root / request["image"].get<std::string>()).string());
+    VLBIAS_CHECK(kind.has_value(), InputError, "{}: is no longer an image", image.path().string());
     Json content = Json::array();
     content.push_back({{"type", "text"}, {"text", request["prompt_text"]}});
     content.push_back(
