@@ -1,13 +1,16 @@
 // libFuzzer target for what the generation drivers read from servers (src/generate): chat
 // completions, Perspective answers and API error bodies under a 2xx and a 4xx status,
-// base64 (decode, and encode round trips), image sniffing and Retry-After. Nothing may
-// throw: a server's bytes are data, never a reason to stop a run.
+// base64 (decode, and encode round trips), image sniffing, Retry-After, the JSON depth limit
+// and the key redaction. Nothing may throw: a server's bytes are data, never a reason to
+// stop a run.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "generate/job.h"
 #include "vlbias/http_client.h"
+#include "vlbias/json.h"
+#include "vlbias/redact.h"
 
 using namespace vlbias;
 using namespace vlbias::generate_detail;
@@ -33,5 +36,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (base64_decode(base64_encode(bytes)) != bytes) __builtin_trap();
   sniff_image(bytes);
   parse_retry_after(bytes, 1'700'000'000);
+  // What parses is within the limit: the pre-scan never counts shallower than the parser.
+  const ParsedJson parsed = try_parse_json(bytes);
+  if (parsed.ok() && json_depth(parsed.value.dump()) > kMaxJsonDepth) __builtin_trap();
+  // No occurrence of a key survives redaction.
+  static constexpr const char* kKey = "sk-fuzz-key-0123";
+  Redactor redact;
+  redact.add(kKey);
+  std::string redacted = bytes;
+  redact.apply(redacted);
+  if (redacted.find(kKey) != std::string::npos) __builtin_trap();
   return 0;
 }

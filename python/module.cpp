@@ -479,7 +479,7 @@ py::dict audit(const std::filesystem::path& spec_path, const std::filesystem::pa
   std::ifstream in(out / "results.json", std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
-  return to_python(Json::parse(text.str()));
+  return to_python(parse_json(text.str(), (out / "results.json").string()));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "vlbias/http_client.h"
+#include "vlbias/redact.h"
 #include "vlbias/run_store.h"
 
 namespace vlbias {
@@ -38,6 +39,10 @@ struct DriveOptions {
   double max_qps = 0;              // requests started per second over all threads; 0 = no limit
   std::uint64_t seed = 0;          // the jitter streams
   std::string label = "requests";  // the progress bar's
+  // Applied to every reply (body and transport error) before `read` sees it and to every
+  // verdict (response and reason) before the store records it: nothing a server sends can
+  // put the key into the store or the exports made from it.
+  Redactor redact;
 };
 
 struct DriveSummary {
@@ -47,6 +52,9 @@ struct DriveSummary {
   double elapsed_s = 0;
 };
 
+// A reply larger than the request's max_response_bytes fails its request at once (not
+// retried) with the transport error "reply larger than N bytes; raise max_response_bytes".
+//
 // Runs every Pending key of `store` to a final state, paging through the Pending rows (a
 // few thousand in memory at a time, so 57M-request stores work), with a progress bar that
 // shows the refused, failed and retried counts. Exceptions from the adapter functions

@@ -20,6 +20,34 @@
 // API keys come from the environment variable the endpoint names, read once at the start
 // (UsageError naming the variable, never its value, when it is unset or empty), and are
 // only ever put in request headers: never in the store, the exports, run.json or a message.
+// A server that echoes the key (a 401 repeating the Authorization header) or a key in the
+// URL's query cannot put it there either: the key and every query value of 8 bytes or more
+// are replaced by "[redacted]" in each reply and recorded outcome, and in run.json's copy of
+// the spec (redact.h).
+//
+// Replies are parsed with a nesting limit of 256 levels (json.h): a deeper reply fails its
+// request at once ("malformed response: JSON nested deeper than 256 levels"), the run going
+// on.
+//
+// Reply size: a reply larger than what its request can legitimately return fails that
+// request at once with "reply larger than N bytes; raise max_response_bytes", and no more
+// than N bytes of it are ever held in memory. N is requests.max_response_bytes (or
+// --max-response-bytes) when given, else:
+//   lvlm         64 KiB + 256 bytes x max_tokens (a token is a few characters; 256 bytes
+//                cover a long one written as six-byte JSON escapes; 64 KiB the JSON
+//                around the answer)
+//   t2i          1 MiB + 6 bytes x width x height (an uncompressed RGBA PNG is 4 bytes a
+//                pixel, base64 makes it 5.33; openai-images takes the pixels from `size`,
+//                2048 x 2048 for "auto")
+//   perspective  1 MiB (summary and span scores of a comment of the API's 20 KB)
+//
+// Numbers out of their range are refused (UsageError naming the key and the range):
+// requests.concurrency (--concurrency) 1..1024; requests.max_qps (--max-qps) 0 (no limit)
+// or 0.001..1e6; requests.max_attempts 1..1000; requests.base_delay_s and max_delay_s
+// 0..3600; endpoint.timeout_s 0.001..86400; requests.max_response_bytes 1024..2^30;
+// sampling.max_tokens 1..2^20; images_per_prompt 1..100000; sd_webui.steps 1..1000,
+// cfg_scale 0..100, width and height 8..8192; openai.size WIDTHxHEIGHT (each 1..8192) or
+// auto.
 //
 // Spec formats (`vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR`; examples/generate/).
 // Paths are relative to the spec's folder. Every key is checked; unknown keys are errors.
@@ -40,7 +68,8 @@
 //   seeds: [0, 1, 2]              # default [0]: one request per image x prompt x seed
 //   sampling: {temperature: 0.7, max_tokens: 256, top_p: 1.0, send_seed: true}
 //   requests: {concurrency: 8, max_qps: 0, max_attempts: 6, base_delay_s: 1,
-//              max_delay_s: 60, seed: 0}
+//              max_delay_s: 60, seed: 0,
+//              max_response_bytes: 1000000}   # optional: else derived (Reply size above)
 //
 //   version: 1
 //   kind: generate-t2i
@@ -55,20 +84,23 @@
 //   openai: {size: 1024x1024, quality: standard, response_format: b64_json}
 //   requests: {...}               # as above
 //
-// The command line overrides requests.concurrency and max_qps (--concurrency, --max-qps)
-// and adds --resume and --retry-failed. The model, sampling and image parameters shape
-// the requests: changing them under a run is refused (a new --out starts another run);
-// adding images, prompts or seeds to the manifest extends a run on --resume, and changing
-// the text of a request already in the store is refused.
+// The command line overrides requests.concurrency, max_qps and max_response_bytes
+// (--concurrency, --max-qps, --max-response-bytes) and adds --resume and --retry-failed.
+// The model, sampling and image parameters shape the requests: changing them under a run
+// is refused (a new --out starts another run); adding images, prompts or seeds to the
+// manifest extends a run on --resume, and changing the text of a request already in the
+// store is refused.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vlbias/driver.h"
-#include "vlbias/json_output.h"
+#include "vlbias/json.h"
 #include "vlbias/run_store.h"
 
 namespace vlbias {
@@ -80,13 +112,35 @@ struct Endpoint {
   double timeout_s = 120;   // per attempt, connect included
 };
 
+// The allowed ranges of the numeric settings (above).
+inline constexpr std::size_t kMaxConcurrency = 1024;
+inline constexpr double kMinQps = 0.001, kMaxQps = 1e6;  // or 0 = no limit
+inline constexpr int kMaxAttempts = 1000;
+inline constexpr double kMaxRetryDelayS = 3600;  // base_delay_s and max_delay_s
+inline constexpr double kMinTimeoutS = 0.001, kMaxTimeoutS = 86400;
+inline constexpr std::size_t kMinResponseBytes = 1024, kMaxResponseBytes = std::size_t{1} << 30;
+inline constexpr std::size_t kMaxTokens = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxImagesPerPrompt = 100'000;
+inline constexpr std::size_t kMaxSteps = 1000;
+inline constexpr double kMaxCfgScale = 100;
+inline constexpr std::size_t kMinImageSide = 8, kMaxImageSide = 8192;
+
+// The reply bounds (Reply size above).
+inline constexpr std::size_t kChatReplyBaseBytes = 64 << 10;
+inline constexpr std::size_t kChatReplyBytesPerToken = 256;
+inline constexpr std::size_t kImageReplyBaseBytes = 1 << 20;
+inline constexpr std::size_t kImageReplyBytesPerPixel = 6;
+inline constexpr std::size_t kOpenAiAutoSide = 2048;  // openai.size: auto
+inline constexpr std::size_t kPerspectiveReplyBytes = 1 << 20;
+
 struct JobControl {
   std::size_t concurrency = 8;  // requests in flight
   double max_qps = 0;           // requests started per second; 0 = no limit
   RetryPolicy retry;
-  std::uint64_t seed = 0;     // the retry jitter streams
-  bool resume = false;        // continue the store already in RUN_DIR
-  bool retry_failed = false;  // with resume: send the Failed rows again
+  std::size_t max_response_bytes = 0;  // the reply bound; 0 = derived (Reply size)
+  std::uint64_t seed = 0;              // the retry jitter streams
+  bool resume = false;                 // continue the store already in RUN_DIR
+  bool retry_failed = false;           // with resume: send the Failed rows again
 };
 
 struct JobSummary {
@@ -189,6 +243,11 @@ struct T2iJob {
   std::filesystem::path spec_path;
 };
 JobSummary generate_t2i(const T2iJob& job, const std::filesystem::path& run_dir);
+
+// The width and height an openai.size asks for: "WIDTHxHEIGHT" (each 1..kMaxImageSide) or
+// "auto" (kOpenAiAutoSide square, the bound of the largest size the API makes); nullopt for
+// anything else.
+std::optional<std::pair<std::size_t, std::size_t>> openai_size_pixels(std::string_view size);
 
 // ------------------------------------------------------------------ Perspective API
 

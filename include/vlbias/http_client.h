@@ -23,9 +23,11 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // name, value
   std::string body;
   double timeout_s = 60;  // whole exchange, connect included
-  // A longer body ends the exchange as a transport error (retried, then Failed): a hostile
-  // or broken server cannot grow memory without bound. A 2048 x 2048 PNG in base64 is ~15 MB.
-  std::size_t max_response_bytes = std::size_t{256} << 20;
+  // A longer body ends the exchange (too_large) and no more than this is ever held: a
+  // hostile or broken server cannot grow memory or disk beyond what the request can
+  // legitimately return. The drivers derive it from the request (generate.h); this default
+  // is for other callers.
+  std::size_t max_response_bytes = std::size_t{16} << 20;
 };
 
 struct HttpResponse {
@@ -35,6 +37,9 @@ struct HttpResponse {
   double elapsed_s = 0;
   std::string transport_error;  // "" when a response arrived; else what went wrong
   bool timed_out = false;
+  // The body was longer than max_response_bytes (status 0, body empty, transport_error
+  // "reply larger than N bytes; raise max_response_bytes"); not retryable.
+  bool too_large = false;
 };
 
 // One libcurl handle: connections are kept alive between sends. Not thread-safe: use one
@@ -59,8 +64,8 @@ struct RetryPolicy {
   double jitter = 0.5;               // the delay is scaled by a uniform factor in [1 - j, 1]
 };
 
-// Whether an exchange is worth retrying: no response (transport error or timeout), 408,
-// 429, and every 5xx.
+// Whether an exchange is worth retrying: no response (transport error or timeout, but not a
+// reply over the size limit), 408, 429, and every 5xx.
 bool retryable(const HttpResponse& response);
 
 // Seconds to wait before attempt `attempt` + 1 (attempt >= 1 is the one that just failed):

@@ -9,16 +9,13 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "vlbias/absdiff.h"
 #include "vlbias/compare.h"
+#include "vlbias/json.h"
 #include "vlbias/stats.h"
 #include "vlbias/trends.h"
 
 namespace vlbias {
-
-using Json = nlohmann::ordered_json;
 
 struct Provenance {
   std::string command;               // e.g. "compare"

@@ -1,6 +1,10 @@
 // `vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR` and `vlbias score perspective INPUT
 // --out RUN_DIR`: the drivers of include/vlbias/generate.h, where the spec formats are
 // documented; every key is checked like an audit spec's (audits/spec_yaml.h).
+#include <algorithm>
+#include <limits>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 #include <fmt/format.h>
@@ -17,6 +21,30 @@ namespace vlbias::cli {
 namespace {
 
 using namespace audits::spec;  // NOLINT: the YAML helpers
+
+// Numbers with an allowed range (generate.h): anything else names the key and the range.
+double number_in(Context& ctx, const YAML::Node& node, const std::string& path, double lo,
+                 double hi) {
+  const double v = as_double(ctx, node, path);
+  if (!(v >= lo && v <= hi))
+    fail(ctx, node, path, fmt::format("must be between {} and {}, got {}", lo, hi, describe(node)));
+  return v;
+}
+
+std::size_t integer_in(Context& ctx, const YAML::Node& node, const std::string& path,
+                       std::size_t lo, std::size_t hi) {
+  const std::string range =
+      fmt::format("must be an integer from {} to {}, got {}", lo, hi, describe(node));
+  // 1e11, 2.5, -1 or 20 digits: the range says what is wanted (a quoted "10" is left to
+  // as_size, which says to unquote it).
+  const std::string text = node.IsScalar() ? node.Scalar() : "";
+  if (text.empty() || text.size() > 18 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    fail(ctx, node, path, range);
+  const std::size_t v = as_size(ctx, node, path);
+  if (v < lo || v > hi) fail(ctx, node, path, range);
+  return v;
+}
 
 // What every generate spec shares: version, kind, endpoint and requests.
 struct CommonKeys {
@@ -38,7 +66,7 @@ void parse_endpoint(Context& ctx, const YAML::Node& node, CommonKeys& out, bool 
   if (const auto* v = find(e, "api_key_env"))
     out.endpoint.api_key_env = as_string(ctx, *v, "endpoint.api_key_env");
   if (const auto* v = find(e, "timeout_s"))
-    out.endpoint.timeout_s = as_finite_positive(ctx, *v, "endpoint.timeout_s");
+    out.endpoint.timeout_s = number_in(ctx, *v, "endpoint.timeout_s", kMinTimeoutS, kMaxTimeoutS);
   if (with_api) {
     out.api = as_choice(ctx, require(ctx, node, e, "endpoint", "api"), "endpoint.api",
                         {"sd-webui", "openai-images"});
@@ -46,21 +74,32 @@ void parse_endpoint(Context& ctx, const YAML::Node& node, CommonKeys& out, bool 
 }
 
 void parse_requests(Context& ctx, const YAML::Node& node, JobControl& control) {
-  const Entries e =
-      check_map(ctx, node, "requests",
-                {"concurrency", "max_qps", "max_attempts", "base_delay_s", "max_delay_s", "seed"});
+  const Entries e = check_map(ctx, node, "requests",
+                              {"concurrency", "max_qps", "max_attempts", "base_delay_s",
+                               "max_delay_s", "seed", "max_response_bytes"});
   if (const auto* v = find(e, "concurrency"))
-    control.concurrency = as_positive_size(ctx, *v, "requests.concurrency");
-  if (const auto* v = find(e, "max_qps"))
-    control.max_qps = as_finite_at_least_zero(ctx, *v, "requests.max_qps");
-  if (const auto* v = find(e, "max_attempts"))
-    control.retry.max_attempts = static_cast<int>(
-        std::min<std::size_t>(as_positive_size(ctx, *v, "requests.max_attempts"), 1000));
+    control.concurrency = integer_in(ctx, *v, "requests.concurrency", 1, kMaxConcurrency);
+  if (const auto* v = find(e, "max_qps")) {
+    control.max_qps = as_double(ctx, *v, "requests.max_qps");
+    if (control.max_qps != 0 && !(control.max_qps >= kMinQps && control.max_qps <= kMaxQps)) {
+      fail(ctx, *v, "requests.max_qps",
+           fmt::format("must be 0 (no limit) or between {} and {}, got {}", kMinQps, kMaxQps,
+                       describe(*v)));
+    }
+  }
+  if (const auto* v = find(e, "max_attempts")) {
+    control.retry.max_attempts =
+        static_cast<int>(integer_in(ctx, *v, "requests.max_attempts", 1, kMaxAttempts));
+  }
   if (const auto* v = find(e, "base_delay_s"))
-    control.retry.base_delay_s = as_finite_at_least_zero(ctx, *v, "requests.base_delay_s");
+    control.retry.base_delay_s = number_in(ctx, *v, "requests.base_delay_s", 0, kMaxRetryDelayS);
   if (const auto* v = find(e, "max_delay_s"))
-    control.retry.max_delay_s = as_finite_at_least_zero(ctx, *v, "requests.max_delay_s");
+    control.retry.max_delay_s = number_in(ctx, *v, "requests.max_delay_s", 0, kMaxRetryDelayS);
   if (const auto* v = find(e, "seed")) control.seed = as_uint64(ctx, *v, "requests.seed");
+  if (const auto* v = find(e, "max_response_bytes")) {
+    control.max_response_bytes =
+        integer_in(ctx, *v, "requests.max_response_bytes", kMinResponseBytes, kMaxResponseBytes);
+  }
 }
 
 YAML::Node load_spec(Context& ctx, const std::string& text, const char* kind, const char* holds) {
@@ -122,9 +161,9 @@ LvlmJob parse_lvlm_spec(const std::string& path) {
     const Entries s =
         check_map(ctx, *v, "sampling", {"temperature", "max_tokens", "top_p", "send_seed"});
     if (const auto* x = find(s, "temperature"))
-      job.temperature = as_finite_at_least_zero(ctx, *x, "sampling.temperature");
+      job.temperature = number_in(ctx, *x, "sampling.temperature", 0, 2);
     if (const auto* x = find(s, "max_tokens"))
-      job.max_tokens = as_positive_size(ctx, *x, "sampling.max_tokens");
+      job.max_tokens = integer_in(ctx, *x, "sampling.max_tokens", 1, kMaxTokens);
     if (const auto* x = find(s, "top_p")) job.top_p = as_finite_positive(ctx, *x, "sampling.top_p");
     if (const auto* x = find(s, "send_seed"))
       job.send_seed = as_bool(ctx, *x, "sampling.send_seed");
@@ -151,7 +190,7 @@ T2iJob parse_t2i_spec(const std::string& path) {
     if (const auto* x = find(c, "prompt")) job.prompt_column = as_string(ctx, *x, "columns.prompt");
   }
   if (const auto* v = find(e, "images_per_prompt"))
-    job.images_per_prompt = as_positive_size(ctx, *v, "images_per_prompt");
+    job.images_per_prompt = integer_in(ctx, *v, "images_per_prompt", 1, kMaxImagesPerPrompt);
   if (const auto* v = find(e, "seed")) job.seed = as_uint64(ctx, *v, "seed");
   if (const auto* v = find(e, "sd_webui")) {
     if (job.api != T2iApi::SdWebui) fail(ctx, *v, "sd_webui", "applies to endpoint.api: sd-webui");
@@ -160,19 +199,28 @@ T2iJob parse_t2i_spec(const std::string& path) {
                   {"negative_prompt", "steps", "cfg_scale", "width", "height", "sampler"});
     if (const auto* x = find(s, "negative_prompt"))
       job.negative_prompt = as_string(ctx, *x, "sd_webui.negative_prompt");
-    if (const auto* x = find(s, "steps")) job.steps = as_positive_size(ctx, *x, "sd_webui.steps");
+    if (const auto* x = find(s, "steps"))
+      job.steps = integer_in(ctx, *x, "sd_webui.steps", 1, kMaxSteps);
     if (const auto* x = find(s, "cfg_scale"))
-      job.cfg_scale = as_finite_at_least_zero(ctx, *x, "sd_webui.cfg_scale");
-    if (const auto* x = find(s, "width")) job.width = as_positive_size(ctx, *x, "sd_webui.width");
+      job.cfg_scale = number_in(ctx, *x, "sd_webui.cfg_scale", 0, kMaxCfgScale);
+    if (const auto* x = find(s, "width"))
+      job.width = integer_in(ctx, *x, "sd_webui.width", kMinImageSide, kMaxImageSide);
     if (const auto* x = find(s, "height"))
-      job.height = as_positive_size(ctx, *x, "sd_webui.height");
+      job.height = integer_in(ctx, *x, "sd_webui.height", kMinImageSide, kMaxImageSide);
     if (const auto* x = find(s, "sampler")) job.sampler = as_string(ctx, *x, "sd_webui.sampler");
   }
   if (const auto* v = find(e, "openai")) {
     if (job.api != T2iApi::OpenAiImages)
       fail(ctx, *v, "openai", "applies to endpoint.api: openai-images");
     const Entries s = check_map(ctx, *v, "openai", {"size", "quality", "response_format"});
-    if (const auto* x = find(s, "size")) job.size = as_string(ctx, *x, "openai.size");
+    if (const auto* x = find(s, "size")) {
+      job.size = as_string(ctx, *x, "openai.size");
+      if (!openai_size_pixels(job.size)) {
+        fail(ctx, *x, "openai.size",
+             fmt::format("must be WIDTHxHEIGHT (each 1 to {}, e.g. 1024x1024) or auto, got {}",
+                         kMaxImageSide, describe(*x)));
+      }
+    }
     if (const auto* x = find(s, "quality")) job.quality = as_string(ctx, *x, "openai.quality");
     if (const auto* x = find(s, "response_format")) {
       job.response_format =
@@ -188,9 +236,29 @@ struct Overrides {
   std::string out;
   bool resume = false;
   bool retry_failed = false;
-  std::size_t concurrency = 0;  // 0 = the spec's
-  double max_qps = -1;          // < 0 = the spec's
+  std::size_t concurrency = 0;         // 0 = the spec's
+  double max_qps = -1;                 // < 0 = the spec's
+  std::size_t max_response_bytes = 0;  // 0 = the spec's (or derived)
 };
+
+// A number option in [lo, hi] (or 0 when `zero_means` says what 0 is), with the range in
+// the message as the spec's keys give it (CLI::Range prints 0.001000).
+CLI::Validator number_range(double lo, double hi, const char* zero_means = nullptr) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = std::numeric_limits<double>::quiet_NaN();
+        try {
+          v = std::stod(text);
+        } catch (const std::exception&) {
+        }
+        if ((zero_means != nullptr && v == 0) || (v >= lo && v <= hi)) return "";
+        return zero_means != nullptr
+                   ? fmt::format("must be 0 ({}) or between {} and {}, got {}", zero_means, lo, hi,
+                                 text)
+                   : fmt::format("must be between {} and {}, got {}", lo, hi, text);
+      },
+      fmt::format("{}{}..{}", zero_means != nullptr ? "0 or " : "", lo, hi));
+}
 
 void add_run_options(CLI::App* cmd, Overrides& o) {
   cmd->add_option("--out", o.out, "The run folder (created if absent)")->required();
@@ -199,10 +267,14 @@ void add_run_options(CLI::App* cmd, Overrides& o) {
   cmd->add_flag("--retry-failed", o.retry_failed,
                 "With --resume: send the requests that failed again");
   cmd->add_option("--concurrency", o.concurrency, "Requests in flight (overrides the spec)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::size_t{1}, kMaxConcurrency));
   cmd->add_option("--max-qps", o.max_qps,
                   "Requests started per second, 0 = no limit (overrides the spec)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_range(kMinQps, kMaxQps, "no limit"));
+  cmd->add_option("--max-response-bytes", o.max_response_bytes,
+                  "The largest reply accepted (overrides the spec; default: derived from what\n"
+                  "each request asks for, see include/vlbias/generate.h)")
+      ->check(CLI::Range(kMinResponseBytes, kMaxResponseBytes));
 }
 
 void apply(const Overrides& o, JobControl& control) {
@@ -211,6 +283,7 @@ void apply(const Overrides& o, JobControl& control) {
   control.retry_failed = o.retry_failed;
   if (o.concurrency > 0) control.concurrency = o.concurrency;
   if (o.max_qps >= 0) control.max_qps = o.max_qps;
+  if (o.max_response_bytes > 0) control.max_response_bytes = o.max_response_bytes;
 }
 
 // The summary on stdout: one JSON object, like every command.
@@ -296,10 +369,10 @@ void add_score_command(CLI::App& app) {
       ->capture_default_str();
   p->add_option("--timeout", job->endpoint.timeout_s, "Seconds per attempt")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(number_range(kMinTimeoutS, kMaxTimeoutS));
   p->add_option("--max-attempts", *max_attempts, "Attempts per text, the first included")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, kMaxAttempts));
   add_run_options(p, *o);
   p->callback([input, o, job, attributes, languages, max_attempts] {
     job->input = *input;

@@ -18,17 +18,15 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "encode/clip_model_internal.h"
 #include "vlbias/clip_model.h"
 #include "vlbias/error.h"
+#include "vlbias/json.h"
 
 namespace vlbias {
 
 namespace {
-
-using Json = nlohmann::json;
 
 // Caps that keep a hostile config from asking for absurd allocations; far above any CLIP.
 constexpr std::size_t kMaxWidth = 1 << 16;
@@ -446,15 +444,7 @@ std::string read_text_file(const std::filesystem::path& path) {
 
 ClipConfig parse_clip_config(std::string_view json_text, ClipLayout layout,
                              std::string_view source) {
-  Json root;
-  try {
-    root = Json::parse(json_text.begin(), json_text.end());
-  } catch (const Json::exception& e) {
-    std::string_view what = e.what();
-    if (const auto cut = what.find("] "); cut != std::string_view::npos)
-      what.remove_prefix(cut + 2);
-    VLBIAS_FAIL(InputError, "'{}' is not valid JSON: {}", source, what.substr(0, 240));
-  }
+  const Json root = parse_json(json_text, fmt::format("'{}'", source));
   VLBIAS_CHECK(root.is_object(), InputError, "'{}' holds {}; expected a JSON object", source,
                kind(root));
   return layout == ClipLayout::HuggingFace ? parse_hf(root, source) : parse_open_clip(root, source);

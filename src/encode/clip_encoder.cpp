@@ -4,13 +4,13 @@
 #include "vlbias/blas.h"
 #include "vlbias/encode.h"
 #include "vlbias/error.h"
+#include "vlbias/json.h"
 #include "vlbias/log.h"
 #include "vlbias/sha256.h"
 
 namespace vlbias {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json;
 
 CropRounding parse_crop_rounding(const std::string& name) {
   if (name == "floor") return CropRounding::Floor;

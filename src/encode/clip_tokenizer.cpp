@@ -22,6 +22,7 @@
 
 #include "encode/unicode_text.h"
 #include "vlbias/error.h"
+#include "vlbias/json.h"
 #include "vlbias/mapped_file.h"
 
 namespace vlbias {
@@ -369,6 +370,8 @@ ClipTokenizer ClipTokenizer::from_files(const std::filesystem::path& vocab_json,
 
   const std::string vocab_source = vocab_json.string();
   const std::string vocab_text = file_text(vocab_json, "vocab.json");
+  // The reader refuses any nesting itself; the shared limit keeps all JSON readers alike.
+  check_json_depth(vocab_text, fmt::format("'{}'", vocab_source));
   VocabReader reader(vocab_source);
   nlohmann::json::sax_parse(vocab_text, &reader);
   const std::unordered_map<std::string, std::int32_t> vocab = reader.take();

@@ -15,6 +15,7 @@
 #include "vlbias/blas.h"
 #include "vlbias/encode.h"
 #include "vlbias/error.h"
+#include "vlbias/json.h"
 #include "vlbias/log.h"
 #include "vlbias/npy.h"
 #include "vlbias/parallel.h"
@@ -27,7 +28,6 @@
 namespace vlbias {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json;
 
 namespace {
 
@@ -268,11 +268,13 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
                  "{} holds an interrupted run; pass --resume to continue it, or delete the folder "
                  "to start over.",
                  partial.string());
-    std::ifstream in(partial / "job.json");
+    std::ifstream in(partial / "job.json", std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
     Json previous;
     try {
-      previous = Json::parse(in);
-    } catch (const nlohmann::json::exception&) {
+      previous = parse_json(text.str(), "job.json");
+    } catch (const InputError&) {
       VLBIAS_FAIL(UsageError,
                   "{} is not a readable checkpoint (job.json); delete it to start over.",
                   partial.string());
@@ -376,8 +378,11 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   Failures failed_all;
   std::vector<bool> failed_row(n, false);
   for (std::size_t c = 0; c < chunks; ++c) {
-    std::ifstream in(partial / chunk_name(c, ".json"));
-    const Json f = Json::parse(in);
+    std::ifstream in(partial / chunk_name(c, ".json"), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const Json f =
+        parse_json(text.str(), fmt::format("'{}'", (partial / chunk_name(c, ".json")).string()));
     for (const Json& x : f) {
       const std::size_t row = x["input_row"].get<std::size_t>();
       VLBIAS_CHECK(row < n, InternalError, "checkpoint {} names row {} of {}", c, row, n);

@@ -12,29 +12,19 @@
 #include <string_view>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "vlbias/error.h"
 #include "vlbias/image.h"
+#include "vlbias/json.h"
 #include "vlbias/log.h"
 #include "vlbias/mapped_file.h"
 
 namespace vlbias {
 namespace {
 
-using Json = nlohmann::json;
-
 Json read_json_file(const std::filesystem::path& path) {
   const MappedFile file(path, MapAccess::Sequential);
-  const auto* begin = reinterpret_cast<const char*>(file.data());
-  try {
-    return Json::parse(begin, begin + file.size());
-  } catch (const Json::exception& e) {
-    std::string_view what = e.what();
-    if (const auto cut = what.find("] "); cut != std::string_view::npos)
-      what.remove_prefix(cut + 2);
-    VLBIAS_FAIL(InputError, "'{}' is not valid JSON: {}", path.string(), what);
-  }
+  const std::string_view text(reinterpret_cast<const char*>(file.data()), file.size());
+  return parse_json(text, fmt::format("'{}'", path.string()));
 }
 
 // Typed accessors: a wrong JSON type is an InputError naming the file and the key.

@@ -108,15 +108,23 @@ DriveSummary drive(RunStore& store, const BuildRequest& build, const ReadRespons
         const std::string& request = item->request;
         for (int attempt = 1;; ++attempt) {
           rate.wait();
-          const HttpResponse response = client.send(build(key, request));
+          HttpResponse response = client.send(build(key, request));
           ++attempts;
+          options.redact.apply(response.body);
+          options.redact.apply(response.transport_error);
           Verdict v;
-          if (retryable(response)) {
+          if (response.too_large) {
+            // What the request can return is known: a larger reply is no passing fault.
+            v.status = RequestStatus::Failed;
+            v.reason = response.transport_error;
+          } else if (retryable(response)) {
             v.status = RequestStatus::Pending;
             v.reason = describe(response);
           } else {
             v = read(key, request, response);
           }
+          options.redact.apply(v.response);
+          options.redact.apply(v.reason);
           if (v.status == RequestStatus::Pending && attempt >= options.retry.max_attempts) {
             v.status = RequestStatus::Failed;
             v.reason = fmt::format("{} (gave up after {} attempts)", v.reason, attempt);

@@ -37,12 +37,18 @@ struct BodySink {
 
 std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
   auto* sink = static_cast<BodySink*>(user);
-  if (sink->body->size() + size * n > sink->limit) {
+  std::string& body = *sink->body;
+  const std::size_t len = size * n;
+  if (len > sink->limit - body.size()) {
     sink->too_big = true;
     return 0;  // libcurl stops with CURLE_WRITE_ERROR
   }
-  sink->body->append(data, size * n);
-  return size * n;
+  // Grown by doubling, but never past the limit: the limit bounds the memory, not just the
+  // length.
+  if (body.size() + len > body.capacity())
+    body.reserve(std::min(sink->limit, std::max(body.size() + len, 2 * body.capacity())));
+  body.append(data, len);
+  return len;
 }
 
 std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
@@ -106,6 +112,10 @@ HttpResponse HttpClient::send(const HttpRequest& request) {
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
   BodySink sink{&out.body, request.max_response_bytes};
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+  // A Content-Length over the limit ends the exchange before any of the body is read.
+  curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE,
+                   static_cast<curl_off_t>(
+                       std::min<std::size_t>(request.max_response_bytes, std::size_t{1} << 62)));
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &out.retry_after);
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
@@ -115,10 +125,13 @@ HttpResponse HttpClient::send(const HttpRequest& request) {
   if (rc != CURLE_OK) {
     out.status = 0;
     out.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-    out.transport_error =
-        sink.too_big ? fmt::format("response larger than {} bytes", request.max_response_bytes)
-                     : std::string(curl_easy_strerror(rc));
+    out.too_large = sink.too_big || rc == CURLE_FILESIZE_EXCEEDED;
+    out.transport_error = out.too_large
+                              ? fmt::format("reply larger than {} bytes; raise max_response_bytes",
+                                            request.max_response_bytes)
+                              : std::string(curl_easy_strerror(rc));
     out.body.clear();
+    out.body.shrink_to_fit();
     return out;
   }
   long status = 0;
@@ -128,7 +141,7 @@ HttpResponse HttpClient::send(const HttpRequest& request) {
 }
 
 bool retryable(const HttpResponse& r) {
-  return r.status == 0 || r.status == 408 || r.status == 429 ||
+  return (r.status == 0 && !r.too_large) || r.status == 408 || r.status == 429 ||
          (r.status >= 500 && r.status <= 599);
 }
 

@@ -96,6 +96,34 @@ std::optional<ImageKind> sniff_image(std::string_view b) {
   return std::nullopt;
 }
 
+void check_request_settings(const Endpoint& e, const JobControl& c) {
+  // Written so that NaN fails every check.
+  VLBIAS_CHECK(e.timeout_s >= kMinTimeoutS && e.timeout_s <= kMaxTimeoutS, UsageError,
+               "endpoint.timeout_s (--timeout) must be between {} and {} seconds, got {}",
+               kMinTimeoutS, kMaxTimeoutS, e.timeout_s);
+  VLBIAS_CHECK(c.concurrency >= 1 && c.concurrency <= kMaxConcurrency, UsageError,
+               "requests.concurrency (--concurrency) must be an integer from 1 to {}, got {}",
+               kMaxConcurrency, c.concurrency);
+  VLBIAS_CHECK(c.max_qps == 0 || (c.max_qps >= kMinQps && c.max_qps <= kMaxQps), UsageError,
+               "requests.max_qps (--max-qps) must be 0 (no limit) or between {} and {}, got {}",
+               kMinQps, kMaxQps, c.max_qps);
+  VLBIAS_CHECK(c.retry.max_attempts >= 1 && c.retry.max_attempts <= kMaxAttempts, UsageError,
+               "requests.max_attempts (--max-attempts) must be an integer from 1 to {}, got {}",
+               kMaxAttempts, c.retry.max_attempts);
+  VLBIAS_CHECK(c.retry.base_delay_s >= 0 && c.retry.base_delay_s <= kMaxRetryDelayS, UsageError,
+               "requests.base_delay_s must be between 0 and {} seconds, got {}", kMaxRetryDelayS,
+               c.retry.base_delay_s);
+  VLBIAS_CHECK(c.retry.max_delay_s >= 0 && c.retry.max_delay_s <= kMaxRetryDelayS, UsageError,
+               "requests.max_delay_s must be between 0 and {} seconds, got {}", kMaxRetryDelayS,
+               c.retry.max_delay_s);
+  VLBIAS_CHECK(c.max_response_bytes == 0 || (c.max_response_bytes >= kMinResponseBytes &&
+                                             c.max_response_bytes <= kMaxResponseBytes),
+               UsageError,
+               "requests.max_response_bytes (--max-response-bytes) must be an integer from {} to "
+               "{}, got {}",
+               kMinResponseBytes, kMaxResponseBytes, c.max_response_bytes);
+}
+
 std::string read_api_key(const Endpoint& endpoint) {
   if (endpoint.api_key_env.empty()) return "";
   const char* value = std::getenv(endpoint.api_key_env.c_str());
@@ -106,10 +134,32 @@ std::string read_api_key(const Endpoint& endpoint) {
   return value;
 }
 
+Redactor secrets_of(const Endpoint& endpoint, const std::string& api_key) {
+  Redactor r;
+  r.add(api_key);
+  r.add_url_query(endpoint.url);
+  return r;
+}
+
+std::size_t chat_reply_limit(const JobControl& control, std::size_t max_tokens) {
+  if (control.max_response_bytes > 0) return control.max_response_bytes;
+  return kChatReplyBaseBytes + kChatReplyBytesPerToken * max_tokens;
+}
+
+std::size_t image_reply_limit(const JobControl& control, std::size_t width, std::size_t height) {
+  if (control.max_response_bytes > 0) return control.max_response_bytes;
+  return kImageReplyBaseBytes + kImageReplyBytesPerPixel * width * height;
+}
+
+std::size_t perspective_reply_limit(const JobControl& control) {
+  return control.max_response_bytes > 0 ? control.max_response_bytes : kPerspectiveReplyBytes;
+}
+
 HttpRequest post_json(const Endpoint& endpoint, const Json& body, const std::string& api_key,
-                      const std::string& key_header) {
+                      std::size_t max_response_bytes, const std::string& key_header) {
   HttpRequest h;
   h.url = endpoint.url;
+  h.max_response_bytes = max_response_bytes;
   h.headers = {{"Content-Type", "application/json"}};
   if (!api_key.empty())
     h.headers.emplace_back(key_header,
@@ -124,9 +174,10 @@ std::string url_for_record(const std::string& url) {
 }
 
 std::string api_error_message(const std::string& body) {
-  const Json j = Json::parse(body, nullptr, false);
+  const ParsedJson parsed = try_parse_json(body);
+  const Json& j = parsed.value;
   std::string message;
-  if (!j.is_discarded() && j.is_object()) {
+  if (j.is_object()) {
     const auto error = j.find("error");
     if (error != j.end() && error->is_object()) {
       const auto m = error->find("message");
@@ -142,8 +193,9 @@ std::string api_error_message(const std::string& body) {
 }
 
 bool content_policy_error(const std::string& body) {
-  const Json j = Json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return false;
+  const ParsedJson parsed = try_parse_json(body);
+  const Json& j = parsed.value;
+  if (!j.is_object()) return false;
   const auto error = j.find("error");
   const Json& e = error != j.end() && error->is_object() ? *error : j;
   for (const char* field : {"code", "type"}) {
@@ -157,8 +209,12 @@ bool content_policy_error(const std::string& body) {
 }
 
 RunFolder::RunFolder(const fs::path& run_dir, const std::string& kind, const Json& fingerprint,
-                     const JobControl& control)
-    : dir_(run_dir), kind_(kind), control_(control), started_utc_(utc_now()) {
+                     const JobControl& control, Redactor redact)
+    : dir_(run_dir),
+      kind_(kind),
+      control_(control),
+      redact_(std::move(redact)),
+      started_utc_(utc_now()) {
   VLBIAS_CHECK(!run_dir.empty(), UsageError, "--out RUN_DIR is required");
   std::error_code ec;
   fs::create_directories(run_dir, ec);
@@ -221,6 +277,7 @@ JobSummary RunFolder::run(const BuildRequest& build, const ReadResponse& read,
   options.retry = control_.retry;
   options.seed = control_.seed;
   options.label = label;
+  options.redact = redact_;
   summary.drive = drive(*store_, build, read, options);
   summary.counts = store_->counts();
   store_->export_jsonl(dir_ / "requests.jsonl");
@@ -256,11 +313,15 @@ void RunFolder::write_run_json(JobSummary& summary, const Endpoint& endpoint,
   out["inputs"] = inputs;
   out["outputs"] = summary.outputs;
   out["warnings"] = summary.warnings;
-  if (!spec_text.empty()) out["spec"] = spec_text;
+  if (!spec_text.empty()) out["spec"] = redact_(spec_text);
   write_file_atomically(dir_ / "run.json",
                         out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
   summary.outputs.push_back("run.json");
   for (const auto& w : summary.warnings) warn("{}", w);
+}
+
+Json stored_json(std::string_view text, const std::string& key) {
+  return parse_json(text, fmt::format("the run store's record of request '{}'", key));
 }
 
 Json input_record(const fs::path& path) {

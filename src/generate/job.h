@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "vlbias/generate.h"
-#include "vlbias/json_output.h"
+#include "vlbias/json.h"
 #include "vlbias/table.h"
 
 namespace vlbias::generate_detail {
@@ -28,6 +28,10 @@ struct ImageKind {
 // PNG, JPEG, GIF or WebP by magic bytes; nullopt otherwise.
 std::optional<ImageKind> sniff_image(std::string_view bytes);
 
+// UsageError naming the spec key (and the command-line option) of a request setting out of
+// its range (generate.h): the endpoint's timeout, the job control's numbers.
+void check_request_settings(const Endpoint& endpoint, const JobControl& control);
+
 // The key in the endpoint's environment variable ("" when it names none). UsageError
 // naming the variable (never a value) when unset or empty.
 std::string read_api_key(const Endpoint& endpoint);
@@ -41,13 +45,28 @@ std::string api_error_message(const std::string& body);
 // Whether an error body says a content filter or policy blocked the request.
 bool content_policy_error(const std::string& body);
 
-// A JSON POST to the endpoint with its timeout; the key, when there is one, goes in
-// `key_header` ("Authorization" carries "Bearer <key>", any other header the bare key).
+// What every stored or printed text of a run is cleaned of (redact.h): the key and the
+// values of the endpoint URL's query.
+Redactor secrets_of(const Endpoint& endpoint, const std::string& api_key);
+
+// The largest reply each request may have (generate.h, "Reply size"): the job control's
+// max_response_bytes when set, else the bound derived from what the request asks for.
+std::size_t chat_reply_limit(const JobControl& control, std::size_t max_tokens);
+std::size_t image_reply_limit(const JobControl& control, std::size_t width, std::size_t height);
+std::size_t perspective_reply_limit(const JobControl& control);
+
+// A JSON POST to the endpoint with its timeout and reply limit; the key, when there is one,
+// goes in `key_header` ("Authorization" carries "Bearer <key>", any other header the bare
+// key).
 HttpRequest post_json(const Endpoint& endpoint, const Json& body, const std::string& api_key,
+                      std::size_t max_response_bytes,
                       const std::string& key_header = "Authorization");
 
 // Failed with "HTTP <status>: <the server's message>" (or just the status).
 Verdict failed_with_message(const HttpResponse& response);
+// A 2xx body that did not parse: "malformed response: <why>", retried (Pending) unless it is
+// nested too deeply (Failed: the same server would send it again).
+Verdict malformed(const ParsedJson& parsed);
 
 // An OpenAI chat completion read (generate.h, LvlmJob): Done with {"text", "finish_reason",
 // "model", "usage"}, Refused for refusals and content filters, Pending (retry) for a 2xx that
@@ -64,8 +83,9 @@ class RunFolder {
  public:
   // `fingerprint` names what shapes the requests (kind, model, sampling...), not where they
   // go: the URL may change between a run and its resume.
+  // `redact` cleans every reply, recorded verdict and run.json's copy of the spec.
   RunFolder(const std::filesystem::path& run_dir, const std::string& kind, const Json& fingerprint,
-            const JobControl& control);
+            const JobControl& control, Redactor redact);
   ~RunFolder();
   RunFolder(const RunFolder&) = delete;
   RunFolder& operator=(const RunFolder&) = delete;
@@ -89,6 +109,7 @@ class RunFolder {
   std::filesystem::path dir_;
   std::string kind_;
   JobControl control_;
+  Redactor redact_;
   std::string started_utc_;
   int lock_fd_ = -1;
   std::unique_ptr<RunStore> store_;
@@ -96,6 +117,10 @@ class RunFolder {
   std::vector<std::pair<std::string, std::string>> queued_;
   void flush();
 };
+
+// A request or response text from the run store (store.sqlite is a file anyone may have
+// edited): InputError naming the request's key when it is not JSON or nests too deeply.
+Json stored_json(std::string_view text, const std::string& key);
 
 // {"path", "bytes", "sha256"} of an input file.
 Json input_record(const std::filesystem::path& path);

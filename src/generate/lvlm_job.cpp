@@ -28,6 +28,7 @@ std::string_view bytes_of(const MappedFile& file) {
 
 void check_job(const LvlmJob& job) {
   VLBIAS_CHECK(!job.endpoint.url.empty(), UsageError, "endpoint.url is required");
+  check_request_settings(job.endpoint, job.control);
   VLBIAS_CHECK(!job.prompts.empty(), UsageError, "at least one prompt is required");
   std::set<std::string> names;
   for (const auto& p : job.prompts) {
@@ -43,7 +44,9 @@ void check_job(const LvlmJob& job) {
   VLBIAS_CHECK(
       std::set<std::uint64_t>(job.seeds.begin(), job.seeds.end()).size() == job.seeds.size(),
       UsageError, "a seed is given twice");
-  VLBIAS_CHECK(job.max_tokens >= 1, UsageError, "max_tokens must be at least 1");
+  VLBIAS_CHECK(job.max_tokens >= 1 && job.max_tokens <= kMaxTokens, UsageError,
+               "sampling.max_tokens must be an integer from 1 to {}, got {}", kMaxTokens,
+               job.max_tokens);
   VLBIAS_CHECK(job.temperature >= 0 && job.temperature <= 2, UsageError,
                "temperature must be in [0, 2], got {}", job.temperature);
   VLBIAS_CHECK(!job.top_p || (*job.top_p > 0 && *job.top_p <= 1), UsageError,
@@ -98,7 +101,9 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
                       {"max_tokens", job.max_tokens},
                       {"top_p", job.top_p ? Json(*job.top_p) : Json()},
                       {"send_seed", job.send_seed}};
-  RunFolder folder(run_dir, "generate-lvlm", fingerprint, job.control);
+  RunFolder folder(run_dir, "generate-lvlm", fingerprint, job.control,
+                   secrets_of(job.endpoint, api_key));
+  const std::size_t reply_limit = chat_reply_limit(job.control, job.max_tokens);
   for (std::size_t r = 0; r < manifest.rows; ++r) {
     for (const auto& prompt : job.prompts) {
       for (const std::uint64_t seed : job.seeds) {
@@ -112,8 +117,8 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
     }
   }
 
-  const BuildRequest build = [&](const std::string&, const std::string& text) {
-    const Json request = Json::parse(text);
+  const BuildRequest build = [&](const std::string& key, const std::string& text) {
+    const Json request = stored_json(text, key);
     const MappedFile image(root / request["image"].get<std::string>());
     const std::string_view bytes = bytes_of(image);
     const auto kind = sniff_image(bytes);
@@ -135,7 +140,7 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
     body["max_tokens"] = job.max_tokens;
     if (job.top_p) body["top_p"] = *job.top_p;
     if (job.send_seed) body["seed"] = request["seed"];
-    return post_json(job.endpoint, body, api_key);
+    return post_json(job.endpoint, body, api_key, reply_limit);
   };
   const ReadResponse read = [](const std::string&, const std::string&, const HttpResponse& r) {
     return read_chat_completion(r);
@@ -146,8 +151,8 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
   AtomicWriter writer(run_dir / "generations.jsonl");
   folder.store().for_each([&](const RequestRecord& rec) {
     if (rec.status != RequestStatus::Done && rec.status != RequestStatus::Refused) return;
-    const Json request = Json::parse(rec.request);
-    const Json response = Json::parse(rec.response, nullptr, false);
+    const Json request = stored_json(rec.request, rec.key);
+    const Json response = try_parse_json(rec.response).value;
     const std::size_t row = request["row"].get<std::size_t>();
     Json line;
     for (std::size_t c = 0; c < manifest.columns.size(); ++c)

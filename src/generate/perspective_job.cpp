@@ -27,6 +27,7 @@ std::string lower(std::string s) {
 }  // namespace
 
 JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir) {
+  check_request_settings(job.endpoint, job.control);
   VLBIAS_CHECK(!job.attributes.empty(), UsageError, "at least one attribute is required");
   std::set<std::string> names;
   std::vector<std::string> columns;  // output column per attribute
@@ -63,7 +64,9 @@ JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir)
   }
 
   Json fingerprint = {{"attributes", job.attributes}, {"languages", job.languages}};
-  RunFolder folder(run_dir, "score-perspective", fingerprint, job.control);
+  RunFolder folder(run_dir, "score-perspective", fingerprint, job.control,
+                   secrets_of(endpoint, api_key));
+  const std::size_t reply_limit = perspective_reply_limit(job.control);
   for (std::size_t r = 0; r < input.rows; ++r) {
     const std::string text = input.columns[text_col].text(r);
     if (text.empty()) continue;  // the API rejects empty comments; scored.jsonl says so
@@ -72,13 +75,13 @@ JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir)
 
   Json requested = Json::object();
   for (const auto& a : job.attributes) requested[a] = Json::object();
-  const BuildRequest build = [&](const std::string&, const std::string& text) {
+  const BuildRequest build = [&](const std::string& key, const std::string& text) {
     Json body;
-    body["comment"] = {{"text", Json::parse(text)["text"]}};
+    body["comment"] = {{"text", stored_json(text, key)["text"]}};
     body["requestedAttributes"] = requested;
     if (!job.languages.empty()) body["languages"] = job.languages;
     body["doNotStore"] = true;
-    return post_json(endpoint, body, api_key, "x-goog-api-key");
+    return post_json(endpoint, body, api_key, reply_limit, "x-goog-api-key");
   };
   const ReadResponse read = [&](const std::string&, const std::string&, const HttpResponse& r) {
     return read_perspective(r, job.attributes, columns);
@@ -91,7 +94,7 @@ JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir)
   folder.store().for_each([&](const RequestRecord& rec) {
     const std::size_t r = std::stoull(rec.key);
     if (rec.status == RequestStatus::Done)
-      scored[r] = Json::parse(rec.response);
+      scored[r] = stored_json(rec.response, rec.key);
     else
       errors[r] = rec.error.empty() ? to_string(rec.status) : rec.error;
   });

@@ -23,6 +23,12 @@ std::string content_text(const Json& content) {
 
 }  // namespace
 
+Verdict malformed(const ParsedJson& parsed) {
+  // Too deep is no glitch of the moment: the same server sends it again, so it is not retried.
+  return {parsed.too_deep ? RequestStatus::Failed : RequestStatus::Pending, "",
+          "malformed response: " + parsed.error};
+}
+
 Verdict failed_with_message(const HttpResponse& r) {
   const std::string message = api_error_message(r.body);
   return {RequestStatus::Failed, "",
@@ -40,9 +46,10 @@ Verdict read_chat_completion(const HttpResponse& r) {
             .dump(),
         "content_filter"};
   }
-  const Json j = Json::parse(r.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return {RequestStatus::Pending, "", "malformed response: not JSON"};
+  const ParsedJson parsed = try_parse_json(r.body);
+  if (!parsed.ok()) return malformed(parsed);
+  const Json& j = parsed.value;
+  if (!j.is_object()) return {RequestStatus::Pending, "", "malformed response: not JSON"};
   const auto choices = j.find("choices");
   if (choices == j.end() || !choices->is_array() || choices->empty() ||
       !(*choices)[0].is_object() || !(*choices)[0].contains("message") ||
@@ -78,9 +85,10 @@ Verdict read_chat_completion(const HttpResponse& r) {
 Verdict read_perspective(const HttpResponse& r, const std::vector<std::string>& attributes,
                          const std::vector<std::string>& columns) {
   if (r.status < 200 || r.status > 299) return failed_with_message(r);
-  const Json j = Json::parse(r.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("attributeScores") ||
-      !j["attributeScores"].is_object())
+  const ParsedJson parsed = try_parse_json(r.body);
+  if (parsed.too_deep) return malformed(parsed);
+  const Json& j = parsed.value;
+  if (!j.is_object() || !j.contains("attributeScores") || !j["attributeScores"].is_object())
     return {RequestStatus::Pending, "", "malformed response: no attributeScores"};
   Json out = Json::object();
   for (std::size_t a = 0; a < attributes.size(); ++a) {

@@ -11,7 +11,7 @@
 
 #include "vlbias/atomic_file.h"
 #include "vlbias/error.h"
-#include "vlbias/json_output.h"
+#include "vlbias/json.h"
 #include "vlbias/timestamp.h"
 
 namespace vlbias {
@@ -410,11 +410,11 @@ void RunStore::for_each(const std::function<void(const RequestRecord&)>& visit) 
 }
 
 void RunStore::export_jsonl(const std::filesystem::path& out) const {
-  // JSON text stays JSON in the export; anything else is kept as a string.
+  // JSON text stays JSON in the export; anything else (too deep included) is kept as a string.
   auto as_json = [](const std::string& text) {
     if (text.empty()) return Json();
-    Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-    return j.is_discarded() ? Json(text) : j;
+    ParsedJson parsed = try_parse_json(text);
+    return parsed.ok() ? std::move(parsed.value) : Json(text);
   };
   AtomicWriter writer(out);
   for_each([&](const RequestRecord& r) {

@@ -1,5 +1,6 @@
 // `vlbias generate t2i`: the Stable Diffusion web UI txt2img API and the OpenAI images API
 // (generate.h).
+#include <charconv>
 #include <set>
 
 #include <fmt/format.h>
@@ -29,8 +30,9 @@ const char* api_name(T2iApi api) {
 std::optional<std::int64_t> reported_seed(const Json& response) {
   const auto info = response.find("info");
   if (info == response.end() || !info->is_string()) return std::nullopt;
-  const Json j = Json::parse(info->get<std::string>(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  const ParsedJson parsed = try_parse_json(info->get<std::string>());
+  const Json& j = parsed.value;
+  if (!j.is_object()) return std::nullopt;
   if (j.contains("seed") && j["seed"].is_number_integer()) return j["seed"].get<std::int64_t>();
   if (j.contains("all_seeds") && j["all_seeds"].is_array() && !j["all_seeds"].empty() &&
       j["all_seeds"][0].is_number_integer())
@@ -40,12 +42,41 @@ std::optional<std::int64_t> reported_seed(const Json& response) {
 
 }  // namespace
 
+std::optional<std::pair<std::size_t, std::size_t>> openai_size_pixels(std::string_view size) {
+  if (size == "auto") return std::pair{kOpenAiAutoSide, kOpenAiAutoSide};
+  const auto x = size.find('x');
+  if (x == std::string_view::npos) return std::nullopt;
+  auto side = [](std::string_view digits) -> std::optional<std::size_t> {
+    std::size_t v = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || end != digits.data() + digits.size() || v < 1 || v > kMaxImageSide)
+      return std::nullopt;
+    return v;
+  };
+  const auto w = side(size.substr(0, x)), h = side(size.substr(x + 1));
+  if (!w || !h) return std::nullopt;
+  return std::pair{*w, *h};
+}
+
 JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
   VLBIAS_CHECK(!job.endpoint.url.empty(), UsageError, "endpoint.url is required");
-  VLBIAS_CHECK(job.images_per_prompt >= 1, UsageError, "images_per_prompt must be at least 1");
-  VLBIAS_CHECK(job.api == T2iApi::OpenAiImages ||
-                   (job.steps >= 1 && job.width >= 8 && job.height >= 8 && job.cfg_scale >= 0),
-               UsageError, "sd-webui needs steps >= 1, width and height >= 8 and cfg_scale >= 0");
+  check_request_settings(job.endpoint, job.control);
+  VLBIAS_CHECK(job.images_per_prompt >= 1 && job.images_per_prompt <= kMaxImagesPerPrompt,
+               UsageError, "images_per_prompt must be an integer from 1 to {}, got {}",
+               kMaxImagesPerPrompt, job.images_per_prompt);
+  VLBIAS_CHECK(
+      job.api == T2iApi::OpenAiImages ||
+          (job.steps >= 1 && job.steps <= kMaxSteps && job.width >= kMinImageSide &&
+           job.width <= kMaxImageSide && job.height >= kMinImageSide &&
+           job.height <= kMaxImageSide && job.cfg_scale >= 0 && job.cfg_scale <= kMaxCfgScale),
+      UsageError,
+      "sd_webui needs steps from 1 to {}, width and height from {} to {} and cfg_scale "
+      "from 0 to {}",
+      kMaxSteps, kMinImageSide, kMaxImageSide, kMaxCfgScale);
+  const auto openai_pixels = openai_size_pixels(job.size);
+  VLBIAS_CHECK(job.api == T2iApi::SdWebui || openai_pixels.has_value(), UsageError,
+               "openai.size must be WIDTHxHEIGHT (each 1 to {}) or auto, got '{}'", kMaxImageSide,
+               job.size);
   VLBIAS_CHECK(job.seed + job.images_per_prompt - 1 >= job.seed &&
                    job.seed + job.images_per_prompt - 1 <= 0xFFFFFFFFull,
                UsageError,
@@ -82,7 +113,11 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
     fingerprint["quality"] = job.quality;
     fingerprint["response_format"] = job.response_format;
   }
-  RunFolder folder(run_dir, "generate-t2i", fingerprint, job.control);
+  RunFolder folder(run_dir, "generate-t2i", fingerprint, job.control,
+                   secrets_of(job.endpoint, api_key));
+  const std::size_t reply_limit =
+      sd ? image_reply_limit(job.control, job.width, job.height)
+         : image_reply_limit(job.control, openai_pixels->first, openai_pixels->second);
   for (std::size_t r = 0; r < prompts.rows; ++r) {
     for (std::size_t i = 0; i < job.images_per_prompt; ++i) {
       Json request = {{"row", r}, {"prompt", prompts.columns[prompt_col].text(r)}, {"sample", i}};
@@ -91,8 +126,8 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
     }
   }
 
-  const BuildRequest build = [&](const std::string&, const std::string& text) {
-    const Json request = Json::parse(text);
+  const BuildRequest build = [&](const std::string& key, const std::string& text) {
+    const Json request = stored_json(text, key);
     Json body;
     if (sd) {
       body["prompt"] = request["prompt"];
@@ -115,10 +150,10 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
       if (!job.quality.empty()) body["quality"] = job.quality;
       if (!job.response_format.empty()) body["response_format"] = job.response_format;
     }
-    return post_json(job.endpoint, body, api_key);
+    return post_json(job.endpoint, body, api_key, reply_limit);
   };
 
-  const ReadResponse read = [&](const std::string&, const std::string& text,
+  const ReadResponse read = [&](const std::string& key, const std::string& text,
                                 const HttpResponse& r) -> Verdict {
     if (r.status < 200 || r.status > 299) {
       if (content_policy_error(r.body)) {
@@ -127,9 +162,10 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
       }
       return failed_with_message(r);
     }
-    const Json j = Json::parse(r.body, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      return {RequestStatus::Pending, "", "malformed response: not JSON"};
+    const ParsedJson parsed = try_parse_json(r.body);
+    if (!parsed.ok()) return malformed(parsed);
+    const Json& j = parsed.value;
+    if (!j.is_object()) return {RequestStatus::Pending, "", "malformed response: not JSON"};
     std::string b64;
     Json out;
     if (sd) {
@@ -160,7 +196,7 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
     const auto kind = sniff_image(*bytes);
     if (!kind || kind->extension == std::string("gif"))
       return {RequestStatus::Pending, "", "malformed response: not a PNG, JPEG or WebP image"};
-    const Json request = Json::parse(text);
+    const Json request = stored_json(text, key);
     if (sd) {
       const auto used = reported_seed(j);
       const std::int64_t asked = request["seed"].get<std::int64_t>();
@@ -187,8 +223,8 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
   std::vector<std::size_t> rows;
   folder.store().for_each([&](const RequestRecord& rec) {
     if (rec.status != RequestStatus::Done) return;
-    const Json request = Json::parse(rec.request);
-    const Json response = Json::parse(rec.response);
+    const Json request = stored_json(rec.request, rec.key);
+    const Json response = stored_json(rec.response, rec.key);
     rows.push_back(request["row"].get<std::size_t>());
     image.push_back(response["file"].get<std::string>());
     sample.push_back(std::to_string(request["sample"].get<std::size_t>()));

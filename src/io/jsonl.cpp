@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "io/jsonl_parser.h"
 #include "io/table_detail.h"
 #include "vlbias/error.h"
 #include "vlbias/table.h"
@@ -101,7 +102,10 @@ const char* type_name(simdjson::dom::element_type type) {
 
 class JsonlBuilder {
  public:
-  explicit JsonlBuilder(const std::string& source) { table_.source = source; }
+  explicit JsonlBuilder(const std::string& source) {
+    table_.source = source;
+    jsonl_detail::limit_depth(parser_);
+  }
 
   void add_line(std::string_view line, std::size_t line_no) {
     if (line_no == 1 && line.size() >= 3 && std::memcmp(line.data(), "\xEF\xBB\xBF", 3) == 0) {
@@ -122,7 +126,7 @@ class JsonlBuilder {
     }
     VLBIAS_CHECK(!error, InputError,
                  "'{}' line {} is not valid JSON ({}); expected one JSON object per line",
-                 table_.source, line_no, simdjson::error_message(error));
+                 table_.source, line_no, jsonl_detail::error_text(error));
     VLBIAS_CHECK(root.type() == simdjson::dom::element_type::OBJECT, InputError,
                  "'{}' line {} holds {}, not an object; expected one JSON object per line",
                  table_.source, line_no, type_name(root.type()));

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "io/jsonl_parser.h"
 #include "io/table_detail.h"
 #include "vlbias/error.h"
 
@@ -48,6 +49,7 @@ std::size_t stream_jsonl(const std::string& path, const std::vector<std::string>
   table_io::FileBytes file(path);
   const std::string_view text = file.view();
   simdjson::dom::parser parser;
+  jsonl_detail::limit_depth(parser);
   std::vector<char> scratch;
   std::vector<std::string> owned(columns.size());
   std::vector<bool> seen(columns.size(), false);
@@ -79,7 +81,7 @@ std::size_t stream_jsonl(const std::string& path, const std::vector<std::string>
     }
     VLBIAS_CHECK(!error, InputError,
                  "'{}' line {} is not valid JSON ({}); expected one JSON object per line", path,
-                 this_line, simdjson::error_message(error));
+                 this_line, jsonl_detail::error_text(error));
     simdjson::dom::object object;
     VLBIAS_CHECK(!root.get_object().get(object), InputError,
                  "'{}' line {} does not hold an object; expected one JSON object per line", path,

@@ -9,12 +9,12 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "io/float_decode.h"
 #include "io/text_escape.h"
 #include "vlbias/atomic_file.h"
 #include "vlbias/error.h"
+#include "vlbias/json.h"
 #include "vlbias/log.h"
 
 namespace vlbias {
@@ -22,12 +22,11 @@ namespace vlbias {
 namespace {
 
 using binary_io::escape_for_message;
-using Json = nlohmann::ordered_json;
 
 // The Hugging Face library's limit (MAX_HEADER_SIZE).
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
-// Valid headers nest 3 levels (root, tensor entry, shape array); the cap only
-// keeps hostile input cheap.
+// Valid headers nest 3 levels (root, tensor entry, shape array): a tighter limit than
+// kMaxJsonDepth (json.h), checked by the same scan.
 constexpr int kMaxDepth = 16;
 constexpr const char* kMetadataKey = "__metadata__";
 
@@ -97,12 +96,9 @@ std::string shape_text(std::span<const std::size_t> shape) {
 // Parses the header with duplicate-key and depth checks: plain JSON parsing
 // keeps the last of two equal keys, which would silently hide a tensor.
 Json parse_header_json(std::string_view text, const std::string& source) {
+  check_json_depth(text, fmt::format("'{}' has a safetensors header that", source), kMaxDepth);
   std::vector<std::set<std::string>> open_objects;
-  auto callback = [&](int depth, nlohmann::json::parse_event_t event, Json& parsed) {
-    VLBIAS_CHECK(depth <= kMaxDepth, InputError,
-                 "'{}' has a safetensors header nested deeper than {} levels; expected "
-                 "{{\"name\": {{\"dtype\", \"shape\", \"data_offsets\"}}}}",
-                 source, kMaxDepth);
+  auto callback = [&](int, nlohmann::json::parse_event_t event, Json& parsed) {
     using Event = nlohmann::json::parse_event_t;
     if (event == Event::object_start) {
       open_objects.emplace_back();

@@ -15,15 +15,12 @@
 #include <sstream>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "vlbias/error.h"
+#include "vlbias/json.h"
 
 namespace vlbias {
 
 namespace {
-
-using nlohmann::json;
 
 constexpr std::array<const char*, 7> kColumns = {"text",     "word", "dimension", "valence",
                                                  "template", "role", "model"};
@@ -109,11 +106,11 @@ bool blank(std::string_view s) {
 
 // A list of non-empty strings at json[key] (inside object `where`), or an InputError
 // naming `source` and the key.
-std::vector<std::string> string_list(const json& object, const std::string& where,
+std::vector<std::string> string_list(const Json& object, const std::string& where,
                                      const std::string& key, const std::string& source) {
   VLBIAS_CHECK(object.contains(key), InputError, "{}: key \"{}\" is missing from \"{}\"", source,
                key, where);
-  const json& list = object.at(key);
+  const Json& list = object.at(key);
   VLBIAS_CHECK(list.is_array(), InputError, "{}: \"{}\".\"{}\" must be a list of words", source,
                where, key);
   std::vector<std::string> out;
@@ -129,22 +126,17 @@ std::vector<std::string> string_list(const json& object, const std::string& wher
   return out;
 }
 
-const json& section(const json& root, const std::string& key, const std::string& source) {
+const Json& section(const Json& root, const std::string& key, const std::string& source) {
   VLBIAS_CHECK(root.contains(key), InputError, "{}: key \"{}\" is missing; expected an object",
                source, key);
-  const json& s = root.at(key);
+  const Json& s = root.at(key);
   VLBIAS_CHECK(s.is_object(), InputError, "{}: \"{}\" must be an object of word lists", source,
                key);
   return s;
 }
 
-json parse_lexicon(std::string_view text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    VLBIAS_FAIL(InputError, "{}: not valid JSON ({})", source, e.what());
-  }
+Json parse_lexicon(std::string_view text, const std::string& source) {
+  const Json root = parse_json(text, source);
   VLBIAS_CHECK(root.is_object(), InputError,
                "{}: expected a JSON object in the attribute_lists.json layout", source);
   return root;
@@ -237,7 +229,7 @@ const char* to_string(TemplateSet set) {
 
 Table social_perception_prompts(const SocialPerceptionPromptOptions& options) {
   const std::string builtin_source = "<built-in attribute_lists.json>";
-  const json builtin = parse_lexicon(builtin_attribute_lists_json(), builtin_source);
+  const Json builtin = parse_lexicon(builtin_attribute_lists_json(), builtin_source);
 
   std::vector<std::string> templates = options.templates;
   if (templates.empty()) {
@@ -262,7 +254,7 @@ Table social_perception_prompts(const SocialPerceptionPromptOptions& options) {
 
   const bool custom = !options.lexicon_path.empty();
   const std::string source = custom ? options.lexicon_path : builtin_source;
-  const json lexicon =
+  const Json lexicon =
       custom ? parse_lexicon(read_text_file(options.lexicon_path), source) : builtin;
 
   ManifestBuilder rows;
@@ -271,7 +263,7 @@ Table social_perception_prompts(const SocialPerceptionPromptOptions& options) {
   }
   std::size_t attribute_words = 0;
   for (const WordList& list : kWordLists) {
-    const json& sec = section(lexicon, list.section, source);
+    const Json& sec = section(lexicon, list.section, source);
     for (const auto& word : string_list(sec, list.section, list.key, source)) {
       ++attribute_words;
       for (const auto& t : templates) {
@@ -287,7 +279,7 @@ Table social_perception_prompts(const SocialPerceptionPromptOptions& options) {
   // Group-naming prompts, for markedness: the Control words other than "<blank>"
   // (which stands for the neutral prompt). A custom lexicon may leave Control out.
   if (options.group_prompts && (!custom || lexicon.contains("Control"))) {
-    const json& control = section(lexicon, "Control", source);
+    const Json& control = section(lexicon, "Control", source);
     for (const auto& word : string_list(control, "Control", "all_attributes", source)) {
       if (word == "<blank>") continue;
       for (const auto& t : templates) {

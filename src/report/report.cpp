@@ -111,13 +111,7 @@ std::filesystem::path write_report(const std::filesystem::path& run_dir) {
                path.string(), run_dir.string());
   std::stringstream buffer;
   buffer << in.rdbuf();
-  Json results;
-  try {
-    results = Json::parse(buffer.str());
-  } catch (const Json::parse_error& e) {
-    VLBIAS_FAIL(InputError, "{}: not valid JSON ({})", path.string(), e.what());
-  }
-  return write_report(run_dir, results);
+  return write_report(run_dir, parse_json(buffer.str(), path.string()));
 }
 
 }  // namespace vlbias::report

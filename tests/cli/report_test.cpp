@@ -195,6 +195,10 @@ TEST(Report, BadRunFoldersGetClearErrors) {
   EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
   expect_error("", "not valid JSON");
   expect_error("{\"kind\": ", "not valid JSON");
+  // 150,000 levels: copying or printing such a tree recursively overflows the stack.
+  expect_error("{\"kind\": \"social-perception\", \"analyses\": " + std::string(150'000, '[') +
+                   std::string(150'000, ']') + "}",
+               "results.json is JSON nested deeper than 256 levels");
   expect_error("[1, 2]", "no \"kind\"");
   expect_error("{\"kind\": 3}", "no \"kind\"");
   expect_error("{\"kind\": \"teapot\"}", "kind 'teapot'");

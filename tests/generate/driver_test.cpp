@@ -213,7 +213,7 @@ TEST(HttpClient, NoServerIsATransportErrorNotAnException) {
   EXPECT_FALSE(res.transport_error.empty());
 }
 
-TEST(HttpClient, AnOverlongBodyIsATransportErrorAndTheConnectionStillWorks) {
+TEST(HttpClient, AnOverlongBodyIsTooLargeNotRetryableAndTheConnectionStillWorks) {
   Server server([](const Request& req) {
     Response r;
     r.body = std::string(req.path == "/big" ? 100'000 : 10, 'x');
@@ -225,13 +225,88 @@ TEST(HttpClient, AnOverlongBodyIsATransportErrorAndTheConnectionStillWorks) {
   r.max_response_bytes = 4096;
   const HttpResponse big = client.send(r);
   EXPECT_EQ(big.status, 0);
-  EXPECT_EQ(big.transport_error, "response larger than 4096 bytes");
+  EXPECT_TRUE(big.too_large);
+  EXPECT_EQ(big.transport_error, "reply larger than 4096 bytes; raise max_response_bytes");
   EXPECT_TRUE(big.body.empty());
-  EXPECT_TRUE(retryable(big));
+  // The same request would get the same reply: it fails at once.
+  EXPECT_FALSE(retryable(big));
   r.url = server.url("/small");
   const HttpResponse small = client.send(r);
   EXPECT_EQ(small.status, 200);
   EXPECT_EQ(small.body, std::string(10, 'x'));
+}
+
+TEST(HttpClient, ABodyOfUnannouncedLengthIsCutAtTheLimitWhileItArrives) {
+  // No Content-Length to refuse up front: the write callback stops the transfer once the
+  // limit would be passed (64 MB sent, 1 MB allowed).
+  Server server([](const Request& req) {
+    Response r;
+    r.close_delimited = true;
+    r.body = std::string(req.path == "/big" ? 64 << 20 : (1 << 20), 'x');
+    return r;
+  });
+  HttpClient client;
+  HttpRequest r;
+  r.url = server.url("/big");
+  r.max_response_bytes = 1 << 20;
+  const auto start = std::chrono::steady_clock::now();
+  const HttpResponse big = client.send(r);
+  EXPECT_TRUE(big.too_large);
+  EXPECT_EQ(big.transport_error, "reply larger than 1048576 bytes; raise max_response_bytes");
+  EXPECT_TRUE(big.body.empty());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+  // Exactly the limit is accepted.
+  r.url = server.url("/limit");
+  const HttpResponse limit = client.send(r);
+  EXPECT_EQ(limit.status, 200);
+  EXPECT_FALSE(limit.too_large);
+  EXPECT_EQ(limit.body.size(), std::size_t{1} << 20);
+}
+
+TEST(Drive, RepliesAreRedactedBeforeTheyAreReadAndRecorded) {
+  // A server that echoes the key in a 401 and in an answer: the store keeps none of it, and
+  // the reader already saw "[redacted]".
+  const std::string key = "sk-drive-test-0123456789";
+  Server server([&](const Request& req) {
+    Response r;
+    const std::string auth = req.header("authorization");
+    r.status = req.body == "a" ? 401 : 200;
+    r.body = req.body == "a" ? R"({"error":{"message":")" + auth + R"("}})"
+                             : chat_answer("you sent " + auth);
+    return r;
+  });
+  RunStore store(fresh_store(), "fp");
+  store.add({{"a", "a"}, {"b", "b"}});
+  std::vector<std::string> seen;
+  std::mutex mutex;
+  DriveOptions options;
+  options.concurrency = 1;
+  options.redact.add(key);
+  const BuildRequest build = [&](const std::string&, const std::string& body) {
+    HttpRequest h;
+    h.url = server.url("/");
+    h.body = body;
+    h.headers = {{"Authorization", "Bearer " + key}};
+    return h;
+  };
+  const ReadResponse read = [&](const std::string& k, const std::string& request,
+                                const HttpResponse& r) {
+    std::lock_guard lock(mutex);
+    seen.push_back(r.body);
+    if (r.status == 401) return Verdict{RequestStatus::Failed, "", "HTTP 401: " + r.body};
+    return read_chat(k, request, r);
+  };
+  const DriveSummary s = drive(store, build, read, options);
+  EXPECT_EQ(s.done, 1u);
+  EXPECT_EQ(s.failed, 1u);
+  for (const auto& body : seen) EXPECT_EQ(body.find(key), std::string::npos) << body;
+  std::size_t marks = 0;
+  store.for_each([&](const RequestRecord& rec) {
+    EXPECT_EQ(rec.error.find(key), std::string::npos) << rec.error;
+    EXPECT_EQ(rec.response.find(key), std::string::npos) << rec.response;
+    marks += (rec.error + rec.response).find("Bearer [redacted]") != std::string::npos;
+  });
+  EXPECT_EQ(marks, 2u);
 }
 
 }  // namespace

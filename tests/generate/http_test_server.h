@@ -39,6 +39,9 @@ struct Response {
   std::vector<std::pair<std::string, std::string>> headers;
   int delay_ms = 0;   // before answering
   bool drop = false;  // close the connection without answering
+  // No Content-Length: the body ends when the server closes the connection (HTTP/1.0 style),
+  // so a client learns its length only by reading it.
+  bool close_delimited = false;
 };
 
 class Server {
@@ -144,11 +147,17 @@ class Server {
       if (res.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(res.delay_ms));
       if (res.drop) break;
       std::string out = "HTTP/1.1 ";
-      out.append(std::to_string(res.status)).append(" X\r\nContent-Length: ");
-      out.append(std::to_string(res.body.size())).append("\r\nContent-Type: application/json\r\n");
+      out.append(std::to_string(res.status)).append(" X\r\n");
+      if (res.close_delimited) {
+        out.append("Connection: close\r\n");
+      } else {
+        out.append("Content-Length: ").append(std::to_string(res.body.size())).append("\r\n");
+      }
+      out.append("Content-Type: application/json\r\n");
       for (const auto& [k, v] : res.headers) out.append(k).append(": ").append(v).append("\r\n");
       out.append("\r\n").append(res.body);
       if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) < 0) break;
+      if (res.close_delimited) break;
     }
     ::close(fd);
     std::lock_guard lock(mutex_);

@@ -93,6 +93,13 @@ TEST(RecordStream, ErrorsNameFileLineAndColumn) {
   EXPECT_NE(msg(write("q.csv", "a\n\"open\n"), {"a"}).find("never closed"), std::string::npos);
   EXPECT_NE(msg(write("j.jsonl", "{\"a\":1}\n{\"a\":\n"), {"a"}).find("line 2"), std::string::npos);
   EXPECT_NE(msg(write("arr.jsonl", "[1,2]\n"), {"a"}).find("object"), std::string::npos);
+  // The nesting limit of every JSON reader (json.h): 256 levels pass, 257 do not.
+  const std::string deep = std::string(256, '[') + std::string(256, ']');
+  EXPECT_EQ(rows_of(write("d256.jsonl", "{\"a\":" + deep.substr(1, 510) + "}\n"), {"a"}).size(),
+            1u);
+  EXPECT_NE(msg(write("d257.jsonl", "{\"a\":1}\n{\"a\":" + deep + "}\n"), {"a"})
+                .find("line 2 is not valid JSON (nested deeper than 256 levels"),
+            std::string::npos);
   EXPECT_NE(msg(write("absent.jsonl", "{\"a\":1}\n"), {"zz"}).find("'zz'"), std::string::npos);
   EXPECT_NE(msg(write("x.parquet", "PAR1"), {"a"}).find("unsupported extension"),
             std::string::npos);

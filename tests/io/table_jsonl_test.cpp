@@ -166,6 +166,18 @@ TEST(JsonlErrors, MalformedJsonNamesTheLine) {
   EXPECT_THAT(jsonl_error("{\"a\": 1e999}\n"), HasSubstr("line 1 is not valid JSON"));
 }
 
+TEST(JsonlErrors, NestingDeeperThanEveryJsonReadersLimitNamesTheLine) {
+  // kMaxJsonDepth (json.h) levels, the object of the line included, are read; one more is not.
+  auto row = [](int depth) {
+    return "{\"a\": " + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}\n";
+  };
+  TempDir dir;
+  EXPECT_EQ(read_jsonl(dir.write("ok.jsonl", row(256))).rows, 1u);
+  EXPECT_THAT(jsonl_error("{\"a\": 1}\n" + row(257)),
+              HasSubstr("'t.jsonl' line 2 is not valid JSON (nested deeper than 256 levels of "
+                        "arrays and objects)"));
+}
+
 TEST(JsonlErrors, LineThatIsNotAnObject) {
   EXPECT_THAT(jsonl_error("{\"a\": 1}\n[1, 2]\n"),
               AllOf(HasSubstr("'t.jsonl' line 2 holds an array, not an object")));
