@@ -2,9 +2,13 @@
 // synthetic data (bench_data.h). Run: build/bench/bench_stats
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "bench_data.h"
+#include "vlbias/compare.h"
 #include "vlbias/parallel.h"
 #include "vlbias/stats.h"
+#include "vlbias/table.h"
 
 using namespace vlbias;
 
@@ -44,6 +48,28 @@ BENCHMARK(BM_PermutationMeanDifference)
     ->Args({1'000'000, 1})
     ->Args({1'000'000, 2})
     ->Unit(benchmark::kMillisecond);
+
+// `vlbias compare --by id` without reading and writing: n rows, one group per row, ANOVA over
+// all of them (issue 19: the absent-group check made this quadratic; 2M rows never finished).
+void BM_CompareById(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<double> v;
+  std::vector<std::uint32_t> g;
+  bench::make_data(n, 5, v, g);
+  Table t;
+  t.source = "<bench>";
+  t.rows = n;
+  std::vector<std::string> ids(n);
+  for (std::size_t i = 0; i < n; ++i) ids[i] = "id" + std::to_string(i);
+  add_string_column(t, "id", ids);
+  add_numeric_column(t, "value", std::move(v));
+  CompareOptions o;
+  o.value = "value";
+  o.by = {"id"};
+  for (auto _ : state) benchmark::DoNotOptimize(compare_groups(t, o).comparisons.size());
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_CompareById)->Arg(100'000)->Arg(2'000'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

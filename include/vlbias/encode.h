@@ -102,8 +102,16 @@ struct EncodeJobOptions {
   std::size_t batch = 0;        // items per forward pass (0: 32 images / 256 texts)
   std::size_t chunk = 0;        // items per checkpoint (0: 256 images / 4096 texts)
   unsigned decode_threads = 0;  // image decoding workers (0: half the pool, at least 1)
+  // Pillow's rule with N = PIL.Image.MAX_IMAGE_PIXELS: an image of more than 2 N pixels is
+  // refused (recorded as failed, as DecompressionBombError), more than N warns. The decoding
+  // workers together hold at most 6 N bytes of decode and resize buffers (an image needing
+  // more is decoded alone), whatever decode_threads is. 1 to kMaxImagePixelsOption.
+  std::size_t max_image_pixels = kPillowMaxImagePixels;
   ClipEncoderOptions encoder;
 };
+
+// Largest --max-image-pixels accepted: 2^30 (images up to 2^31 pixels, 6 GiB as RGB).
+inline constexpr std::size_t kMaxImagePixelsOption = std::size_t{1} << 30;
 
 struct EncodeJobResult {
   std::size_t items = 0;    // input rows
@@ -116,11 +124,14 @@ struct EncodeJobResult {
 
 // Runs the job. The output, manifest and rows file appear (atomically) only when
 // every item has been processed; until then progress lives in <out>.partial/ in
-// chunks, so a killed run loses at most one chunk. Throws UsageError when
+// chunks, so a killed run loses at most one chunk. Throws UsageError, before any
+// work, when --out or a file beside it is a directory or not writable, when
 // <out>.partial/ exists without `resume`, or holds a run of another model, input
 // or options; InputError for unreadable inputs and, with fail_on_error, for the
 // first bad item. A bad image or text otherwise is recorded (manifest "failed")
-// with its error and left out of the output, with a warning.
+// with its error and left out of the output, with a warning. A resume hashes the
+// images of finished chunks again and encodes the chunks of changed ones anew,
+// naming them in a warning and in the manifest ("changed_since_checkpoint").
 EncodeJobResult run_encode_job(const EncodeJobOptions& options);
 
 }  // namespace vlbias

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -26,20 +27,34 @@ struct RgbImage {
   std::vector<std::uint8_t> pixels;
 };
 
-// Pillow's decompression-bomb limit: Image.open refuses images with more than
-// 2 * MAX_IMAGE_PIXELS = 2 * (1024 * 1024 * 1024 / 4 / 3) pixels.
-inline constexpr std::size_t kMaxImagePixels = 2 * (1024ull * 1024 * 1024 / 4 / 3);
+// Pillow's PIL.Image.MAX_IMAGE_PIXELS (1024 * 1024 * 1024 // 4 // 3 = 89,478,485, "around a
+// quarter gigabyte for a 24 bit image"). Image.open warns above it (DecompressionBombWarning)
+// and refuses images with more than twice it (DecompressionBombError).
+inline constexpr std::size_t kPillowMaxImagePixels = 1024ull * 1024 * 1024 / 4 / 3;
+// The decoders' default limit: Pillow's refusal threshold, 2 * MAX_IMAGE_PIXELS.
+inline constexpr std::size_t kMaxImagePixels = 2 * kPillowMaxImagePixels;
+
+// Called by the decoders once an image's header is read and its size allowed, before any
+// pixel memory is allocated: the image's size and the bytes the decoder is about to hold for
+// it (output and work buffers). It may block (a MemoryBudget) or throw to refuse the image.
+using DecodeReserve =
+    std::function<void(std::size_t width, std::size_t height, std::size_t decoder_bytes)>;
 
 // Decodes a JPEG or PNG (recognised by magic bytes, not the extension) and converts it to RGB
 // exactly as PIL.Image.open(f).convert("RGB") does in Pillow 9.4. Throws InputError naming
-// `source` for unknown formats, corrupt or truncated data and images with more than
-// `max_pixels` pixels (checked from the header, before any pixel memory is allocated).
-// Never crashes or hangs on hostile input (a progressive JPEG may have at most 1000 scans).
+// `source` for unknown formats (saying what the bytes look like, e.g. "a GIF image" or "text",
+// never quoting them), corrupt or truncated data and images with more than `max_pixels`
+// pixels (checked from the header, before any pixel memory is allocated). Never crashes or
+// hangs on hostile input (a progressive JPEG may have at most 1000 scans).
 RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& source,
-                      std::size_t max_pixels = kMaxImagePixels);
+                      std::size_t max_pixels = kMaxImagePixels, const DecodeReserve& reserve = {});
 // decode_image over a read-only mapping of `path`; InputError when it cannot be read.
 RgbImage decode_image_file(const std::filesystem::path& path,
-                           std::size_t max_pixels = kMaxImagePixels);
+                           std::size_t max_pixels = kMaxImagePixels,
+                           const DecodeReserve& reserve = {});
+// What bytes that are not a JPEG or PNG look like, from their magic number: "a GIF image",
+// "a PDF document", "text", ... or "data of an unknown kind". Names a type, never content.
+std::string describe_file_type(std::span<const std::uint8_t> bytes);
 
 // Image.resize((width, height), Image.BICUBIC) of Pillow 9.4, bit-exact (reducing_gap=None):
 // separable convolution with support scaled by the downscale factor, fixed-point coefficients,
@@ -94,6 +109,11 @@ ImagePreprocess read_open_clip_preprocess(const std::filesystem::path& open_clip
 
 // Resize and center crop as configured: the uint8 image the pixel tensor is computed from.
 RgbImage preprocess_geometry(const RgbImage& image, const ImagePreprocess& p);
+// An upper bound on the bytes preprocess_geometry allocates for a width x height image (the
+// resize passes and the crop), saturating instead of overflowing: a tiny image with an extreme
+// aspect ratio can resize to hundreds of megabytes.
+std::size_t preprocess_geometry_bytes(std::size_t width, std::size_t height,
+                                      const ImagePreprocess& p);
 
 // The model's pixel tensor for one image: 3 x crop_height x crop_width float32, CHW, written to
 // out[0 .. 3 * crop_height * crop_width). Values ((pixel * rescale_factor) - mean[c]) / std[c]:

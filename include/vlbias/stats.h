@@ -19,6 +19,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace vlbias::stats {
@@ -58,6 +59,15 @@ double mean(std::span<const double> x);
 double variance(std::span<const double> x);
 
 // ------------------------------------------------------------------- bootstrap
+
+// Most resamples (bootstrap replicates, KID subsets) any procedure draws: each keeps one or a
+// few doubles, so 10^7 is 80 MB per statistic and a p-value or interval resolution far beyond
+// what a study needs. More is a mistake (`bootstrap: 1e12` allocated 8 TB, "out of memory").
+inline constexpr std::size_t kMaxResamples = 10'000'000;
+// UsageError "{what}: {count} resamples requested; expected 0 to 10,000,000" when count is
+// larger. Called by every resampling procedure before it allocates; the CLI checks its
+// options against the same bound when it parses them.
+void check_resamples(std::size_t count, std::string_view what);
 
 struct Interval {
   double lower = kNaN;
@@ -296,6 +306,11 @@ struct ContrastResult {
 };
 ContrastResult contrast_vs_others(std::span<const GroupMoments> groups, std::size_t g,
                                   double level = 0.95);
+// contrast_vs_others for every group at once, in O(G) instead of O(G^2): the sums over the
+// other groups come from sums of the groups before and after each one (equal to one-at-a-time
+// up to rounding). The same errors.
+std::vector<ContrastResult> contrasts_vs_others(std::span<const GroupMoments> groups,
+                                                double level = 0.95);
 
 // Mann-Whitney U, two-sided, as scipy.stats.mannwhitneyu(method="auto",
 // use_continuity=True) in scipy 1.10: exact null distribution when n_a <= 8 or

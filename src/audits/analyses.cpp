@@ -93,7 +93,7 @@ std::string join_key(const std::vector<std::string>& key) {
 namespace {
 
 // Each group against the unweighted mean of the other groups' means, per dimension
-// (stats::contrast_vs_others); Holm and BH over every contrast of the audit.
+// (stats::contrasts_vs_others); Holm and BH over every contrast of the audit.
 template <typename Inputs>
 Json group_contrasts(const std::vector<std::string>& labels, const GroupingOptions& options,
                      const Inputs& inputs, bool has_delta,
@@ -105,8 +105,11 @@ Json group_contrasts(const std::vector<std::string>& labels, const GroupingOptio
   std::vector<Row> rows;
   for (std::size_t d = 0; d < inputs.size(); ++d) {
     if (inputs[d].moments.size() < 2) continue;
-    for (std::size_t g = 0; g < inputs[d].moments.size(); ++g) {
-      rows.push_back({d, g, stats::contrast_vs_others(inputs[d].moments, g, options.ci)});
+    // All groups at once: one contrast per group, each over the other groups, was quadratic.
+    std::vector<stats::ContrastResult> contrasts =
+        stats::contrasts_vs_others(inputs[d].moments, options.ci);
+    for (std::size_t g = 0; g < contrasts.size(); ++g) {
+      rows.push_back({d, g, std::move(contrasts[g])});
     }
   }
   std::vector<double> p(rows.size());

@@ -7,6 +7,7 @@
 #include "vlbias/geo_diversity.h"
 #include "vlbias/parallel.h"
 #include "vlbias/rng.h"
+#include "vlbias/stats.h"
 
 namespace vlbias::geo {
 
@@ -88,6 +89,7 @@ PrdcIntervals prdc_bootstrap(const metrics::PrdcResult& r, std::size_t resamples
   VLBIAS_CHECK(r.fake_ball_count.size() == nf && r.members_offsets.size() == nr + 1, InternalError,
                "prdc_bootstrap needs per-sample counts and ball members");
   PrdcIntervals out;
+  stats::check_resamples(resamples, "bootstrap");
   out.precision_replicates.assign(resamples, stats::kNaN);
   out.density_replicates.assign(resamples, stats::kNaN);
   out.coverage_replicates.assign(resamples, stats::kNaN);
@@ -178,6 +180,7 @@ PercentileMean percentile_mean(const std::vector<std::vector<double>>& strata, d
   }
   if (strata.empty()) return out;
   out.value = sum / static_cast<double>(strata.size());
+  stats::check_resamples(resamples, "bootstrap");
   out.replicates.assign(resamples, stats::kNaN);
   parallel_chunks(resamples, 8, [&](std::size_t, std::size_t begin, std::size_t end) {
     std::vector<double> buf;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <type_traits>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -80,6 +81,7 @@ std::pair<stats::Interval, stats::Interval> bootstrap_mean_p90(std::span<const d
                                                                std::uint64_t seed) {
   const std::size_t n = x.size();
   const bool paired = !base.empty();
+  stats::check_resamples(o.bootstrap, "bootstrap");
   std::vector<double> means(o.bootstrap, kNaN), p90s(o.bootstrap, kNaN);
   if (n >= 2) {
     parallel_for(o.bootstrap, [&](std::size_t b) {
@@ -304,11 +306,13 @@ AnalysisOutput lvlm_pmi(const LvlmState& s, const LvlmConfig& config, const Lvlm
   AnalysisOutput out;
   audits::TableBuilder table("pmi_words");
   Json results = Json::array();
+  // The cells of each by-level, listed once (a scan of every cell per by-level was quadratic).
+  std::vector<std::vector<std::uint32_t>> cells_of(s.by_levels.size());
+  for (std::size_t c = 0; c < s.cells.size(); ++c) {
+    cells_of[s.cells[c].first].push_back(static_cast<std::uint32_t>(c));
+  }
   for (std::size_t b = 0; b < s.by_levels.size(); ++b) {
-    std::vector<std::uint32_t> cells;
-    for (std::size_t c = 0; c < s.cells.size(); ++c) {
-      if (s.cells[c].first == b) cells.push_back(c);
-    }
+    const std::vector<std::uint32_t>& cells = cells_of[b];
     std::vector<std::uint64_t> total(V, 0);
     std::uint64_t n_total = 0;
     for (const std::uint32_t c : cells) {
@@ -411,11 +415,22 @@ AnalysisOutput lvlm_lexicon(const LvlmState& s, const LvlmConfig& config,
       return static_cast<double>(k.first) / static_cast<double>(k.second);
     });
   };
+  // The histograms and no-word counts of each by-level, in key order, found once (scanning
+  // every key per by-level was quadratic).
+  using HistEntry = std::decay_t<decltype(s.lexicon_hist)>::value_type;
+  using CountEntry = std::decay_t<decltype(s.lexicon_no_words)>::value_type;
+  std::vector<std::vector<const HistEntry*>> hist_of(s.by_levels.size());
+  std::vector<std::vector<const CountEntry*>> no_words_of(s.by_levels.size());
+  for (const HistEntry& e : s.lexicon_hist) hist_of[s.cells[e.first.first].first].push_back(&e);
+  for (const CountEntry& e : s.lexicon_no_words) {
+    no_words_of[s.cells[e.first.first].first].push_back(&e);
+  }
   for (std::size_t b = 0; b < s.by_levels.size(); ++b) {
     // Texts per lexicon level (all groups of this by-level).
     std::map<std::uint32_t, std::uint64_t> level_texts;
-    for (const auto& [k, hist] : s.lexicon_hist) {
-      if (s.cells[k.first].first != b || hist.empty()) continue;
+    for (const HistEntry* e : hist_of[b]) {
+      const auto& [k, hist] = *e;
+      if (hist.empty()) continue;
       for (const auto& [cn, n] : hist[0]) level_texts[k.second] += n;
     }
     std::vector<std::uint32_t> kept_levels, dropped_levels;
@@ -428,8 +443,8 @@ AnalysisOutput lvlm_lexicon(const LvlmState& s, const LvlmConfig& config,
     // Per group: pooled histograms over kept levels.
     std::map<std::uint32_t, std::vector<Hist>> pooled;  // cell -> per category
     std::map<std::uint32_t, std::uint64_t> no_words;
-    for (const auto& [k, hist] : s.lexicon_hist) {
-      if (s.cells[k.first].first != b) continue;
+    for (const HistEntry* e : hist_of[b]) {
+      const auto& [k, hist] = *e;
       if (by_level) {
         for (std::size_t c = 0; c < C; ++c) {
           const auto h = mean_of(hist[c]);
@@ -452,8 +467,8 @@ AnalysisOutput lvlm_lexicon(const LvlmState& s, const LvlmConfig& config,
         for (const auto& [cn, n] : hist[c]) p[c][cn] += n;
       }
     }
-    for (const auto& [k, n] : s.lexicon_no_words) {
-      if (s.cells[k.first].first == b && kept(k.second)) no_words[k.first] += n;
+    for (const CountEntry* e : no_words_of[b]) {
+      if (kept(e->first.second)) no_words[e->first.first] += e->second;
     }
     Json groups = Json::array();
     for (const auto& [cell, hists] : pooled) {

@@ -9,10 +9,15 @@
 #include "vlbias/error.h"
 #include "vlbias/log.h"
 #include "vlbias/parallel.h"
+#include "vlbias/stats.h"
 #include "vlbias/table.h"
 #include "vlbias/version.h"
 
 namespace vlbias::cli {
+
+CLI::Validator resamples_range() {
+  return CLI::Range(std::size_t{0}, stats::kMaxResamples);
+}
 
 std::vector<std::string> split_list(const std::string& text, const std::string& option) {
   std::vector<std::string> out;

@@ -6,7 +6,8 @@
 
 namespace CLI {
 class App;
-}
+class Validator;
+}  // namespace CLI
 namespace vlbias {
 struct Table;
 }
@@ -54,6 +55,9 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
 // missing when allow_missing; otherwise a missing cell is an InputError naming it).
 std::vector<double> value_matrix(const Table& table, const std::vector<std::string>& columns,
                                  bool allow_missing);
+// The range of a resample count option (--bootstrap, --subsets): 0 to stats::kMaxResamples,
+// checked when the command line is parsed, before any input is read (exit 2, naming the range).
+CLI::Validator resamples_range();
 // Doubles from "5,25,50" for `option`; UsageError on malformed numbers.
 std::vector<double> split_numbers(const std::string& text, const std::string& option);
 

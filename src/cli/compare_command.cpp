@@ -84,6 +84,7 @@ void add_describe_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--ci", args->ci, "Confidence level of the bootstrap CI")->capture_default_str();
   cmd->add_option("--bootstrap", args->bootstrap, "Bootstrap resamples (0: no CI)")
+      ->check(resamples_range())
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of the bootstrap")->capture_default_str();
   cmd->add_option("--min-group-size", args->min_group_size, "Flag groups smaller than this")

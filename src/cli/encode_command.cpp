@@ -13,7 +13,7 @@ namespace {
 struct EncodeArgs {
   std::string model, images, texts, column, image_root, out, crop, text_cleaning;
   bool raw = false, resume = false, fail_on_error = false;
-  std::size_t batch = 0, chunk = 0;
+  std::size_t batch = 0, chunk = 0, max_image_pixels = kPillowMaxImagePixels;
   unsigned decode_threads = 0;
 };
 
@@ -52,6 +52,10 @@ void add_encode_command(CLI::App& app) {
   cmd->add_option("--chunk", args->chunk, "Items per checkpoint (default 256 images, 4096 texts)");
   cmd->add_option("--decode-threads", args->decode_threads,
                   "Image decoding threads running ahead of inference (default: half the cores)");
+  cmd->add_option("--max-image-pixels", args->max_image_pixels,
+                  "Pillow's MAX_IMAGE_PIXELS rule: images over twice this are refused, over it\n"
+                  "warned; all decoding threads together hold at most 6 bytes per pixel of it")
+      ->capture_default_str();
   cmd->callback([args] {
     VLBIAS_CHECK(!args->images.empty() || !args->texts.empty(), UsageError,
                  "vlbias encode needs --images or --texts.");
@@ -68,6 +72,7 @@ void add_encode_command(CLI::App& app) {
     o.batch = args->batch;
     o.chunk = args->chunk;
     o.decode_threads = args->decode_threads;
+    o.max_image_pixels = args->max_image_pixels;
     if (!args->crop.empty()) o.encoder.crop_rounding = parse_crop_rounding(args->crop);
     if (!args->text_cleaning.empty()) {
       o.encoder.text_cleaning = parse_text_cleaning(args->text_cleaning);

@@ -37,6 +37,7 @@ void add_study_options(CLI::App* cmd, StudyArgs& a, bool needs_table) {
   cmd->add_option("--id-column", a.id_column, "Join table rows to embedding rows by this id ...");
   cmd->add_option("--index", a.index, "... through this table (row i = embedding row i)");
   cmd->add_option("--bootstrap", a.bootstrap, "Bootstrap resamples for CIs (0: none)")
+      ->check(resamples_range())
       ->capture_default_str();
   cmd->add_option("--ci", a.ci, "Confidence level")->capture_default_str();
   cmd->add_option("--seed", a.seed, "Seed of the bootstrap")->capture_default_str();

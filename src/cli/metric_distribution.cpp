@@ -146,6 +146,7 @@ void add_kid(CLI::App& metric) {
   add_pair_options(cmd, *args);
   cmd->add_option("--subsets", args->o.subsets,
                   "Random subsets (0: one estimate over all rows, no sampling)")
+      ->check(resamples_range())
       ->capture_default_str();
   cmd->add_option("--subset-size", args->o.subset_size,
                   "Rows drawn from each set per subset (reduced to the smaller set)")

@@ -184,6 +184,7 @@ void add_lvlm_metrics(CLI::App& metric) {
     cmd->add_option("--score", a->scores, "Comma list of score columns (toxicity, insult, ...)")
         ->required();
     cmd->add_option("--bootstrap", a->bootstrap, "Bootstrap resamples over sets (0: none)")
+        ->check(resamples_range())
         ->capture_default_str();
     cmd->add_option("--ci", a->ci, "Confidence level")->capture_default_str();
     cmd->add_option("--seed", a->seed, "Seed of the bootstrap")->capture_default_str();
@@ -257,6 +258,7 @@ void add_lvlm_metrics(CLI::App& metric) {
         ->required();
     cmd->add_option("--baseline", a->baseline, "Its baseline value (e.g. none)")->required();
     cmd->add_option("--bootstrap", a->bootstrap, "Bootstrap resamples over matched sets")
+        ->check(resamples_range())
         ->capture_default_str();
     cmd->add_option("--ci", a->ci, "Confidence level")->capture_default_str();
     cmd->add_option("--seed", a->seed, "Seed of the bootstrap")->capture_default_str();

@@ -145,6 +145,26 @@ void check_image(const ClipConfig& c, std::string_view source) {
                c.image_size);
 }
 
+// A special token id of text_config (default `dflt` when absent or null): an id of the
+// vocabulary, [0, vocab_size). An eos_token_id past it never occurs in a text, so every text
+// embedding would silently pool position 0 (issue 19).
+std::int64_t token_id(const Node& text, const char* key, std::int64_t dflt,
+                      std::size_t vocab_size) {
+  if (!text.has(key)) return dflt;
+  const Json& v = text.j.at(key);
+  VLBIAS_CHECK(v.is_number_integer(), InputError,
+               "'{}': \"{}\" is {}; expected an integer token id", text.source, text.name(key),
+               kind(v));
+  const bool in_vocab = v.is_number_unsigned()
+                            ? v.get<std::uint64_t>() < vocab_size
+                            : v.get<std::int64_t>() >= 0 && v.get<std::uint64_t>() < vocab_size;
+  VLBIAS_CHECK(in_vocab, InputError,
+               "'{}': \"{}\" is {}, outside the vocabulary of {} token ids (\"{}vocab_size\"); "
+               "the config does not describe these weights",
+               text.source, text.name(key), v.dump(), vocab_size, text.path);
+  return v.get<std::int64_t>();
+}
+
 // transformers CLIPConfig. Old dumps carry text_config_dict / vision_config_dict, which
 // transformers lays over text_config / vision_config; we do the same.
 ClipConfig parse_hf(const Json& root, std::string_view source) {
@@ -200,16 +220,11 @@ ClipConfig parse_hf(const Json& root, std::string_view source) {
   c.embed_dim = top.size("projection_dim", 512, kMaxWidth);
   // eos_token_id: transformers' current default is 49407; configs written before PR #24773
   // say 2, and modeling_clip then pools the argmax of the ids (the EOT 49407 is the largest id).
-  std::int64_t eos = 49407;
-  if (text.has("eos_token_id")) {
-    const Json& v = text_json.at("eos_token_id");
-    VLBIAS_CHECK(v.is_number_integer(), InputError,
-                 "'{}': \"text_config.eos_token_id\" is {}; expected an integer", source, kind(v));
-    eos = v.get<std::int64_t>();
-    VLBIAS_CHECK(eos >= 0 && eos <= std::numeric_limits<std::int32_t>::max(), InputError,
-                 "'{}': \"text_config.eos_token_id\" is {}; expected a non-negative token id",
-                 source, eos);
-  }
+  const std::int64_t eos = token_id(text, "eos_token_id", 49407, c.vocab_size);
+  // bos and pad are not used here, but an id past the vocabulary says the config does not
+  // belong to these weights: refused likewise.
+  (void)token_id(text, "bos_token_id", 0, c.vocab_size);
+  (void)token_id(text, "pad_token_id", 0, c.vocab_size);
   c.eos_token_id = static_cast<std::int32_t>(eos);
   c.pool_argmax = eos == 2;
   check_tower(c.vision, "vision", source);

@@ -2,15 +2,17 @@
 // with a manifest. Image decoding runs on worker threads ahead of inference.
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
+#include <cstring>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
+#include <unistd.h>
+
+#include "encode/image_prefetch.h"
 #include "vlbias/atomic_file.h"
 #include "vlbias/blas.h"
 #include "vlbias/encode.h"
@@ -107,105 +109,6 @@ Json failures_json(const Failures& f) {
   return out;
 }
 
-// Decodes and preprocesses images on worker threads, at most `window` items
-// ahead of the consumer, so decoding overlaps inference.
-class ImagePrefetcher {
- public:
-  ImagePrefetcher(const ClipEncoder& encoder, const Items& items, std::vector<std::size_t> order,
-                  std::size_t window, unsigned threads)
-      : encoder_(encoder),
-        items_(items),
-        order_(std::move(order)),
-        window_(window),
-        per_(encoder.pixels_per_image()),
-        slots_(window) {
-    for (Slot& s : slots_) s.pixels.resize(per_);
-    for (unsigned t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
-  }
-  ~ImagePrefetcher() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (std::thread& t : workers_) t.join();
-  }
-  ImagePrefetcher(const ImagePrefetcher&) = delete;
-  ImagePrefetcher& operator=(const ImagePrefetcher&) = delete;
-
-  // Waits for position k of the order (taken in sequence), copies its pixels to
-  // `out` and returns "" or the error that made it fail.
-  std::string take(std::size_t k, float* out) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    Slot& s = slots_[k % window_];
-    cv_.wait(lock, [&] { return s.ready && s.position == k; });
-    std::string error = std::move(s.error);
-    if (error.empty()) std::copy(s.pixels.begin(), s.pixels.end(), out);
-    s.ready = false;
-    consumed_ = k + 1;
-    lock.unlock();
-    cv_.notify_all();
-    return error;
-  }
-
- private:
-  struct Slot {
-    std::vector<float> pixels;
-    std::string error;
-    std::size_t position = 0;
-    bool ready = false;
-  };
-
-  void work() {
-    std::vector<float> local(per_);
-    for (;;) {
-      std::size_t k;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock,
-                 [&] { return stop_ || (next_ < order_.size() && next_ < consumed_ + window_); });
-        if (stop_) return;
-        k = next_++;
-      }
-      std::string error;
-      const std::size_t row = order_[k];
-      if (items_.missing[row]) {
-        error = "the path cell is empty";
-      } else {
-        try {
-          const RgbImage image = decode_image_file(items_.values[row]);
-          encoder_.pixels(image, local.data());
-        } catch (const Error& e) {
-          error = e.what();
-        } catch (const std::bad_alloc&) {
-          error = "out of memory while decoding the image";
-        }
-      }
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        Slot& s = slots_[k % window_];
-        s.pixels.swap(local);
-        s.error = std::move(error);
-        s.position = k;
-        s.ready = true;
-      }
-      cv_.notify_all();
-      if (local.size() != per_) local.resize(per_);
-    }
-  }
-
-  const ClipEncoder& encoder_;
-  const Items& items_;
-  std::vector<std::size_t> order_;
-  std::size_t window_, per_;
-  std::vector<Slot> slots_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::size_t next_ = 0, consumed_ = 0;
-  bool stop_ = false;
-  std::vector<std::thread> workers_;
-};
-
 void normalize_ok_rows(Matrix& m, const std::vector<bool>& ok) {
   for (std::size_t i = 0; i < m.rows; ++i) {
     if (!ok[i]) continue;
@@ -223,22 +126,110 @@ fs::path sibling(const fs::path& out, const std::string& suffix) {
   return out.parent_path() / (out.stem().string() + suffix);
 }
 
+// --out and the files beside it must be names the job can write, checked before any work: a
+// directory there used to fail only once everything was encoded, leaving .partial/ behind.
+void check_output_paths(const fs::path& out, const fs::path& partial) {
+  const std::string ext = out.extension().string();
+  VLBIAS_CHECK(ext == ".npy" || ext == ".safetensors", UsageError,
+               "--out {}: expected a .npy or .safetensors file name.", out.string());
+  const fs::path folder = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  VLBIAS_CHECK(fs::is_directory(folder), InputError, "--out {}: the folder {} does not exist.",
+               out.string(), folder.string());
+  for (const fs::path& p : {out, sibling(out, ".manifest.json"), sibling(out, ".rows.csv")}) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(p, ec);
+    VLBIAS_CHECK(!fs::exists(st) || fs::is_regular_file(st), UsageError,
+                 "--out {}: {} is {}; expected a file name to write (the output, its "
+                 ".manifest.json and .rows.csv), so choose another --out.",
+                 out.string(), p.string(),
+                 fs::is_directory(st) ? "a directory" : "not a regular file");
+  }
+  VLBIAS_CHECK(!fs::exists(partial) || fs::is_directory(partial), UsageError,
+               "--out {}: {} exists and is not a checkpoint folder; remove it or choose another "
+               "--out.",
+               out.string(), partial.string());
+  VLBIAS_CHECK(::access(folder.c_str(), W_OK | X_OK) == 0, UsageError,
+               "--out {}: the folder {} is not writable ({}).", out.string(), folder.string(),
+               std::strerror(errno));
+}
+
+Json read_checkpoint_json(const fs::path& path, const fs::path& partial) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return parse_json(text.str(), path.string());
+  } catch (const InputError&) {
+    VLBIAS_FAIL(UsageError, "{} is not a readable checkpoint ({}); delete it to start over.",
+                partial.string(), path.filename().string());
+  }
+}
+
+// Input rows of finished chunks whose image file is no longer the one encoded. A chunk's
+// checkpoint holds the SHA-256 of every image's bytes as they were decoded ("input_sha256",
+// "" for a file that could not be read); a resume hashes the files again, in parallel. The
+// full content hash, not size + mtime + the first and last 64 KiB: the encode job reads every
+// byte to decode it anyway (hashing adds ~1 ms per 150 KB image, ~2% of the forward pass), a
+// resume costs one read of the already encoded images, and no edit can keep its hash.
+std::vector<std::size_t> changed_images(const fs::path& partial, const std::vector<bool>& done,
+                                        std::size_t chunk,
+                                        const std::vector<encode_detail::ImageItem>& items) {
+  std::vector<std::size_t> rows;
+  std::vector<std::string> recorded;
+  for (std::size_t c = 0; c < done.size(); ++c) {
+    if (!done[c]) continue;
+    const fs::path file = partial / chunk_name(c, ".json");
+    const Json f = read_checkpoint_json(file, partial);
+    const std::size_t begin = c * chunk, end = std::min(items.size(), begin + chunk);
+    const bool ok = f.is_object() && f.contains("input_sha256") && f["input_sha256"].is_array() &&
+                    f["input_sha256"].size() == end - begin;
+    VLBIAS_CHECK(ok, UsageError, "{} has no image hashes for its {} rows; delete {} to start over.",
+                 file.string(), end - begin, partial.string());
+    for (std::size_t r = begin; r < end; ++r) {
+      const Json& h = f["input_sha256"][r - begin];
+      VLBIAS_CHECK(h.is_string(), UsageError, "{}: the hash of row {} is not a string.",
+                   file.string(), r);
+      rows.push_back(r);
+      recorded.push_back(h.get<std::string>());
+    }
+  }
+  std::vector<char> differs(rows.size(), 0);
+  Progress progress("check encoded images", rows.size());
+  parallel_for(rows.size(), [&](std::size_t i) {
+    const std::string& path = items[rows[i]].path;
+    differs[i] = (path.empty() ? "" : encode_detail::image_file_sha256(path)) != recorded[i];
+    progress.advance();
+  });
+  progress.finish();
+  std::vector<std::size_t> changed;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (differs[i]) changed.push_back(rows[i]);
+  }
+  return changed;
+}
+
 }  // namespace
 
 EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const bool images = o.kind == EncodeKind::Images;
   const std::string ext = o.out.extension().string();
-  VLBIAS_CHECK(ext == ".npy" || ext == ".safetensors", UsageError,
-               "--out {}: expected a .npy or .safetensors file name.", o.out.string());
-  VLBIAS_CHECK(o.out.parent_path().empty() || fs::is_directory(o.out.parent_path()), InputError,
-               "--out {}: the folder {} does not exist.", o.out.string(),
-               o.out.parent_path().string());
+  const fs::path partial = o.out.string() + ".partial";
+  check_output_paths(o.out, partial);
+  VLBIAS_CHECK(o.max_image_pixels >= 1 && o.max_image_pixels <= kMaxImagePixelsOption, UsageError,
+               "--max-image-pixels {}: expected 1 to {} (default {}, Pillow's MAX_IMAGE_PIXELS).",
+               o.max_image_pixels, kMaxImagePixelsOption, kPillowMaxImagePixels);
 
   const ClipEncoder encoder = ClipEncoder::open(o.model_dir, o.encoder);
   if (!images) (void)encoder.tokenizer();  // refuse a directory without tokenizer files now
   const Items items = load_items(o);
   const std::size_t n = items.values.size();
+  std::vector<encode_detail::ImageItem> image_items;
+  if (images) {
+    for (std::size_t r = 0; r < n; ++r) {
+      image_items.push_back({items.missing[r] ? "" : items.values[r], items.display[r]});
+    }
+  }
   const std::size_t dim = encoder.model().config().embed_dim;
   const std::size_t batch = o.batch ? o.batch : (images ? 32 : 256);
   const std::size_t chunk = o.chunk ? o.chunk : (images ? 256 : 4096);
@@ -260,25 +251,17 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
                  {"normalize", o.normalize},
                  {"chunk", chunk},
                  {"items", n},
+                 {"max_image_pixels", images ? Json(o.max_image_pixels) : Json(nullptr)},
+                 // 2: chunk checkpoints hold each image's SHA-256 (changed_images).
+                 {"checkpoint_format", 2},
                  {"encoder", images ? description["preprocessing"] : description["tokenizer"]}};
 
-  const fs::path partial = o.out.string() + ".partial";
   if (fs::exists(partial)) {
     VLBIAS_CHECK(o.resume, UsageError,
                  "{} holds an interrupted run; pass --resume to continue it, or delete the folder "
                  "to start over.",
                  partial.string());
-    std::ifstream in(partial / "job.json", std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    Json previous;
-    try {
-      previous = parse_json(text.str(), "job.json");
-    } catch (const InputError&) {
-      VLBIAS_FAIL(UsageError,
-                  "{} is not a readable checkpoint (job.json); delete it to start over.",
-                  partial.string());
-    }
+    const Json previous = read_checkpoint_json(partial / "job.json", partial);
     for (const auto& [key, value] : job.items()) {
       VLBIAS_CHECK(previous.contains(key) && previous[key] == value, UsageError,
                    "Cannot resume {}: its '{}' differs from this run's (the model, input or "
@@ -300,14 +283,40 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
       resumed += std::min(n, (c + 1) * chunk) - c * chunk;
     }
   }
+  // Images changed since their chunk was encoded: the chunk is encoded again, as a clean run
+  // on the folder as it is now would encode it (refusing would throw the rest away).
+  const std::vector<std::size_t> changed = images && resumed > 0
+                                               ? changed_images(partial, done, chunk, image_items)
+                                               : std::vector<std::size_t>{};
+  for (const std::size_t r : changed) {
+    const std::size_t c = r / chunk;
+    if (!done[c]) continue;
+    done[c] = false;
+    resumed -= std::min(n, (c + 1) * chunk) - c * chunk;
+    fs::remove(partial / chunk_name(c, ".json"));  // no longer a finished chunk if killed now
+  }
+  if (!changed.empty()) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < changed.size() && i < 10; ++i) {
+      names.push_back(fmt::format("row {} ({})", changed[i], items.display[changed[i]]));
+    }
+    warn("{} image{} changed since {} encoded {}: {}{}; encoding {} again.", changed.size(),
+         changed.size() == 1 ? "" : "s", partial.string(), changed.size() == 1 ? "it" : "them",
+         fmt::join(names, ", "), changed.size() > 10 ? ", ..." : "",
+         changed.size() == 1 ? "its chunk" : "their chunks");
+  }
 
   Progress progress(images ? "encode images" : "encode texts", n);
   progress.advance(resumed);
 
-  // Finishes chunk c: rows of failed items are zero in the .npy and listed in the .json.
-  auto save_chunk = [&](std::size_t c, const Matrix& m, const Failures& failed) {
+  // Finishes chunk c: rows of failed items are zero in the .npy and listed in the .json, with
+  // the SHA-256 of each image as decoded.
+  auto save_chunk = [&](std::size_t c, const Matrix& m, const Failures& failed,
+                        const std::vector<std::string>& sha256) {
     write_npy(partial / chunk_name(c, ".npy"), m);
-    write_file_atomically(partial / chunk_name(c, ".json"), failures_json(failed).dump() + "\n");
+    Json state{{"failed", failures_json(failed)}};
+    if (images) state["input_sha256"] = sha256;
+    write_file_atomically(partial / chunk_name(c, ".json"), state.dump() + "\n");
   };
   auto record_failure = [&](Failures& failed, std::size_t row, const std::string& error) {
     VLBIAS_CHECK(!o.fail_on_error, InputError, "Item {} ({}): {}", row, items.display[row], error);
@@ -316,7 +325,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   };
 
   // Images are decoded ahead on worker threads, in the order the chunks are processed.
-  std::unique_ptr<ImagePrefetcher> prefetch;
+  std::unique_ptr<encode_detail::ImagePrefetcher> prefetch;
   const std::size_t per = images ? encoder.pixels_per_image() : 0;
   std::vector<float> px(batch * per);
   std::size_t k = 0;  // next position in the prefetch order
@@ -327,8 +336,9 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
       for (std::size_t r = c * chunk; r < std::min(n, (c + 1) * chunk); ++r) order.push_back(r);
     }
     const unsigned threads = o.decode_threads ? o.decode_threads : std::max(1u, thread_count() / 2);
-    prefetch = std::make_unique<ImagePrefetcher>(encoder, items, std::move(order),
-                                                 std::max<std::size_t>(2 * batch, 8), threads);
+    prefetch = std::make_unique<encode_detail::ImagePrefetcher>(
+        encoder, image_items, std::move(order), std::max<std::size_t>(2 * batch, 8), threads,
+        o.max_image_pixels);
   }
   for (std::size_t c = 0; c < chunks; ++c) {
     if (done[c]) continue;
@@ -336,17 +346,19 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
     Matrix m(end - begin, dim);
     std::vector<bool> ok(end - begin, false);
     Failures failed;
+    std::vector<std::string> sha256(images ? end - begin : 0);
     for (std::size_t b = begin; b < end; b += batch) {
       const std::size_t e = std::min(end, b + batch);
       std::vector<std::size_t> good;  // items of [b, e) that reach the model, in order
       Matrix emb;
       if (images) {
         for (std::size_t r = b; r < e; ++r, ++k) {
-          const std::string error = prefetch->take(k, px.data() + good.size() * per);
-          if (error.empty()) {
+          encode_detail::PrefetchedImage got = prefetch->take(k, px.data() + good.size() * per);
+          sha256[r - begin] = std::move(got.sha256);
+          if (got.error.empty()) {
             good.push_back(r);
           } else {
-            record_failure(failed, r, error);
+            record_failure(failed, r, got.error);
           }
         }
         if (!good.empty()) emb = encoder.model().encode_images(px.data(), good.size());
@@ -369,7 +381,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
       progress.advance(e - b);
     }
     if (o.normalize) normalize_ok_rows(m, ok);
-    save_chunk(c, m, failed);
+    save_chunk(c, m, failed, sha256);
   }
   prefetch.reset();
   progress.finish();
@@ -378,12 +390,11 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   Failures failed_all;
   std::vector<bool> failed_row(n, false);
   for (std::size_t c = 0; c < chunks; ++c) {
-    std::ifstream in(partial / chunk_name(c, ".json"), std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    const Json f =
-        parse_json(text.str(), fmt::format("'{}'", (partial / chunk_name(c, ".json")).string()));
-    for (const Json& x : f) {
+    const Json f = read_checkpoint_json(partial / chunk_name(c, ".json"), partial);
+    VLBIAS_CHECK(f.is_object() && f.contains("failed") && f["failed"].is_array(), UsageError,
+                 "Checkpoint {} has no list of failed items; delete {} and start over.",
+                 chunk_name(c, ".json"), partial.string());
+    for (const Json& x : f["failed"]) {
       const std::size_t row = x["input_row"].get<std::size_t>();
       VLBIAS_CHECK(row < n, InternalError, "checkpoint {} names row {} of {}", c, row, n);
       failed_row[row] = true;
@@ -459,11 +470,21 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
       {"model", description["model"]}};
   if (images) {
     manifest["preprocessing"] = description["preprocessing"];
+    manifest["max_image_pixels"] =
+        Json{{"value", o.max_image_pixels},
+             {"rule", "as Pillow's MAX_IMAGE_PIXELS: more than twice it is refused, more warns"}};
   } else {
     manifest["tokenizer"] = description["tokenizer"];
   }
   manifest["failed"] = failures;
   manifest["resumed_items"] = resumed;
+  if (!changed.empty()) {
+    Json list = Json::array();
+    for (const std::size_t r : changed) {
+      list.push_back(Json{{"input_row", r}, {"item", items.display[r]}});
+    }
+    manifest["changed_since_checkpoint"] = list;  // encoded again on resume
+  }
   manifest["seconds"] = result.seconds;
 
   // Embeddings first, then the rows file, then the manifest: a manifest with

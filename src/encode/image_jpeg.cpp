@@ -117,6 +117,12 @@ bool guarded_read_header(JpegContext* ctx) {
   return true;
 }
 
+bool guarded_has_multiple_scans(JpegContext* ctx, bool* multi) {
+  if (setjmp(ctx->err.jump) != 0) return false;
+  *multi = jpeg_has_multiple_scans(&ctx->cinfo) != 0;
+  return true;
+}
+
 bool guarded_start(JpegContext* ctx) {
   if (setjmp(ctx->err.jump) != 0) return false;
   jpeg_start_decompress(&ctx->cinfo);
@@ -203,10 +209,28 @@ void cmyk_inverted_to_rgb(const std::uint8_t* in, std::size_t pixels, std::uint8
   }
 }
 
+// The bytes decode_jpeg holds for an image whose header has been read: the RGB output, the
+// samples before conversion (grey and CMYK), and for a multi-scan (progressive) file libjpeg's
+// whole-image coefficient arrays (jdcoefct.c: one 64-coefficient JBLOCK per 8 x 8 block of each
+// component, rounded up to the sampling factors).
+std::size_t decoder_bytes(const jpeg_decompress_struct& cinfo, bool multi_scan) {
+  const std::size_t pixels = std::size_t{cinfo.image_width} * cinfo.image_height;
+  const auto components = static_cast<std::size_t>(cinfo.num_components);
+  std::size_t bytes = 3 * pixels + (components == 3 ? 0 : components * pixels);
+  if (multi_scan) {
+    for (int c = 0; c < cinfo.num_components; ++c) {
+      const jpeg_component_info& comp = cinfo.comp_info[c];
+      bytes += (std::size_t{comp.width_in_blocks} + comp.h_samp_factor) *
+               (std::size_t{comp.height_in_blocks} + comp.v_samp_factor) * sizeof(JBLOCK);
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
 RgbImage decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& source,
-                     std::size_t max_pixels) {
+                     std::size_t max_pixels, const DecodeReserve& reserve) {
   JpegDecompressor decompressor(bytes);
   JpegContext* ctx = decompressor.ctx();
   VLBIAS_CHECK(decompressor.created(), InternalError, "cannot create a JPEG decoder for '{}': {}",
@@ -224,10 +248,13 @@ RgbImage decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& sou
                source, components);
   const std::size_t width = cinfo.image_width;
   const std::size_t height = cinfo.image_height;
-  VLBIAS_CHECK(width > 0 && height > 0 && width * height <= max_pixels, InputError,
-               "'{}' is a JPEG image of {} x {} pixels, more than the {} pixels allowed "
-               "(decompression bomb limit)",
-               source, width, height, max_pixels);
+  check_image_pixels(source, "JPEG", width, height, max_pixels);
+  if (reserve) {
+    bool multi_scan = false;
+    VLBIAS_CHECK(guarded_has_multiple_scans(ctx, &multi_scan), InputError,
+                 "'{}' is not a valid JPEG image: {}", source, ctx->err.message);
+    reserve(width, height, decoder_bytes(cinfo, multi_scan));
+  }
 
   // JpegDecode.c: the rawmode selects out_color_space; "L" keeps libjpeg's default (grey).
   cinfo.out_color_space = components == 1 ? JCS_GRAYSCALE : components == 3 ? JCS_RGB : JCS_CMYK;

@@ -25,8 +25,10 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <png.h>
@@ -309,14 +311,36 @@ void check_chunks_before_idat(std::span<const std::uint8_t> bytes, const std::st
   }
 }
 
+// The image size in the IHDR chunk, which libpng requires first (PNG spec 5.6), read before
+// libpng allocates anything. Nothing when the first chunk is not a complete IHDR: libpng then
+// refuses the file before any pixel memory is allocated.
+std::optional<std::pair<std::uint32_t, std::uint32_t>> ihdr_size(
+    std::span<const std::uint8_t> bytes) {
+  const std::size_t at = kPngSignature.size();
+  if (bytes.size() < at + 8 + 13 || read_be32(&bytes[at]) != 13 ||
+      std::memcmp(&bytes[at + 4], "IHDR", 4) != 0) {
+    return std::nullopt;
+  }
+  return std::pair{read_be32(&bytes[at + 8]), read_be32(&bytes[at + 12])};
+}
+
 }  // namespace
 
 RgbImage decode_png(std::span<const std::uint8_t> bytes, const std::string& source,
-                    std::size_t max_pixels) {
+                    std::size_t max_pixels, const DecodeReserve& reserve) {
   check_chunks_before_idat(bytes, source);
+  const auto size = ihdr_size(bytes);
+  if (size) {
+    check_image_pixels(source, "PNG", size->first, size->second, max_pixels);
+    // The RGB output and libpng's two row buffers (at most 8 bytes per pixel: RGBA 16-bit).
+    const std::size_t pixels = std::size_t{size->first} * size->second;
+    if (reserve)
+      reserve(size->first, size->second, 3 * pixels + 2 * (8 * std::size_t{size->first} + 1));
+  }
   RgbImage image;
   PngState st;
-  st.max_pixels = max_pixels;
+  // Without a readable IHDR nothing may be allocated: libpng's own check then refuses everything.
+  st.max_pixels = size ? max_pixels : 0;
   st.pixels = &image.pixels;
   PngReader reader(&st);
   VLBIAS_CHECK(reader.png() != nullptr && reader.info() != nullptr, InternalError,

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
+#include <limits>
 #include <set>
 #include <string>
 #include <string_view>
@@ -322,6 +323,23 @@ RgbImage preprocess_geometry(const RgbImage& image, const ImagePreprocess& p) {
   RgbImage resized = resize_bicubic(image, w, h);
   if (!p.do_center_crop) return resized;
   return center_crop(resized, p.crop_width, p.crop_height, p.crop_rounding);
+}
+
+std::size_t preprocess_geometry_bytes(std::size_t width, std::size_t height,
+                                      const ImagePreprocess& p) {
+  // In double: the products may exceed size_t for hostile sizes (the resize then refuses them).
+  const double w = static_cast<double>(width), h = static_cast<double>(height);
+  double pixels = p.do_center_crop ? static_cast<double>(p.crop_width * p.crop_height) : 0.0;
+  if (!p.do_resize) {
+    if (!p.do_center_crop) pixels += w * h;  // the copy
+  } else if (width > 0 && height > 0 && p.shortest_edge > 0) {
+    const auto [rw, rh] = shortest_edge_size(width, height, p.shortest_edge);
+    // The horizontal pass (at most every source row at the new width), then the vertical one.
+    pixels += static_cast<double>(rw) * h + static_cast<double>(rw) * static_cast<double>(rh);
+  }
+  const double bytes = 3.0 * pixels;
+  constexpr double kCap = static_cast<double>(std::numeric_limits<std::size_t>::max() / 2);
+  return bytes >= kCap ? static_cast<std::size_t>(kCap) : static_cast<std::size_t>(bytes);
 }
 
 void preprocess_image(const RgbImage& image, const ImagePreprocess& p, float* out) {

@@ -13,6 +13,7 @@
 #include "vlbias/error.h"
 #include "vlbias/parallel.h"
 #include "vlbias/rng.h"
+#include "vlbias/stats.h"
 
 namespace vlbias::metrics {
 
@@ -217,24 +218,77 @@ double mmd2_from_dots(std::size_t nx, std::size_t ny, const Dots& dots, const Ki
   return sxx / (fx * (fx - 1.0)) + syy / (fy * (fy - 1.0)) - 2.0 * sxy / (fx * fy);
 }
 
-// Dot products of the stacked rows a[ia] and b[ib], (|ia| + |ib|)^2 floats.
-std::vector<float> stacked_dots(MatrixView a, const std::vector<std::uint32_t>& ia, MatrixView b,
-                                const std::vector<std::uint32_t>& ib) {
-  const std::size_t d = a.cols, n = ia.size() + ib.size();
+// Floats of the dot-product block the stacked estimator holds at once (16 MiB): its memory does
+// not grow with the square of the rows (subsets = 0 over 100,000 + 100,000 rows needed 160 GB).
+constexpr std::size_t kMaxDotBlockFloats = std::size_t{1} << 22;
+
+// mmd2_from_dots over the stacked rows a[ia] and b[ib], with their float32 dot products
+// computed a block of rows at a time (the same sums, in the same order).
+double mmd2_stacked(MatrixView a, const std::vector<std::uint32_t>& ia, MatrixView b,
+                    const std::vector<std::uint32_t>& ib, const KidOptions& o, double gamma) {
+  const std::size_t d = a.cols, nx = ia.size(), ny = ib.size(), n = nx + ny;
   Matrix w(n, d);
-  for (std::size_t i = 0; i < ia.size(); ++i) std::copy_n(a.row(ia[i]), d, w.row(i));
-  for (std::size_t i = 0; i < ib.size(); ++i) std::copy_n(b.row(ib[i]), d, w.row(ia.size() + i));
-  std::vector<float> g(n * n);
-  gemm_nt(w, w, g.data(), n);
-  return g;
+  for (std::size_t i = 0; i < nx; ++i) std::copy_n(a.row(ia[i]), d, w.row(i));
+  for (std::size_t i = 0; i < ny; ++i) std::copy_n(b.row(ib[i]), d, w.row(nx + i));
+  const std::size_t block = std::clamp<std::size_t>(kMaxDotBlockFloats / n, 1, n);
+  std::vector<float> g(block * n);
+  double sxx = 0.0, syy = 0.0, sxy = 0.0;
+  for (std::size_t r0 = 0; r0 < n; r0 += block) {
+    const std::size_t r1 = std::min(n, r0 + block);
+    gemm_nt(MatrixView(w.row(r0), r1 - r0, d), w, g.data(), n);
+    for (std::size_t i = r0; i < r1; ++i) {
+      const float* dots = g.data() + (i - r0) * n;
+      if (i < nx) {
+        for (std::size_t j = 0; j < nx; ++j)
+          if (j != i) sxx += poly_kernel(dots[j], o, gamma);
+        for (std::size_t j = 0; j < ny; ++j) sxy += poly_kernel(dots[nx + j], o, gamma);
+      } else {
+        for (std::size_t j = 0; j < ny; ++j)
+          if (j != i - nx) syy += poly_kernel(dots[nx + j], o, gamma);
+      }
+    }
+  }
+  const double fx = static_cast<double>(nx), fy = static_cast<double>(ny);
+  return sxx / (fx * (fx - 1.0)) + syy / (fy * (fy - 1.0)) - 2.0 * sxy / (fx * fy);
 }
 
-}  // namespace
+double max_squared_norm(MatrixView x) {
+  double most = 0.0;
+  for (std::size_t i = 0; i < x.rows; ++i) {
+    const float* r = x.row(i);
+    double s = 0.0;
+    for (std::size_t k = 0; k < x.cols; ++k) s += static_cast<double>(r[k]) * r[k];
+    most = std::max(most, s);
+  }
+  return most;
+}
 
-std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> kid_subsets(
-    std::size_t n_a, std::size_t n_b, std::size_t subset_size, std::size_t subsets,
-    std::uint64_t seed) {
-  std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> out(subsets);
+// Features for which the estimator stays finite, else an InputError (as PRDC refuses features
+// whose distances would overflow) instead of "kid": null. The Gram entries are float32 dot
+// products, |x . y| <= |x| |y| (every partial sum too), so squared row norms below 1e37 keep
+// them finite; the kernel values (gamma |x . y| + |coef0|)^degree, summed over at most
+// pairs = (nx + ny)^2 of them, must stay below ~1e300 in double.
+void check_kid_scale(MatrixView a, MatrixView b, const KidOptions& o, double gamma,
+                     std::size_t rows_per_set) {
+  const double s = std::max(max_squared_norm(a), max_squared_norm(b));
+  VLBIAS_CHECK(s < 1e37, InputError,
+               "KID: a feature row has squared norm {:.3g}; beyond 1e37 the float32 dot products "
+               "overflow and no finite KID exists: rescale the features.",
+               s);
+  const double base = gamma * s + std::fabs(o.coef0);
+  const double pairs = 4.0 * static_cast<double>(rows_per_set) * static_cast<double>(rows_per_set);
+  const double log10_sum = o.degree * std::log10(std::max(base, 1.0)) + std::log10(pairs);
+  VLBIAS_CHECK(log10_sum < 300.0, InputError,
+               "KID: the polynomial kernel (gamma x.y + coef0)^{} reaches {:.3g}^{} on these "
+               "features and its sums overflow: rescale the features or lower --degree/--coef0.",
+               o.degree, base, o.degree);
+}
+
+// Subset s of kid(): m rows of each set drawn without replacement from Rng(seed, s) (a partial
+// Fisher-Yates shuffle of a's indices, then of b's). Drawn when needed, so the subsets do not
+// all live in memory at once.
+std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>> draw_subset(
+    std::size_t n_a, std::size_t n_b, std::size_t subset_size, std::uint64_t seed, std::size_t s) {
   const auto draw = [&](Rng& rng, std::size_t n) {
     std::vector<std::uint32_t> idx(n);
     std::iota(idx.begin(), idx.end(), 0u);
@@ -244,11 +298,20 @@ std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> k
     idx.resize(subset_size);
     return idx;
   };
-  for (std::size_t s = 0; s < subsets; ++s) {
-    Rng rng(seed, s);
-    out[s].first = draw(rng, n_a);
-    out[s].second = draw(rng, n_b);
-  }
+  Rng rng(seed, s);
+  std::vector<std::uint32_t> ia = draw(rng, n_a);
+  std::vector<std::uint32_t> ib = draw(rng, n_b);
+  return {std::move(ia), std::move(ib)};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> kid_subsets(
+    std::size_t n_a, std::size_t n_b, std::size_t subset_size, std::size_t subsets,
+    std::uint64_t seed) {
+  stats::check_resamples(subsets, "KID subsets");
+  std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> out(subsets);
+  for (std::size_t s = 0; s < subsets; ++s) out[s] = draw_subset(n_a, n_b, subset_size, seed, s);
   return out;
 }
 
@@ -259,15 +322,12 @@ double mmd2_unbiased(MatrixView a, const std::vector<std::uint32_t>& ia, MatrixV
                "KID: the unbiased MMD^2 needs at least 2 rows per set, got {} and {}.", ia.size(),
                ib.size());
   const double gamma = options.gamma > 0.0 ? options.gamma : 1.0 / static_cast<double>(a.cols);
-  const std::vector<float> g = stacked_dots(a, ia, b, ib);
-  const std::size_t n = ia.size() + ib.size();
-  return mmd2_from_dots(
-      ia.size(), ib.size(), [&](std::size_t i, std::size_t j) { return double{g[i * n + j]}; },
-      options, gamma);
+  return mmd2_stacked(a, ia, b, ib, options, gamma);
 }
 
 KidResult kid(MatrixView a, MatrixView b, const KidOptions& options) {
   check_kid_options(options);
+  stats::check_resamples(options.subsets, "KID subsets");
   check_pair(a, b, "KID", 2);
   KidResult out;
   out.n_a = a.rows;
@@ -275,6 +335,7 @@ KidResult kid(MatrixView a, MatrixView b, const KidOptions& options) {
   out.dim = a.cols;
   const double gamma = options.gamma > 0.0 ? options.gamma : 1.0 / static_cast<double>(a.cols);
   if (options.subsets == 0) {
+    check_kid_scale(a, b, options, gamma, std::max(a.rows, b.rows));
     std::vector<std::uint32_t> ia(a.rows), ib(b.rows);
     std::iota(ia.begin(), ia.end(), 0u);
     std::iota(ib.begin(), ib.end(), 0u);
@@ -282,6 +343,7 @@ KidResult kid(MatrixView a, MatrixView b, const KidOptions& options) {
     out.per_subset = {out.kid};
     out.sd = kNaN;
     out.note = "one unbiased MMD^2 over all rows (subsets = 0)";
+    VLBIAS_CHECK(std::isfinite(out.kid), InternalError, "KID over all rows is {}", out.kid);
     return out;
   }
   std::size_t m = options.subset_size;
@@ -291,9 +353,9 @@ KidResult kid(MatrixView a, MatrixView b, const KidOptions& options) {
     out.note = fmt::format("subset size reduced from {} to {}, the size of the smaller set",
                            options.subset_size, m);
   }
+  check_kid_scale(a, b, options, gamma, m);
   out.subsets = options.subsets;
   out.subset_size = m;
-  const auto subsets = kid_subsets(a.rows, b.rows, m, options.subsets, options.seed);
   out.per_subset.resize(options.subsets);
   const std::size_t nz = a.rows + b.rows;
   const double full_flops = static_cast<double>(nz) * static_cast<double>(nz);
@@ -307,9 +369,10 @@ KidResult kid(MatrixView a, MatrixView b, const KidOptions& options) {
     std::vector<float> g(nz * nz);
     gemm_nt(z, z, g.data(), nz);
     parallel_for(options.subsets, [&](std::size_t s) {
+      const auto drawn = draw_subset(a.rows, b.rows, m, options.seed, s);
       // Named references, not structured bindings: clang 14 cannot capture those.
-      const std::vector<std::uint32_t>& ia = subsets[s].first;
-      const std::vector<std::uint32_t>& ib = subsets[s].second;
+      const std::vector<std::uint32_t>& ia = drawn.first;
+      const std::vector<std::uint32_t>& ib = drawn.second;
       out.per_subset[s] = mmd2_from_dots(
           m, m,
           [&](std::size_t i, std::size_t j) {
@@ -321,11 +384,8 @@ KidResult kid(MatrixView a, MatrixView b, const KidOptions& options) {
     });
   } else {
     parallel_for(options.subsets, [&](std::size_t s) {
-      const auto& [ia, ib] = subsets[s];
-      const std::vector<float> g = stacked_dots(a, ia, b, ib);
-      out.per_subset[s] = mmd2_from_dots(
-          m, m, [&](std::size_t i, std::size_t j) { return double{g[i * 2 * m + j]}; }, options,
-          gamma);
+      const auto drawn = draw_subset(a.rows, b.rows, m, options.seed, s);
+      out.per_subset[s] = mmd2_stacked(a, drawn.first, b, drawn.second, options, gamma);
     });
   }
   double sum = 0.0;
@@ -338,6 +398,9 @@ KidResult kid(MatrixView a, MatrixView b, const KidOptions& options) {
   } else {
     out.sd = kNaN;
   }
+  // check_kid_scale bounds every kernel sum, so this cannot fail.
+  VLBIAS_CHECK(std::isfinite(out.kid), InternalError, "KID over {} subsets is {}", out.subsets,
+               out.kid);
   return out;
 }
 

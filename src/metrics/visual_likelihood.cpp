@@ -9,6 +9,7 @@
 #include "vlbias/error.h"
 #include "vlbias/parallel.h"
 #include "vlbias/rng.h"
+#include "vlbias/stats.h"
 #include "vlbias/visual_stereotypes.h"
 
 namespace vlbias {
@@ -134,6 +135,7 @@ LikelihoodReport visual_likelihood(const Annotations& ann, const VisualStereotyp
   VLBIAS_CHECK(!ann.judgements.empty(), InputError, "no annotations to compute likelihoods from");
   VLBIAS_CHECK(o.bootstrap == 0 || (o.ci > 0 && o.ci < 1), UsageError,
                "the confidence level must be in (0, 1), got {}", o.ci);
+  stats::check_resamples(o.bootstrap, "bootstrap");
   const std::size_t n_id = ann.identities.size();
 
   // Per identity: images, shown attributes, per-image counts.

@@ -274,8 +274,9 @@ Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
   };
   std::vector<Row> rows;
   rows.reserve(t.rows);
-  // (task, image) -> the contents of its runs so far
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> runs_of;
+  // (task, image) -> the contents of its runs so far (a set: searching a list of them was
+  // quadratic in the runs of one image)
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> runs_of;
   std::size_t r = 0;
   while (r < t.rows) {
     const std::string img = cell(image, r), attr = cell(attribute, r);
@@ -303,14 +304,12 @@ Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
       content.push_back('\x1e');
     }
     if (task != nullptr) {
-      std::vector<std::string>& previous = runs_of[{tk, img}];
-      if (std::find(previous.begin(), previous.end(), content) != previous.end()) {
+      if (!runs_of[{tk, img}].insert(std::move(content)).second) {
         ++out.duplicate_runs;
         out.duplicate_rows += end - r;
         r = end;
         continue;
       }
-      previous.push_back(std::move(content));
     }
     ++out.runs;  // kept runs
     for (std::size_t i = r; i < end; ++i) {

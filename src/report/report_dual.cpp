@@ -370,13 +370,16 @@ void ellipses_section(Page& page) {
                                                 list[i]["y_dimension"].str()};
     if (std::find(pairs.begin(), pairs.end(), k) == pairs.end()) pairs.push_back(k);
   }
+  // The fits of points_by indexed once by (dimension, group key): a search of every fit for
+  // every ellipse was quadratic in the groups.
+  std::map<std::pair<std::string, std::string>, std::size_t> fit_of;
+  for (std::size_t i = 0; i < fits.size(); ++i) {
+    if (fits[i]["x"].str() != points_by) continue;
+    fit_of.emplace(std::pair{fits[i]["dimension"].str(), fits[i]["key"].json().dump()}, i);
+  }
   auto level_means = [&](const Json& key, const std::string& dim) -> Node {
-    for (std::size_t i = 0; i < fits.size(); ++i) {
-      if (fits[i]["x"].str() == points_by && fits[i]["dimension"].str() == dim &&
-          fits[i]["key"].json() == key)
-        return fits[i]["level_means"];
-    }
-    return Node(nullptr, "");
+    const auto it = fit_of.find({dim, key.dump()});
+    return it == fit_of.end() ? Node(nullptr, "") : fits[it->second]["level_means"];
   };
   for (const auto& [xd, yd] : pairs) {
     ScatterChart chart;

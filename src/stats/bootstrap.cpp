@@ -18,6 +18,7 @@ namespace {
 
 void check_parameters(std::size_t n_units, std::size_t resamples, double level) {
   VLBIAS_CHECK(resamples > 0, InputError, "bootstrap: the number of resamples B must be positive");
+  check_resamples(resamples, "bootstrap");
   VLBIAS_CHECK(level > 0.0 && level < 1.0, InputError,
                "bootstrap: confidence level {} is outside (0, 1)", level);
   VLBIAS_CHECK(n_units <= std::numeric_limits<std::uint32_t>::max(), InputError,
@@ -52,6 +53,11 @@ Interval make_interval(std::size_t resamples, double level, std::uint64_t seed) 
 }
 
 }  // namespace
+
+void check_resamples(std::size_t count, std::string_view what) {
+  VLBIAS_CHECK(count <= kMaxResamples, UsageError, "{}: {} resamples requested; expected 0 to {}",
+               what, count, kMaxResamples);
+}
 
 Interval bootstrap_ci(std::size_t n_units,
                       const std::function<double(std::span<const std::uint32_t>)>& statistic,

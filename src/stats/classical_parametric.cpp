@@ -1,5 +1,6 @@
 // One-way ANOVA and the t tests, matching scipy 1.10 (scipy.stats.f_oneway,
 // ttest_ind, ttest_rel) except where stats.h documents a degenerate-case decision.
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -184,14 +185,12 @@ TestResult paired_t(std::span<const double> a, std::span<const double> b) {
   return r;
 }
 
-// One group against the unweighted mean of the others (stats.h): a linear contrast with
-// Welch-Satterthwaite degrees of freedom.
-ContrastResult contrast_vs_others(std::span<const GroupMoments> groups, std::size_t g,
-                                  double level) {
+namespace {
+
+void check_contrast_inputs(std::span<const GroupMoments> groups, double level) {
   VLBIAS_CHECK(groups.size() >= 2, InputError,
                "a contrast against the other groups needs at least 2 groups, got {}",
                groups.size());
-  VLBIAS_CHECK(g < groups.size(), InternalError, "contrast group {} of {}", g, groups.size());
   VLBIAS_CHECK(level > 0 && level < 1, InputError, "confidence level must be in (0, 1), got {}",
                level);
   for (std::size_t j = 0; j < groups.size(); ++j) {
@@ -201,19 +200,21 @@ ContrastResult contrast_vs_others(std::span<const GroupMoments> groups, std::siz
                  "a contrast needs at least 2 finite values per group; group {} has n = {}", j,
                  groups[j].n);
   }
+}
+
+// The contrast of group g from the sums over the other groups of their means, of s_j^2/n_j
+// and of (s_j^2/n_j)^2/(n_j-1) (the weights 1/(G-1)^2 applied here).
+ContrastResult contrast_from_sums(const GroupMoments& g, std::size_t groups, double other_means,
+                                  double other_var, double other_df, double level) {
   ContrastResult r;
   r.level = level;
-  const double others = static_cast<double>(groups.size() - 1);
-  double other_means = 0, var = 0, df_denominator = 0;
-  for (std::size_t j = 0; j < groups.size(); ++j) {
-    const double n = static_cast<double>(groups[j].n);
-    const double w = j == g ? 1.0 : 1.0 / (others * others);
-    const double term = w * groups[j].variance / n;  // this group's share of se^2
-    var += term;
-    df_denominator += term * term / (n - 1.0);
-    if (j != g) other_means += groups[j].mean;
-  }
-  r.estimate = groups[g].mean - other_means / others;
+  const double others = static_cast<double>(groups - 1);
+  const double n = static_cast<double>(g.n);
+  const double own = g.variance / n;  // this group's share of se^2
+  const double w = 1.0 / (others * others);
+  const double var = own + w * other_var;
+  const double df_denominator = own * own / (n - 1.0) + w * w * other_df;
+  r.estimate = g.mean - other_means / others;
   r.se = std::sqrt(var);
   if (!(var > 0)) {
     r.note = "every group's values are constant: the contrast's standard error is 0";
@@ -227,6 +228,56 @@ ContrastResult contrast_vs_others(std::span<const GroupMoments> groups, std::siz
   r.lower = r.estimate - q * r.se;
   r.upper = r.estimate + q * r.se;
   return r;
+}
+
+}  // namespace
+
+// One group against the unweighted mean of the others (stats.h): a linear contrast with
+// Welch-Satterthwaite degrees of freedom.
+ContrastResult contrast_vs_others(std::span<const GroupMoments> groups, std::size_t g,
+                                  double level) {
+  check_contrast_inputs(groups, level);
+  VLBIAS_CHECK(g < groups.size(), InternalError, "contrast group {} of {}", g, groups.size());
+  double other_means = 0, other_var = 0, other_df = 0;
+  for (std::size_t j = 0; j < groups.size(); ++j) {
+    if (j == g) continue;
+    const double n = static_cast<double>(groups[j].n);
+    const double u = groups[j].variance / n;
+    other_means += groups[j].mean;
+    other_var += u;
+    other_df += u * u / (n - 1.0);
+  }
+  return contrast_from_sums(groups[g], groups.size(), other_means, other_var, other_df, level);
+}
+
+std::vector<ContrastResult> contrasts_vs_others(std::span<const GroupMoments> groups,
+                                                double level) {
+  check_contrast_inputs(groups, level);
+  const std::size_t k = groups.size();
+  // before[g]: sums over the groups j < g; after[g]: over j >= g. The sum over j != g is
+  // before[g] + after[g + 1]: no subtraction, so no cancellation.
+  std::vector<std::array<double, 3>> before(k + 1, {0, 0, 0}), after(k + 1, {0, 0, 0});
+  auto terms = [&](std::size_t j) {
+    const double n = static_cast<double>(groups[j].n);
+    const double u = groups[j].variance / n;
+    return std::array<double, 3>{groups[j].mean, u, u * u / (n - 1.0)};
+  };
+  for (std::size_t j = 0; j < k; ++j) {
+    const auto t = terms(j);
+    for (int c = 0; c < 3; ++c) before[j + 1][c] = before[j][c] + t[c];
+  }
+  for (std::size_t j = k; j-- > 0;) {
+    const auto t = terms(j);
+    for (int c = 0; c < 3; ++c) after[j][c] = t[c] + after[j + 1][c];
+  }
+  std::vector<ContrastResult> out;
+  out.reserve(k);
+  for (std::size_t g = 0; g < k; ++g) {
+    out.push_back(contrast_from_sums(groups[g], k, before[g][0] + after[g + 1][0],
+                                     before[g][1] + after[g + 1][1], before[g][2] + after[g + 1][2],
+                                     level));
+  }
+  return out;
 }
 
 }  // namespace vlbias::stats

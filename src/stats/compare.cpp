@@ -91,6 +91,51 @@ stats::TestResult run_test(GroupTest test, const std::vector<const std::vector<d
   return test == GroupTest::Anova ? stats::one_way_anova(spans) : stats::kruskal_wallis(spans);
 }
 
+// One --within cell split by the --by groups: the groups of `all_by` its rows fall in, in key
+// order (all_by's ids are), each with its values in row order, as group_by over the cell's rows
+// gives them; and the groups with no row in the cell. Derived from the one grouping of the whole
+// table: grouping the table again per cell, and searching the cell's keys for every group, made
+// `compare` quadratic in the cells and the groups (issue 19). `local_of` (all_by.size() entries,
+// all kNoGroup) is scratch space, left as it was found.
+struct CellSplit {
+  CellGroups cell;
+  std::vector<std::vector<std::string>> absent;
+};
+
+CellSplit split_by_groups(const Grouping& all_by, const std::vector<double>& values,
+                          const std::vector<std::uint32_t>& rows,
+                          std::vector<std::uint32_t>& local_of) {
+  std::vector<std::uint32_t> ids;
+  for (const std::uint32_t r : rows) {
+    const std::uint32_t g = all_by.group_of_row[r];
+    if (g == Grouping::kNoGroup || local_of[g] != Grouping::kNoGroup) continue;
+    local_of[g] = 0;
+    ids.push_back(g);
+  }
+  std::sort(ids.begin(), ids.end());
+  CellSplit out;
+  out.cell.keys.reserve(ids.size());
+  out.cell.values.resize(ids.size());
+  for (std::uint32_t j = 0; j < ids.size(); ++j) {
+    local_of[ids[j]] = j;
+    out.cell.keys.push_back(all_by.keys[ids[j]]);
+  }
+  for (const std::uint32_t r : rows) {
+    const std::uint32_t g = all_by.group_of_row[r];
+    if (g != Grouping::kNoGroup) out.cell.values[local_of[g]].push_back(values[r]);
+  }
+  std::size_t next = 0;  // ids are sorted: walk them beside every group
+  for (std::uint32_t g = 0; g < all_by.size(); ++g) {
+    if (next < ids.size() && ids[next] == g) {
+      ++next;
+    } else {
+      out.absent.push_back(all_by.keys[g]);
+    }
+  }
+  for (const std::uint32_t g : ids) local_of[g] = Grouping::kNoGroup;
+  return out;
+}
+
 // A comparison that could not be run (fewer than two groups with data).
 stats::TestResult undefined_test(GroupTest test, const std::string& why) {
   stats::TestResult r;
@@ -132,21 +177,26 @@ CompareReport compare_groups(const Table& table, const CompareOptions& options) 
   const std::vector<double>& values = table.numeric(options.value, /*allow_missing=*/true);
   for (double v : values) report.rows_missing_value += std::isnan(v) ? 1 : 0;
 
-  // Cells of the `within` columns (one cell holding every row when none).
+  // Cells of the `within` columns (one cell holding every row when none), as lists of the rows
+  // with a value.
   std::vector<std::vector<std::string>> cell_keys = {{}};
-  std::vector<std::vector<bool>> cell_masks = {{}};
+  std::vector<std::vector<std::uint32_t>> cell_rows(1);
   std::vector<bool> key_missing(table.rows, false);
   if (!options.within.empty()) {
     const Grouping within = group_by(table, options.within);
     cell_keys = within.keys;
-    cell_masks.assign(within.size(), std::vector<bool>(table.rows, false));
+    cell_rows.assign(within.size(), {});
     for (std::size_t i = 0; i < table.rows; ++i) {
       const std::uint32_t g = within.group_of_row[i];
       if (g == Grouping::kNoGroup) {
         key_missing[i] = true;
-      } else {
-        cell_masks[g][i] = true;
+      } else if (!std::isnan(values[i])) {
+        cell_rows[g].push_back(static_cast<std::uint32_t>(i));
       }
+    }
+  } else {
+    for (std::size_t i = 0; i < table.rows; ++i) {
+      if (!std::isnan(values[i])) cell_rows[0].push_back(static_cast<std::uint32_t>(i));
     }
   }
   const Grouping all_by = group_by(table, options.by);
@@ -157,15 +207,11 @@ CompareReport compare_groups(const Table& table, const CompareOptions& options) 
     if (!key_missing[i] && !std::isnan(values[i])) ++report.rows_used;
   }
 
+  std::vector<std::uint32_t> local_of(all_by.size(), Grouping::kNoGroup);
   for (std::size_t c = 0; c < cell_keys.size(); ++c) {
-    const CellGroups cell =
-        split_cell(table, options.by, values, rows_with_value(values, cell_masks[c]));
-    std::vector<std::vector<std::string>> absent;
-    for (const auto& key : all_by.keys) {
-      if (std::find(cell.keys.begin(), cell.keys.end(), key) == cell.keys.end()) {
-        absent.push_back(key);
-      }
-    }
+    const CellSplit split = split_by_groups(all_by, values, cell_rows[c], local_of);
+    const CellGroups& cell = split.cell;
+    const std::vector<std::vector<std::string>>& absent = split.absent;
     const std::size_t k = cell.keys.size();
     std::vector<std::pair<std::size_t, std::size_t>> pairs;  // empty: all groups at once
     if (options.pairwise) {

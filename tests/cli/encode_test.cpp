@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -243,6 +245,147 @@ TEST(CliEncode, ResumeRefusesACheckpointOfOtherOptions) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("Cannot resume"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
+}
+
+// A folder of images p0.jpg .. p4.png (copies of the fixtures; p3.jpg is the truncated one).
+fs::path image_folder() {
+  const fs::path dir = temp_dir() / "img";
+  fs::create_directories(dir);
+  const std::vector<std::pair<std::string, fs::path>> files = {
+      {"p0.jpg", kAbs / "images/a_photo.jpg"},
+      {"p1.png", kAbs / "images/b_rgba.png"},
+      {"p2.png", kAbs / "images/c_grey.png"},
+      {"p3.jpg", kAbs / "broken.jpg"},
+      {"p4.png", kAbs / "images/d_palette.png"}};
+  for (const auto& [name, from] : files) {
+    fs::copy_file(from, dir / name, fs::copy_options::overwrite_existing);
+  }
+  return dir;
+}
+
+// issue 19: a resume took the checkpointed embedding of an image that changed after the run
+// stopped. The run stops at the broken p3.jpg (--fail-on-error) with chunk 0 (p0, p1) done;
+// p0 is replaced, p3 repaired; the resume encodes chunk 0 again, names p0, and gives exactly
+// what a clean run on the folder as it is now gives.
+TEST(CliEncode, ResumeEncodesAgainAnImageChangedSinceItsCheckpoint) {
+  const fs::path dir = image_folder();
+  const fs::path out = temp_dir() / "resumed.npy";
+  const std::string common =
+      "encode --model " + kDir + "hf --images '" + dir.string() + "' --chunk 2 --batch 1 --out ";
+  const CliResult stopped = run_cli(common + "'" + out.string() + "' --fail-on-error");
+  ASSERT_EQ(stopped.exit_code, 2) << stopped.err;
+  ASSERT_TRUE(fs::exists(out.string() + ".partial/chunk_000000.json"));
+  fs::copy_file(kAbs / "images/d_palette.png", dir / "p0.jpg",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(kAbs / "images/a_photo.jpg", dir / "p3.jpg", fs::copy_options::overwrite_existing);
+
+  const CliResult resumed = run_cli(common + "'" + out.string() + "' --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("changed since"), std::string::npos) << resumed.err;
+  EXPECT_NE(resumed.err.find("row 0 (p0.jpg)"), std::string::npos) << resumed.err;
+  EXPECT_EQ(resumed.err.find("p1.png"), std::string::npos) << resumed.err;  // unchanged
+  const json m = manifest_of(out);
+  ASSERT_EQ(m["changed_since_checkpoint"].size(), 1u);
+  EXPECT_EQ(m["changed_since_checkpoint"][0]["item"], "p0.jpg");
+
+  const fs::path clean = temp_dir() / "clean.npy";
+  ASSERT_EQ(run_cli(common + "'" + clean.string() + "'").exit_code, 0);
+  const Matrix a = read_npy_matrix(clean), b = read_npy_matrix(out);
+  ASSERT_EQ(a.rows, 5u);
+  ASSERT_EQ(b.rows, a.rows);
+  EXPECT_EQ(a.data, b.data);  // bit-identical to the clean run on the changed folder
+}
+
+// issue 19: --out naming a directory failed only after every image was encoded, leaving
+// .partial/ behind; it is a usage error before any work now, as is a manifest path taken.
+TEST(CliEncode, OutNamingADirectoryIsRefusedBeforeAnyWork) {
+  const fs::path out = temp_dir() / "taken.npy";
+  fs::create_directories(out);
+  CliResult r = run_cli("encode --model " + kDir + "hf --images " + kDir + "images --out '" +
+                        out.string() + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is a directory"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out.string() + ".partial"));
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;  // no image was read
+
+  const fs::path other = temp_dir() / "other.npy";
+  fs::create_directories(temp_dir() / "other.manifest.json");
+  r = run_cli("encode --model " + kDir + "hf --texts " + kDir + "texts.csv --out '" +
+              other.string() + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("other.manifest.json"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(other.string() + ".partial"));
+}
+
+// Pillow's rule with --max-image-pixels N: more than 2 N pixels is refused (recorded, naming
+// the size and the limit), more than N is decoded with a warning; N outside 1..2^30 is a usage
+// error. The fixture images have 560 (b_rgba), 1,485 (a_photo), 1,550 and 1,600 pixels.
+TEST(CliEncode, MaxImagePixelsRefusesLargerImagesAsPillowDoes) {
+  const fs::path out = temp_dir() / "limited.npy";
+  CliResult r = run_cli("encode --model " + kDir + "hf --images " + kDir + "images --out '" +
+                        out.string() + "' --max-image-pixels 750");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json m = manifest_of(out);
+  EXPECT_EQ(m["max_image_pixels"]["value"], 750);
+  ASSERT_EQ(m["failed"].size(), 2u);  // c_grey.png (40 x 40) and d_palette.png (50 x 31)
+  for (const json& f : m["failed"]) {
+    const std::string error = f["error"];
+    EXPECT_NE(error.find("more than the 1500 pixels allowed"), std::string::npos) << error;
+    EXPECT_NE(error.find("--max-image-pixels"), std::string::npos) << error;
+  }
+  EXPECT_NE(r.err.find("a_photo.jpg has 45 x 33 pixels, more than --max-image-pixels 750"),
+            std::string::npos)
+      << r.err;
+  r = run_cli("encode --model " + kDir + "hf --images " + kDir + "images --out '" + out.string() +
+              "' --max-image-pixels 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("expected 1 to 1073741824"), std::string::npos) << r.err;
+}
+
+// issue 19: the warning for a path that is no image printed its first 8 bytes (e.g. of a
+// shadow file); it names the detected type only.
+TEST(CliEncode, AFileThatIsNoImageIsNamedByTypeNeverByContent) {
+  const fs::path dir = temp_dir() / "mixed";
+  fs::create_directories(dir);
+  std::ofstream(dir / "shadow.png") << "root:*:19000:0:99999:7:::\nbin:*:19000:0:99999:7:::\n";
+  fs::copy_file(kAbs / "images/c_grey.png", dir / "ok.png", fs::copy_options::overwrite_existing);
+  const fs::path out = temp_dir() / "mixed.npy";
+  const CliResult r = run_cli("encode --model " + kDir + "hf --images '" + dir.string() +
+                              "' --out '" + out.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("not a JPEG or PNG image (it looks like text)"), std::string::npos) << r.err;
+  const std::string manifest = read_file(temp_dir() / "mixed.manifest.json");
+  for (const char* leak : {"root", "19000", "72 6F 6F 74"}) {
+    EXPECT_EQ(r.err.find(leak), std::string::npos) << leak << " in " << r.err;
+    EXPECT_EQ(manifest.find(leak), std::string::npos) << leak;
+  }
+}
+
+// issue 19: an eos_token_id outside the vocabulary was accepted (every text would pool
+// position 0); the model folder is refused, and so are bos/pad ids past it.
+TEST(CliEncode, TokenIdsOutsideTheVocabularyRefuseTheModelFolder) {
+  for (const char* key : {"eos_token_id", "bos_token_id", "pad_token_id"}) {
+    SCOPED_TRACE(key);
+    const fs::path model = temp_dir() / (std::string("model_") + key);
+    fs::create_directories(model);
+    for (const auto& entry : fs::directory_iterator(kAbs / "hf")) {
+      fs::copy_file(entry.path(), model / entry.path().filename(),
+                    fs::copy_options::overwrite_existing);
+    }
+    json config = json::parse(read_file(model / "config.json"));
+    config["text_config"][key] = 2014;  // vocab_size is 2014: ids 0..2013
+    std::ofstream(model / "config.json") << config.dump(2);
+    const fs::path out = temp_dir() / "t.npy";
+    const CliResult r = run_cli("encode --model '" + model.string() + "' --texts " + kDir +
+                                "texts.csv --out '" + out.string() + "'");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(std::string("text_config.") + key +
+                         "\" is 2014, outside the "
+                         "vocabulary of 2014 token ids"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
 }
 
 TEST(CliEncode, ClipScoreOnEncodedOutputs) {

@@ -9,6 +9,7 @@
 
 #include "cli/cli_util.h"
 #include "test_util.h"
+#include "vlbias/npy.h"
 #include "vlbias/table.h"
 
 namespace {
@@ -158,6 +159,62 @@ TEST(CliVendi, OverallAndPerGroup) {
   bad = run_cli("metric vendi --features " + kDir + c["a"].get<std::string>() + " --by region");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--table and --by go together"), std::string::npos) << bad.err;
+}
+
+// Features scaled to about `scale` (a deterministic pattern), written to the test's folder.
+std::string scaled_features(const std::string& name, std::size_t rows, float scale) {
+  vlbias::Matrix m(rows, 8);
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t k = 0; k < 8; ++k) {
+      const int level = static_cast<int>((i * 7 + k * 3) % 11) - 5;  // -5 .. 5
+      m.at(i, k) = scale * static_cast<float>(level) / 5.0f;
+    }
+  }
+  const std::string path = (temp_dir() / name).string();
+  vlbias::write_npy(path, m);
+  return path;
+}
+
+// issue 19: KID printed "kid": null with exit 0 for features near 1e30 (the float32 dot
+// products overflow); it is an input error naming the cause, as PRDC gives. FID and Vendi stay
+// finite there (double sums, cosine kernel).
+TEST(CliKid, FeaturesWhoseKernelOverflowsAreAnInputErrorNotNull) {
+  const std::string a = scaled_features("big_a.npy", 30, 1e30f);
+  const std::string b = scaled_features("big_b.npy", 20, 1e30f);
+  CliResult r = run_cli("metric kid --real '" + a + "' --fake '" + b + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("KID: a feature row has squared norm"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rescale the features"), std::string::npos) << r.err;
+  r = run_cli("metric kid --subsets 0 --real '" + a + "' --fake '" + b + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  // Moderate features, a kernel whose 16th power overflows double.
+  const std::string c = scaled_features("c.npy", 30, 1.0f), d = scaled_features("d.npy", 20, 1.0f);
+  r = run_cli("metric kid --real '" + c + "' --fake '" + d + "' --degree 16 --coef0 1e30");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("lower --degree/--coef0"), std::string::npos) << r.err;
+  r = run_cli("metric kid --real '" + c + "' --fake '" + d + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(json::parse(r.out)["kid"].is_number());
+
+  const CliResult fid = run_cli("metric fid --real '" + a + "' --fake '" + b + "'");
+  ASSERT_EQ(fid.exit_code, 0) << fid.err;
+  EXPECT_TRUE(json::parse(fid.out)["fid"].is_number()) << fid.out;
+  const CliResult vendi = run_cli("metric vendi --features '" + a + "'");
+  ASSERT_EQ(vendi.exit_code, 0) << vendi.err;
+  EXPECT_TRUE(json::parse(vendi.out)["vendi"].is_number()) << vendi.out;
+}
+
+// issue 19: --subsets 100000000000 ran out of memory (exit 1, "out of memory"); resample counts
+// are checked when the command line is parsed, naming the allowed range.
+TEST(CliKid, SubsetCountsBeyondTheRangeAreAUsageError) {
+  const json& c = dist_cases()["random"];
+  const std::string files =
+      " --real " + kDir + c["a"].get<std::string>() + " --fake " + kDir + c["b"].get<std::string>();
+  const CliResult r = run_cli("metric kid" + files + " --subsets 100000000000");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--subsets"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("0 to 10000000"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("out of memory"), std::string::npos) << r.err;
 }
 
 }  // namespace

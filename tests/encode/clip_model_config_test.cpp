@@ -233,6 +233,23 @@ TEST(ClipModelConfig, HuggingFaceRefusals) {
   expect_refused(R"({"text_config": [], "vision_config": {}})", h, {"text_config", "array"});
   expect_refused(R"({"text_config": {"eos_token_id": -3}, "vision_config": {}})", h,
                  {"eos_token_id"});
+  // issue 19: an id past the vocabulary (ids 0..99 here) never occurs in a text.
+  expect_refused(
+      R"({"text_config": {"vocab_size": 100, "eos_token_id": 100}, "vision_config": {}})", h,
+      {"text_config.eos_token_id", "outside the vocabulary of 100 token ids"});
+  expect_refused(R"({"text_config": {"eos_token_id": 49408}, "vision_config": {}})", h,
+                 {"eos_token_id", "49408"});
+  expect_refused(
+      R"({"text_config": {"vocab_size": 100, "bos_token_id": 4000}, "vision_config": {}})", h,
+      {"text_config.bos_token_id"});
+  expect_refused(R"({"text_config": {"pad_token_id": 1e20}, "vision_config": {}})", h,
+                 {"text_config.pad_token_id", "integer"});
+  expect_refused(R"({"text_config": {"pad_token_id": 18446744073709551615}, "vision_config": {}})",
+                 h, {"text_config.pad_token_id"});
+  EXPECT_EQ(hf(R"({"text_config": {"vocab_size": 100, "eos_token_id": 99, "bos_token_id": null},
+                 "vision_config": {}})")
+                .eos_token_id,
+            99);
   expect_refused(R"({"text_config": {"layer_norm_eps": 0}, "vision_config": {}})", h,
                  {"layer_norm_eps"});
 }

@@ -92,12 +92,81 @@ TEST(ImageDecode, EmptyAndUnknownFormats) {
   const std::vector<std::uint8_t> gif = {'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0};
   const std::string message = error_of<InputError>([&] { decode_image(gif, "cat.png"); });
   EXPECT_NE(message.find("cat.png"), std::string::npos) << message;
-  EXPECT_NE(message.find("47 49 46 38"), std::string::npos) << message;
+  EXPECT_NE(message.find("a GIF image"), std::string::npos) << message;
   // Magic bytes decide, not the name; one byte short of a magic is unknown.
   const std::vector<std::uint8_t> short_jpeg = {0xFF, 0xD8};
   EXPECT_FALSE(error_of<InputError>([&] { decode_image(short_jpeg, "a.jpg"); }).empty());
   const std::vector<std::uint8_t> png_sig_only = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
   EXPECT_FALSE(error_of<InputError>([&] { decode_image(png_sig_only, "a.png"); }).empty());
+}
+
+// The message names what a file looks like, never its bytes: an image path may name any
+// readable file (issue 19: the first 8 bytes of a shadow file were printed).
+TEST(ImageDecode, NonImagesAreDescribedByTypeNeverByContent) {
+  const std::string shadow = "root:*:19000:0:99999:7:::\n";
+  const std::vector<std::uint8_t> text(shadow.begin(), shadow.end());
+  const std::string message = error_of<InputError>([&] { decode_image(text, "shadow.png"); });
+  EXPECT_NE(message.find("looks like text"), std::string::npos) << message;
+  EXPECT_EQ(message.find("root"), std::string::npos) << message;
+  EXPECT_EQ(message.find("72 6F"), std::string::npos) << message;  // "ro" in hex
+  const std::vector<std::uint8_t> binary = {0x01, 0x02, 0xFE, 0x00, 0x7F};
+  const std::string unknown = error_of<InputError>([&] { decode_image(binary, "x.jpg"); });
+  EXPECT_NE(unknown.find("data of an unknown kind"), std::string::npos) << unknown;
+  EXPECT_EQ(unknown.find("FE"), std::string::npos) << unknown;
+  struct Case {
+    std::string bytes, type;
+  };
+  for (const Case& c : {Case{std::string("%PDF-1.7\n", 9), "a PDF document"},
+                        Case{std::string("RIFF\0\0\0\0WEBPVP8 ", 16), "a WebP image"},
+                        Case{std::string("II*\0\x08\0\0\0", 8), "a TIFF image"},
+                        Case{std::string("PK\x03\x04\x14\0", 6), "a zip archive"},
+                        Case{std::string("\x7F"
+                                         "ELF\x02\x01",
+                                         6),
+                             "an executable (ELF)"}}) {
+    SCOPED_TRACE(c.type);
+    EXPECT_EQ(
+        describe_file_type({reinterpret_cast<const std::uint8_t*>(c.bytes.data()), c.bytes.size()}),
+        c.type);
+  }
+}
+
+// The reserve hook runs after the header and before any pixel buffer: it sees the size and the
+// bytes the decoder will hold, may refuse, and is never called for an image over the limit.
+TEST(ImageDecode, ReserveHookSeesTheBuffersBeforeTheyAreAllocated) {
+  for (const char* file : {"jpg_420.jpg", "jpg_progressive.jpg", "png_rgb8.png"}) {
+    SCOPED_TRACE(file);
+    const auto bytes = fixture_bytes(file);
+    std::size_t calls = 0, width = 0, height = 0, reserved = 0;
+    const RgbImage image = decode_image(bytes, file, kMaxImagePixels,
+                                        [&](std::size_t w, std::size_t h, std::size_t b) {
+                                          ++calls;
+                                          width = w;
+                                          height = h;
+                                          reserved = b;
+                                        });
+    EXPECT_EQ(calls, 1u);
+    EXPECT_EQ(width, image.width);
+    EXPECT_EQ(height, image.height);
+    EXPECT_GE(reserved, image.pixels.size());
+    const std::string refused = error_of<InputError>([&] {
+      decode_image(bytes, file, kMaxImagePixels, [](std::size_t, std::size_t, std::size_t) {
+        throw InputError("refused by the budget");
+      });
+    });
+    EXPECT_EQ(refused, "refused by the budget");
+    bool called = false;
+    EXPECT_THROW(decode_image(bytes, file, 10,
+                              [&](std::size_t, std::size_t, std::size_t) { called = true; }),
+                 InputError);
+    EXPECT_FALSE(called);
+  }
+  // A progressive JPEG also reserves libjpeg's whole-image coefficient arrays.
+  std::size_t progressive = 0;
+  const RgbImage p =
+      decode_image(fixture_bytes("jpg_progressive.jpg"), "p.jpg", kMaxImagePixels,
+                   [&](std::size_t, std::size_t, std::size_t b) { progressive = b; });
+  EXPECT_GT(progressive, p.pixels.size() + p.width * p.height);
 }
 
 TEST(ImageDecode, MissingFileAndEmptyFile) {

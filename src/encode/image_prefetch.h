@@ -1,0 +1,78 @@
+#pragma once
+// Internal to the encode job (encode_job.cpp): images decoded and preprocessed on worker threads
+// ahead of inference, under one memory budget, each with the SHA-256 of the bytes decoded.
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "vlbias/encode.h"
+#include "vlbias/memory_budget.h"
+
+namespace vlbias::encode_detail {
+
+// One image of the job: the path to read and what messages call it.
+struct ImageItem {
+  std::string path;     // "" for a missing table cell
+  std::string display;  // the path as given
+};
+
+// What became of one image.
+struct PrefetchedImage {
+  std::string error;   // "" when its pixels were produced
+  std::string sha256;  // of the file's bytes as read ("" when it could not be read)
+};
+
+// Decodes and preprocesses images on `threads` workers, at most `window` items ahead of the
+// consumer, so decoding overlaps inference. Decoding follows Pillow's pixel rule for
+// `max_image_pixels` (N = PIL.Image.MAX_IMAGE_PIXELS): more than 2 N pixels is refused, more
+// than N warns. The decode and preprocessing buffers of all workers together are held to
+// budget_bytes(N) (a MemoryBudget; an image needing more runs alone), so the thread count does
+// not multiply the worst case.
+class ImagePrefetcher {
+ public:
+  ImagePrefetcher(const ClipEncoder& encoder, const std::vector<ImageItem>& items,
+                  std::vector<std::size_t> order, std::size_t window, unsigned threads,
+                  std::size_t max_image_pixels);
+  ~ImagePrefetcher();
+  ImagePrefetcher(const ImagePrefetcher&) = delete;
+  ImagePrefetcher& operator=(const ImagePrefetcher&) = delete;
+
+  // Waits for position k of the order (taken in sequence) and copies its pixels to `out`
+  // (3 x S x S floats) unless it failed.
+  PrefetchedImage take(std::size_t k, float* out);
+
+  // The budget: the RGB bytes of the largest image allowed, 3 x 2 N.
+  static std::size_t budget_bytes(std::size_t max_image_pixels);
+
+ private:
+  struct Slot {
+    std::vector<float> pixels;
+    PrefetchedImage result;
+    std::size_t position = 0;
+    bool ready = false;
+  };
+
+  void work();
+  PrefetchedImage prepare(const ImageItem& item, float* out);
+
+  const ClipEncoder& encoder_;
+  const std::vector<ImageItem>& items_;
+  std::vector<std::size_t> order_;
+  std::size_t window_, per_, max_image_pixels_;
+  MemoryBudget budget_;
+  std::vector<Slot> slots_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::size_t next_ = 0, consumed_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+// The SHA-256 of a file's bytes, "" when it cannot be read: the identity the checkpoint keeps
+// of an encoded image (see run_encode_job).
+std::string image_file_sha256(const std::string& path);
+
+}  // namespace vlbias::encode_detail
