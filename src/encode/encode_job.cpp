@@ -263,6 +263,8 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
                  {"encoder", images ? description["preprocessing"] : description["tokenizer"]}};
 
   const fs::path partial = o.out.string() + ".partial";
+  // A link planted at OUT.partial would send the checkpoints elsewhere.
+  refuse_symbolic_link(partial, "the checkpoint folder");
   if (fs::exists(partial)) {
     VLBIAS_CHECK(o.resume, UsageError,
                  "{} holds an interrupted run; pass --resume to continue it, or delete the folder "

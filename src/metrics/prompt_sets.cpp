@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vlbias/error.h"
+#include "vlbias/input_file.h"
 
 namespace vlbias {
 
@@ -151,6 +152,7 @@ json parse_lexicon(std::string_view text, const std::string& source) {
 }
 
 std::string read_text_file(const std::string& path) {
+  check_input_file(path, "a lexicon");  // not a device that never ends
   std::ifstream in(path, std::ios::binary);
   VLBIAS_CHECK(in.good(), InputError, "{}: cannot open the lexicon file", path);
   std::stringstream ss;
