@@ -36,7 +36,8 @@ AtomicWriter::AtomicWriter(std::filesystem::path path) : path_(std::move(path)) 
   const std::string name = path_.filename().string();
   VLBIAS_CHECK(!name.empty() && name != "." && name != "..", InputError,
                "cannot write '{}': expected a file name", path_.string());
-  dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  // O_PATH: the folder need not be readable, only writable, as for any file created in it.
+  dir_fd_ = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   VLBIAS_CHECK(dir_fd_ >= 0, InputError, "cannot write '{}': cannot create a file in '{}': {}",
                path_.string(), dir.string(), std::strerror(errno));
   struct stat st {};
