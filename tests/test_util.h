@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +26,17 @@ inline const nlohmann::json& fixture_json(const std::string& relative) {
     it = cache.emplace(relative, in.good() ? nlohmann::json::parse(in) : nlohmann::json()).first;
   }
   return it->second;
+}
+
+// Temporaries an atomic write left in `dir` (atomic_file.h names them ".<name>.<random>.tmp"):
+// none once a write has committed or failed.
+inline std::vector<std::string> leftover_temporaries(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) out.push_back(name);
+  }
+  return out;
 }
 
 // Runs f and returns the message of the E it throws; records a failure when it

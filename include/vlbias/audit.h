@@ -434,10 +434,12 @@ struct AuditSpec {
 // the spec in messages. UsageError (one sentence naming the key path, e.g.
 // "analyses.scweat.permutations", and what was expected): malformed YAML (with its
 // line), a missing required key (kind, images.table, images.embeddings,
-// prompts.manifest, prompts.embeddings, factors.groups), an unknown key, a value of
-// the wrong type or out of range (permutations, pairs, k must be > 0, bootstrap >= 0 (0: no CIs);
-// ci in (0, 1); thresholds >= 0 and finite), a factor listed in two roles, an unknown p_test,
-// scale, test, fit_to, desired or absent, index without id_column.
+// prompts.manifest, prompts.embeddings, factors.groups), an unknown kind (listing the kinds,
+// with a near miss suggested), an unknown key, a value of the wrong type or out of range
+// (permutations 1 to 10^6, bootstrap 0 to 10^6 (0: no CIs), pairs 1 to 10^7, k > 0; ci in
+// (0, 1); thresholds >= 0 and finite), text that is not UTF-8, an input path that names a
+// device or a folder, a factor listed in two roles, an unknown p_test, scale, test, fit_to,
+// desired or absent, index without id_column.
 AuditSpec parse_audit_spec(const std::string& yaml_text, const std::filesystem::path& base_dir,
                            const std::string& source);
 // Reads and parses a spec file (InputError when it cannot be read).
@@ -460,11 +462,12 @@ void run_visual_stereotypes_audit(const AuditSpec& spec, const std::filesystem::
 void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                     const LvlmShardOptions& shards = {});
 
-// Runs the audit and writes RUN_DIR/results.json and RUN_DIR/tables/*.csv (every
-// file written to a temporary name and renamed). RUN_DIR is created when absent;
-// existing files of the same names are replaced. The same spec, inputs and seed
-// give byte-identical files apart from the provenance timestamp, whatever the
-// thread count.
+// Runs the audit and writes RUN_DIR/results.json, RUN_DIR/report.html and
+// RUN_DIR/tables/*.csv. RUN_DIR is created when absent and locked for the run (UsageError when
+// another process holds it, or when it names a file); the outputs are written into a staging
+// folder and moved into place at the end, results.json last, so an error leaves an earlier
+// run in RUN_DIR as it was (src/audits/run_output.h). The same spec, inputs and seed give
+// byte-identical files apart from the provenance timestamp, whatever the thread count.
 void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
 
 }  // namespace vlbias

@@ -61,10 +61,11 @@ double variance(std::span<const double> x);
 // ------------------------------------------------------------------- bootstrap
 
 // Most resamples (bootstrap replicates, KID subsets) any procedure draws: each keeps one or a
-// few doubles, so 10^7 is 80 MB per statistic and a p-value or interval resolution far beyond
-// what a study needs. More is a mistake (`bootstrap: 1e12` allocated 8 TB, "out of memory").
-inline constexpr std::size_t kMaxResamples = 10'000'000;
-// UsageError "{what}: {count} resamples requested; expected 0 to 10,000,000" when count is
+// few doubles, so 10^6 is 8 MB per statistic and a p-value or interval resolution (1e-6) far
+// beyond what a study needs. More is a mistake (`bootstrap: 1e12` allocated 8 TB, "out of
+// memory"). Audit specs accept the same range (src/audits/spec_yaml.h).
+inline constexpr std::size_t kMaxResamples = 1'000'000;
+// UsageError "{what}: {count} resamples requested; expected 0 to 1000000" when count is
 // larger. Called by every resampling procedure before it allocates; the CLI checks its
 // options against the same bound when it parses them.
 void check_resamples(std::size_t count, std::string_view what);

@@ -38,6 +38,14 @@ struct Column {
   // String: codes[row] indexes `levels` (in order of first appearance), kMissing where missing.
   std::vector<std::uint32_t> codes;
   std::vector<std::string> levels;
+  // JSONL: a String column that also holds JSON numbers keeps where each kind first appeared,
+  // so that asking for it as a number names both rows and their JSON types.
+  struct MixedTypes {
+    std::size_t number_row = 0;  // first row holding a JSON number
+    std::size_t text_row = 0;    // first row holding something else
+    const char* text_type = "";  // "a string", "a boolean", "an array"
+  };
+  std::optional<MixedTypes> mixed;
 
   std::size_t size() const { return type == ColumnType::Numeric ? numbers.size() : codes.size(); }
   bool missing(std::size_t row) const;
@@ -75,13 +83,17 @@ struct CsvOptions {
 
 // Reads a table, choosing the format by extension: .csv / .tsv (tab) / .jsonl /
 // .ndjson. Throws InputError for unreadable files, unknown extensions and
-// malformed content (one sentence naming file and line).
+// malformed content (one sentence naming file and line). A regular file or a pipe
+// (named pipe, /dev/stdin) is read, a pipe once and hashed as read for provenance;
+// a device, folder or socket is a UsageError before anything is read (input_file.h).
 Table read_table(const std::string& path);
 // RFC 4180 CSV with a header row, UTF-8 (a BOM is skipped). Quoted fields may
 // contain delimiters, doubled quotes and newlines. Errors: empty file, header
 // only (no rows) is allowed and gives rows = 0, duplicate or empty header names (except
 // an empty first name, pandas' index column, which reads as "Unnamed: 0" as in pandas),
 // ragged rows, unterminated quotes, text after a closing quote, invalid UTF-8.
+// A quoted field written with a formula-injection guard ("'=x", "''-y": see append_csv_cell)
+// reads without its first single quote ("=x", "'-y"); unquoted fields are kept as they are.
 // Lines end in LF, CRLF or a lone CR; the last newline is optional. Empty lines
 // are skipped (a missing value in a one-column file is written ""). A quote
 // inside an unquoted field is kept as a literal character. Files are
@@ -103,8 +115,20 @@ Table parse_jsonl(std::string_view text, const std::string& source);
 
 // Writes a table as RFC 4180 CSV (quoting only where needed). Written to a
 // temporary name and renamed when complete. Numbers use their shortest
-// round-trip text. Throws InputError (with strerror) when it cannot write.
+// round-trip text; text cells (and the header) go through append_csv_cell.
+// Throws InputError (with strerror) when it cannot write.
 void write_csv(const Table& table, const std::string& path);
+
+// Appends one text cell as every CSV vlbias writes has it (write_csv, the report's chart
+// tables): quoted where RFC 4180 needs it, and with spreadsheet formula injection defused as
+// OWASP recommends: a text starting with =, +, -, @, tab, CR, LF or NUL is written quoted
+// with a single quote in front ("'=HYPERLINK(...)"), which spreadsheets show as text instead
+// of evaluating. Numbers are never changed: a text that is exactly a decimal number ("-1",
+// "-0.5", "+2", "1e-3") is written as is, as is a text of one character ("-", "+": no formula
+// fits in it). A text of single quotes followed by one of those characters gets one more
+// quote, so that read_csv, which drops the first quote of a quoted field that starts with
+// quotes and then one of those characters, reads back exactly what was written.
+void append_csv_cell(std::string& out, std::string_view text);
 
 // ------------------------------------------------------------------ grouping
 

@@ -249,6 +249,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
     refuse(spec.confidence.toggle, "confidence");
   }
 
+  audits::RunOutput output(run_dir);  // locks the folder before any input is read
   Provenance provenance;
   provenance.command = "audit";
   StudyFiles files;
@@ -378,7 +379,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
   progress.finish();
 
   Json tables;
-  Json analyses = audits::write_sections(run_dir, sections, tables, notes);
+  Json analyses = output.add_sections(sections, tables, notes);
   Json dims = Json::array();
   for (const auto& d : study.manifest.dimensions) {
     dims.push_back(Json{{"dimension", d.label}, {"prompts", d.rows.size()}});
@@ -393,7 +394,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  audits::write_results(run_dir, std::move(results), provenance, spec_json(spec), spec);
+  output.write(std::move(results), provenance, spec_json(spec), spec);
 }
 
 }  // namespace vlbias

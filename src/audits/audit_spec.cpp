@@ -31,6 +31,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "audits/spec_yaml.h"
@@ -73,7 +74,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
       auto& a = spec.association;
       for (const auto& [k, v] : parse_toggle(ctx, value, path, a.toggle, {"bootstrap", "ci"})) {
         const std::string p = join_path(path, k);
-        if (k == "bootstrap") a.bootstrap = as_size(ctx, v, p);
+        if (k == "bootstrap") a.bootstrap = as_resamples(ctx, v, p, true);
         if (k == "ci") a.ci = as_ci(ctx, v, p);
       }
     } else if (name == "scweat") {
@@ -82,7 +83,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
            parse_toggle(ctx, value, path, s.toggle, {"p_test", "permutations", "groupings"})) {
         const std::string p = join_path(path, k);
         if (k == "p_test") s.p_test = as_choice(ctx, v, p, {"permutation", "sign-flip"});
-        if (k == "permutations") s.permutations = as_positive_size(ctx, v, p);
+        if (k == "permutations") s.permutations = as_resamples(ctx, v, p, false);
         if (k == "groupings") {
           count_value(ctx, v, p);
           if (!v.IsSequence() || v.size() == 0) {
@@ -108,7 +109,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
            parse_toggle(ctx, value, path, m.toggle, {"attributes", "bootstrap", "ci"})) {
         const std::string p = join_path(path, k);
         if (k == "attributes") m.attributes = as_string_list(ctx, v, p);
-        if (k == "bootstrap") m.bootstrap = as_size(ctx, v, p);
+        if (k == "bootstrap") m.bootstrap = as_resamples(ctx, v, p, true);
         if (k == "ci") m.ci = as_ci(ctx, v, p);
       }
     } else if (name == "ranking") {
@@ -125,7 +126,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
       auto& a = spec.absdiff;
       for (const auto& [k, v] : parse_toggle(ctx, value, path, a.toggle, {"pairs", "factors"})) {
         const std::string p = join_path(path, k);
-        if (k == "pairs") a.pairs = as_positive_size(ctx, v, p);
+        if (k == "pairs") a.pairs = as_size_in_range(ctx, v, p, 1, kMaxAbsdiffPairs);
         if (k == "factors") a.factors = as_string_list(ctx, v, p);
       }
     } else if (name == "trends") {
@@ -157,7 +158,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
         const std::string p = join_path(path, k);
         if (k == "scale") c.scale = as_choice(ctx, v, p, {"raw", "logit"});
         if (k == "logit_scale") c.logit_scale = as_finite_positive(ctx, v, p);
-        if (k == "bootstrap") c.bootstrap = as_size(ctx, v, p);
+        if (k == "bootstrap") c.bootstrap = as_resamples(ctx, v, p, true);
         if (k == "ci") c.ci = as_ci(ctx, v, p);
         if (k == "across") c.across = as_string(ctx, v, p);
         if (k == "within") c.within = as_string(ctx, v, p);
@@ -211,30 +212,80 @@ void parse_factors(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
   }
 }
 
-void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
-  // The kind decides which keys are allowed, so it is read first.
-  if (root.IsMap()) {
-    const YAML::Node kind = root["kind"];
-    const bool geo = kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "geo-diversity";
-    const bool lvlm = kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "lvlm-counterfactual";
-    const bool visual =
-        kind.IsDefined() && kind.IsScalar() && kind.Scalar() == "visual-stereotypes";
-    if (geo || lvlm || visual) {
-      if (const YAML::Node version = root["version"]; version.IsDefined()) {
-        if (as_uint64(ctx, version, "version") != 1) {
-          fail(ctx, version, "version",
-               fmt::format("must be 1 (the only version), got {}", describe(version)));
-        }
-      }
-      if (geo) {
-        parse_geo_root(ctx, root, spec);
-      } else if (visual) {
-        parse_visual_root(ctx, root, spec);
-      } else {
-        parse_lvlm_root(ctx, root, spec);
-      }
-      return;
+constexpr std::initializer_list<const char*> kKinds = {"social-perception", "trait-pairs",
+                                                       "geo-diversity", "lvlm-counterfactual",
+                                                       "visual-stereotypes"};
+
+// Levenshtein distance, for suggesting a kind (a few short words: no need to be clever).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
     }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'geo-diversity'?)" when `given` is a near miss or a prefix of one kind.
+std::string kind_suggestion(const std::string& given) {
+  const char* best = nullptr;
+  std::size_t best_distance = std::max<std::size_t>(2, given.size() / 4) + 1;
+  for (const char* k : kKinds) {
+    const std::string_view kind(k);
+    std::size_t d = edit_distance(given, kind);
+    if (given.size() >= 3 && kind.substr(0, given.size()) == given) d = 0;
+    if (d < best_distance) {
+      best = k;
+      best_distance = d;
+    }
+  }
+  return best ? fmt::format(" (did you mean '{}'?)", best) : "";
+}
+
+// The kind decides which keys are allowed, so it is read and checked first: a misspelled kind
+// would otherwise be reported as some key that the kind it fell back to does not allow.
+std::string read_kind(Context& ctx, const YAML::Node& root) {
+  const std::string kinds = fmt::format("{}", fmt::join(kKinds, ", "));
+  if (!root.IsMap()) check_map(ctx, root, "", {"kind"});  // "must be a map" with its line
+  const YAML::Node kind = root["kind"];
+  if (!kind.IsDefined()) {
+    VLBIAS_FAIL(UsageError, "{}: missing required key kind (the kind of audit: one of {}).",
+                where(ctx, root), kinds);
+  }
+  const std::string value = as_string(ctx, kind, "kind");
+  for (const char* k : kKinds) {
+    if (value == k) return value;
+  }
+  VLBIAS_FAIL(UsageError, "{}: kind must be one of {}, got '{}', which is not a kind of audit{}.",
+              where(ctx, kind), kinds, shown(value), kind_suggestion(value));
+}
+
+void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+  const std::string kind = read_kind(ctx, root);
+  const bool geo = kind == "geo-diversity";
+  const bool lvlm = kind == "lvlm-counterfactual";
+  const bool visual = kind == "visual-stereotypes";
+  if (geo || lvlm || visual) {
+    if (const YAML::Node version = root["version"]; version.IsDefined()) {
+      if (as_uint64(ctx, version, "version") != 1) {
+        fail(ctx, version, "version",
+             fmt::format("must be 1 (the only version), got {}", describe(version)));
+      }
+    }
+    if (geo) {
+      parse_geo_root(ctx, root, spec);
+    } else if (visual) {
+      parse_visual_root(ctx, root, spec);
+    } else {
+      parse_lvlm_root(ctx, root, spec);
+    }
+    return;
   }
   const Entries entries = check_map(ctx, root, "",
                                     {"version", "kind", "title", "about", "seed", "min_group_size",
@@ -245,9 +296,6 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
       fail(ctx, *v, "version", fmt::format("must be 1 (the only version), got {}", describe(*v)));
     }
   }
-  const std::string kind = as_choice(ctx, require(ctx, root, entries, "", "kind"), "kind",
-                                     {"social-perception", "trait-pairs", "geo-diversity",
-                                      "lvlm-counterfactual", "visual-stereotypes"});
   spec.kind = kind == "trait-pairs" ? AuditKind::TraitPairs : AuditKind::SocialPerception;
   if (const YAML::Node* v = find(entries, "seed")) spec.seed = as_uint64(ctx, *v, "seed");
   if (const YAML::Node* v = find(entries, "min_group_size")) {
@@ -258,9 +306,10 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
     const YAML::Node& images = require(ctx, root, entries, "", "images");
     const Entries e =
         check_map(ctx, images, "images", {"table", "embeddings", "tensor", "id_column", "index"});
-    spec.image_table = as_path(ctx, require(ctx, images, e, "images", "table"), "images.table");
+    spec.image_table =
+        as_input_file(ctx, require(ctx, images, e, "images", "table"), "images.table");
     spec.image_embeddings.path =
-        as_path(ctx, require(ctx, images, e, "images", "embeddings"), "images.embeddings");
+        as_input_file(ctx, require(ctx, images, e, "images", "embeddings"), "images.embeddings");
     if (const YAML::Node* v = find(e, "tensor")) {
       spec.image_embeddings.tensor = as_string(ctx, *v, "images.tensor");
     }
@@ -277,16 +326,16 @@ void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
     }
     if (id_column != nullptr) {
       spec.image_id_column = as_string(ctx, *id_column, "images.id_column");
-      spec.image_index = as_path(ctx, *index, "images.index");
+      spec.image_index = as_input_file(ctx, *index, "images.index");
     }
   }
   {
     const YAML::Node& prompts = require(ctx, root, entries, "", "prompts");
     const Entries e = check_map(ctx, prompts, "prompts", {"manifest", "embeddings", "tensor"});
     spec.prompt_manifest =
-        as_path(ctx, require(ctx, prompts, e, "prompts", "manifest"), "prompts.manifest");
+        as_input_file(ctx, require(ctx, prompts, e, "prompts", "manifest"), "prompts.manifest");
     spec.prompt_embeddings.path =
-        as_path(ctx, require(ctx, prompts, e, "prompts", "embeddings"), "prompts.embeddings");
+        as_input_file(ctx, require(ctx, prompts, e, "prompts", "embeddings"), "prompts.embeddings");
     if (const YAML::Node* v = find(e, "tensor")) {
       spec.prompt_embeddings.tensor = as_string(ctx, *v, "prompts.tensor");
     }

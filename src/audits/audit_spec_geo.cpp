@@ -28,7 +28,7 @@ EmbeddingSource embedding(Context& ctx, const YAML::Node& map, const Entries& e,
                           const std::string& tensor_key, bool required) {
   EmbeddingSource out;
   const YAML::Node* node = required ? &require(ctx, map, e, base, key) : find(e, key);
-  if (node != nullptr) out.path = as_path(ctx, *node, join_path(base, key));
+  if (node != nullptr) out.path = as_input_file(ctx, *node, join_path(base, key));
   if (const YAML::Node* t = find(e, tensor_key)) {
     if (node == nullptr) {
       fail(ctx, *t, join_path(base, tensor_key), fmt::format("needs {}", join_path(base, key)));
@@ -42,7 +42,7 @@ void parse_real(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g) {
   const std::string base = "real";
   const Entries e =
       check_map(ctx, node, base, {"table", "features", "tensor", "region", "object", "duplicates"});
-  g.real_table = as_path(ctx, require(ctx, node, e, base, "table"), "real.table");
+  g.real_table = as_input_file(ctx, require(ctx, node, e, base, "table"), "real.table");
   g.real_features = embedding(ctx, node, e, base, "features", "tensor", true);
   if (const YAML::Node* v = find(e, "region"))
     g.real_region_column = as_string(ctx, *v, "real.region");
@@ -58,7 +58,7 @@ GeoSource parse_source(Context& ctx, const YAML::Node& node, const std::string& 
                               {"table", "features", "tensor", "clip", "clip_tensor", "region",
                                "object", "country", "form_column", "form"});
   GeoSource s;
-  s.table = as_path(ctx, require(ctx, node, e, base, "table"), join_path(base, "table"));
+  s.table = as_input_file(ctx, require(ctx, node, e, base, "table"), join_path(base, "table"));
   s.features = embedding(ctx, node, e, base, "features", "tensor", true);
   s.clip = embedding(ctx, node, e, base, "clip", "clip_tensor", false);
   if (const YAML::Node* v = find(e, "region"))
@@ -78,7 +78,7 @@ GeoSource parse_source(Context& ctx, const YAML::Node& node, const std::string& 
 void parse_objects(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g) {
   const std::string base = "objects";
   const Entries e = check_map(ctx, node, base, {"table", "embeddings", "tensor", "object"});
-  g.objects_table = as_path(ctx, require(ctx, node, e, base, "table"), "objects.table");
+  g.objects_table = as_input_file(ctx, require(ctx, node, e, base, "table"), "objects.table");
   g.objects_embeddings = embedding(ctx, node, e, base, "embeddings", "tensor", true);
   if (const YAML::Node* v = find(e, "object"))
     g.objects_column = as_string(ctx, *v, "objects.object");
@@ -111,7 +111,7 @@ void parse_manifold(Context& ctx, const YAML::Node& node, const std::string& pat
     const std::string p = join_path(path, k);
     if (k == "k") m.k = as_positive_size(ctx, v, p);
     if (k == "inclusive") m.inclusive = as_bool(ctx, v, p);
-    if (k == "bootstrap") m.bootstrap = as_size(ctx, v, p);
+    if (k == "bootstrap") m.bootstrap = as_resamples(ctx, v, p, true);
     if (k == "ci") m.ci = as_ci(ctx, v, p);
   }
 }
@@ -135,7 +135,7 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g)
           if (c.percentile > 100.0)
             fail(ctx, v, p, fmt::format("must be 0 to 100, got {}", describe(v)));
         }
-        if (k == "bootstrap") c.bootstrap = as_size(ctx, v, p);
+        if (k == "bootstrap") c.bootstrap = as_resamples(ctx, v, p, true);
         if (k == "ci") c.ci = as_ci(ctx, v, p);
       }
     }
@@ -148,11 +148,17 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g)
         if (k == "fid") d.fid = as_bool(ctx, v, p);
         if (k == "vendi") d.vendi = as_bool(ctx, v, p);
         if (k == "kid") d.kid = as_bool(ctx, v, p);
-        if (k == "kid_subsets") d.kid_subsets = as_positive_size(ctx, v, p);
+        if (k == "kid_subsets") d.kid_subsets = as_size_in_range(ctx, v, p, 1, kMaxKidSubsets);
         if (k == "kid_subset_size") {
-          d.kid_subset_size = as_positive_size(ctx, v, p);
-          if (d.kid_subset_size < 2) fail(ctx, v, p, "must be at least 2");
+          d.kid_subset_size = as_size_in_range(ctx, v, p, 2, kMaxKidSubsetSize);
         }
+      }
+      // The subsets' row indices are drawn up front: subsets x size of them.
+      if (d.kid_subsets * d.kid_subset_size > kMaxKidDraws) {
+        fail(ctx, value, path,
+             fmt::format("draws kid_subsets x kid_subset_size = {} x {} rows; at most {} in all "
+                         "(fewer subsets or smaller ones)",
+                         d.kid_subsets, d.kid_subset_size, kMaxKidDraws));
       }
     }
   }
@@ -161,10 +167,10 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g)
 }  // namespace
 
 void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
-  const Entries entries = check_map(ctx, root, "",
-                                    {"version", "kind", "title", "about", "seed", "min_group_size",
-                                     "real", "generated", "objects", "aliases", "sampling",
-                                     "analyses"});
+  const Entries entries =
+      check_map(ctx, root, "",
+                {"version", "kind", "title", "about", "seed", "min_group_size", "real", "generated",
+                 "objects", "aliases", "sampling", "analyses"});
   parse_report_keys(ctx, entries, spec);
   spec.kind = AuditKind::GeoDiversity;
   AuditSpec::Geo& g = spec.geo;

@@ -53,7 +53,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
     const std::string p = "analyses.maxgap";
     const Entries o = parse_toggle(ctx, *v, p, l.maxgap.toggle, {"bootstrap", "ci"});
     if (const YAML::Node* x = find(o, "bootstrap"))
-      l.maxgap.bootstrap = as_size(ctx, *x, p + ".bootstrap");
+      l.maxgap.bootstrap = as_resamples(ctx, *x, p + ".bootstrap", true);
     if (const YAML::Node* x = find(o, "ci")) l.maxgap.ci = as_ci(ctx, *x, p + ".ci");
   }
   if (const YAML::Node* v = find(e, "pmi")) {
@@ -76,7 +76,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
         parse_toggle(ctx, *v, p, l.lexicon.toggle,
                      {"file", "word_column", "by", "min_obs", "distinct", "stop_words"});
     if (l.lexicon.toggle.enabled) {
-      l.lexicon.file = as_path(ctx, require(ctx, *v, o, p, "file"), p + ".file");
+      l.lexicon.file = as_input_file(ctx, require(ctx, *v, o, p, "file"), p + ".file");
     }
     if (const YAML::Node* x = find(o, "word_column"))
       l.lexicon.word_column = as_string(ctx, *x, p + ".word_column");
@@ -88,7 +88,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
     if (const YAML::Node* x = find(o, "stop_words")) {
       const std::string sw = as_string(ctx, *x, p + ".stop_words");
       l.lexicon.stop_words =
-          sw == "english" || sw == "none" ? sw : as_path(ctx, *x, p + ".stop_words").string();
+          sw == "english" || sw == "none" ? sw : as_input_file(ctx, *x, p + ".stop_words").string();
     }
   }
   if (const YAML::Node* v = find(e, "responses")) {
@@ -117,7 +117,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
     const std::string p = "analyses.group_tests";
     const Entries o = parse_toggle(ctx, *v, p, l.group_tests.toggle, {"permutations"});
     if (const YAML::Node* x = find(o, "permutations"))
-      l.group_tests.permutations = as_positive_size(ctx, *x, p + ".permutations");
+      l.group_tests.permutations = as_resamples(ctx, *x, p + ".permutations", false);
   }
   if (const YAML::Node* v = find(e, "paired")) {
     const std::string p = "analyses.paired";
@@ -128,7 +128,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
       l.paired.baseline = as_string(ctx, require(ctx, *v, o, p, "baseline"), p + ".baseline");
     }
     if (const YAML::Node* x = find(o, "bootstrap"))
-      l.paired.bootstrap = as_size(ctx, *x, p + ".bootstrap");
+      l.paired.bootstrap = as_resamples(ctx, *x, p + ".bootstrap", true);
     if (const YAML::Node* x = find(o, "ci")) l.paired.ci = as_ci(ctx, *x, p + ".ci");
   } else {
     l.paired.toggle.enabled = false;
@@ -138,10 +138,9 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
 }  // namespace
 
 void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
-  const Entries entries = check_map(
-      ctx, root, "",
-      {"version", "kind", "title", "about", "seed", "min_group_size", "generations", "columns",
-       "analyses"});
+  const Entries entries = check_map(ctx, root, "",
+                                    {"version", "kind", "title", "about", "seed", "min_group_size",
+                                     "generations", "columns", "analyses"});
   parse_report_keys(ctx, entries, spec);
   spec.kind = AuditKind::LvlmCounterfactual;
   AuditSpec::Lvlm& l = spec.lvlm;
@@ -152,11 +151,11 @@ void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   const YAML::Node& g = require(ctx, root, entries, "", "generations");
   if (g.IsSequence()) {
     for (std::size_t i = 0; i < g.size(); ++i) {
-      l.generations.push_back(as_path(ctx, g[i], fmt::format("generations[{}]", i)));
+      l.generations.push_back(as_input_file(ctx, g[i], fmt::format("generations[{}]", i)));
     }
     if (l.generations.empty()) fail(ctx, g, "generations", "must name at least one file");
   } else {
-    l.generations.push_back(as_path(ctx, g, "generations"));
+    l.generations.push_back(as_input_file(ctx, g, "generations"));
   }
   parse_columns(ctx, require(ctx, root, entries, "", "columns"), l);
   // Defaults follow the columns: maxgap with scores, text measures with a text column,

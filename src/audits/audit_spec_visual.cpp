@@ -44,7 +44,7 @@ void parse_annotations(Context& ctx, const YAML::Node& node, AuditSpec::Visual& 
   const Entries e = check_map(ctx, node, p,
                               {"table", "image", "attribute", "present", "task", "identity",
                                "coords", "none_option", "aggregate", "none_as_random"});
-  v.annotations = as_path(ctx, require(ctx, node, e, p, "table"), p + ".table");
+  v.annotations = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
   strings(ctx, e, p,
           {{"image", &v.image_column},
            {"attribute", &v.attribute_column},
@@ -64,7 +64,7 @@ void parse_annotations(Context& ctx, const YAML::Node& node, AuditSpec::Visual& 
 void parse_captions(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) {
   const std::string p = "captions";
   const Entries e = check_map(ctx, node, p, {"table", "image", "caption", "identity"});
-  v.captions = as_path(ctx, require(ctx, node, e, p, "table"), p + ".table");
+  v.captions = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
   strings(ctx, e, p,
           {{"image", &v.caption_image_column},
            {"caption", &v.caption_column},
@@ -74,8 +74,9 @@ void parse_captions(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) 
 void parse_pull(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) {
   const std::string p = "pull";
   const Entries e = check_map(ctx, node, p, {"table", "embeddings", "tensor", "identity", "set"});
-  v.pull_table = as_path(ctx, require(ctx, node, e, p, "table"), p + ".table");
-  v.pull_embeddings.path = as_path(ctx, require(ctx, node, e, p, "embeddings"), p + ".embeddings");
+  v.pull_table = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
+  v.pull_embeddings.path =
+      as_input_file(ctx, require(ctx, node, e, p, "embeddings"), p + ".embeddings");
   strings(ctx, e, p,
           {{"tensor", &v.pull_embeddings.tensor},
            {"identity", &v.pull_identity_column},
@@ -88,7 +89,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) 
     const std::string p = "analyses.likelihood";
     const Entries o = parse_toggle(ctx, *x, p, v.likelihood.toggle, {"bootstrap", "ci"});
     if (const YAML::Node* y = find(o, "bootstrap"))
-      v.likelihood.bootstrap = as_size(ctx, *y, p + ".bootstrap");
+      v.likelihood.bootstrap = as_resamples(ctx, *y, p + ".bootstrap", true);
     if (const YAML::Node* y = find(o, "ci")) v.likelihood.ci = as_ci(ctx, *y, p + ".ci");
   }
   if (const YAML::Node* x = find(e, "salience")) {
@@ -102,7 +103,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) 
     const std::string p = "analyses.pull";
     const Entries o = parse_toggle(ctx, *x, p, v.pull.toggle, {"permutations", "alternative"});
     if (const YAML::Node* y = find(o, "permutations"))
-      v.pull.permutations = as_positive_size(ctx, *y, p + ".permutations");
+      v.pull.permutations = as_resamples(ctx, *y, p + ".permutations", false);
     if (const YAML::Node* y = find(o, "alternative")) {
       v.pull.alternative = as_choice(ctx, *y, p + ".alternative", {"greater", "less", "two-sided"});
     }
@@ -112,11 +113,10 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) 
 }  // namespace
 
 void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
-  const Entries entries =
-      check_map(ctx, root, "",
-                {"version", "kind", "title", "about", "seed", "min_group_size", "seegull",
-                 "visual_attributes", "regions", "stereotypes", "annotations", "captions", "pull",
-                 "analyses"});
+  const Entries entries = check_map(ctx, root, "",
+                                    {"version", "kind", "title", "about", "seed", "min_group_size",
+                                     "seegull", "visual_attributes", "regions", "stereotypes",
+                                     "annotations", "captions", "pull", "analyses"});
   parse_report_keys(ctx, entries, spec);
   spec.kind = AuditKind::VisualStereotypes;
   AuditSpec::Visual& v = spec.visual;
@@ -124,10 +124,10 @@ void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   if (const YAML::Node* x = find(entries, "min_group_size")) {
     spec.min_group_size = as_size(ctx, *x, "min_group_size");
   }
-  v.seegull = as_path(ctx, require(ctx, root, entries, "", "seegull"), "seegull");
+  v.seegull = as_input_file(ctx, require(ctx, root, entries, "", "seegull"), "seegull");
   v.visual_attributes =
-      as_path(ctx, require(ctx, root, entries, "", "visual_attributes"), "visual_attributes");
-  if (const YAML::Node* x = find(entries, "regions")) v.regions = as_path(ctx, *x, "regions");
+      as_input_file(ctx, require(ctx, root, entries, "", "visual_attributes"), "visual_attributes");
+  if (const YAML::Node* x = find(entries, "regions")) v.regions = as_input_file(ctx, *x, "regions");
   if (const YAML::Node* x = find(entries, "stereotypes")) parse_stereotypes(ctx, *x, v);
   if (const YAML::Node* x = find(entries, "annotations")) parse_annotations(ctx, *x, v);
   if (const YAML::Node* x = find(entries, "captions")) parse_captions(ctx, *x, v);

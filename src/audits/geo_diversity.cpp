@@ -1149,6 +1149,7 @@ Json geo_spec_json(const AuditSpec& s) {
 
 void run_geo_diversity_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
   const Spec& g = spec.geo;
+  audits::RunOutput output(run_dir);  // locks the folder before any input is read
   Provenance provenance;
   provenance.command = "audit";
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
@@ -1205,7 +1206,7 @@ void run_geo_diversity_audit(const AuditSpec& spec, const std::filesystem::path&
   }
 
   Json tables;
-  Json analyses = audits::write_sections(run_dir, sections, tables, notes);
+  Json analyses = output.add_sections(sections, tables, notes);
   Json forms = Json::object();
   for (const Form f : kForms) forms[form_name(f)] = gen.per_form[static_cast<int>(f)];
   Json real_json{{"images", real.features.rows},
@@ -1227,7 +1228,7 @@ void run_geo_diversity_audit(const AuditSpec& spec, const std::filesystem::path&
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  audits::write_results(run_dir, std::move(results), provenance, geo_spec_json(spec), spec);
+  output.write(std::move(results), provenance, geo_spec_json(spec), spec);
 }
 
 }  // namespace vlbias

@@ -1,6 +1,7 @@
 // The lvlm-counterfactual audit (audit.h): scan the generations (or merge saved
 // shard states), then write every requested section of lvlm_report.h.
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -106,6 +107,9 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
   VLBIAS_CHECK(shards.inputs.empty() || shards.from_states.empty(), UsageError,
                "--input names generations to scan; it cannot be combined with --from-state");
   const LvlmConfig config = lvlm_config(spec);
+  // Results go to the run folder, locked before any input is read; a shard's state does not.
+  std::optional<audits::RunOutput> output;
+  if (shards.save_state.empty()) output.emplace(run_dir);
   Provenance provenance;
   provenance.command = "audit";
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
@@ -186,7 +190,7 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                     state.rows_missing_key));
   }
   Json tables;
-  Json analyses = audits::write_sections(run_dir, sections, tables, notes);
+  Json analyses = output->add_sections(sections, tables, notes);
   Json groups = Json::array();
   for (const std::string& g : state.groups) groups.push_back(split_key(g));
   Json results{{"kind", to_string(spec.kind)},
@@ -203,7 +207,7 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  audits::write_results(run_dir, std::move(results), provenance, lvlm_spec_json(spec), spec);
+  output->write(std::move(results), provenance, lvlm_spec_json(spec), spec);
 }
 
 }  // namespace vlbias

@@ -1,22 +1,93 @@
 // Writing an audit run (src/audits/run_output.h).
 #include "audits/run_output.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <system_error>
+
+#include "vlbias/atomic_file.h"
+#include "vlbias/error.h"
 #include "vlbias/report.h"
-#include "vlbias/table.h"
 
 namespace vlbias::audits {
 
-Json write_sections(const std::filesystem::path& run_dir,
-                    std::vector<std::pair<std::string, AnalysisOutput>>& sections, Json& tables,
-                    std::vector<std::string>& notes) {
-  std::filesystem::create_directories(run_dir / "tables");
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kStagingPrefix = ".staging-";
+
+// The staging folder: removed on every exit unless its contents were moved into place.
+class Staging {
+ public:
+  explicit Staging(const fs::path& run_dir) {
+    std::string pattern = (run_dir / (std::string(kStagingPrefix) + "XXXXXX")).string();
+    VLBIAS_CHECK(::mkdtemp(pattern.data()) != nullptr, InputError,
+                 "{}: cannot create a staging folder in the run folder: {}", run_dir.string(),
+                 std::strerror(errno));
+    path_ = pattern;
+  }
+  ~Staging() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);  // does not follow links
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void move_entry(const fs::path& from, const fs::path& to) {
+  VLBIAS_CHECK(::rename(from.c_str(), to.c_str()) == 0, InternalError,
+               "cannot move '{}' to '{}': {}", from.string(), to.string(), std::strerror(errno));
+}
+
+bool entry_exists(const fs::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// Moves the staged outputs into RUN_DIR, results.json last (see run_output.h).
+void publish(const fs::path& staged, const fs::path& run_dir) {
+  const fs::path results = run_dir / "results.json";
+  VLBIAS_CHECK(::unlink(results.c_str()) == 0 || errno == ENOENT, InternalError,
+               "cannot replace '{}': {}", results.string(), std::strerror(errno));
+  // The old tables/ (or whatever holds its name, a link included) goes into the staging
+  // folder, which is removed afterwards; rename never follows a link.
+  if (entry_exists(run_dir / "tables")) move_entry(run_dir / "tables", staged / "old-tables");
+  move_entry(staged / "tables", run_dir / "tables");
+  move_entry(staged / "report.html", run_dir / "report.html");
+  move_entry(staged / "results.json", results);
+}
+
+}  // namespace
+
+RunOutput::RunOutput(const fs::path& run_dir) : dir_(run_dir), lock_(run_dir) {
+  // Staging folders of a run that was killed while writing; no one else uses them (locked).
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kStagingPrefix, 0) == 0 && entry.is_directory() && !entry.is_symlink()) {
+      fs::remove_all(entry.path(), ec);
+    }
+  }
+}
+
+Json RunOutput::add_sections(std::vector<std::pair<std::string, AnalysisOutput>>& sections,
+                             Json& tables, std::vector<std::string>& notes) {
   Json analyses = Json::object();
   tables = Json::array();
   for (auto& [name, section] : sections) {
     for (auto& [table_name, table] : section.tables) {
-      const std::string relative = "tables/" + table_name + ".csv";
-      write_csv(table, (run_dir / relative).string());
-      tables.push_back(relative);
+      tables.push_back("tables/" + table_name + ".csv");
+      tables_.emplace_back(table_name + ".csv", std::move(table));
     }
     for (const std::string& n : section.notes) notes.push_back(n);
     analyses[name] = std::move(section.json);
@@ -24,8 +95,8 @@ Json write_sections(const std::filesystem::path& run_dir,
   return analyses;
 }
 
-void write_results(const std::filesystem::path& run_dir, Json results, Provenance& provenance,
-                   const Json& parameters, const AuditSpec& spec) {
+void RunOutput::write(Json results, Provenance& provenance, const Json& parameters,
+                      const AuditSpec& spec) {
   provenance.parameters = parameters;
   provenance.seed = spec.seed;
   if (!spec.title.empty() || !spec.about.empty()) {
@@ -40,8 +111,23 @@ void write_results(const std::filesystem::path& run_dir, Json results, Provenanc
     results = std::move(ordered);
   }
   results["provenance"] = provenance_json(provenance);
-  write_json(results, (run_dir / "results.json").string());
-  report::write_report(run_dir, results);
+  // Everything that can fail on content runs before the folder is touched.
+  // Invalid UTF-8 can only come from file names here (spec strings and table text are
+  // checked when read): shown replaced, not a failure.
+  const std::string results_text =
+      results.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  const report::RenderedReport rendered = report::render_report(results);
+
+  const Staging staging(dir_);
+  make_output_folders(staging.path(), "tables");
+  for (const auto& [name, table] : tables_)
+    write_csv(table, (staging.path() / "tables" / name).string());
+  for (const auto& [name, text] : rendered.tables) {
+    write_file_atomically(staging.path() / "tables" / name, text);
+  }
+  write_file_atomically(staging.path() / "report.html", rendered.html);
+  write_file_atomically(staging.path() / "results.json", results_text);
+  publish(staging.path(), dir_);
 }
 
 }  // namespace vlbias::audits

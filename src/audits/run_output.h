@@ -1,6 +1,15 @@
 #pragma once
-// Writing an audit run (shared by every kind): the tables of each analysis into
-// RUN_DIR/tables/, then results.json last, so a complete results.json means a complete run.
+// Writing an audit run (shared by every kind).
+//
+// A run folder is never left half-written: the folder is locked for the whole audit
+// (run_lock.h), every output (tables/*.csv, report.html, results.json) is rendered and
+// written into a fresh staging folder RUN_DIR/.staging-XXXXXX, and only when all of them are
+// there are they moved into place: the old results.json removed first, then tables/
+// (replaced as a whole, so no table of an earlier run outlives it), report.html, and
+// results.json last. An error before that (bad input, an analysis that fails, a full disk)
+// leaves an existing run exactly as it was; a process killed while moving leaves a folder
+// without results.json, which reads as incomplete. Staging folders left by a killed run are
+// removed by the next audit on the folder.
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -9,20 +18,32 @@
 #include "vlbias/audit.h"
 #include "vlbias/audit_analyses.h"
 #include "vlbias/json_output.h"
+#include "vlbias/run_lock.h"
+#include "vlbias/table.h"
 
 namespace vlbias::audits {
 
-// Writes every section's tables to RUN_DIR/tables/<name>.csv (creating the folders) and
-// returns the "analyses" object (section name -> its JSON), the list of table paths relative
-// to RUN_DIR in `tables`, and appends the sections' notes to `notes`.
-Json write_sections(const std::filesystem::path& run_dir,
-                    std::vector<std::pair<std::string, AnalysisOutput>>& sections, Json& tables,
+class RunOutput {
+ public:
+  // Locks RUN_DIR (created when absent) before any input is read: UsageError when it names a
+  // file or another process holds it (RunLock).
+  explicit RunOutput(const std::filesystem::path& run_dir);
+
+  // Keeps every section's tables for write() (as tables/<name>.csv) and returns the "analyses"
+  // object (section name -> its JSON), the list of table paths relative to RUN_DIR in
+  // `tables`, and appends the sections' notes to `notes`.
+  Json add_sections(std::vector<std::pair<std::string, AnalysisOutput>>& sections, Json& tables,
                     std::vector<std::string>& notes);
 
-// Adds the provenance block (parameters, seed, input hashes) to `results`, writes
-// RUN_DIR/results.json, then RUN_DIR/report.html (report.h) from it.
-// results.json gets the spec's title and about (when set) right after "kind".
-void write_results(const std::filesystem::path& run_dir, Json results, Provenance& provenance,
-                   const Json& parameters, const AuditSpec& spec);
+  // Adds the provenance block (parameters, seed, input hashes) to `results` (with the spec's
+  // title and about, when set, right after "kind"), renders the report (report.h), and writes
+  // the run as described above.
+  void write(Json results, Provenance& provenance, const Json& parameters, const AuditSpec& spec);
+
+ private:
+  std::filesystem::path dir_;
+  RunLock lock_;
+  std::vector<std::pair<std::string, Table>> tables_;  // file name -> table
+};
 
 }  // namespace vlbias::audits

@@ -17,6 +17,8 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "vlbias/error.h"
+#include "vlbias/input_file.h"
+#include "vlbias/utf8.h"
 
 namespace vlbias::audits::spec {
 
@@ -215,7 +217,15 @@ std::string as_string(Context& ctx, const YAML::Node& node, const std::string& p
   if (!node.IsScalar())
     fail(ctx, node, path, fmt::format("must be a string, got {}", describe(node)));
   if (node.Scalar().empty()) fail(ctx, node, path, "must be a non-empty string");
-  return node.Scalar();
+  // Every text of a spec ends up in JSON (results.json, run.json), which must be UTF-8.
+  const std::string& text = node.Scalar();
+  const std::size_t bad = first_invalid_utf8(text);
+  if (bad != text.size()) {
+    fail(ctx, node, path,
+         fmt::format("is not valid UTF-8 (byte {} is 0x{:02X}); save the spec as UTF-8 text",
+                     bad + 1, static_cast<unsigned char>(text[bad])));
+  }
+  return text;
 }
 
 std::uint64_t as_uint64(Context& ctx, const YAML::Node& node, const std::string& path) {
@@ -259,6 +269,33 @@ std::size_t as_positive_size(Context& ctx, const YAML::Node& node, const std::st
   const std::size_t v = as_size(ctx, node, path);
   if (v == 0) fail(ctx, node, path, "must be a positive integer, got 0");
   return v;
+}
+
+std::size_t as_size_in_range(Context& ctx, const YAML::Node& node, const std::string& path,
+                             std::size_t min, std::size_t max, std::string_view meaning) {
+  count_value(ctx, node, path);
+  const std::string range = fmt::format("an integer from {} to {}{}", min, max, meaning);
+  if (!is_plain_number_scalar(node)) {
+    fail(ctx, node, path, fmt::format("must be {} (unquoted), got {}", range, describe(node)));
+  }
+  std::string_view text = node.Scalar();
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  std::uint64_t value = 0;
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
+                                                   [](char c) { return c >= '0' && c <= '9'; });
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  // "1e12", "-3", "2.5" and values past 2^64 all fail here, with the range in the message.
+  if (!digits || ec != std::errc() || end != text.data() + text.size() || value < min ||
+      value > max) {
+    fail(ctx, node, path, fmt::format("must be {}, got {}", range, describe(node)));
+  }
+  return static_cast<std::size_t>(value);
+}
+
+std::size_t as_resamples(Context& ctx, const YAML::Node& node, const std::string& path,
+                         bool allow_zero) {
+  return as_size_in_range(ctx, node, path, allow_zero ? 0 : 1, kMaxResamples,
+                          allow_zero ? " (0: no intervals)" : "");
 }
 
 // A YAML 1.2 core-schema float: decimal or exponent notation, or .inf / .nan.
@@ -358,6 +395,15 @@ std::filesystem::path as_path(Context& ctx, const YAML::Node& node, const std::s
   const std::filesystem::path p(as_string(ctx, node, path));
   if (p.is_absolute()) return p.lexically_normal();
   return (ctx.base_dir / p).lexically_normal();
+}
+
+std::filesystem::path as_input_file(Context& ctx, const YAML::Node& node, const std::string& path) {
+  const std::filesystem::path p = as_path(ctx, node, path);
+  // A device or folder is refused now, naming the key; a missing file is left to its reader.
+  std::error_code ec;
+  if (std::filesystem::exists(p, ec))
+    check_input_file(p.string(), fmt::format("{} ({})", path, where(ctx, node)));
+  return p;
 }
 
 // An analysis entry: a map of options (enabled, explicit), `true` (defaults,

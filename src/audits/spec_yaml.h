@@ -11,16 +11,27 @@
 #include <filesystem>
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
 #include "vlbias/audit.h"
+#include "vlbias/stats.h"
 
 namespace vlbias::audits::spec {
 
-constexpr std::size_t kMaxValues = 1'000'000;                // scalars converted per spec
+constexpr std::size_t kMaxValues = 1'000'000;  // scalars converted per spec
+// Bootstrap resamples and permutations: the library's one limit (stats.h), so a spec and the
+// command line accept the same counts.
+constexpr std::size_t kMaxResamples = stats::kMaxResamples;
+// AbsDiff's sampled image pairs (two indices each).
+constexpr std::size_t kMaxAbsdiffPairs = 10'000'000;
+// KID's subsets: their count, their size, and the row indices drawn for all of them.
+constexpr std::size_t kMaxKidSubsets = 100'000;
+constexpr std::size_t kMaxKidSubsetSize = 10'000'000;
+constexpr std::size_t kMaxKidDraws = 100'000'000;
 constexpr std::size_t kMaxSpecBytes = std::size_t{1} << 20;  // 1 MiB: a spec is a few hundred
 
 // Parses a spec text that must be exactly one YAML document (`expected` says what it should
@@ -64,6 +75,12 @@ void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
 std::uint64_t as_uint64(Context& ctx, const YAML::Node& node, const std::string& path);
 std::size_t as_size(Context& ctx, const YAML::Node& node, const std::string& path);
 std::size_t as_positive_size(Context& ctx, const YAML::Node& node, const std::string& path);
+// An integer in [min, max]; the message gives the range, followed by `meaning` (" (0: off)").
+std::size_t as_size_in_range(Context& ctx, const YAML::Node& node, const std::string& path,
+                             std::size_t min, std::size_t max, std::string_view meaning = "");
+// A bootstrap or permutation count: 0 (when allowed: no intervals) or 1 to kMaxResamples.
+std::size_t as_resamples(Context& ctx, const YAML::Node& node, const std::string& path,
+                         bool allow_zero);
 // A YAML 1.2 core-schema float: decimal or exponent notation, or .inf / .nan.
 double as_double(Context& ctx, const YAML::Node& node, const std::string& path);
 double as_finite_at_least_zero(Context& ctx, const YAML::Node& node, const std::string& path);
@@ -79,6 +96,9 @@ std::vector<std::string> as_string_list(Context& ctx, const YAML::Node& node,
                                         const std::string& path, bool allow_empty = false);
 // A path, resolved against the spec's folder when relative.
 std::filesystem::path as_path(Context& ctx, const YAML::Node& node, const std::string& path);
+// An input file's path (as_path): UsageError naming the key when it exists but is a device,
+// folder or socket (input_file.h); a missing file is reported by its reader.
+std::filesystem::path as_input_file(Context& ctx, const YAML::Node& node, const std::string& path);
 // An analysis entry: a map of options, `true` (defaults) or `false` (off); sets the toggle
 // (explicit) and returns the option entries (empty unless a map).
 Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& path,

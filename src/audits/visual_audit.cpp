@@ -508,6 +508,7 @@ Json visual_spec_json(const AuditSpec& spec) {
 
 void run_visual_stereotypes_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
   const AuditSpec::Visual& v = spec.visual;
+  audits::RunOutput output(run_dir);  // locks the folder before any input is read
   Provenance provenance;
   provenance.command = "audit";
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
@@ -592,14 +593,14 @@ void run_visual_stereotypes_audit(const AuditSpec& spec, const std::filesystem::
 
   std::vector<std::string> notes;
   Json tables;
-  Json analyses = audits::write_sections(run_dir, sections, tables, notes);
+  Json analyses = output.add_sections(sections, tables, notes);
   const Json spec_json = visual_spec_json(spec);
   Json results{{"kind", to_string(spec.kind)},
                {"spec", spec_json},
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  audits::write_results(run_dir, std::move(results), provenance, spec_json, spec);
+  output.write(std::move(results), provenance, spec_json, spec);
 }
 
 }  // namespace vlbias

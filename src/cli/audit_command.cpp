@@ -1,11 +1,15 @@
 // `vlbias audit SPEC.yaml --out RUN_DIR`: a whole study from one spec.
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
+#include <optional>
+
 #include "cli/commands.h"
 #include "vlbias/audit.h"
 #include "vlbias/error.h"
 #include "vlbias/log.h"
 #include "vlbias/report.h"
+#include "vlbias/run_lock.h"
 
 namespace vlbias::cli {
 
@@ -61,6 +65,12 @@ void add_report_command(CLI::App& app) {
       "RUN_DIR/results.json: a self-contained HTML file with inline SVG charts");
   cmd->add_option("run_dir", *run_dir, "The folder of an audit run")->required();
   cmd->callback([run_dir] {
+    // Locked like an audit on the same folder. A folder without results.json is left to
+    // write_report's message: report never creates a folder, nor a lock where no run is.
+    std::optional<RunLock> lock;
+    if (std::filesystem::exists(std::filesystem::path(*run_dir) / "results.json")) {
+      lock.emplace(*run_dir);
+    }
     const auto path = report::write_report(*run_dir);
     if (!quiet()) fmt::print(stderr, "vlbias: wrote {}\n", path.string());
   });

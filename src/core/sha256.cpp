@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vlbias/error.h"
+#include "vlbias/input_file.h"
 
 namespace vlbias {
 
@@ -123,6 +124,16 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 std::string sha256_file(const std::string& path) {
+  // Never opened: a device (its reads may never end), a folder; a pipe is hashed by its
+  // reader as it reads it (input_file.h), since reading it here would take its bytes.
+  if (check_input_file(path) == InputKind::Pipe) {
+    std::string hex;
+    VLBIAS_CHECK(recorded_pipe_sha256(path, &hex), UsageError,
+                 "'{}' is a pipe, which vlbias reads only where it reads a table; give this "
+                 "input as a file",
+                 path);
+    return hex;
+  }
   std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
   VLBIAS_CHECK(f, InputError, "cannot open '{}' to hash it: {}", path, std::strerror(errno));
   Sha256 h;

@@ -215,6 +215,8 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   const bool images = o.kind == EncodeKind::Images;
   const std::string ext = o.out.extension().string();
   const fs::path partial = o.out.string() + ".partial";
+  // A link planted at OUT.partial would send the checkpoints elsewhere.
+  refuse_symbolic_link(partial, "the checkpoint folder");
   check_output_paths(o.out, partial);
   VLBIAS_CHECK(o.max_image_pixels >= 1 && o.max_image_pixels <= kMaxImagePixelsOption, UsageError,
                "--max-image-pixels {}: expected 1 to {} (default {}, Pillow's MAX_IMAGE_PIXELS).",

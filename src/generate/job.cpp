@@ -1,10 +1,6 @@
 // What the generation and scoring jobs share (job.h).
 #include "job.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -214,44 +210,21 @@ RunFolder::RunFolder(const fs::path& run_dir, const std::string& kind, const Jso
       kind_(kind),
       control_(control),
       redact_(std::move(redact)),
-      started_utc_(utc_now()) {
-  VLBIAS_CHECK(!run_dir.empty(), UsageError, "--out RUN_DIR is required");
-  std::error_code ec;
-  fs::create_directories(run_dir, ec);
-  VLBIAS_CHECK(fs::is_directory(run_dir), InputError, "{}: cannot create the run folder ({})",
-               run_dir.string(), ec ? ec.message() : "not a folder");
-  const fs::path lock_path = run_dir / ".lock";
-  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  VLBIAS_CHECK(lock_fd_ >= 0, InputError, "{}: cannot open ({})", lock_path.string(),
-               std::strerror(errno));
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    ::close(lock_fd_);
-    lock_fd_ = -1;
-    VLBIAS_FAIL(UsageError, "{}: another vlbias process is running in this run folder",
-                run_dir.string());
-  }
+      started_utc_(utc_now()),
+      lock_(run_dir) {
   const fs::path store_path = run_dir / "store.sqlite";
   if (fs::exists(store_path) && !control.resume) {
-    ::close(lock_fd_);
-    lock_fd_ = -1;
     VLBIAS_FAIL(UsageError,
                 "{} already holds a run ({}); pass --resume to continue it, or choose another "
                 "--out",
                 run_dir.string(), store_path.string());
   }
   Json print = {{"kind", kind}, {"request", fingerprint}};
-  try {
-    store_ = std::make_unique<RunStore>(store_path, print.dump());
-  } catch (...) {
-    ::close(lock_fd_);
-    lock_fd_ = -1;
-    throw;
-  }
+  store_ = std::make_unique<RunStore>(store_path, print.dump());
 }
 
 RunFolder::~RunFolder() {
-  store_.reset();
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+  store_.reset();  // before the lock is released
 }
 
 void RunFolder::add(std::string key, std::string request) {

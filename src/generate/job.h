@@ -12,6 +12,7 @@
 
 #include "vlbias/generate.h"
 #include "vlbias/json.h"
+#include "vlbias/run_lock.h"
 #include "vlbias/table.h"
 
 namespace vlbias::generate_detail {
@@ -111,7 +112,7 @@ class RunFolder {
   JobControl control_;
   Redactor redact_;
   std::string started_utc_;
-  int lock_fd_ = -1;
+  RunLock lock_;  // held from construction to destruction
   std::unique_ptr<RunStore> store_;
   std::size_t added_ = 0;
   std::vector<std::pair<std::string, std::string>> queued_;

@@ -206,6 +206,9 @@ RunStore::RunStore(const std::filesystem::path& path, const std::string& fingerp
   impl_->path = path;
   VLBIAS_CHECK(!std::filesystem::is_directory(path), InputError,
                "{}: is a folder; the run store is a file", path.string());
+  // SQLite resolves a link at the database's name and writes its target (and a -wal beside
+  // it), so a link planted there would have the run written elsewhere.
+  refuse_symbolic_link(path, "the run store");
   sqlite3* raw = nullptr;
   const int rc =
       sqlite3_open_v2(path.string().c_str(), &raw,

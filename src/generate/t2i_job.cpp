@@ -209,7 +209,7 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
     }
     const std::string file = fmt::format("images/{}/{}.{}", request["row"].get<std::size_t>(),
                                          request["sample"].get<std::size_t>(), kind->extension);
-    fs::create_directories((run_dir / file).parent_path());
+    make_output_folders(run_dir, fs::path(file).parent_path());  // refuses planted links
     write_file_atomically(run_dir / file, *bytes);
     out["file"] = file;
     out["bytes"] = bytes->size();

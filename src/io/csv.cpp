@@ -80,6 +80,27 @@ struct ColumnBuilder {
   }
 };
 
+// OWASP's CSV-injection characters: a cell starting with one of them may be run as a formula.
+bool formula_trigger(char c) {
+  return c == '=' || c == '+' || c == '-' || c == '@' || c == '\t' || c == '\r' || c == '\n' ||
+         c == '\0';
+}
+
+// Single quotes (none or more) and then a trigger: what append_csv_cell guards.
+bool quotes_then_trigger(std::string_view text) {
+  const std::size_t first = text.find_first_not_of('\'');
+  return first != std::string_view::npos && formula_trigger(text[first]);
+}
+
+// Whether append_csv_cell writes the text with a leading single quote (table.h).
+bool starts_like_a_formula(std::string_view text) {
+  if (text.size() < 2 || !quotes_then_trigger(text)) return false;
+  const char c = text.front();
+  double ignored;
+  const bool number_start = c == '+' || c == '-' || c == '.' || (c >= '0' && c <= '9');
+  return !(number_start && table_io::parse_number(text, &ignored));
+}
+
 std::string delimiter_name(char delimiter) {
   if (delimiter == '\t') return "a tab";
   return fmt::format("'{}'", delimiter);
@@ -302,9 +323,15 @@ class CsvReader {
                  "'{}' line {}, {}: unexpected text after a closing quote; expected {} or the "
                  "end of the line",
                  source_, line_, describe_column(field), delimiter_name(delim_));
-    if (!doubled) return std::string_view(start, static_cast<std::size_t>(close - start));
+    // The formula-injection guard of append_csv_cell: "'=x" was written for "=x".
+    const bool guarded = close - start >= 2 && *start == '\'' &&
+                         quotes_then_trigger(std::string_view(start, close - start));
+    if (!doubled) {
+      if (guarded) ++start;
+      return std::string_view(start, static_cast<std::size_t>(close - start));
+    }
     scratch_.clear();
-    for (const char* s = start; s < close; ++s) {
+    for (const char* s = start + (guarded ? 1 : 0); s < close; ++s) {
       scratch_ += *s;
       if (*s == '"') ++s;  // the second quote of a doubled pair
     }
@@ -468,20 +495,21 @@ bool needs_quotes(std::string_view text) {
   return text.find_first_of(",\"\r\n") != std::string_view::npos;
 }
 
-void append_cell(std::string& out, std::string_view text) {
-  if (!needs_quotes(text)) {
+}  // namespace
+
+void append_csv_cell(std::string& out, std::string_view text) {
+  const bool guard = starts_like_a_formula(text);
+  if (!guard && !needs_quotes(text)) {
     out += text;
     return;
   }
-  out += '"';
+  out += guard ? "\"'" : "\"";
   for (const char c : text) {
     if (c == '"') out += '"';
     out += c;
   }
   out += '"';
 }
-
-}  // namespace
 
 void write_csv(const Table& table, const std::string& path) {
   AtomicWriter out(path);
@@ -493,7 +521,7 @@ void write_csv(const Table& table, const std::string& path) {
   };
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
     if (c > 0) buffer += ',';
-    append_cell(buffer, table.columns[c].name);
+    append_csv_cell(buffer, table.columns[c].name);
   }
   buffer += '\n';
   fmt::memory_buffer number;
@@ -512,7 +540,7 @@ void write_csv(const Table& table, const std::string& path) {
         fmt::format_to(std::back_inserter(number), "{}", col.numbers[row]);
         buffer.append(number.data(), number.size());
       } else {
-        append_cell(buffer, col.levels[col.codes[row]]);
+        append_csv_cell(buffer, col.levels[col.codes[row]]);
       }
     }
     buffer += '\n';

@@ -21,9 +21,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kReleaseChunk = std::size_t{32} << 20;
 
 struct JsonColumn {
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   Column column;
   table_io::Dictionary dict;
   bool numeric = true;
+  std::size_t number_row = kNone;  // first row with a JSON number
+  std::size_t text_row = kNone;    // first row with another JSON type
+  const char* text_type = "";
 
   std::size_t filled() const { return numeric ? column.numbers.size() : column.codes.size(); }
 
@@ -43,7 +47,8 @@ struct JsonColumn {
     }
   }
 
-  void add_number(double value) {
+  void add_number(double value, std::size_t row) {
+    if (number_row == kNone) number_row = row;
     if (numeric) {
       column.numbers.push_back(value);
     } else {
@@ -51,7 +56,11 @@ struct JsonColumn {
     }
   }
 
-  void add_text(std::string_view text) {
+  void add_text(std::string_view text, std::size_t row, const char* type) {
+    if (text_row == kNone) {
+      text_row = row;
+      text_type = type;
+    }
     if (numeric) to_string_column();
     column.codes.push_back(dict.intern(column.levels, text));
   }
@@ -145,6 +154,9 @@ class JsonlBuilder {
     for (auto& c : columns_) {
       c.pad(table_.rows);
       c.column.type = c.numeric ? ColumnType::Numeric : ColumnType::String;
+      if (!c.numeric && c.number_row != JsonColumn::kNone) {
+        c.column.mixed = Column::MixedTypes{c.number_row, c.text_row, c.text_type};
+      }
       table_.columns.push_back(std::move(c.column));
     }
     return std::move(table_);
@@ -166,7 +178,7 @@ class JsonlBuilder {
           flatten(value.get_object().value_unsafe());
           break;
         case simdjson::dom::element_type::ARRAY:
-          cell().add_text(simdjson::minify(value));
+          cell().add_text(simdjson::minify(value), table_.rows, "an array");
           break;
         case simdjson::dom::element_type::STRING: {
           const std::string_view text = value.get_string().value_unsafe();
@@ -174,21 +186,22 @@ class JsonlBuilder {
           if (text.empty()) {
             c.add_missing();  // "" is missing, as an empty CSV cell is
           } else {
-            c.add_text(text);
+            c.add_text(text, table_.rows, "a string");
           }
           break;
         }
         case simdjson::dom::element_type::INT64:
-          cell().add_number(static_cast<double>(value.get_int64().value_unsafe()));
+          cell().add_number(static_cast<double>(value.get_int64().value_unsafe()), table_.rows);
           break;
         case simdjson::dom::element_type::UINT64:
-          cell().add_number(static_cast<double>(value.get_uint64().value_unsafe()));
+          cell().add_number(static_cast<double>(value.get_uint64().value_unsafe()), table_.rows);
           break;
         case simdjson::dom::element_type::DOUBLE:
-          cell().add_number(value.get_double().value_unsafe());
+          cell().add_number(value.get_double().value_unsafe(), table_.rows);
           break;
         case simdjson::dom::element_type::BOOL:
-          cell().add_text(value.get_bool().value_unsafe() ? "true" : "false");
+          cell().add_text(value.get_bool().value_unsafe() ? "true" : "false", table_.rows,
+                          "a boolean");
           break;
         case simdjson::dom::element_type::NULL_VALUE:
           cell().add_missing();

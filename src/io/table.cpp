@@ -30,7 +30,6 @@ std::string column_list(const Table& table) {
   return out;
 }
 
-
 }  // namespace
 
 namespace table_io {
@@ -101,6 +100,17 @@ void add_string_column(Table& table, std::string name, const std::vector<std::st
 
 const std::vector<double>& Table::numeric(std::string_view name, bool allow_missing) const {
   const Column& col = column(name);
+  if (col.type == ColumnType::String && col.mixed && col.mixed->text_row < col.codes.size() &&
+      col.codes[col.mixed->text_row] != Column::kMissing) {
+    // JSON numbers and other types in one column: name both, with their types.
+    const Column::MixedTypes& m = *col.mixed;
+    VLBIAS_FAIL(InputError,
+                "column '{}' in '{}' is not numeric: {} holds {} ({}) where {} holds a number; "
+                "expected a JSON number (or null) in every row",
+                name, source, table_io::where_row(line_of_row, m.text_row), m.text_type,
+                table_io::quoted(col.levels[col.codes[m.text_row]]),
+                table_io::where_row(line_of_row, m.number_row));
+  }
   if (col.type == ColumnType::String) {
     // Name the first row whose text is not a number; for JSON strings that hold
     // digits ("3"), the first non-missing row.

@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 
 #include "vlbias/error.h"
+#include "vlbias/input_file.h"
+#include "vlbias/sha256.h"
 
 namespace vlbias::table_io {
 
@@ -232,6 +234,9 @@ void reorder_by_first_appearance(std::vector<std::uint32_t>& codes,
 }
 
 FileBytes::FileBytes(const std::string& path) {
+  // A device (/dev/zero never ends) or a folder is refused before it is opened.
+  const bool pipe = check_input_file(path, "a table") == InputKind::Pipe;
+  if (pipe) check_pipe_not_read(path);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   VLBIAS_CHECK(fd >= 0, InputError, "cannot read '{}': {}", path, std::strerror(errno));
   struct stat st {};
@@ -239,10 +244,6 @@ FileBytes::FileBytes(const std::string& path) {
     const int err = errno;
     ::close(fd);
     VLBIAS_FAIL(InputError, "cannot read '{}': {}", path, std::strerror(err));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    VLBIAS_FAIL(InputError, "cannot read '{}': {}", path, std::strerror(EISDIR));
   }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     void* addr =
@@ -272,6 +273,8 @@ FileBytes::FileBytes(const std::string& path) {
   ::close(fd);
   data_ = buffer_.data();
   size_ = buffer_.size();
+  // A pipe cannot be read again to hash it: its provenance hash is that of these bytes.
+  if (pipe) record_pipe_sha256(path, sha256_hex(buffer_));
 }
 
 FileBytes::~FileBytes() {
@@ -292,41 +295,6 @@ void advise_huge_pages(const void* data, std::size_t bytes) {
   const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
-
-std::size_t first_invalid_utf8(std::string_view text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len;
-    unsigned lo = 0x80, hi = 0xbf;  // allowed range of the second byte
-    if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      if (c == 0xe0) lo = 0xa0;  // overlong
-      if (c == 0xed) hi = 0x9f;  // surrogates
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      if (c == 0xf0) lo = 0x90;  // overlong
-      if (c == 0xf4) hi = 0x8f;  // above U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + len > n) return i;
-    if (s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k) {
-      if (s[i + k] < 0x80 || s[i + k] > 0xbf) return i;
-    }
-    i += len;
-  }
-  return n;
 }
 
 std::string quoted(std::string_view text, std::size_t max) {

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "vlbias/utf8.h"
+
 namespace vlbias {
 class Record;
 }
@@ -70,8 +72,10 @@ std::uint64_t double_key(double value);
 void reorder_by_first_appearance(std::vector<std::uint32_t>& codes,
                                  std::vector<std::string>& levels);
 
-// The bytes of a file: memory-mapped when it is a regular file, read otherwise.
-// Throws InputError naming the file and strerror when it cannot be read.
+// The bytes of a file: memory-mapped when it is a regular file, read whole when it is a
+// pipe (whose SHA-256 is then recorded for provenance: input_file.h). Throws InputError
+// naming the file and strerror when it cannot be read, UsageError for a device, folder or
+// socket (check_input_file).
 class FileBytes {
  public:
   explicit FileBytes(const std::string& path);
@@ -97,8 +101,7 @@ class FileBytes {
 // costs one page fault per 4 KiB.
 void advise_huge_pages(const void* data, std::size_t bytes);
 
-// Offset of the first byte that is not part of valid UTF-8 (text.size() if none).
-std::size_t first_invalid_utf8(std::string_view text);
+using vlbias::first_invalid_utf8;  // utf8.h
 
 // `text` in double quotes for messages, cut to `max` bytes with "..." and with
 // control characters escaped.

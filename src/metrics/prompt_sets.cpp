@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "vlbias/error.h"
+#include "vlbias/input_file.h"
 #include "vlbias/json.h"
 
 namespace vlbias {
@@ -143,6 +144,7 @@ Json parse_lexicon(std::string_view text, const std::string& source) {
 }
 
 std::string read_text_file(const std::string& path) {
+  check_input_file(path, "a lexicon");  // not a device that never ends
   std::ifstream in(path, std::ios::binary);
   VLBIAS_CHECK(in.good(), InputError, "{}: cannot open the lexicon file", path);
   std::stringstream ss;

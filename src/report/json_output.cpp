@@ -10,6 +10,7 @@
 
 #include "vlbias/atomic_file.h"
 #include "vlbias/error.h"
+#include "vlbias/input_file.h"
 #include "vlbias/sha256.h"
 #include "vlbias/timestamp.h"
 #include "vlbias/version.h"
@@ -38,9 +39,16 @@ Json json_number(double x) {
 }
 
 void start_hashing_inputs(Provenance& p) {
-  p.input_hashes = std::async(std::launch::async, [paths = p.inputs] {
+  // Checked here, before any work: a device or folder is refused at once (and never opened,
+  // so a thread reading /dev/zero forever cannot hold up the exit). A pipe is left to its
+  // reader, which hashes what it reads; provenance_json asks for that hash at the end.
+  std::vector<bool> piped;
+  for (const auto& path : p.inputs) piped.push_back(check_input_file(path) == InputKind::Pipe);
+  p.input_hashes = std::async(std::launch::async, [paths = p.inputs, piped] {
                      std::vector<std::string> out;
-                     for (const auto& path : paths) out.push_back(sha256_file(path));
+                     for (std::size_t i = 0; i < paths.size(); ++i) {
+                       out.push_back(piped[i] ? std::string() : sha256_file(paths[i]));
+                     }
                      return out;
                    }).share();
 }
@@ -54,7 +62,10 @@ Json provenance_json(const Provenance& p) {
   if (p.input_hashes.valid()) {
     hashes = p.input_hashes.get();  // rethrows a hashing error
   } else {
-    for (const auto& path : p.inputs) hashes.push_back(sha256_file(path));
+    hashes.assign(p.inputs.size(), std::string());
+  }
+  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+    if (hashes[i].empty()) hashes[i] = sha256_file(p.inputs[i]);  // a pipe: as its reader read it
   }
   Json inputs = Json::array();
   for (std::size_t i = 0; i < p.inputs.size(); ++i) {

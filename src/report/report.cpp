@@ -11,27 +11,19 @@
 #include "vlbias/atomic_file.h"
 #include "vlbias/error.h"
 #include "vlbias/log.h"
+#include "vlbias/table.h"
 
 namespace vlbias::report {
 
 namespace {
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-// RFC 4180; numbers at full precision (shortest round-trip), null as an empty cell.
+// RFC 4180 with the formula-injection guard (table.h); numbers at full precision (shortest
+// round-trip), null as an empty cell.
 std::string csv_text(const DataTable& t) {
   std::string out;
   for (std::size_t i = 0; i < t.columns.size(); ++i) {
     if (i) out += ',';
-    out += csv_field(t.columns[i]);
+    append_csv_cell(out, t.columns[i]);
   }
   out += '\n';
   for (const auto& row : t.rows) {
@@ -39,7 +31,7 @@ std::string csv_text(const DataTable& t) {
       if (i) out += ',';
       const Cell& c = row[i];
       if (!c.numeric) {
-        out += csv_field(c.text);
+        append_csv_cell(out, c.text);
       } else if (std::isnan(c.value)) {
         // empty
       } else if (std::isinf(c.value)) {
@@ -87,7 +79,7 @@ RenderedReport render_report(const Json& results) {
 std::filesystem::path write_report(const std::filesystem::path& run_dir, const Json& results) {
   Progress progress("report", 1);
   const RenderedReport report = render_report(results);
-  std::filesystem::create_directories(run_dir / "tables");
+  make_output_folders(run_dir, "tables");  // refuses a link planted at tables/
   // The fig_ tables belong to the report: ones this rendering does not draw are removed.
   std::vector<std::filesystem::path> stale;
   for (const auto& entry : std::filesystem::directory_iterator(run_dir / "tables")) {

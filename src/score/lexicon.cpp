@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "vlbias/error.h"
+#include "vlbias/input_file.h"
 #include "vlbias/table.h"
 #include "vlbias/text_measures.h"
 
@@ -65,6 +66,7 @@ StopWords StopWords::builtin_english() {
 }
 
 StopWords StopWords::from_file(const std::string& path) {
+  check_input_file(path, "a stop-word list");  // not a device that never ends
   std::ifstream in(path, std::ios::binary);
   VLBIAS_CHECK(in.good(), InputError, "cannot read stop-word list '{}'; expected a readable file",
                path);

@@ -308,7 +308,7 @@ TEST(AuditSpec, MissingRequiredKeys) {
 
 TEST(AuditSpec, IntegersAreCheckedWithThePath) {
   expect_usage(kMinimal + "analyses: {scweat: {permutations: 10.5}}\n",
-               {"analyses.scweat.permutations", "non-negative integer", "'10.5'"});
+               {"analyses.scweat.permutations", "must be an integer from 1 to 1000000", "'10.5'"});
   expect_usage(kMinimal + "analyses: {scweat: {permutations: \"10\"}}\n",
                {"analyses.scweat.permutations", "unquoted"});
   expect_usage(kMinimal + "min_group_size: -3\n", {"min_group_size must be non-negative"});
@@ -316,11 +316,11 @@ TEST(AuditSpec, IntegersAreCheckedWithThePath) {
   expect_usage(kMinimal + "seed: 1e3\n", {"seed must be a non-negative integer"});
   expect_usage(kMinimal + "seed: [1]\n", {"seed", "got a list"});
   expect_usage(kMinimal + "analyses: {absdiff: {pairs: 0}}\n",
-               {"analyses.absdiff.pairs must be a positive integer"});
+               {"analyses.absdiff.pairs must be an integer from 1 to 10000000, got '0'"});
   expect_usage(kMinimal + "analyses: {ranking: {k: 0}}\n",
                {"analyses.ranking.k must be a positive integer"});
   expect_usage(kMinimal + "analyses: {association: {bootstrap: -1}}\n",
-               {"analyses.association.bootstrap must be non-negative"});
+               {"analyses.association.bootstrap must be an integer from 0 to 1000000"});
   expect_usage(kMinimal + "analyses: {trends: {degree: 6}}\n",
                {"analyses.trends.degree must be 1 to 5"});
   expect_usage(kMinimal + "analyses: {trends: {degree: 0}}\n",
@@ -483,6 +483,114 @@ TEST(AuditSpec, ZeroBootstrapMeansNoIntervals) {
       "spec.yaml");
   EXPECT_EQ(s.association.bootstrap, 0u);
   EXPECT_EQ(s.markedness.bootstrap, 0u);
+}
+
+// Bytes that are not UTF-8 used to pass the loader and fail when results.json was written,
+// after every analysis ran ("type_error.316", exit 1): every spec string is checked at load.
+TEST(AuditSpec, TextThatIsNotUtf8IsRefusedNamingTheKey) {
+  const std::string raw = "caf\xE9";  // Latin-1, not UTF-8
+  expect_usage(kMinimal + "title: " + raw + "\n",
+               {"line 5", "title is not valid UTF-8 (byte 4 is 0xE9)", "save the spec as UTF-8"});
+  expect_usage(kMinimal + "about: \"" + raw + " \xFF\"\n", {"about is not valid UTF-8"});
+  expect_usage("kind: social-perception\nimages: {table: " + raw +
+                   ".csv, embeddings: i.npy}\n"
+                   "prompts: {manifest: p.csv, embeddings: p.npy}\nfactors: {groups: [race]}\n",
+               {"images.table is not valid UTF-8"});
+  expect_usage(
+      "kind: social-perception\nimages: {table: i.csv, embeddings: i.npy}\n"
+      "prompts: {manifest: p.csv, embeddings: p.npy}\nfactors: {groups: [race, " +
+          raw + "]}\n",
+      {"factors.groups[1] is not valid UTF-8"});
+  expect_usage("kind: geo-diversity\ntitle: " + raw +
+                   "\nreal: {table: r.csv, features: r.npy}\n"
+                   "generated: {table: g.csv, features: g.npy}\n",
+               {"title is not valid UTF-8"});
+  // Valid UTF-8 of every length is kept as written.
+  const AuditSpec s = parse(kMinimal + "title: \"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"\n");
+  EXPECT_EQ(s.title, "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+}
+
+// A misspelled kind used to fall back to the social-perception keys and report the first key
+// those do not allow ("unknown key real"): the kind is checked first.
+TEST(AuditSpec, UnknownKindIsNamedWithTheKindsAndANearMiss) {
+  const std::string geo_body =
+      "real: {table: r.csv, features: r.npy}\ngenerated: {table: g.csv, features: g.npy}\n";
+  try {
+    parse("kind: geo-diversty\n" + geo_body);
+    ADD_FAILURE() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "spec.yaml line 1: kind must be one of social-perception, trait-pairs, "
+              "geo-diversity, lvlm-counterfactual, visual-stereotypes, got 'geo-diversty', which "
+              "is not a kind of audit (did you mean 'geo-diversity'?).");
+  }
+  expect_usage("kind: lvlm\ngenerations: g.jsonl\n", {"got 'lvlm'", "'lvlm-counterfactual'?"});
+  expect_usage("kind: Visual-Stereotypes\nseegull: s.csv\n", {"'visual-stereotypes'?"});
+  expect_usage("kind: banana\n" + geo_body, {"got 'banana', which is not a kind of audit."});
+  expect_usage("kind: [geo-diversity]\n" + geo_body, {"kind must be a string"});
+  expect_usage(geo_body, {"missing required key kind", "one of social-perception"});
+}
+
+// A resampling count of 10^12 used to be accepted and end in "out of memory" (exit 1) once
+// the analyses started: every count of every kind has a range, given in the message.
+TEST(AuditSpec, ResamplingCountsAreBoundedWithTheRangeInTheMessage) {
+  const std::string social = kMinimal;
+  const std::string trait =
+      "kind: trait-pairs\nimages: {table: i.csv, embeddings: i.npy}\n"
+      "prompts: {manifest: p.csv, embeddings: p.npy}\nfactors: {groups: [race]}\n";
+  const std::string geo =
+      "kind: geo-diversity\nreal: {table: r.csv, features: r.npy}\n"
+      "generated: {table: g.csv, features: g.npy}\n";
+  const std::string lvlm =
+      "kind: lvlm-counterfactual\ngenerations: g.jsonl\n"
+      "columns: {set_key: [s], group: [race], scores: [tox], by: [m]}\n";
+  const std::string visual =
+      "kind: visual-stereotypes\nseegull: s.csv\nvisual_attributes: v.csv\n"
+      "annotations: {table: a.csv}\npull: {table: p.csv, embeddings: p.npy}\n";
+  struct Case {
+    std::string head, analyses, key, range, over, max;
+  };
+  const std::string boot = "from 0 to 1000000 (0: no intervals)";
+  const std::string perm = "from 1 to 1000000";
+  const std::string m = "1000000", m1 = "1000001";
+  const std::vector<Case> cases = {
+      {social, "association: {bootstrap: N}", "analyses.association.bootstrap", boot, m1, m},
+      {social, "scweat: {permutations: N}", "analyses.scweat.permutations", perm, m1, m},
+      {social, "markedness: {bootstrap: N}", "analyses.markedness.bootstrap", boot, m1, m},
+      {social, "absdiff: {pairs: N}", "analyses.absdiff.pairs", "from 1 to 10000000", "10000001",
+       "10000000"},
+      {trait, "confidence: {bootstrap: N}", "analyses.confidence.bootstrap", boot, m1, m},
+      {geo, "region: {bootstrap: N}", "analyses.region.bootstrap", boot, m1, m},
+      {geo, "object_region: {bootstrap: N}", "analyses.object_region.bootstrap", boot, m1, m},
+      {geo, "consistency: {bootstrap: N}", "analyses.consistency.bootstrap", boot, m1, m},
+      {geo, "distribution: {kid: true, kid_subsets: N}", "analyses.distribution.kid_subsets",
+       "from 1 to 100000", "100001", "100000"},
+      {geo, "distribution: {kid: true, kid_subsets: 1, kid_subset_size: N}",
+       "analyses.distribution.kid_subset_size", "from 2 to 10000000", "10000001", "10000000"},
+      {lvlm, "maxgap: {bootstrap: N}", "analyses.maxgap.bootstrap", boot, m1, m},
+      {lvlm, "group_tests: {permutations: N}", "analyses.group_tests.permutations", perm, m1, m},
+      {lvlm, "paired: {column: m, baseline: none, bootstrap: N}", "analyses.paired.bootstrap", boot,
+       m1, m},
+      {visual, "likelihood: {bootstrap: N}", "analyses.likelihood.bootstrap", boot, m1, m},
+      {visual, "pull: {permutations: N}", "analyses.pull.permutations", perm, m1, m},
+  };
+  for (const Case& c : cases) {
+    for (const std::string& n : {std::string("1000000000000"), std::string("1e12"), c.over,
+                                 std::string("-1"), std::string("18446744073709551616")}) {
+      SCOPED_TRACE(c.key + " = " + n);
+      std::string analyses = c.analyses;
+      analyses.replace(analyses.find('N'), 1, n);
+      expect_usage(c.head + "analyses: {" + analyses + "}\n",
+                   {c.key + " must be an integer " + c.range + ", got '" + n + "'"});
+    }
+    std::string at_limit = c.analyses;
+    at_limit.replace(at_limit.find('N'), 1, c.max);
+    EXPECT_NO_THROW(parse(c.head + "analyses: {" + at_limit + "}\n")) << c.key;
+  }
+  expect_usage(geo +
+                   "analyses: {distribution: {kid: true, kid_subsets: 100000, "
+                   "kid_subset_size: 10000}}\n",
+               {"analyses.distribution draws kid_subsets x kid_subset_size = 100000 x 10000"});
 }
 
 }  // namespace

@@ -167,7 +167,7 @@ TEST(CliOutput, OutFileIsWrittenWhole) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.empty());
   EXPECT_TRUE(fs::exists(out));
-  EXPECT_FALSE(fs::exists(dir / "r.json.tmp"));
+  EXPECT_TRUE(vlbias::testing_util::leftover_temporaries(dir).empty());
   EXPECT_EQ(json::parse(read_file(out))["comparisons"].size(), 1u);
 }
 

@@ -42,11 +42,16 @@ inline std::filesystem::path temp_dir() {
 }
 
 // Runs the vlbias binary with `args` (already shell-quoted) from the repo root, with the
-// environment assignments `env` ("NAME=value ...", shell-quoted) added.
-inline CliResult run_cli(const std::string& args, const std::string& env = "") {
+// environment assignments `env` ("NAME=value ...", shell-quoted) added. With `limit_s` > 0 the
+// process is killed after that many seconds (exit code 124, as timeout(1) gives), so a test of
+// something that used to hang fails instead of hanging.
+inline CliResult run_cli(const std::string& args, const std::string& env = "", int limit_s = 0) {
   const std::filesystem::path err_file = temp_dir() / "stderr.txt";
-  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && env " + env + " '" +
-                          VLBIAS_BINARY + "' " + args + " 2>'" + err_file.string() + "'";
+  const std::string limit =
+      limit_s > 0 ? "timeout -k 5 " + std::to_string(limit_s) + " " : std::string();
+  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && env " + env + " " +
+                          limit + "'" + VLBIAS_BINARY + "' " + args + " 2>'" + err_file.string() +
+                          "'";
   CliResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;

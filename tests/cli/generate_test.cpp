@@ -415,6 +415,52 @@ TEST(GenerateLvlm, SecondProcessOnTheSameFolderIsRefused) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+// Links planted in a run folder (at the old fixed temporary names, at an output's name, at the
+// run store) send nothing outside it: the temporaries are created O_EXCL|O_NOFOLLOW under random
+// names and renamed, and a linked run store is refused.
+TEST(GenerateLvlm, PlantedLinksInTheRunFolderAreNotWrittenThrough) {
+  ImageIndex images;
+  Server server([&](const Request&) { return Response{200, chat_answer("ok"), {}, 0, false}; });
+  const fs::path dir = temp_dir();
+  fs::remove_all(dir / "run");
+  fs::remove_all(dir / "outside");
+  write_lvlm_spec(dir, server);
+  const fs::path outside = dir / "outside";
+  for (const char* victim : {"v_requests", "v_run", "v_generations", "v_final"})
+    write(outside / victim, std::string("precious ") + victim + "\n");
+  const fs::path run = dir / "run";
+  fs::create_directories(run);
+  fs::create_symlink(outside / "v_requests", run / "requests.jsonl.tmp");
+  fs::create_symlink(outside / "v_run", run / "run.json.tmp");
+  fs::create_symlink(outside / "v_generations", run / "generations.jsonl.tmp");
+  fs::create_symlink(outside / "v_final", run / "generations.jsonl");
+  const auto r = run_with_key(
+      fmt::format("generate lvlm '{}' --out '{}'", (dir / "spec.yaml").string(), run.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* victim : {"v_requests", "v_run", "v_generations", "v_final"})
+    EXPECT_EQ(read_file(outside / victim), std::string("precious ") + victim + "\n") << victim;
+  EXPECT_FALSE(fs::is_symlink(run / "generations.jsonl"));
+  EXPECT_EQ(read_jsonl(run / "generations.jsonl").size(), 24u);
+  EXPECT_EQ(json::parse(read_file(run / "run.json"))["kind"], "generate-lvlm");
+
+  // SQLite would follow a link at the store's name and build the store in its target: a link
+  // to a file not yet there, or (on --resume) to an existing one.
+  write(outside / "db", "");
+  for (const char* target : {"new-db", "db"}) {
+    SCOPED_TRACE(target);
+    const fs::path folder = dir / (std::string("run-") + target);
+    fs::remove_all(folder);
+    fs::create_directories(folder);
+    fs::create_symlink(outside / target, folder / "store.sqlite");
+    const auto linked = run_with_key(fmt::format("generate lvlm '{}' --out '{}' --resume",
+                                                 (dir / "spec.yaml").string(), folder.string()));
+    EXPECT_EQ(linked.exit_code, 2) << linked.err;
+    EXPECT_NE(linked.err.find("store.sqlite' is a symbolic link"), std::string::npos) << linked.err;
+  }
+  EXPECT_FALSE(fs::exists(outside / "new-db"));
+  EXPECT_EQ(fs::file_size(outside / "db"), 0u);
+}
+
 // ------------------------------------------------------------------ text-to-image
 
 TEST(GenerateT2i, SdWebuiSavesEveryImageWithItsManifestRow) {
@@ -499,6 +545,41 @@ requests: {{concurrency: 3, base_delay_s: 0.01, max_delay_s: 0.02}}
   EXPECT_FALSE(fs::exists(dir / "run/images/2/2.png"));
   for (const auto& entry : fs::recursive_directory_iterator(dir / "run/images"))
     EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+}
+
+// A link planted where the images folder goes is refused, not followed: no image lands outside.
+TEST(GenerateT2i, LinkedImagesFolderIsRefused) {
+  const std::string png = read_file(kImages / "png_l8.png");
+  Server server([&](const Request& req) {
+    const json b = json::parse(req.body);
+    const json info{{"seed", b["seed"]}};
+    return Response{
+        200,
+        json{{"images", {generate_detail::base64_encode(png)}}, {"info", info.dump()}}.dump(),
+        {},
+        0,
+        false};
+  });
+  const fs::path dir = temp_dir();
+  fs::remove_all(dir / "run");
+  fs::remove_all(dir / "elsewhere");
+  write_prompts(dir);
+  write(dir / "spec.yaml", fmt::format(R"(version: 1
+kind: generate-t2i
+endpoint: {{api: sd-webui, url: "{}", timeout_s: 5}}
+prompts: prompts.csv
+images_per_prompt: 1
+requests: {{concurrency: 2, max_attempts: 1}}
+)",
+                                       server.url("/sdapi/v1/txt2img")));
+  fs::create_directories(dir / "elsewhere");
+  fs::create_directories(dir / "run");
+  fs::create_directory_symlink(dir / "elsewhere", dir / "run/images");
+  const auto r = run_cli(fmt::format("generate t2i '{}' --out '{}'", (dir / "spec.yaml").string(),
+                                     (dir / "run").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("run/images' is a symbolic link"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::is_empty(dir / "elsewhere"));
 }
 
 TEST(GenerateT2i, OpenAiImagesRecordsRefusalsAndRevisedPrompts) {

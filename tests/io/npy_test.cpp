@@ -12,6 +12,7 @@
 
 #include "io/binary_test_util.h"
 #include "io/float_decode.h"
+#include "test_util.h"
 #include "vlbias/error.h"
 #include "vlbias/finite.h"
 #include "vlbias/log.h"
@@ -415,7 +416,7 @@ TEST_F(NpyWrite, RoundTripIsBitExact) {
   m.at(1, 1) = std::numeric_limits<float>::denorm_min();
   m.at(2, 2) = std::numeric_limits<float>::max();
   write_npy(path("m.npy"), m);
-  EXPECT_FALSE(std::filesystem::exists(path("m.npy.tmp")));
+  EXPECT_TRUE(testing_util::leftover_temporaries(dir_).empty());
   const Matrix back = read_npy_matrix(path("m.npy"));
   ASSERT_EQ(back.rows, m.rows);
   ASSERT_EQ(back.cols, m.cols);
@@ -456,7 +457,7 @@ TEST_F(NpyWrite, ReplacesExistingFileAndFailsCleanly) {
   write_npy(path("m.npy"), Matrix(3, 1));
   EXPECT_EQ(read_npy_matrix(path("m.npy")).rows, 3u);
   expect_input_error([&] { write_npy(path("no/such/dir/m.npy"), Matrix(1, 1)); },
-                     {"cannot create", "no/such/dir/m.npy.tmp"});
+                     {"cannot write", "no/such/dir/m.npy", "No such file"});
 }
 
 // ---------------------------------------------------------------------------

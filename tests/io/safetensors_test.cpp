@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "io/binary_test_util.h"
+#include "test_util.h"
 #include "vlbias/error.h"
 #include "vlbias/log.h"
 #include "vlbias/rng.h"
@@ -348,7 +349,7 @@ TEST_F(SafetensorsWrite, ByteIdenticalToHuggingFaceLayout) {
   b.data = {7.0f, 8.5f};
   write_safetensors(path("w.safetensors"), {{"a", a}, {"b", b}}, {{"format", "pt"}});
   EXPECT_EQ(read_bytes(path("w.safetensors")), read_bytes(fixture("st_written.safetensors")));
-  EXPECT_FALSE(std::filesystem::exists(path("w.safetensors.tmp")));
+  EXPECT_TRUE(testing_util::leftover_temporaries(dir_).empty());
 }
 
 TEST_F(SafetensorsWrite, RoundTrip) {
@@ -392,7 +393,7 @@ TEST_F(SafetensorsWrite, RejectsBadNames) {
       },
       {"valid UTF-8"});
   EXPECT_FALSE(std::filesystem::exists(path("d.safetensors")));
-  EXPECT_FALSE(std::filesystem::exists(path("d.safetensors.tmp")));
+  EXPECT_TRUE(testing_util::leftover_temporaries(dir_).empty());
   expect_input_error(
       [&] {
         write_safetensors(path("no/dir/d.safetensors"), {{"a", m}});

@@ -87,9 +87,25 @@ TEST(JsonlRead, NumericLookingStringsStayText) {
 TEST(JsonlRead, NumericErrorsNameTheLine) {
   const Table t = jsonl("{\"s\": 1}\n\n{\"s\": \"high\"}\n{\"s\": 2}\n{\"m\": 1}\n");
   EXPECT_EQ(error_of<InputError>([&] { t.numeric("s"); }),
-            "column 's' in 't.jsonl' is not numeric: line 3 holds \"high\"");
+            "column 's' in 't.jsonl' is not numeric: line 3 holds a string (\"high\") where line "
+            "1 holds a number; expected a JSON number (or null) in every row");
   EXPECT_THAT(error_of<InputError>([&] { t.numeric("m"); }),
               HasSubstr("has a missing value at line 1"));
+}
+
+// A number among strings used to be reported as the text (it read "line 1 holds "1" as text",
+// naming a row that holds a JSON number): both rows and their JSON types are named.
+TEST(JsonlRead, MixedNumbersAndTextNameBothRowsAndTypes) {
+  const Table digits = jsonl("{\"x\": 1}\n{\"x\": \"2\"}\n{\"x\": 3}\n");
+  EXPECT_EQ(error_of<InputError>([&] { digits.numeric("x"); }),
+            "column 'x' in 't.jsonl' is not numeric: line 2 holds a string (\"2\") where line 1 "
+            "holds a number; expected a JSON number (or null) in every row");
+  const Table later = jsonl("{\"x\": null}\n{\"x\": true}\n{\"x\": [1]}\n{\"x\": 4.5}\n");
+  EXPECT_THAT(error_of<InputError>([&] { later.numeric("x"); }),
+              HasSubstr("line 2 holds a boolean (\"true\") where line 4 holds a number"));
+  const Table arrays = jsonl("{\"x\": 0}\n{\"x\": [1, 2]}\n");
+  EXPECT_THAT(error_of<InputError>([&] { arrays.numeric("x"); }),
+              HasSubstr("line 2 holds an array (\"[1,2]\") where line 1 holds a number"));
 }
 
 TEST(JsonlRead, SkipsBlankLinesAndHandlesCrlfBomAndNoFinalNewline) {

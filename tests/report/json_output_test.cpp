@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "test_util.h"
 #include "vlbias/error.h"
 #include "vlbias/json_output.h"
 
@@ -58,7 +59,7 @@ TEST(JsonOutput, WriteJsonIsAtomicAndReportsUnwritablePaths) {
   std::stringstream ss;
   ss << std::ifstream(out).rdbuf();
   EXPECT_EQ(ss.str(), "{\n  \"a\": 1\n}\n");
-  EXPECT_FALSE(fs::exists(dir / "r.json.tmp"));
+  EXPECT_TRUE(testing_util::leftover_temporaries(dir).empty());
   try {
     write_json(Json{{"a", 1}}, (dir / "no_such_dir" / "r.json").string());
     FAIL();
