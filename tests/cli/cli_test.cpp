@@ -196,10 +196,10 @@ TEST(CliErrors, ClearMessageAndExitCode) {
       {"compare " + kTable + " --value confidence", 2, "--by"},
       // issue 19: these ran out of memory ("out of memory", exit 1) after reading the inputs.
       {"describe " + kTable + " --value confidence --by race --bootstrap 100000000000", 2,
-       "--bootstrap: Value 100000000000 not in range 0 to 10000000"},
+       "--bootstrap: Value 100000000000 not in range 0 to 1000000"},
       {"metric maxgap --table tests/fixtures/lvlm/generations.jsonl --set-key filename,rank,seed "
        "--group race,gender --score toxicity --bootstrap 100000000000",
-       2, "not in range 0 to 10000000"},
+       2, "not in range 0 to 1000000"},
       {"frobnicate", 2, "frobnicate"},
       {"help frobnicate", 2, "no command named 'frobnicate'"},
   };
