@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Unicode and HTML tables for the CLIP tokenizer (src/encode/clip_tokenizer.cpp).
 
-Writes src/encode/unicode_tables.cpp, declared in src/encode/unicode_tables.h.
+Writes src/text/unicode_tables.cpp, declared in src/text/unicode_tables.h.
 Every table is derived from the Python modules the reference tokenizers run on,
 so that the C++ code sees each character the way they do:
 
@@ -46,7 +46,7 @@ import unicodedata
 import regex
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "src", "encode", "unicode_tables.cpp")
+OUT = os.path.join(ROOT, "src", "text", "unicode_tables.cpp")
 MAX_CP = 0x110000
 SURROGATES = range(0xD800, 0xE000)
 
@@ -322,7 +322,7 @@ def main():
         f"// Python {sys.version.split()[0]}, unicodedata {unicodedata.unidata_version}; "
         f"regex {regex.__version__} (Unicode {regex_unicode_version()}).",
         "// clang-format off",
-        '#include "encode/unicode_tables.h"',
+        '#include "text/unicode_tables.h"',
         "",
         "namespace vlbias::unicode::tables {",
         "",

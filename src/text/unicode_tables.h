@@ -1,5 +1,5 @@
 #pragma once
-// Internal to vlbias_encode: the Unicode and HTML data the CLIP tokenizer needs,
+// Internal to vlbias_text: the Unicode and HTML data the text tokenizers need,
 // generated from Python (unicodedata, `regex`, html) by tools/make_unicode_tables.py
 // into unicode_tables.cpp. Every table is sorted by its first field; lookups are
 // in unicode_text.cpp. Code points are Unicode scalar values (no surrogates).

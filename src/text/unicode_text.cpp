@@ -1,6 +1,6 @@
 // Text operations of CLIP's tokenizers (see unicode_text.h); each function names
 // the Python or Rust code it reproduces.
-#include "encode/unicode_text.h"
+#include "text/unicode_text.h"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "encode/unicode_tables.h"
+#include "text/unicode_tables.h"
 #include "vlbias/error.h"
 
 namespace vlbias::unicode {

@@ -1,5 +1,5 @@
 #pragma once
-// Internal to vlbias_encode: the text operations CLIP's tokenizers apply before
+// Internal to vlbias_text: the text operations CLIP's tokenizers apply before
 // BPE, each matching a named Python / Rust reference character for character
 // (tables: unicode_tables.h, generated from Python 3.11's unicodedata 14.0 and the
 // `regex` module's Unicode 15.0). Text is held as UTF-32 code points.
