@@ -96,5 +96,13 @@ extern const std::span<const Entity> kHtml5Entities;
 // html.unescape's numeric references: replaced code points, and removed ones.
 extern const std::span<const CodeMap> kHtmlInvalidCharrefs;
 extern const std::span<const Range> kHtmlInvalidCodepoints;
+// unicodedata.category: cls is the GeneralCategory value (unicode_text.h); code
+// points in no range are Cn (unassigned).
+extern const std::span<const ClassRange> kGeneralCategory;
+// The White_Space property (the `regex` module's \p{White_Space}).
+extern const std::span<const Range> kWhiteSpace;
+// Grapheme_Cluster_Break: cls is the GraphemeBreak value; no range means Other.
+extern const std::span<const ClassRange> kGraphemeBreak;
+extern const std::span<const Range> kExtendedPictographic;
 
 }  // namespace vlbias::unicode::tables
