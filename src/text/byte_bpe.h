@@ -10,9 +10,14 @@
 // list where a pair never ranks below the merge that creates one of its symbols, as
 // in every trained vocabulary).
 //
-// add_prefix_space: the Python tokenizer prepends " " once to a text not starting with
-// whitespace (Pipeline::python_prefix_space); the tokenizers' ByteLevel prepends it to
-// every span between added tokens that does not start with ' ' (done here).
+// Where transformers' RobertaTokenizer (Python) and tokenizer.json (the tokenizers'
+// ByteLevel) differ, the ids follow the source read:
+//   - add_prefix_space: Python prepends " " once, to a text whose first character is
+//     not str.isspace() (Pipeline::python_prefix_space); ByteLevel prepends it to every
+//     span between added tokens that does not start with ' ' (done here);
+//   - <mask>'s lstrip takes str.isspace() characters in Python (also U+001C..U+001F),
+//     White_Space ones in the tokenizers.
+// RoBERTa's files have add_prefix_space false, so only the second can show.
 #include <array>
 #include <cstdint>
 #include <memory>

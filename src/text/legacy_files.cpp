@@ -148,17 +148,6 @@ Specials special_tokens(const TokenizerConfig& c, const std::vector<Special>& li
   return out;
 }
 
-void set_max_length(const TokenizerConfig& c, Pipeline& p) {
-  auto it = c.config.find("model_max_length");
-  if (it == c.config.end() || !it->is_number()) return;
-  const double v = it->get<double>();
-  // transformers writes int(1e30) for "no limit".
-  if (v >= 1 && v < 1e6) {
-    p.stated_max_length = static_cast<std::size_t>(v);
-    p.stated_max_length_source = "tokenizer_config.json model_max_length";
-  }
-}
-
 void set_specials(const Specials& specials, Pipeline& p) {
   p.prefix = {specials.id("cls_token")};
   p.suffix = {specials.id("sep_token")};
@@ -266,7 +255,6 @@ Pipeline load_legacy_files(const fs::path& dir) {
                 "merges.txt (RoBERTa) or sentencepiece.bpe.model (XLM-RoBERTa)",
                 dir.string());
   }
-  set_max_length(config, p);
   return p;
 }
 

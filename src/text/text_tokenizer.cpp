@@ -80,6 +80,21 @@ ModelConfig read_model_config(const fs::path& dir) {
   return m;
 }
 
+// tokenizer_config.json's model_max_length, unless absent or transformers' "no limit"
+// (int(1e30)).
+std::optional<std::size_t> tokenizer_config_max_length(const fs::path& dir) {
+  const fs::path file = dir / "tokenizer_config.json";
+  if (!fs::exists(file)) return std::nullopt;
+  const json config = text_internal::parse_json(
+      text_internal::read_file(file, "tokenizer options (JSON)"), file.string());
+  if (!config.is_object()) return std::nullopt;
+  auto it = config.find("model_max_length");
+  if (it == config.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  if (v < 1 || v >= 1e6) return std::nullopt;
+  return static_cast<std::size_t>(v);
+}
+
 // The pad token's id: config.json's pad_token_id, else the tokenizer's pad token.
 std::int32_t resolve_pad_id(const ModelConfig& config, const text_internal::Pipeline& p) {
   if (config.pad_token_id) return *config.pad_token_id;
@@ -117,6 +132,9 @@ TextTokenizer TextTokenizer::from_folder(const fs::path& dir, const TokenizerOpt
   } else if (p.stated_max_length) {
     impl->max_length = *p.stated_max_length;
     impl->max_length_source = p.stated_max_length_source;
+  } else if (const auto stated = tokenizer_config_max_length(dir)) {
+    impl->max_length = *stated;
+    impl->max_length_source = "tokenizer_config.json model_max_length";
   } else {
     VLBIAS_FAIL(UsageError,
                 "'{}' states no maximum sequence length (config.json max_position_embeddings, "

@@ -60,11 +60,13 @@ namespace {
 
 // re.sub("(s1|s2|...)|(.+?)", lambda m: m[1] or m[2].lower(), text): at each
 // position the first listed special token that matches is kept, else one character
-// is lower-cased on its own ('.' does not match '\n', which has no lower case).
+// is lower-cased on its own, which is lower_per_char ('.' skips '\n', which has no
+// lower case anyway).
 std::u32string lowercase_outside(std::u32string_view text,
                                  const std::vector<std::u32string>& keep) {
   std::u32string out;
   out.reserve(text.size());
+  std::size_t run = 0;  // start of the characters not yet lower-cased
   std::size_t i = 0;
   while (i < text.size()) {
     const std::u32string* kept = nullptr;
@@ -74,14 +76,16 @@ std::u32string lowercase_outside(std::u32string_view text,
         break;
       }
     }
-    if (kept != nullptr) {
-      out += *kept;
-      i += kept->size();
-    } else {
-      out += unicode::lower_python(text.substr(i, 1));
+    if (kept == nullptr) {
       ++i;
+      continue;
     }
+    out += unicode::lower_per_char(text.substr(run, i - run));
+    out += *kept;
+    i += kept->size();
+    run = i;
   }
+  out += unicode::lower_per_char(text.substr(run));
   return out;
 }
 

@@ -90,8 +90,8 @@ struct Pipeline {
   std::vector<std::int32_t> suffix;  // and after it
   std::int32_t pad_id = -1;
   std::unordered_map<std::string, std::int32_t> added_ids;  // content (UTF-8) -> id
-  // A maximum length the tokenizer files state (tokenizer.json truncation,
-  // tokenizer_config.json model_max_length), and where it came from.
+  // A maximum length tokenizer.json states (truncation.max_length), and where it came
+  // from.
   std::optional<std::size_t> stated_max_length;
   std::string stated_max_length_source;
 

@@ -1,9 +1,15 @@
 #pragma once
 // Shared by tests/text: the fixture model folders of tools/make_text_tokenizer_fixtures.py.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vlbias/sha256.h"
@@ -29,6 +35,50 @@ inline const TextTokenizer& fixture_tokenizer(const std::string& key) {
              .first;
   }
   return it->second;
+}
+
+// A fresh directory under the system temp dir, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::string templ = (std::filesystem::temp_directory_path() / "vlbias_text_XXXXXX").string();
+    const char* made = mkdtemp(templ.data());
+    EXPECT_NE(made, nullptr);
+    path_ = templ;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A copy of fixture model `name` in `dst`, without the files named in `skip`.
+inline std::filesystem::path copy_model(const std::string& name, const std::filesystem::path& dst,
+                                        const std::vector<std::string>& skip = {}) {
+  const std::filesystem::path to = dst / name;
+  std::filesystem::create_directories(to);
+  for (const auto& e : std::filesystem::directory_iterator(model_dir(name))) {
+    const std::string file = e.path().filename().string();
+    if (std::find(skip.begin(), skip.end(), file) != skip.end()) continue;
+    std::filesystem::copy_file(e.path(), to / file);
+  }
+  return to;
+}
+
+inline std::string read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+inline void write_bytes(const std::filesystem::path& path, std::string_view bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 // SHA-256 (hex) of ids as int32 little-endian words, as the generator hashes them.

@@ -61,6 +61,15 @@ TEST_P(TokenizerExactness, EveryFixtureTextGivesTheReferenceIds) {
   EXPECT_EQ(equal, texts.size());
 }
 
+// Optimised builds check every block below U+20000 (about 1 s for all models);
+// unoptimised (sanitizer) builds the first three blocks, Latin to Indic scripts, where
+// the normalizers differ most, to keep that run short.
+#ifdef NDEBUG
+constexpr char32_t kCheckedEnd = 0x20000;
+#else
+constexpr char32_t kCheckedEnd = 0x3000;
+#endif
+
 TEST_P(TokenizerExactness, EveryCodePointInContextGivesTheReferenceIds) {
   const TextTokenizer& tok = fixture_tokenizer(GetParam());
   const auto& fixture = testing_util::fixture_json("text/codepoint_ids.json");
@@ -69,7 +78,7 @@ TEST_P(TokenizerExactness, EveryCodePointInContextGivesTheReferenceIds) {
   const auto& want = fixture.at("hashes").at(GetParam());
   ASSERT_EQ(want.size(), end / block);
   std::vector<std::int32_t> ids;
-  for (char32_t start = 0; start < end; start += block) {
+  for (char32_t start = 0; start < std::min(end, kCheckedEnd); start += block) {
     ids.clear();
     for (char32_t c = start; c < start + block; ++c) {
       if (c >= 0xD800 && c <= 0xDFFF) continue;

@@ -117,6 +117,13 @@ class UnicodeClassTables : public ::testing::TestWithParam<std::size_t> {};
 
 // Per block: SHA-256 of each code point's output as 32-bit little-endian words,
 // closed by 0xFFFFFFFF; the fixture holds the first 16 hex digits Python computed.
+// Optimised builds check all 17 planes; unoptimised (sanitizer) builds the Basic
+// Multilingual Plane, where the tables hold most of their entries.
+#ifdef NDEBUG
+constexpr char32_t kCheckedEnd = 0x110000;
+#else
+constexpr char32_t kCheckedEnd = 0x10000;
+#endif
 TEST_P(UnicodeClassTables, EveryCodePointMatchesPython) {
   const auto& [name, fn] = properties().at(GetParam());
   const auto& fixture = testing_util::fixture_json("text/unicode_classes.json");
@@ -124,7 +131,7 @@ TEST_P(UnicodeClassTables, EveryCodePointMatchesPython) {
   const auto& want = fixture.at("hashes").at(name);
   ASSERT_EQ(want.size(), 0x110000 / block);
   std::string bytes;
-  for (char32_t start = 0; start < 0x110000; start += block) {
+  for (char32_t start = 0; start < kCheckedEnd; start += block) {
     bytes.clear();
     for (char32_t c = start; c < start + block; ++c) {
       if (c >= 0xD800 && c <= 0xDFFF) continue;

@@ -20,8 +20,8 @@
 //     library's normaliser and Viterbi, fairseq's id layout: <s>=0 <pad>=1 </s>=2
 //     <unk>=3, SentencePiece ids + 1, <mask> last).
 //
-// Where the Python tokenizer and tokenizer.json of one model can differ on a text
-// (docs in src/text/README.md), the ids follow the source that was read.
+// Where the Python tokenizer and tokenizer.json of one model differ on a text (listed
+// in src/text/wordpiece.h, byte_bpe.h and unigram.h), the ids follow the source read.
 //
 // Output per text: ids with the model's special tokens ([CLS] ... [SEP],
 // <s> ... </s>), at most max_length of them, and whether content was cut to fit:
