@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Unicode and HTML tables for the CLIP tokenizer (src/encode/clip_tokenizer.cpp).
+"""Unicode and HTML tables for the text tokenizers (src/encode/clip_tokenizer.cpp, src/text/).
 
-Writes src/encode/unicode_tables.cpp, declared in src/encode/unicode_tables.h.
+Writes src/text/unicode_tables.cpp, declared in src/text/unicode_tables.h.
 Every table is derived from the Python modules the reference tokenizers run on,
 so that the C++ code sees each character the way they do:
 
@@ -28,9 +28,18 @@ so that the C++ code sees each character the way they do:
                           unescape_html uses (html5 names ending in ';' plus all-caps
                           variants of the lowercase ones)
   html.unescape           html.entities.html5 and the module's invalid-charref tables
+  general category        unicodedata.category for every code point (BERT's control,
+                          whitespace and punctuation classes, accent stripping's Mn)
+  White_Space             the `regex` module's \\p{White_Space} (Rust's char::is_whitespace,
+                          which the Hugging Face tokenizers' BERT and added-token code use)
+  grapheme clusters       the `regex` module's Grapheme_Cluster_Break values and
+                          Extended_Pictographic (its \\X, as the unicode-segmentation crate
+                          splits text for the tokenizers' Precompiled normalizer)
 
 Ranges, runs with a constant delta and stride, and sparse lists keep the file small;
-tests/encode/tokenizer_unicode_test.cpp checks the C++ lookups against hashes of
+tests/text/unicode_classes_test.cpp checks the general category, White_Space, NFD and
+grapheme tables the same way (tests/fixtures/text/unicode_classes.json, written by
+tools/make_text_tokenizer_fixtures.py); tests/encode/tokenizer_unicode_test.cpp checks the C++ lookups against hashes of
 Python's answers over every code point (tests/fixtures/encode/tokenizer/unicode.json,
 written by tools/make_tokenizer_fixtures.py).
 
@@ -46,7 +55,7 @@ import unicodedata
 import regex
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "src", "encode", "unicode_tables.cpp")
+OUT = os.path.join(ROOT, "src", "text", "unicode_tables.cpp")
 MAX_CP = 0x110000
 SURROGATES = range(0xD800, 0xE000)
 
@@ -265,6 +274,32 @@ def html5_entities():
     return out
 
 
+# unicodedata.category values in the order of vlbias::unicode::GeneralCategory; Cn
+# (unassigned) is every code point no range covers.
+CATEGORIES = ["Cn", "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd",
+              "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf",
+              "Cs", "Co"]
+
+# Grapheme_Cluster_Break values in the order of vlbias::unicode::GraphemeBreak (Other = 0).
+GRAPHEME_BREAKS = ["Other", "CR", "LF", "Control", "Extend", "ZWJ", "Regional_Indicator",
+                   "Prepend", "SpacingMark", "L", "V", "T", "LV", "LVT"]
+
+
+def general_categories():
+    index = {name: i for i, name in enumerate(CATEGORIES)}
+    return valued_ranges(lambda c: index[unicodedata.category(chr(c))])
+
+
+def grapheme_breaks():
+    probes = [(i, regex.compile(r"\p{Grapheme_Cluster_Break=%s}" % name))
+              for i, name in enumerate(GRAPHEME_BREAKS) if i]
+    def value(c):
+        hits = [i for i, p in probes if p.match(chr(c))]
+        assert len(hits) <= 1, hex(c)
+        return hits[0] if hits else 0
+    return valued_ranges(value)
+
+
 def python_decimal():
     d = re.compile(r"\d")
     return ranges_of(lambda c: bool(d.match(chr(c))))
@@ -315,6 +350,12 @@ def main():
     html5 = html5_entities()
     invalid_charrefs = sorted(html._invalid_charrefs.items())
     invalid_codepoints = ranges_of(lambda c: c in html._invalid_codepoints)
+    categories = general_categories()
+    white_space_re = regex.compile(r"\p{White_Space}")
+    white_space = ranges_of(lambda c: bool(white_space_re.match(chr(c))))
+    breaks = grapheme_breaks()
+    pictographic_re = regex.compile(r"\p{Extended_Pictographic}")
+    pictographic = ranges_of(lambda c: bool(pictographic_re.match(chr(c))))
 
     rng = lambda r: "{0x%X, 0x%X}," % (r[0], r[1])
     lines = [
@@ -322,7 +363,7 @@ def main():
         f"// Python {sys.version.split()[0]}, unicodedata {unicodedata.unidata_version}; "
         f"regex {regex.__version__} (Unicode {regex_unicode_version()}).",
         "// clang-format off",
-        '#include "encode/unicode_tables.h"',
+        '#include "text/unicode_tables.h"',
         "",
         "namespace vlbias::unicode::tables {",
         "",
@@ -363,12 +404,19 @@ def main():
     emit_rows(lines, "kHtmlInvalidCharrefs", "CodeMap",
               ["{0x%X, 0x%X}," % (n, ord(v)) for n, v in invalid_charrefs], 6)
     emit_rows(lines, "kHtmlInvalidCodepoints", "Range", [rng(r) for r in invalid_codepoints], 6)
+    emit_rows(lines, "kGeneralCategory", "ClassRange",
+              ["{0x%X, 0x%X, %d}," % tuple(r) for r in categories], 4)
+    emit_rows(lines, "kWhiteSpace", "Range", [rng(r) for r in white_space], 6)
+    emit_rows(lines, "kGraphemeBreak", "ClassRange",
+              ["{0x%X, 0x%X, %d}," % tuple(r) for r in breaks], 4)
+    emit_rows(lines, "kExtendedPictographic", "Range", [rng(r) for r in pictographic], 6)
     lines.append("}  // namespace vlbias::unicode::tables")
     with open(OUT, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     print(f"wrote {OUT} ({os.path.getsize(OUT)} bytes): {len(classes)} class ranges, "
           f"{len(lower_runs)} lower runs, {len(decomp)} decompositions, "
-          f"{len(excluded)} composition exclusions, {len(html5)} entities")
+          f"{len(excluded)} composition exclusions, {len(html5)} entities, "
+          f"{len(categories)} category ranges, {len(breaks)} grapheme break ranges")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "encode/unicode_text.h"
+#include "text/unicode_text.h"
 #include "vlbias/error.h"
 #include "vlbias/json.h"
 #include "vlbias/mapped_file.h"

@@ -2,7 +2,7 @@
 #include <array>
 #include <cstring>
 
-#include "encode/unicode_text.h"
+#include "text/unicode_text.h"
 #include "vlbias/text_measures.h"
 
 namespace vlbias {

@@ -1,4 +1,4 @@
-// The tokenizer's Unicode layer (src/encode/unicode_text.h): hand-worked cases for
+// The tokenizer's Unicode layer (src/text/unicode_text.h): hand-worked cases for
 // each cleaning step, and every code point against Python through the per-block
 // hashes of tests/fixtures/encode/tokenizer/unicode.json.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "encode/tokenizer_test_util.h"
-#include "encode/unicode_text.h"
+#include "text/unicode_text.h"
 #include "test_util.h"
 #include "vlbias/clip_tokenizer.h"
 #include "vlbias/error.h"

@@ -1,5 +1,5 @@
 #pragma once
-// Internal to vlbias_encode: the Unicode and HTML data the CLIP tokenizer needs,
+// Internal to vlbias_text: the Unicode and HTML data the text tokenizers need,
 // generated from Python (unicodedata, `regex`, html) by tools/make_unicode_tables.py
 // into unicode_tables.cpp. Every table is sorted by its first field; lookups are
 // in unicode_text.cpp. Code points are Unicode scalar values (no surrogates).
@@ -96,5 +96,13 @@ extern const std::span<const Entity> kHtml5Entities;
 // html.unescape's numeric references: replaced code points, and removed ones.
 extern const std::span<const CodeMap> kHtmlInvalidCharrefs;
 extern const std::span<const Range> kHtmlInvalidCodepoints;
+// unicodedata.category: cls is the GeneralCategory value (unicode_text.h); code
+// points in no range are Cn (unassigned).
+extern const std::span<const ClassRange> kGeneralCategory;
+// The White_Space property (the `regex` module's \p{White_Space}).
+extern const std::span<const Range> kWhiteSpace;
+// Grapheme_Cluster_Break: cls is the GraphemeBreak value; no range means Other.
+extern const std::span<const ClassRange> kGraphemeBreak;
+extern const std::span<const Range> kExtendedPictographic;
 
 }  // namespace vlbias::unicode::tables

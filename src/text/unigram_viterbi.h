@@ -1,0 +1,84 @@
+#pragma once
+// Internal to vlbias_text: the Unigram Viterbi both flavors of unigram.h share.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "text/piece_trie.h"
+
+namespace vlbias::text_internal {
+
+// Bytes of the UTF-8 character that starts with `lead`.
+inline std::size_t utf8_length(unsigned char lead) {
+  return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+// SentencePiece's byte piece of b: "<0x41>".
+inline std::string byte_piece(unsigned char b) {
+  return fmt::format("<0x{:02X}>", b);
+}
+
+// A piece of the best path: text[begin, end) and its id (the unknown id for a
+// character no piece covers).
+struct PathPiece {
+  std::size_t begin;
+  std::size_t end;
+  std::int32_t id;
+};
+
+// The Viterbi of EncodeOptimized / encode_optimized: ends_at[e] keeps the best path
+// ending at byte e; pieces starting at s are tried in order of length and replace a
+// path only when strictly better; a character no single piece covers gets an unknown
+// node. Path scores are stored as Stored; a piece's candidate is summed and compared
+// as Sum, an unknown's as Stored. sentencepiece stores float but sums pieces in
+// double (its score expression has type double) and unknowns in float; the
+// tokenizers use double throughout. Ties, and so the ids, depend on these types.
+template <typename Stored, typename Sum, typename ScoreOf>
+std::vector<PathPiece> best_path(std::string_view text, const PieceTrie& trie, ScoreOf score_of,
+                                 Stored unk_score, std::int32_t unk_id) {
+  struct Node {
+    std::int32_t id = -1;
+    Stored score = 0;
+    std::size_t starts_at = std::numeric_limits<std::size_t>::max();
+  };
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  std::vector<Node> ends_at(text.size() + 1);
+  for (std::size_t start = 0; start < text.size();) {
+    const Stored here = ends_at[start].score;
+    const std::size_t mblen =
+        std::min(utf8_length(static_cast<unsigned char>(text[start])), text.size() - start);
+    bool single = false;
+    trie.prefixes(text, start, [&](std::size_t end, std::int32_t id) {
+      const Sum candidate = static_cast<Sum>(score_of(id)) + static_cast<Sum>(here);
+      Node& target = ends_at[end];
+      if (target.starts_at == kNone || candidate > static_cast<Sum>(target.score)) {
+        target = {id, static_cast<Stored>(candidate), start};
+      }
+      if (end - start == mblen) single = true;
+    });
+    if (!single) {
+      const Stored candidate = unk_score + here;
+      Node& target = ends_at[start + mblen];
+      if (target.starts_at == kNone || candidate > target.score) {
+        target = {unk_id, candidate, start};
+      }
+    }
+    start += mblen;
+  }
+  std::vector<PathPiece> path;
+  for (std::size_t end = text.size(); end > 0;) {
+    const Node& node = ends_at[end];
+    path.push_back({node.starts_at, end, node.id});
+    end = node.starts_at;
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+}  // namespace vlbias::text_internal
