@@ -32,9 +32,9 @@
 
 #include "../tests/audits/synthetic_study.h"
 #include "bench_child.h"
-#include "vlbias/audit.h"
-#include "vlbias/log.h"
-#include "vlbias/parallel.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/parallel.h"
 
 namespace {
 

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/association.h"
-#include "vlbias/distribution_metrics.h"
-#include "vlbias/encode.h"
-#include "vlbias/image.h"
-#include "vlbias/npy.h"
-#include "vlbias/prdc.h"
+#include "vlbias/metrics/association.h"
+#include "vlbias/metrics/distribution_metrics.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/metrics/prdc.h"
 
 int main(int argc, char** argv) {
   if (argc < 4) {
@@ -52,16 +52,16 @@ int main(int argc, char** argv) {
   }
   if (call) {
   } else if (what == "prdc") {
-    vlbias::metrics::PrdcOptions o;
+    vlbias::PrdcOptions o;
     o.k = 3;
-    call = [&, o] { vlbias::metrics::prdc(m.at(0), m.at(1), o); };
+    call = [&, o] { vlbias::prdc(m.at(0), m.at(1), o); };
   } else if (what == "fid") {
-    call = [&] { vlbias::metrics::fid(m.at(0), m.at(1)); };
+    call = [&] { vlbias::fid(m.at(0), m.at(1)); };
   } else if (what == "kid") {
-    vlbias::metrics::KidOptions o;
-    call = [&, o] { vlbias::metrics::kid(m.at(0), m.at(1), o); };
+    vlbias::KidOptions o;
+    call = [&, o] { vlbias::kid(m.at(0), m.at(1), o); };
   } else if (what == "vendi") {
-    call = [&] { vlbias::metrics::vendi(m.at(0), 1.0); };
+    call = [&] { vlbias::vendi(m.at(0), 1.0); };
   } else if (what == "scweat") {
     vlbias::ScweatOptions o;
     o.permutations = 10000;

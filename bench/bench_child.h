@@ -14,9 +14,9 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/audit.h"
-#include "vlbias/log.h"
-#include "vlbias/parallel.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/parallel.h"
 
 namespace vlbias::bench {
 

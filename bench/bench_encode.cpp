@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/blas.h"
-#include "vlbias/clip_model.h"
-#include "vlbias/error.h"
-#include "vlbias/npy.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/encode/clip_model.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// bench_prdc: PRDC (include/vlbias/prdc.h) at the scale of DIG-In's feature sets, and the
+// bench_prdc: PRDC (include/vlbias/metrics/prdc.h) at the scale of DIG-In's feature sets, and the
 // sgemm ceiling it is measured against.
 //
 //   bench_prdc [--n N] [--n-fake N] [--dim D] [--k K] [--threads T] [--real R.npy --fake F.npy]
@@ -23,11 +23,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vlbias/blas.h"
-#include "vlbias/npy.h"
-#include "vlbias/parallel.h"
-#include "vlbias/prdc.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/metrics/prdc.h"
+#include "vlbias/core/rng.h"
 
 namespace {
 
@@ -130,10 +130,10 @@ int main(int argc, char** argv) {
   if (!write_real.empty()) vlbias::write_npy(write_real, real);
   if (!write_fake.empty()) vlbias::write_npy(write_fake, fake);
 
-  vlbias::metrics::PrdcOptions o;
+  vlbias::PrdcOptions o;
   o.k = k;
   const double t0 = now();
-  const vlbias::metrics::PrdcResult r = vlbias::metrics::prdc(real, fake, o);
+  const vlbias::PrdcResult r = vlbias::prdc(real, fake, o);
   const double seconds = now() - t0;
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/report.h"
+#include "vlbias/report/report.h"
 
 namespace {
 
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
         [results](benchmark::State& state) {
           std::string html;
           for (auto _ : state) {
-            html = vlbias::report::render_report(*results).html;
+            html = vlbias::render_report(*results).html;
             benchmark::DoNotOptimize(html);
           }
           state.counters["html_kB"] = static_cast<double>(html.size()) / 1e3;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "bench_data.h"
-#include "vlbias/stats.h"
+#include "vlbias/stats/stats.h"
 
 using namespace vlbias;
 

@@ -5,10 +5,10 @@
 #include <string>
 
 #include "bench_data.h"
-#include "vlbias/compare.h"
-#include "vlbias/parallel.h"
-#include "vlbias/stats.h"
-#include "vlbias/table.h"
+#include "vlbias/stats/compare.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/stats/stats.h"
+#include "vlbias/io/table.h"
 
 using namespace vlbias;
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "vlbias/audit.h"
-#include "vlbias/error.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/core/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

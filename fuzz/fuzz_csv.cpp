@@ -6,9 +6,9 @@
 #include <string_view>
 
 #include "table_fuzz_checks.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   vlbias::set_quiet(true);

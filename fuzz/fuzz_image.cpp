@@ -9,9 +9,9 @@
 #include <span>
 #include <vector>
 
-#include "vlbias/error.h"
-#include "vlbias/image.h"
-#include "vlbias/log.h"
+#include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/core/log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   vlbias::set_quiet(true);

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "vlbias/error.h"
-#include "vlbias/report.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!parsed.ok()) return 0;
   const vlbias::Json& results = parsed.value;
   try {
-    const vlbias::report::RenderedReport r = vlbias::report::render_report(results);
+    const vlbias::RenderedReport r = vlbias::render_report(results);
     if (r.html.rfind("<!DOCTYPE html>", 0) != 0 || r.html.find("</html>") == std::string::npos) {
       __builtin_trap();
     }

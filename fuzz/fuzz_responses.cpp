@@ -7,13 +7,13 @@
 #include <cstdint>
 #include <string>
 
-#include "generate/job.h"
-#include "vlbias/http_client.h"
-#include "vlbias/json.h"
-#include "vlbias/redact.h"
+#include "job.h"
+#include "vlbias/generate/http_client.h"
+#include "vlbias/io/json.h"
+#include "vlbias/generate/redact.h"
 
 using namespace vlbias;
-using namespace vlbias::generate_detail;
+using namespace vlbias::generate_internal;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);

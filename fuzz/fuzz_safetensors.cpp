@@ -7,9 +7,9 @@
 #include <span>
 #include <string>
 
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/safetensors.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   vlbias::set_quiet(true);

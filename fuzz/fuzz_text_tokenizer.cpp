@@ -22,8 +22,8 @@
 #include <system_error>
 #include <vector>
 
-#include "text/charsmap.h"
-#include "vlbias/error.h"
+#include "charsmap.h"
+#include "vlbias/core/error.h"
 #include "vlbias/text/tokenizer.h"
 
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias::fuzz {
 

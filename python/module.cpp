@@ -19,23 +19,23 @@
 #include <fstream>
 #include <sstream>
 
-#include "vlbias/association.h"
-#include "vlbias/audit.h"
-#include "vlbias/clipscore.h"
-#include "vlbias/compare.h"
-#include "vlbias/distribution_metrics.h"
-#include "vlbias/encode.h"
-#include "vlbias/error.h"
-#include "vlbias/image.h"
-#include "vlbias/json_output.h"
-#include "vlbias/lvlm.h"
-#include "vlbias/lvlm_report.h"
-#include "vlbias/matrix.h"
-#include "vlbias/metric_json.h"
-#include "vlbias/parallel.h"
-#include "vlbias/prdc.h"
-#include "vlbias/ranking_metrics.h"
-#include "vlbias/table.h"
+#include "vlbias/metrics/association.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/metrics/clipscore.h"
+#include "vlbias/stats/compare.h"
+#include "vlbias/metrics/distribution_metrics.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/metrics/lvlm.h"
+#include "vlbias/audits/lvlm_report.h"
+#include "vlbias/core/matrix.h"
+#include "vlbias/report/metric_json.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/metrics/prdc.h"
+#include "vlbias/metrics/ranking_metrics.h"
+#include "vlbias/io/table.h"
 #include "vlbias/version.h"
 
 namespace py = pybind11;
@@ -133,10 +133,10 @@ Table memory_table(std::size_t rows, const char* source) {
 }
 
 // Scores and class labels as RankedItems, the classes found as the CLI finds them in a table
-// column (metrics::set_classes): integer labels make a numeric column (ordered numerically),
+// column (set_classes): integer labels make a numeric column (ordered numerically),
 // anything else text (ordered by bytes).
-metrics::RankedItems ranked_items(const py::handle& scores, const py::sequence& labels) {
-  metrics::RankedItems items;
+RankedItems ranked_items(const py::handle& scores, const py::sequence& labels) {
+  RankedItems items;
   items.scores = as_vector(scores, "scores");
   if (static_cast<std::size_t>(py::len(labels)) != items.scores.size()) {
     throw py::value_error(
@@ -160,7 +160,7 @@ metrics::RankedItems ranked_items(const py::handle& scores, const py::sequence& 
   } else {
     add_string_column(table, "labels", text);
   }
-  metrics::set_classes(items, table, "labels");
+  set_classes(items, table, "labels");
   return items;
 }
 
@@ -171,23 +171,23 @@ py::dict prdc(const py::handle& real, const py::handle& fake, std::size_t k, boo
                           std::to_string(f.view.cols) +
                           "; both must come from the same feature extractor");
   }
-  metrics::PrdcOptions o;
+  PrdcOptions o;
   o.k = k;
-  o.rule = inclusive ? metrics::BallRule::Inclusive : metrics::BallRule::Strict;
-  metrics::PrdcResult result;
+  o.rule = inclusive ? BallRule::Inclusive : BallRule::Strict;
+  PrdcResult result;
   {
     py::gil_scoped_release release;
-    result = metrics::prdc(r.view, f.view, o);
+    result = prdc(r.view, f.view, o);
   }
   return to_python(prdc_json(result, r.view.cols));
 }
 
 py::dict fid(const py::handle& real, const py::handle& fake) {
   const Matrix2d r = as_matrix(real, "real"), f = as_matrix(fake, "fake");
-  metrics::FidResult result;
+  FidResult result;
   {
     py::gil_scoped_release release;
-    result = metrics::fid(r.view, f.view);
+    result = fid(r.view, f.view);
   }
   return to_python(fid_json(result));
 }
@@ -195,27 +195,27 @@ py::dict fid(const py::handle& real, const py::handle& fake) {
 py::dict kid(const py::handle& real, const py::handle& fake, std::size_t subsets,
              std::size_t subset_size, std::uint64_t seed, int degree, double gamma, double coef0) {
   const Matrix2d r = as_matrix(real, "real"), f = as_matrix(fake, "fake");
-  metrics::KidOptions o;
+  KidOptions o;
   o.subsets = subsets;
   o.subset_size = subset_size;
   o.seed = seed;
   o.degree = degree;
   o.gamma = gamma;
   o.coef0 = coef0;
-  metrics::KidResult result;
+  KidResult result;
   {
     py::gil_scoped_release release;
-    result = metrics::kid(r.view, f.view, o);
+    result = kid(r.view, f.view, o);
   }
   return to_python(kid_json(result, o, gamma > 0 ? gamma : 1.0 / static_cast<double>(r.view.cols)));
 }
 
 py::dict vendi(const py::handle& features, double q) {
   const Matrix2d x = as_matrix(features, "features");
-  metrics::VendiResult result;
+  VendiResult result;
   {
     py::gil_scoped_release release;
-    result = metrics::vendi(x.view, q);
+    result = vendi(x.view, q);
   }
   return to_python(vendi_json(result, q));
 }
@@ -240,21 +240,21 @@ py::dict scweat(const py::handle& targets, const py::handle& a, const py::handle
 
 py::dict skew(const py::handle& scores, const py::sequence& labels, std::size_t k,
               const std::string& desired, const std::string& absent) {
-  const metrics::RankedItems items = ranked_items(scores, labels);
-  metrics::SkewOptions o;
+  const RankedItems items = ranked_items(scores, labels);
+  SkewOptions o;
   o.k = k;
-  o.desired = metrics::parse_desired_distribution(desired);
-  o.absent = metrics::parse_absent_class(absent);
+  o.desired = parse_desired_distribution(desired);
+  o.absent = parse_absent_class(absent);
   if (k < 1 || k > items.scores.size()) {
     throw py::value_error("k must be between 1 and " + std::to_string(items.scores.size()) +
                           " (the number of items); got " + std::to_string(k));
   }
-  return to_python(skew_json(metrics::skew_at_k(items, o), items.class_names));
+  return to_python(skew_json(skew_at_k(items, o), items.class_names));
 }
 
 py::dict ndkl(const py::handle& scores, const py::sequence& labels, const std::string& desired) {
-  const metrics::RankedItems items = ranked_items(scores, labels);
-  return to_python(ndkl_json(metrics::ndkl(items, metrics::parse_desired_distribution(desired)),
+  const RankedItems items = ranked_items(scores, labels);
+  return to_python(ndkl_json(ndkl(items, parse_desired_distribution(desired)),
                              items.class_names));
 }
 
@@ -262,16 +262,16 @@ py::dict clipscore(const py::handle& images, const py::handle& texts, const std:
                    const std::optional<std::vector<std::size_t>>& text_row,
                    const std::vector<double>& percentiles) {
   const Matrix2d im = as_matrix(images, "images"), tx = as_matrix(texts, "texts");
-  const metrics::ClipScoreVariant v = metrics::parse_clipscore_variant(variant);
+  const ClipScoreVariant v = parse_clipscore_variant(variant);
   const std::vector<std::size_t> rows = text_row ? *text_row : std::vector<std::size_t>{};
-  metrics::ClipScores scores;
-  metrics::ClipScoreSummary summary;
+  ClipScores scores;
+  ClipScoreSummary summary;
   {
     py::gil_scoped_release release;
-    scores = metrics::clipscores(im.view, tx.view, rows, v);
-    summary = metrics::summarize_clipscores(scores.score, percentiles);
+    scores = clipscores(im.view, tx.view, rows, v);
+    summary = summarize_clipscores(scores.score, percentiles);
   }
-  Json out{{"variant", metrics::to_string(v)},
+  Json out{{"variant", to_string(v)},
            {"pairing", clipscore_pairing(rows.empty(), tx.view.rows, im.view.rows)},
            {"overall", clipscore_summary_json(summary)}};
   py::dict d = to_python(out);

@@ -1,5 +1,5 @@
-#include "cli/cli.h"
+#include "cli.h"
 
 int main(int argc, char** argv) {
-  return vlbias::cli::run(argc, argv);
+  return vlbias::cli_internal::run(argc, argv);
 }

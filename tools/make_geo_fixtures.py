@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference values for the geo-diversity audit (paper 002, DIG-In; include/vlbias/geo_diversity.h),
+"""Reference values for the geo-diversity audit (paper 002, DIG-In; include/vlbias/audits/geo_diversity.h),
 read by tests/audits/geo_diversity_test.cpp.
 
 Writes a small study into tests/fixtures/audits/geo/ (real.csv/.npy, generated.csv/.npy,

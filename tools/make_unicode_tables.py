@@ -365,7 +365,7 @@ def main():
         "// clang-format off",
         '#include "text/unicode_tables.h"',
         "",
-        "namespace vlbias::unicode::tables {",
+        "namespace vlbias::text_internal::tables {",
         "",
         f'const char kUnicodeDataVersion[] = "{unicodedata.unidata_version}";',
         f'const char kRegexUnicodeVersion[] = "{regex_unicode_version()}";',
@@ -410,7 +410,7 @@ def main():
     emit_rows(lines, "kGraphemeBreak", "ClassRange",
               ["{0x%X, 0x%X, %d}," % tuple(r) for r in breaks], 4)
     emit_rows(lines, "kExtendedPictographic", "Range", [rng(r) for r in pictographic], 6)
-    lines.append("}  // namespace vlbias::unicode::tables")
+    lines.append("}  // namespace vlbias::text_internal::tables")
     with open(OUT, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     print(f"wrote {OUT} ({os.path.getsize(OUT)} bytes): {len(classes)} class ranges, "

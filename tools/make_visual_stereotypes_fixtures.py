@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Independent reference for the paper 000 measures (ViSAGe, visual stereotypes in
-text-to-image generation; include/vlbias/visual_stereotypes.h), computed with pandas,
+text-to-image generation; include/vlbias/metrics/visual_stereotypes.h), computed with pandas,
 numpy, regex, scikit-learn and tools/vlbias_rng.py, without reference to the C++ code.
 
 Writes HAND-MADE inputs, in the layouts of the real release files, into

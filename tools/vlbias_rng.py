@@ -1,4 +1,4 @@
-"""A Python port of vlbias's random streams (include/vlbias/rng.h, src/core/rng.cpp), so
+"""A Python port of vlbias's random streams (include/vlbias/core/rng.h, src/core/rng.cpp), so
 reference scripts can reproduce exactly which rows a seeded procedure draws (KID subsets,
 seeded sampling). SplitMix64 seeding, xoshiro256**, Lemire's unbiased bounded integers.
 """

@@ -1,6 +1,6 @@
 // The analyses of the dual-encoder audits (papers 001 and 004): association,
 // SC-WEAT, markedness, ranking metrics and trait-pair confidence. Each returns a
-// JSON section and CSV tables; see include/vlbias/audit_analyses.h.
+// JSON section and CSV tables; see include/vlbias/audits/audit_analyses.h.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -8,20 +8,20 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "audits/table_builder.h"
-#include "vlbias/association.h"
-#include "vlbias/audit_analyses.h"
-#include "vlbias/compare.h"
-#include "vlbias/log.h"
-#include "vlbias/parallel.h"
-#include "vlbias/ranking_metrics.h"
-#include "vlbias/rng.h"
+#include "table_builder.h"
+#include "vlbias/metrics/association.h"
+#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/stats/compare.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/metrics/ranking_metrics.h"
+#include "vlbias/core/rng.h"
 
 namespace vlbias {
 
 namespace {
 
-using audits::TableBuilder;
+using audits_internal::TableBuilder;
 
 Json interval_json(const stats::Interval& ci) {
   return to_json(ci);
@@ -450,9 +450,9 @@ AnalysisOutput markedness_analysis(const Study& study, const MarkednessOptions& 
 AnalysisOutput ranking_analysis(const Study& study, const ImageDimensionScores& scores,
                                 const RankingAnalysisOptions& options) {
   AnalysisOutput out;
-  metrics::SkewOptions so;
-  so.desired = metrics::parse_desired_distribution(options.desired);
-  so.absent = metrics::parse_absent_class(options.absent);
+  SkewOptions so;
+  so.desired = parse_desired_distribution(options.desired);
+  so.absent = parse_absent_class(options.absent);
   TableBuilder skew_table("ranking_skew");
   TableBuilder ndkl_table("ranking_ndkl");
   Json results = Json::array();
@@ -465,7 +465,7 @@ AnalysisOutput ranking_analysis(const Study& study, const ImageDimensionScores& 
     }
     VLBIAS_CHECK(!rows.empty(), InputError, "ranking: no image has a value in column '{}'",
                  attribute);
-    metrics::RankedItems items;
+    RankedItems items;
     for (const auto& key : g.keys) items.class_names.push_back(key[0]);
     for (std::size_t i : rows) items.labels.push_back(g.group_of_row[i]);
     so.k = std::min(options.k, rows.size());
@@ -480,8 +480,8 @@ AnalysisOutput ranking_analysis(const Study& study, const ImageDimensionScores& 
       for (std::size_t j = 0; j < rows.size(); ++j) {
         items.scores[j] = scores.cos[rows[j] * dims + d];
       }
-      const metrics::SkewResult s = metrics::skew_at_k(items, so);
-      const metrics::NdklResult n = metrics::ndkl(items, so.desired);
+      const SkewResult s = skew_at_k(items, so);
+      const NdklResult n = ndkl(items, so.desired);
       Json skew = Json::object(), counts = Json::object();
       for (std::size_t c = 0; c < items.class_names.size(); ++c) {
         skew[items.class_names[c]] = skew_json(s.skew[c]);
@@ -511,9 +511,9 @@ AnalysisOutput ranking_analysis(const Study& study, const ImageDimensionScores& 
     }
   }
   out.json["score"] = "cos(i, D): images ranked by their mean cosine with the dimension's prompts";
-  out.json["desired"] = metrics::to_string(so.desired);
-  out.json["absent"] = metrics::to_string(so.absent);
-  out.json["tie_rule"] = metrics::kTieRule;
+  out.json["desired"] = to_string(so.desired);
+  out.json["absent"] = to_string(so.absent);
+  out.json["tie_rule"] = kTieRule;
   out.json["results"] = results;
   out.tables.emplace_back("ranking_skew", skew_table.build());
   out.tables.emplace_back("ranking_ndkl", ndkl_table.build());

@@ -7,22 +7,22 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "audits/run_output.h"
-#include "audits/table_builder.h"
-#include "vlbias/absdiff.h"
-#include "vlbias/audit.h"
-#include "vlbias/audit_analyses.h"
-#include "vlbias/error.h"
-#include "vlbias/json_output.h"
-#include "vlbias/log.h"
-#include "vlbias/rng.h"
-#include "vlbias/trends.h"
+#include "run_output.h"
+#include "table_builder.h"
+#include "vlbias/metrics/absdiff.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/trends.h"
 
 namespace vlbias {
 
 namespace {
 
-using audits::TableBuilder;
+using audits_internal::TableBuilder;
 
 // Stream numbers for derive_seed(spec.seed, ...): one per analysis, so turning an
 // analysis on or off never changes another's results.
@@ -249,7 +249,7 @@ void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
     refuse(spec.confidence.toggle, "confidence");
   }
 
-  audits::RunOutput output(run_dir);  // locks the folder before any input is read
+  audits_internal::RunOutput output(run_dir);  // locks the folder before any input is read
   Provenance provenance;
   provenance.command = "audit";
   StudyFiles files;

@@ -1,4 +1,4 @@
-// The YAML audit spec (include/vlbias/audit.h): parse_audit_spec, load_audit_spec.
+// The YAML audit spec (include/vlbias/audits/audit.h): parse_audit_spec, load_audit_spec.
 //
 // Every value is checked by hand against the documented schema rather than with
 // yaml-cpp's as<T>() so that each message names the full key path, the line and
@@ -34,9 +34,9 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
-#include "audits/spec_yaml.h"
-#include "vlbias/audit.h"
-#include "vlbias/error.h"
+#include "audit_yaml.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 
@@ -58,7 +58,7 @@ const char* to_string(AuditKind kind) {
 
 namespace {
 
-using namespace audits::spec;  // NOLINT: the YAML helpers, spec_yaml.h
+using namespace audits_internal;  // NOLINT(build/namespaces): the spec helpers, audit_yaml.h
 
 constexpr std::initializer_list<const char*> kTests = {"anova", "welch", "student", "mannwhitney",
                                                        "kruskal"};

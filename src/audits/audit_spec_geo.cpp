@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "audits/spec_yaml.h"
-#include "vlbias/error.h"
+#include "audit_yaml.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::audits::spec {
+namespace vlbias::audits_internal {
 
 namespace {
 
@@ -211,4 +211,4 @@ void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   if (const YAML::Node* v = find(entries, "analyses")) parse_geo_analyses(ctx, *v, g);
 }
 
-}  // namespace vlbias::audits::spec
+}  // namespace vlbias::audits_internal

@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "audits/spec_yaml.h"
-#include "vlbias/error.h"
+#include "audit_yaml.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::audits::spec {
+namespace vlbias::audits_internal {
 
 namespace {
 
@@ -188,4 +188,4 @@ void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   }
 }
 
-}  // namespace vlbias::audits::spec
+}  // namespace vlbias::audits_internal

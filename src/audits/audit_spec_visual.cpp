@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "audits/spec_yaml.h"
-#include "vlbias/error.h"
+#include "audit_yaml.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::audits::spec {
+namespace vlbias::audits_internal {
 
 namespace {
 
@@ -152,4 +152,4 @@ void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
                ctx.source);
 }
 
-}  // namespace vlbias::audits::spec
+}  // namespace vlbias::audits_internal

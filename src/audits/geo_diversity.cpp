@@ -1,6 +1,6 @@
 // `vlbias audit` for kind: geo-diversity (paper 002, DIG-In): the Region, Object-Region and
 // Object-Consistency indicators per prompt form, with bootstrap intervals and region gaps,
-// plus FID/KID/Vendi per region. How sets are composed: include/vlbias/geo_diversity.h.
+// plus FID/KID/Vendi per region. How sets are composed: include/vlbias/audits/geo_diversity.h.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -15,30 +15,28 @@
 
 #include <fmt/format.h>
 
-#include "audits/run_output.h"
-#include "audits/table_builder.h"
-#include "vlbias/audit.h"
-#include "vlbias/audit_analyses.h"
-#include "vlbias/blas.h"
-#include "vlbias/clipscore.h"
-#include "vlbias/distribution_metrics.h"
-#include "vlbias/embeddings.h"
-#include "vlbias/error.h"
-#include "vlbias/geo_diversity.h"
-#include "vlbias/json_output.h"
-#include "vlbias/log.h"
-#include "vlbias/parallel.h"
-#include "vlbias/prdc.h"
-#include "vlbias/rng.h"
-#include "vlbias/table.h"
+#include "run_output.h"
+#include "table_builder.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/metrics/clipscore.h"
+#include "vlbias/metrics/distribution_metrics.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/core/error.h"
+#include "vlbias/audits/geo_diversity.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/metrics/prdc.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 
 namespace {
 
-using audits::TableBuilder;
-using geo::Gap;
-using geo::PrdcIntervals;
+using audits_internal::TableBuilder;
 using Spec = AuditSpec::Geo;
 
 enum class Form : int { Object = 0, ObjectRegion = 1, ObjectCountry = 2 };
@@ -198,7 +196,7 @@ RealData load_real(const AuditSpec& spec, std::vector<std::string>& notes) {
     std::vector<std::uint32_t> balanced;
     std::size_t cell = 0, short_cells = 0;
     for (const auto& [key, members] : cells) {
-      const auto drawn = geo::sample_rows(members, g.real_per_cell,
+      const auto drawn = sample_rows(members, g.real_per_cell,
                                           cell_seed(spec.seed, kSeedRealSampling, cell++));
       short_cells += members.size() < g.real_per_cell ? 1 : 0;
       balanced.insert(balanced.end(), drawn.begin(), drawn.end());
@@ -458,7 +456,7 @@ GeneratedSets compose_sets(const AuditSpec& spec, const RealData& real, const Ge
           if (rows.empty()) continue;
           ++nonempty;
           short_groups += rows.size() < g.generated_per_cell ? 1 : 0;
-          rows = geo::sample_rows(rows, g.generated_per_cell, s);
+          rows = sample_rows(rows, g.generated_per_cell, s);
         }
       }
     }
@@ -501,13 +499,13 @@ GeneratedSets compose_sets(const AuditSpec& spec, const RealData& real, const Ge
     for (std::size_t r = 0; r < nr; ++r) {
       std::vector<std::size_t> target(no);
       for (std::size_t o = 0; o < no; ++o) target[o] = real_count[o][r];
-      const geo::MatchedSample m =
-          geo::object_mix_sample(target, pools, cell_seed(spec.seed, kSeedObjectMix, r));
+      const MatchedSample m =
+          object_mix_sample(target, pools, cell_seed(spec.seed, kSeedObjectMix, r));
       scaled += m.scale < 1.0 ? 1 : 0;
       sets.region[fo][r] = m.rows;
       for (std::size_t o = 0; o < no; ++o) {
         if (real_count[o][r] == 0 || pools[o].empty()) continue;
-        sets.cell[fo][o][r] = geo::sample_rows(
+        sets.cell[fo][o][r] = sample_rows(
             pools[o], real_count[o][r], cell_seed(spec.seed, kSeedObjectMix, nr + r * no + o));
       }
     }
@@ -531,7 +529,7 @@ struct RegionCell {
   std::size_t region = 0;
   std::size_t n_real = 0, n_generated = 0;
   bool computed = false;
-  metrics::PrdcResult prdc;
+  PrdcResult prdc;
   PrdcIntervals intervals;
   std::string note;
 };
@@ -549,15 +547,15 @@ void measure_cell(RegionCell& c, const Matrix& real, const std::vector<double>& 
     c.note = "no generated images";
     return;
   }
-  metrics::PrdcOptions o;
+  PrdcOptions o;
   o.k = m.k;
-  o.rule = m.inclusive ? metrics::BallRule::Inclusive : metrics::BallRule::Strict;
+  o.rule = m.inclusive ? BallRule::Inclusive : BallRule::Strict;
   o.per_sample = true;
   o.ball_members = true;
   const Matrix fake = select_rows(gen_features, rows);
-  c.prdc = metrics::prdc_with_real_radii(real, radii, fake, o);
+  c.prdc = prdc_with_real_radii(real, radii, fake, o);
   c.note = c.prdc.note;
-  if (m.bootstrap > 0) c.intervals = geo::prdc_bootstrap(c.prdc, m.bootstrap, m.ci, seed);
+  if (m.bootstrap > 0) c.intervals = prdc_bootstrap(c.prdc, m.bootstrap, m.ci, seed);
   c.computed = true;
   // The per-sample vectors are only needed for the bootstrap.
   c.prdc.members.clear();
@@ -665,7 +663,7 @@ RegionOutputs region_analysis(const AuditSpec& spec, const RealData& real, const
     const Matrix real_r = select_rows(real.features, real_rows[r]);
     std::vector<double> radii;
     const bool enough = real_r.rows > m.k;
-    if (enough) radii = metrics::knn_radii_squared(real_r, m.k, "real features");
+    if (enough) radii = knn_radii_squared(real_r, m.k, "real features");
     for (const Form f : kForms) {
       const int fi = static_cast<int>(f);
       if (!sets.form_present[fi]) continue;
@@ -734,7 +732,7 @@ RegionOutputs region_analysis(const AuditSpec& spec, const RealData& real, const
             g.b = real.regions->names[cb.region];
             g.value_a = precision ? ca.prdc.precision : ca.prdc.coverage;
             g.value_b = precision ? cb.prdc.precision : cb.prdc.coverage;
-            g.gap = geo::bootstrap_gap(
+            g.gap = bootstrap_gap(
                 g.value_a,
                 precision ? ca.intervals.precision_replicates : ca.intervals.coverage_replicates,
                 g.value_b,
@@ -793,7 +791,7 @@ Section object_region_analysis(const AuditSpec& spec, const RealData& real,
                            rrows.size(), m.k, m.k + 1);
     } else {
       const Matrix real_c = select_rows(real.features, rrows);
-      const std::vector<double> radii = metrics::knn_radii_squared(real_c, m.k, "real features");
+      const std::vector<double> radii = knn_radii_squared(real_c, m.k, "real features");
       measure_cell(
           c, real_c, radii, gen.features, grows, m,
           cell_seed(spec.seed, kSeedObjectRegionBootstrap,
@@ -907,10 +905,10 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
       trow.push_back(text_row[i]);
     }
   }
-  const metrics::ClipScoreVariant variant = metrics::parse_clipscore_variant(c.variant);
+  const ClipScoreVariant variant = parse_clipscore_variant(c.variant);
   const Matrix images = select_rows(gen.clip, rows);
   std::vector<std::size_t> trow_size(trow.begin(), trow.end());
-  const metrics::ClipScores scores = metrics::clipscores(images, texts, trow_size, variant);
+  const ClipScores scores = clipscores(images, texts, trow_size, variant);
 
   ConsistencyOutputs out;
   TableBuilder summary("geo_consistency"), per_object("geo_consistency_objects");
@@ -936,8 +934,8 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
         v.push_back(s);
         n += s.size();
       }
-      geo::PercentileMean pm =
-          geo::percentile_mean(v, c.percentile, c.bootstrap, c.ci,
+      PercentileMean pm =
+          percentile_mean(v, c.percentile, c.bootstrap, c.ci,
                                cell_seed(spec.seed, kSeedConsistencyBootstrap, cell));
       summary.row();
       summary.put("form", form_name(f));
@@ -980,7 +978,7 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
         g.b = std::get<0>(region_values[b]);
         g.value_a = std::get<1>(region_values[a]);
         g.value_b = std::get<1>(region_values[b]);
-        g.gap = geo::bootstrap_gap(g.value_a, std::get<2>(region_values[a]), g.value_b,
+        g.gap = bootstrap_gap(g.value_a, std::get<2>(region_values[a]), g.value_b,
                                    std::get<2>(region_values[b]), c.ci);
         gaps.push_back(std::move(g));
       }
@@ -994,7 +992,7 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
     if (!regions.empty()) fj["regions"] = regions;
     forms.push_back(fj);
   }
-  out.section.json = Json{{"variant", metrics::to_string(variant)},
+  out.section.json = Json{{"variant", to_string(variant)},
                           {"text", "\"{object}\" (one CLIP text embedding per object)"},
                           {"percentile", c.percentile},
                           {"aggregate", "mean over objects of the per-object percentile"},
@@ -1031,14 +1029,14 @@ Section distribution_analysis(const AuditSpec& spec, const RealData& real, const
   };
   std::vector<Result> results(tasks.size());
   std::vector<double> vendi_real(nr, stats::kNaN);
-  std::vector<metrics::GaussianFit> real_fit(nr);
+  std::vector<GaussianFit> real_fit(nr);
   Progress progress("distribution metrics", tasks.size() + nr);
   // First every region's real set (its Vendi score and Gaussian fit, shared by the forms).
   parallel_for(nr, [&](std::size_t r) {
     if (real_rows[r].size() >= 2) {
       const Matrix re = select_rows(real.features, real_rows[r]);
-      if (d.vendi) vendi_real[r] = metrics::vendi(re).score;
-      if (d.fid) real_fit[r] = metrics::fit_gaussian(re);
+      if (d.vendi) vendi_real[r] = vendi(re).score;
+      if (d.fid) real_fit[r] = fit_gaussian(re);
     }
     progress.advance();
   });
@@ -1052,16 +1050,16 @@ Section distribution_analysis(const AuditSpec& spec, const RealData& real, const
       res.note = "fewer than 2 images on a side";
     } else {
       const Matrix fake = select_rows(gen.features, grows);
-      if (d.fid) res.fid = metrics::fid(real_fit[task.region], metrics::fit_gaussian(fake)).fid;
-      if (d.vendi) res.vendi_gen = metrics::vendi(fake).score;
+      if (d.fid) res.fid = fid(real_fit[task.region], fit_gaussian(fake)).fid;
+      if (d.vendi) res.vendi_gen = vendi(fake).score;
       if (d.kid) {
-        metrics::KidOptions o;
+        KidOptions o;
         o.subsets = d.kid_subsets;
         o.subset_size = d.kid_subset_size;
         o.seed =
             cell_seed(spec.seed, kSeedKid, static_cast<std::size_t>(task.form) * nr + task.region);
-        const metrics::KidResult k =
-            metrics::kid(select_rows(real.features, real_rows[task.region]), fake, o);
+        const KidResult k =
+            kid(select_rows(real.features, real_rows[task.region]), fake, o);
         res.kid = k.kid;
         res.kid_sd = k.sd;
         if (!k.note.empty()) res.note = k.note;
@@ -1149,7 +1147,7 @@ Json geo_spec_json(const AuditSpec& s) {
 
 void run_geo_diversity_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
   const Spec& g = spec.geo;
-  audits::RunOutput output(run_dir);  // locks the folder before any input is read
+  audits_internal::RunOutput output(run_dir);  // locks the folder before any input is read
   Provenance provenance;
   provenance.command = "audit";
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());

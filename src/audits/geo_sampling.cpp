@@ -1,15 +1,15 @@
-// The geo-diversity audit's sampling and resampling (include/vlbias/geo_diversity.h).
+// The geo-diversity audit's sampling and resampling (include/vlbias/audits/geo_diversity.h).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "vlbias/error.h"
-#include "vlbias/geo_diversity.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
-#include "vlbias/stats.h"
+#include "vlbias/core/error.h"
+#include "vlbias/audits/geo_diversity.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/stats.h"
 
-namespace vlbias::geo {
+namespace vlbias {
 
 namespace {
 
@@ -83,7 +83,7 @@ std::vector<std::uint32_t> sample_rows(const std::vector<std::uint32_t>& rows, s
   return partial_shuffle(rows, n, rng);
 }
 
-PrdcIntervals prdc_bootstrap(const metrics::PrdcResult& r, std::size_t resamples, double level,
+PrdcIntervals prdc_bootstrap(const PrdcResult& r, std::size_t resamples, double level,
                              std::uint64_t seed) {
   const std::size_t nf = r.n_fake, nr = r.n_real;
   VLBIAS_CHECK(r.fake_ball_count.size() == nf && r.members_offsets.size() == nr + 1, InternalError,
@@ -199,4 +199,4 @@ PercentileMean percentile_mean(const std::vector<std::vector<double>>& strata, d
   return out;
 }
 
-}  // namespace vlbias::geo
+}  // namespace vlbias

@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "audits/run_output.h"
-#include "vlbias/audit.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/lvlm.h"
-#include "vlbias/lvlm_report.h"
+#include "run_output.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/metrics/lvlm.h"
+#include "vlbias/audits/lvlm_report.h"
 
 namespace vlbias {
 
@@ -108,7 +108,7 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                "--input names generations to scan; it cannot be combined with --from-state");
   const LvlmConfig config = lvlm_config(spec);
   // Results go to the run folder, locked before any input is read; a shard's state does not.
-  std::optional<audits::RunOutput> output;
+  std::optional<audits_internal::RunOutput> output;
   if (shards.save_state.empty()) output.emplace(run_dir);
   Provenance provenance;
   provenance.command = "audit";

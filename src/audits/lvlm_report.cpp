@@ -1,5 +1,5 @@
 // Sections of the LVLM counterfactual analysis (lvlm_report.h, METHODS.md 003).
-#include "vlbias/lvlm_report.h"
+#include "vlbias/audits/lvlm_report.h"
 
 #include <algorithm>
 #include <bit>
@@ -11,12 +11,12 @@
 
 #include <fmt/format.h>
 
-#include "audits/table_builder.h"
-#include "vlbias/error.h"
-#include "vlbias/json_output.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
-#include "vlbias/stats.h"
+#include "table_builder.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias {
 
@@ -41,7 +41,7 @@ std::string group_label(const std::vector<std::string>& columns, const std::stri
   return out;
 }
 
-void put_level(audits::TableBuilder& t, const std::vector<std::string>& columns,
+void put_level(audits_internal::TableBuilder& t, const std::vector<std::string>& columns,
                const std::string& key) {
   if (columns.empty()) return;
   const std::vector<std::string> parts = split_key(key);
@@ -181,7 +181,7 @@ AnalysisOutput lvlm_maxgap(const LvlmState& s, const LvlmConfig& config,
   const std::size_t S = config.scores.size();
   const auto level_groups = groups_by_level(s);
   AnalysisOutput out;
-  audits::TableBuilder table("maxgap"), shares("maxgap_group_share");
+  audits_internal::TableBuilder table("maxgap"), shares("maxgap_group_share");
   Json results = Json::array();
   // Sets of each by-level (canonical: sets are sorted by by-level, then key).
   std::vector<std::vector<std::uint32_t>> sets_of(s.by_levels.size());
@@ -304,7 +304,7 @@ AnalysisOutput lvlm_pmi(const LvlmState& s, const LvlmConfig& config, const Lvlm
   const double log_base = o.pmi_log_base == 0 ? 1.0 : std::log(o.pmi_log_base);
   const std::size_t V = s.vocabulary.size();
   AnalysisOutput out;
-  audits::TableBuilder table("pmi_words");
+  audits_internal::TableBuilder table("pmi_words");
   Json results = Json::array();
   // The cells of each by-level, listed once (a scan of every cell per by-level was quadratic).
   std::vector<std::vector<std::uint32_t>> cells_of(s.by_levels.size());
@@ -407,7 +407,7 @@ AnalysisOutput lvlm_lexicon(const LvlmState& s, const LvlmConfig& config,
   const std::size_t C = cats.size();
   const bool by_level = !config.lexicon_by.empty();
   AnalysisOutput out;
-  audits::TableBuilder groups_table("lexicon_groups"), levels_table("lexicon_by");
+  audits_internal::TableBuilder groups_table("lexicon_groups"), levels_table("lexicon_by");
   Json results = Json::array();
   using Hist = std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t>;
   const auto mean_of = [](const Hist& h) {
@@ -531,7 +531,7 @@ AnalysisOutput lvlm_responses(const LvlmState& s, const LvlmConfig& config,
                               const LvlmReportOptions& o) {
   VLBIAS_CHECK(config.responses, UsageError, "the scan did not measure responses");
   AnalysisOutput out;
-  audits::TableBuilder table("responses");
+  audits_internal::TableBuilder table("responses");
   Json results = Json::array();
   for (std::size_t c = 0; c < s.cells.size(); ++c) {
     const auto h = hist_stats(s.lengths[c], [](std::uint32_t k) { return static_cast<double>(k); });
@@ -578,7 +578,7 @@ AnalysisOutput lvlm_ratings(const LvlmState& s, const LvlmConfig& config,
                             const LvlmReportOptions& o) {
   VLBIAS_CHECK(!config.ratings.empty(), UsageError, "the scan had no rating measure");
   AnalysisOutput out;
-  audits::TableBuilder table("ratings");
+  audits_internal::TableBuilder table("ratings");
   Json measures = Json::array();
   for (std::size_t r = 0; r < config.ratings.size(); ++r) {
     const RatingSpec& spec = config.ratings[r];
@@ -745,7 +745,7 @@ AnalysisOutput lvlm_group_tests(const LvlmState& s, const LvlmConfig& config,
   }
   const std::vector<double> f_holm = stats::holm(fp), f_bh = stats::benjamini_hochberg(fp);
   const std::vector<double> p_holm = stats::holm(pp), p_bh = stats::benjamini_hochberg(pp);
-  audits::TableBuilder tests("group_tests"), effects("group_effects");
+  audits_internal::TableBuilder tests("group_tests"), effects("group_effects");
   Json results = Json::array();
   std::size_t pi = 0;
   for (std::size_t t = 0; t < rows.size(); ++t) {
@@ -819,7 +819,7 @@ AnalysisOutput lvlm_paired(const LvlmState& s, const LvlmConfig& config,
   std::vector<std::vector<std::uint32_t>> sets_of(s.by_levels.size());
   for (std::size_t i = 0; i < s.set_keys.size(); ++i) sets_of[s.set_by[i]].push_back(i);
   AnalysisOutput out;
-  audits::TableBuilder table("paired");
+  audits_internal::TableBuilder table("paired");
   Json results = Json::array();
   bool any_baseline = false;
   std::size_t task = 0;

@@ -1,5 +1,5 @@
 // Writing an audit run (src/audits/run_output.h).
-#include "audits/run_output.h"
+#include "run_output.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,11 +10,11 @@
 #include <string_view>
 #include <system_error>
 
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/report.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/report.h"
 
-namespace vlbias::audits {
+namespace vlbias::audits_internal {
 
 namespace fs = std::filesystem;
 
@@ -116,7 +116,7 @@ void RunOutput::write(Json results, Provenance& provenance, const Json& paramete
   // checked when read): shown replaced, not a failure.
   const std::string results_text =
       results.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
-  const report::RenderedReport rendered = report::render_report(results);
+  const RenderedReport rendered = render_report(results);
 
   const Staging staging(dir_);
   make_output_folders(staging.path(), "tables");
@@ -130,4 +130,4 @@ void RunOutput::write(Json results, Provenance& provenance, const Json& paramete
   publish(staging.path(), dir_);
 }
 
-}  // namespace vlbias::audits
+}  // namespace vlbias::audits_internal

@@ -15,13 +15,13 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/audit.h"
-#include "vlbias/audit_analyses.h"
-#include "vlbias/json_output.h"
-#include "vlbias/run_lock.h"
-#include "vlbias/table.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/io/run_lock.h"
+#include "vlbias/io/table.h"
 
-namespace vlbias::audits {
+namespace vlbias::audits_internal {
 
 class RunOutput {
  public:
@@ -46,4 +46,4 @@ class RunOutput {
   std::vector<std::pair<std::string, Table>> tables_;  // file name -> table
 };
 
-}  // namespace vlbias::audits
+}  // namespace vlbias::audits_internal

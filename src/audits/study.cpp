@@ -2,9 +2,9 @@
 // prompt manifest, and the prompt x image cosine matrix.
 #include <cstring>
 
-#include "vlbias/audit_analyses.h"
-#include "vlbias/embeddings.h"
-#include "vlbias/error.h"
+#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
-namespace vlbias::audits {
+namespace vlbias::audits_internal {
 
 class TableBuilder {
  public:
@@ -65,4 +65,4 @@ class TableBuilder {
   std::size_t cursor_ = 0;
 };
 
-}  // namespace vlbias::audits
+}  // namespace vlbias::audits_internal

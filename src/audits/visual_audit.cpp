@@ -8,19 +8,19 @@
 
 #include <fmt/format.h>
 
-#include "audits/run_output.h"
-#include "audits/table_builder.h"
-#include "vlbias/audit.h"
-#include "vlbias/embeddings.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/visual_stereotypes.h"
+#include "run_output.h"
+#include "table_builder.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias {
 
 namespace {
 
-using audits::TableBuilder;
+using audits_internal::TableBuilder;
 
 const std::string kUnmapped = "(no region)";
 
@@ -508,7 +508,7 @@ Json visual_spec_json(const AuditSpec& spec) {
 
 void run_visual_stereotypes_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
   const AuditSpec::Visual& v = spec.visual;
-  audits::RunOutput output(run_dir);  // locks the folder before any input is read
+  audits_internal::RunOutput output(run_dir);  // locks the folder before any input is read
   Provenance provenance;
   provenance.command = "audit";
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());

@@ -4,14 +4,14 @@
 #include <filesystem>
 #include <optional>
 
-#include "cli/commands.h"
-#include "vlbias/audit.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/report.h"
-#include "vlbias/run_lock.h"
+#include "commands.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/report/report.h"
+#include "vlbias/io/run_lock.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 void add_audit_command(CLI::App& app) {
   auto spec_path = std::make_shared<std::string>();
@@ -24,7 +24,7 @@ void add_audit_command(CLI::App& app) {
       "Run the audit a YAML spec describes (kind: social-perception | trait-pairs |\n"
       "geo-diversity | lvlm-counterfactual | visual-stereotypes) and write\n"
       "RUN_DIR/results.json, RUN_DIR/tables/*.csv and RUN_DIR/report.html (spec format:\n"
-      "include/vlbias/audit.h)");
+      "include/vlbias/audits/audit.h)");
   cmd->add_option("spec", *spec_path, "The audit spec (YAML)")->required();
   cmd->add_option("--out", *out, "The run folder (created if absent)");
   cmd->add_option("--input", *inputs,
@@ -71,9 +71,9 @@ void add_report_command(CLI::App& app) {
     if (std::filesystem::exists(std::filesystem::path(*run_dir) / "results.json")) {
       lock.emplace(*run_dir);
     }
-    const auto path = report::write_report(*run_dir);
+    const auto path = write_report(*run_dir);
     if (!quiet()) fmt::print(stderr, "vlbias: wrote {}\n", path.string());
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

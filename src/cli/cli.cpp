@@ -1,19 +1,19 @@
-#include "cli/cli.h"
+#include "cli.h"
 
 #include <cstdio>
 #include <new>
 
 #include <CLI/CLI.hpp>
 
-#include "cli/commands.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/parallel.h"
-#include "vlbias/stats.h"
-#include "vlbias/table.h"
+#include "commands.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/stats/stats.h"
+#include "vlbias/io/table.h"
 #include "vlbias/version.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 CLI::Validator resamples_range() {
   return CLI::Range(std::size_t{0}, stats::kMaxResamples);
@@ -152,4 +152,4 @@ int run(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

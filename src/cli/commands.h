@@ -1,6 +1,6 @@
 #pragma once
 // Each subcommand registers itself on the root CLI11 app. Command bodies throw
-// vlbias::Error subclasses; cli::run maps them to exit codes.
+// vlbias::Error subclasses; cli_internal::run maps them to exit codes.
 #include <string>
 #include <vector>
 
@@ -12,7 +12,7 @@ namespace vlbias {
 struct Table;
 }
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 void add_compare_command(CLI::App& app);
 void add_describe_command(CLI::App& app);
@@ -61,4 +61,4 @@ CLI::Validator resamples_range();
 // Doubles from "5,25,50" for `option`; UsageError on malformed numbers.
 std::vector<double> split_numbers(const std::string& text, const std::string& option);
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

@@ -1,12 +1,12 @@
 // `vlbias compare` and `vlbias describe`.
 #include <CLI/CLI.hpp>
 
-#include "cli/commands.h"
-#include "vlbias/compare.h"
-#include "vlbias/json_output.h"
-#include "vlbias/table.h"
+#include "commands.h"
+#include "vlbias/stats/compare.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/io/table.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -115,4 +115,4 @@ void add_describe_command(CLI::App& app) {
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

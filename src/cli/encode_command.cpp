@@ -1,12 +1,12 @@
 // `vlbias encode`: native CLIP embeddings of images or texts (no Python at run time).
 #include <CLI/CLI.hpp>
 
-#include "cli/commands.h"
-#include "vlbias/encode.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
+#include "commands.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -88,4 +88,4 @@ void add_encode_command(CLI::App& app) {
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

@@ -1,5 +1,5 @@
 // `vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR` and `vlbias score perspective INPUT
-// --out RUN_DIR`: the drivers of include/vlbias/generate.h, where the spec formats are
+// --out RUN_DIR`: the drivers of include/vlbias/generate/generate.h, where the spec formats are
 // documented; every key is checked like an audit spec's (audits/spec_yaml.h).
 #include <algorithm>
 #include <limits>
@@ -9,18 +9,18 @@
 
 #include <fmt/format.h>
 
-#include "audits/spec_yaml.h"
-#include "cli/commands.h"
-#include "vlbias/error.h"
-#include "vlbias/generate.h"
-#include "vlbias/json_output.h"
-#include "vlbias/log.h"
+#include "vlbias/io/spec_yaml.h"
+#include "commands.h"
+#include "vlbias/core/error.h"
+#include "vlbias/generate/generate.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/core/log.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
-using namespace audits::spec;  // NOLINT: the YAML helpers
+using namespace yaml;  // NOLINT(build/namespaces): the spec vocabulary
 
 // Numbers with an allowed range (generate.h): anything else names the key and the range.
 double number_in(Context& ctx, const YAML::Node& node, const std::string& path, double lo,
@@ -273,7 +273,7 @@ void add_run_options(CLI::App* cmd, Overrides& o) {
       ->check(number_range(kMinQps, kMaxQps, "no limit"));
   cmd->add_option("--max-response-bytes", o.max_response_bytes,
                   "The largest reply accepted (overrides the spec; default: derived from what\n"
-                  "each request asks for, see include/vlbias/generate.h)")
+                  "each request asks for, see include/vlbias/generate/generate.h)")
       ->check(CLI::Range(kMinResponseBytes, kMaxResponseBytes));
 }
 
@@ -321,7 +321,7 @@ void add_generate_command(CLI::App& app) {
   CLI::App* gen = app.add_subcommand(
       "generate",
       "Drive a model over HTTP into a resumable run folder (store.sqlite, requests.jsonl,\n"
-      "run.json and the analytics file); spec formats: include/vlbias/generate.h,\n"
+      "run.json and the analytics file); spec formats: include/vlbias/generate/generate.h,\n"
       "examples/generate/");
   gen->require_subcommand(1);
 
@@ -386,4 +386,4 @@ void add_score_command(CLI::App& app) {
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
-#include "vlbias/absdiff.h"
-#include "vlbias/error.h"
-#include "vlbias/json_output.h"
-#include "vlbias/table.h"
+#include "commands.h"
+#include "vlbias/metrics/absdiff.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/io/table.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -122,4 +122,4 @@ void add_absdiff_metric(CLI::App& metric) {
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

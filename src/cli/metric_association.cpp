@@ -1,14 +1,14 @@
 // `vlbias metric associate|markedness|trait-confidence`: image-text association
 // metrics over a prompt manifest (papers 001 and 004). Each runs one audit analysis
-// (include/vlbias/audit_analyses.h) and prints its JSON.
+// (include/vlbias/audits/audit_analyses.h) and prints its JSON.
 #include <CLI/CLI.hpp>
 
-#include "cli/commands.h"
-#include "vlbias/audit_analyses.h"
-#include "vlbias/json_output.h"
-#include "vlbias/rng.h"
+#include "commands.h"
+#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/core/rng.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -177,4 +177,4 @@ void add_trait_confidence_metric(CLI::App& metric) {
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

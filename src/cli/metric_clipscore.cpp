@@ -3,15 +3,15 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 
-#include "cli/commands.h"
-#include "vlbias/clipscore.h"
-#include "vlbias/embeddings.h"
-#include "vlbias/error.h"
-#include "vlbias/json_output.h"
-#include "vlbias/metric_json.h"
-#include "vlbias/table.h"
+#include "commands.h"
+#include "vlbias/metrics/clipscore.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/report/metric_json.h"
+#include "vlbias/io/table.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -60,7 +60,7 @@ void add_clipscore_metric(CLI::App& metric) {
                   "Write a CSV with row, cosine and score for each image");
   cmd->add_option("--out", args->out, "Write the JSON here instead of stdout");
   cmd->callback([args] {
-    const metrics::ClipScoreVariant variant = metrics::parse_clipscore_variant(args->variant);
+    const ClipScoreVariant variant = parse_clipscore_variant(args->variant);
     const std::vector<double> levels = split_numbers(args->percentiles, "--percentiles");
     VLBIAS_CHECK(args->table.empty() == (args->text_row.empty() && args->by.empty()), UsageError,
                  "{}",
@@ -81,10 +81,10 @@ void add_clipscore_metric(CLI::App& metric) {
                    table.source, table.rows, args->images, images.rows);
       if (!args->text_row.empty()) rows = text_rows(table, args->text_row);
     }
-    const metrics::ClipScores scores = metrics::clipscores(images, texts, rows, variant);
-    Json out{{"variant", metrics::to_string(variant)},
+    const ClipScores scores = clipscores(images, texts, rows, variant);
+    Json out{{"variant", to_string(variant)},
              {"pairing", clipscore_pairing(rows.empty(), texts.rows, images.rows)}};
-    out["overall"] = clipscore_summary_json(metrics::summarize_clipscores(scores.score, levels));
+    out["overall"] = clipscore_summary_json(summarize_clipscores(scores.score, levels));
     if (!args->by.empty()) {
       const std::vector<std::string> by = split_list(args->by, "--by");
       const Grouping g = group_by(table, by);
@@ -96,7 +96,7 @@ void add_clipscore_metric(CLI::App& metric) {
       Json groups = Json::array();
       for (std::size_t k = 0; k < g.size(); ++k) {
         Json row{{"group", key_json(by, g.keys[k])}};
-        row.update(clipscore_summary_json(metrics::summarize_clipscores(per[k], levels)));
+        row.update(clipscore_summary_json(summarize_clipscores(per[k], levels)));
         groups.push_back(row);
       }
       out["groups"] = groups;
@@ -115,7 +115,7 @@ void add_clipscore_metric(CLI::App& metric) {
     }
     p.command = "metric clipscore";
     p.parameters =
-        Json{{"variant", metrics::to_string(variant)}, {"percentiles", numbers_json(levels)}};
+        Json{{"variant", to_string(variant)}, {"percentiles", numbers_json(levels)}};
     if (!args->text_row.empty()) p.parameters["text_row"] = args->text_row;
     if (!args->by.empty()) p.parameters["by"] = args->by;
     out["provenance"] = provenance_json(p);
@@ -123,4 +123,4 @@ void add_clipscore_metric(CLI::App& metric) {
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

@@ -2,9 +2,9 @@
 // add_*_metric function; this file gathers them under `metric`.
 #include <CLI/CLI.hpp>
 
-#include "cli/commands.h"
+#include "commands.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 void add_metric_commands(CLI::App& app) {
   CLI::App* metric = app.add_subcommand("metric", "Compute one metric and print it as JSON");
@@ -23,4 +23,4 @@ void add_metric_commands(CLI::App& app) {
   add_lvlm_metrics(*metric);
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

@@ -4,16 +4,16 @@
 #include <cmath>
 #include <limits>
 
-#include "cli/commands.h"
-#include "vlbias/distribution_metrics.h"
-#include "vlbias/embeddings.h"
-#include "vlbias/error.h"
-#include "vlbias/json_output.h"
-#include "vlbias/metric_json.h"
-#include "vlbias/prdc.h"
-#include "vlbias/table.h"
+#include "commands.h"
+#include "vlbias/metrics/distribution_metrics.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/report/metric_json.h"
+#include "vlbias/metrics/prdc.h"
+#include "vlbias/io/table.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -89,12 +89,12 @@ void add_prdc(CLI::App& metric) {
                   "CSV per generated row: radius, real_balls (balls containing it), inside");
   cmd->callback([args] {
     LoadedPair p = load_pair(*args, "metric prdc");
-    metrics::PrdcOptions o;
+    PrdcOptions o;
     o.k = args->k;
-    o.rule = args->inclusive ? metrics::BallRule::Inclusive : metrics::BallRule::Strict;
+    o.rule = args->inclusive ? BallRule::Inclusive : BallRule::Strict;
     o.per_sample = !args->per_real.empty() || !args->per_fake.empty();
     o.progress = true;
-    const metrics::PrdcResult r = metrics::prdc(p.real, p.fake, o);
+    const PrdcResult r = prdc(p.real, p.fake, o);
     Json out = prdc_json(r, p.real.cols);
     if (!args->per_real.empty()) {
       std::vector<double> in_fake(r.n_real, stats::kNaN);
@@ -127,7 +127,7 @@ void add_fid(CLI::App& metric) {
   add_pair_options(cmd, *args);
   cmd->callback([args] {
     LoadedPair p = load_pair(*args, "metric fid");
-    const metrics::FidResult r = metrics::fid(p.real, p.fake);
+    const FidResult r = fid(p.real, p.fake);
     Json out = fid_json(r);
     out["provenance"] = provenance_json(p.provenance);
     write_json(out, args->out);
@@ -136,7 +136,7 @@ void add_fid(CLI::App& metric) {
 
 void add_kid(CLI::App& metric) {
   struct Args : PairArgs {
-    metrics::KidOptions o;
+    KidOptions o;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = metric.add_subcommand(
@@ -158,7 +158,7 @@ void add_kid(CLI::App& metric) {
   cmd->add_option("--coef0", args->o.coef0, "Kernel constant")->capture_default_str();
   cmd->callback([args] {
     LoadedPair p = load_pair(*args, "metric kid");
-    const metrics::KidResult r = metrics::kid(p.real, p.fake, args->o);
+    const KidResult r = kid(p.real, p.fake, args->o);
     const double gamma =
         args->o.gamma > 0.0 ? args->o.gamma : 1.0 / static_cast<double>(p.real.cols);
     Json out = kid_json(r, args->o, gamma);
@@ -206,7 +206,7 @@ void add_vendi(CLI::App& metric) {
     if (!args->table.empty()) p.inputs.push_back(args->table);
     start_hashing_inputs(p);
     const Matrix x = read_embeddings(args->features, args->tensor);
-    const metrics::VendiResult r = metrics::vendi(x, q);
+    const VendiResult r = vendi(x, q);
     Json out = vendi_json(r, q);
     if (!args->by.empty()) {
       const Table table = read_table(args->table);
@@ -223,7 +223,7 @@ void add_vendi(CLI::App& metric) {
       }
       Json groups = Json::array();
       for (std::size_t k = 0; k < g.size(); ++k) {
-        const metrics::VendiResult gr = metrics::vendi(select_rows(x, members[k]), q);
+        const VendiResult gr = vendi(select_rows(x, members[k]), q);
         groups.push_back(Json{{"group", key_json(by, g.keys[k])},
                               {"n", gr.n},
                               {"vendi", json_number(gr.score)},
@@ -248,4 +248,4 @@ void add_distribution_metrics(CLI::App& metric) {
   add_vendi(metric);
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.h"
-#include "vlbias/error.h"
-#include "vlbias/json_output.h"
-#include "vlbias/lvlm.h"
-#include "vlbias/lvlm_report.h"
+#include "commands.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/metrics/lvlm.h"
+#include "vlbias/audits/lvlm_report.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -266,4 +266,4 @@ void add_lvlm_metrics(CLI::App& metric) {
   }
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

@@ -10,14 +10,14 @@
 #include <cmath>
 #include <memory>
 
-#include "cli/commands.h"
-#include "vlbias/error.h"
-#include "vlbias/json_output.h"
-#include "vlbias/metric_json.h"
-#include "vlbias/ranking_metrics.h"
-#include "vlbias/table.h"
+#include "commands.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/report/metric_json.h"
+#include "vlbias/metrics/ranking_metrics.h"
+#include "vlbias/io/table.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -27,10 +27,10 @@ struct RankingArgs {
 };
 
 // Scores and class labels of every row of `table`.
-metrics::RankedItems read_ranked_items(const Table& table, const std::string& score,
+RankedItems read_ranked_items(const Table& table, const std::string& score,
                                        const std::string& attribute) {
-  metrics::RankedItems items;
-  metrics::set_classes(items, table, attribute);
+  RankedItems items;
+  set_classes(items, table, attribute);
   items.scores = table.numeric(score);
   return items;
 }
@@ -57,27 +57,27 @@ void add_skew_metric(CLI::App& metric) {
                   "Skew of a class absent from the top k: -inf (authors' code) | zero")
       ->capture_default_str();
   cmd->callback([args] {
-    metrics::SkewOptions o;
-    o.desired = metrics::parse_desired_distribution(args->desired);
-    o.absent = metrics::parse_absent_class(args->absent);
+    SkewOptions o;
+    o.desired = parse_desired_distribution(args->desired);
+    o.absent = parse_absent_class(args->absent);
     VLBIAS_CHECK(args->k >= 1, UsageError, "--k must be at least 1; got {}.", args->k);
     o.k = static_cast<std::size_t>(args->k);
     Provenance p;
     p.inputs = {args->table};
     start_hashing_inputs(p);
     const Table table = read_table(args->table);
-    const metrics::RankedItems items = read_ranked_items(table, args->score, args->attribute);
+    const RankedItems items = read_ranked_items(table, args->score, args->attribute);
     VLBIAS_CHECK(o.k <= items.scores.size(), UsageError,
                  "--k must be between 1 and {} (the rows of {}); got {}.", items.scores.size(),
                  table.source, o.k);
-    const metrics::SkewResult r = metrics::skew_at_k(items, o);
+    const SkewResult r = skew_at_k(items, o);
     Json out = skew_json(r, items.class_names);
     p.command = "metric skew";
     p.parameters = Json{{"score", args->score},
                         {"attribute", args->attribute},
                         {"k", r.k},
-                        {"desired", metrics::to_string(o.desired)},
-                        {"absent", metrics::to_string(o.absent)}};
+                        {"desired", to_string(o.desired)},
+                        {"absent", to_string(o.absent)}};
     out["provenance"] = provenance_json(p);
     write_json(out, args->out);
   });
@@ -89,21 +89,21 @@ void add_ndkl_metric(CLI::App& metric) {
       "ndkl", "Normalized discounted KL divergence of a ranking (Geyik et al. 2019; paper 001)");
   add_common_options(cmd, *args);
   cmd->callback([args] {
-    const metrics::DesiredDistribution desired = metrics::parse_desired_distribution(args->desired);
+    const DesiredDistribution desired = parse_desired_distribution(args->desired);
     Provenance p;
     p.inputs = {args->table};
     start_hashing_inputs(p);
     const Table table = read_table(args->table);
-    const metrics::RankedItems items = read_ranked_items(table, args->score, args->attribute);
-    const metrics::NdklResult r = metrics::ndkl(items, desired);
+    const RankedItems items = read_ranked_items(table, args->score, args->attribute);
+    const NdklResult r = ndkl(items, desired);
     Json out = ndkl_json(r, items.class_names);
     p.command = "metric ndkl";
     p.parameters = Json{{"score", args->score},
                         {"attribute", args->attribute},
-                        {"desired", metrics::to_string(desired)}};
+                        {"desired", to_string(desired)}};
     out["provenance"] = provenance_json(p);
     write_json(out, args->out);
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

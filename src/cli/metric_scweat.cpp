@@ -2,13 +2,13 @@
 // (METHODS.md 001; Caliskan et al. 2017 WEAT; Hausladen et al. SC-WEAT).
 #include <CLI/CLI.hpp>
 
-#include "cli/commands.h"
-#include "vlbias/association.h"
-#include "vlbias/json_output.h"
-#include "vlbias/metric_json.h"
-#include "vlbias/npy.h"
+#include "commands.h"
+#include "vlbias/metrics/association.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/report/metric_json.h"
+#include "vlbias/io/npy.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -63,4 +63,4 @@ void add_scweat_metric(CLI::App& metric) {
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

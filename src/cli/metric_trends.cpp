@@ -10,13 +10,13 @@
 #include <cmath>
 #include <memory>
 
-#include "cli/commands.h"
-#include "vlbias/error.h"
-#include "vlbias/json_output.h"
-#include "vlbias/table.h"
-#include "vlbias/trends.h"
+#include "commands.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/io/table.h"
+#include "vlbias/stats/trends.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -120,4 +120,4 @@ void add_trends_metric(CLI::App& metric) {
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

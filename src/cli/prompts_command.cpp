@@ -1,7 +1,7 @@
 // `vlbias prompts social-perception|trait-pairs|geo-objects`: write the prompt manifest of
 // paper 001 (Hausladen et al., METHODS.md 001), paper 004 (Baherwani and Vincent, METHODS.md
 // 004) or the object prompts of paper 002 (DIG-In), one row per prompt
-// (include/vlbias/prompt_sets.h).
+// (include/vlbias/metrics/prompt_sets.h).
 //
 // --out is a .csv (write_csv) or .jsonl file, written atomically. Empty cells
 // (neutral and group prompts) are empty CSV cells / "" JSON strings; both read back
@@ -15,15 +15,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/prompt_sets.h"
-#include "vlbias/table.h"
-#include "vlbias/visual_stereotypes.h"
+#include "commands.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/metrics/prompt_sets.h"
+#include "vlbias/io/table.h"
+#include "vlbias/metrics/visual_stereotypes.h"
 
-namespace vlbias::cli {
+namespace vlbias::cli_internal {
 
 namespace {
 
@@ -223,4 +223,4 @@ void add_prompts_command(CLI::App& app) {
   });
 }
 
-}  // namespace vlbias::cli
+}  // namespace vlbias::cli_internal

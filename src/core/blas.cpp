@@ -1,5 +1,5 @@
-// The one BLAS wrapper: see include/vlbias/blas.h.
-#include "vlbias/blas.h"
+// The one BLAS wrapper: see include/vlbias/core/blas.h.
+#include "vlbias/core/blas.h"
 
 #include <cblas.h>
 
@@ -11,8 +11,8 @@
 #include <cmath>
 #include <mutex>
 
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
 
 // LAPACK's symmetric divide-and-conquer eigensolver, which OpenBLAS ships (no lapacke header
 // is needed for one routine). The trailing arguments are Fortran's hidden string lengths.

@@ -1,4 +1,4 @@
-#include "vlbias/input_file.h"
+#include "vlbias/core/input_file.h"
 
 #include <sys/stat.h>
 
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 

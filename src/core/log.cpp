@@ -1,4 +1,4 @@
-#include "vlbias/log.h"
+#include "vlbias/core/log.h"
 
 #include <unistd.h>
 

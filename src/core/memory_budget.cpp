@@ -1,10 +1,10 @@
 // MemoryBudget: a counting semaphore over bytes with first-come-first-served tickets.
-#include "vlbias/memory_budget.h"
+#include "vlbias/core/memory_budget.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 

@@ -1,4 +1,4 @@
-#include "vlbias/parallel.h"
+#include "vlbias/core/parallel.h"
 
 #include <algorithm>
 #include <atomic>

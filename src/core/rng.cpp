@@ -1,4 +1,4 @@
-#include "vlbias/rng.h"
+#include "vlbias/core/rng.h"
 
 namespace vlbias {
 

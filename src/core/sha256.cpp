@@ -1,5 +1,5 @@
 // SHA-256 per FIPS 180-4.
-#include "vlbias/sha256.h"
+#include "vlbias/core/sha256.h"
 
 #include <algorithm>
 #include <array>
@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "vlbias/error.h"
-#include "vlbias/input_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/input_file.h"
 
 namespace vlbias {
 

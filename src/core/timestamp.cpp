@@ -1,4 +1,4 @@
-#include "vlbias/timestamp.h"
+#include "vlbias/core/timestamp.h"
 
 #include <chrono>
 #include <ctime>

@@ -1,4 +1,4 @@
-#include "vlbias/utf8.h"
+#include "vlbias/core/utf8.h"
 
 namespace vlbias {
 

@@ -1,5 +1,5 @@
 // CLIP model configs: transformers' CLIPConfig (config.json) and open_clip's
-// open_clip_config.json, parsed into one ClipConfig. See include/vlbias/clip_model.h.
+// open_clip_config.json, parsed into one ClipConfig. See include/vlbias/encode/clip_model.h.
 //
 // HF defaults for absent keys are transformers' CLIPTextConfig / CLIPVisionConfig / CLIPConfig
 // defaults (models/clip/configuration_clip.py); open_clip's are CLIPVisionCfg / CLIPTextCfg
@@ -19,10 +19,10 @@
 
 #include <fmt/format.h>
 
-#include "encode/clip_model_internal.h"
-#include "vlbias/clip_model.h"
-#include "vlbias/error.h"
-#include "vlbias/json.h"
+#include "clip_model_internal.h"
+#include "vlbias/encode/clip_model.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/json.h"
 
 namespace vlbias {
 
@@ -465,14 +465,14 @@ ClipConfig parse_clip_config(std::string_view json_text, ClipLayout layout,
   return layout == ClipLayout::HuggingFace ? parse_hf(root, source) : parse_open_clip(root, source);
 }
 
-namespace clip_files {
+namespace encode_internal {
 const char* config_name(ClipLayout layout) {
   return layout == ClipLayout::HuggingFace ? "config.json" : "open_clip_config.json";
 }
 const char* weights_name(ClipLayout layout) {
   return layout == ClipLayout::HuggingFace ? "model.safetensors" : "open_clip_model.safetensors";
 }
-}  // namespace clip_files
+}  // namespace encode_internal
 
 ClipLayout detect_clip_layout(const std::filesystem::path& dir) {
   std::error_code ec;
@@ -482,7 +482,7 @@ ClipLayout detect_clip_layout(const std::filesystem::path& dir) {
                dir.string());
   auto has = [&](const char* name) { return std::filesystem::exists(dir / name, ec); };
   for (ClipLayout layout : {ClipLayout::OpenClip, ClipLayout::HuggingFace}) {
-    if (has(clip_files::config_name(layout)) && has(clip_files::weights_name(layout))) {
+    if (has(encode_internal::config_name(layout)) && has(encode_internal::weights_name(layout))) {
       return layout;
     }
   }
@@ -499,7 +499,7 @@ ClipLayout detect_clip_layout(const std::filesystem::path& dir) {
 }
 
 ClipConfig read_clip_config(const std::filesystem::path& dir, ClipLayout layout) {
-  const std::filesystem::path path = dir / clip_files::config_name(layout);
+  const std::filesystem::path path = dir / encode_internal::config_name(layout);
   return parse_clip_config(read_text_file(path), layout, path.string());
 }
 

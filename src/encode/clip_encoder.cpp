@@ -1,12 +1,12 @@
 // ClipEncoder: a CLIP directory's weights, tokenizer and image preprocessing.
 #include <cmath>
 
-#include "vlbias/blas.h"
-#include "vlbias/encode.h"
-#include "vlbias/error.h"
-#include "vlbias/json.h"
-#include "vlbias/log.h"
-#include "vlbias/sha256.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/json.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/sha256.h"
 
 namespace vlbias {
 

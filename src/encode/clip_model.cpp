@@ -1,4 +1,4 @@
-// ClipModel: loading and the float32 forward of both towers. See include/vlbias/clip_model.h.
+// ClipModel: loading and the float32 forward of both towers. See include/vlbias/encode/clip_model.h.
 //
 // Layout of the work: many images (or texts) are packed into one token matrix h (rows = tokens
 // of all sequences back to back, no padding), so every linear layer is one large sgemm (fixed
@@ -14,7 +14,7 @@
 // attention output, out-projection and MLP for the pooled rows only (exactly the same values).
 // For the same reason a text runs only up to its pooled position: later tokens cannot reach it
 // through the causal mask.
-#include "vlbias/clip_model.h"
+#include "vlbias/encode/clip_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,18 +24,18 @@
 
 #include <fmt/format.h>
 
-#include "encode/clip_model_internal.h"
-#include "vlbias/blas.h"
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
+#include "clip_model_internal.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
 
 namespace vlbias {
 
 namespace {
 
-using clip::Block;
-using clip::Linear;
-using clip::Tower;
+using encode_internal::Block;
+using encode_internal::Linear;
+using encode_internal::Tower;
 
 // Tokens per forward pass (bounds the activation memory: ~ rows x (5 width + mlp) floats).
 constexpr std::size_t kMaxChunkTokens = 4096;
@@ -64,15 +64,15 @@ void for_row_chunks(std::size_t rows, Fn fn) {
 }
 
 void layer_norm_rows(const float* x, float* y, std::size_t rows, std::size_t width,
-                     const clip::LayerNormWeights& ln, float eps) {
+                     const encode_internal::LayerNormWeights& ln, float eps) {
   for_row_chunks(rows, [&](std::size_t b, std::size_t e) {
-    clip::layer_norm(x + b * width, width, y + b * width, width, e - b, width, ln, eps);
+    encode_internal::layer_norm(x + b * width, width, y + b * width, width, e - b, width, ln, eps);
   });
 }
 
 void add_bias_rows(float* y, std::size_t rows, std::size_t cols, const std::vector<float>& bias) {
   for_row_chunks(rows, [&](std::size_t b, std::size_t e) {
-    clip::add_bias(y + b * cols, cols, e - b, cols, bias.data());
+    encode_internal::add_bias(y + b * cols, cols, e - b, cols, bias.data());
   });
 }
 
@@ -85,7 +85,7 @@ class ScratchLease {
       s_ = std::move(m_.scratch_pool.back());
       m_.scratch_pool.pop_back();
     }
-    if (!s_) s_ = std::make_unique<clip::Scratch>();
+    if (!s_) s_ = std::make_unique<encode_internal::Scratch>();
   }
   ~ScratchLease() {
     std::lock_guard<std::mutex> lock(m_.scratch_mutex);
@@ -93,11 +93,11 @@ class ScratchLease {
   }
   ScratchLease(const ScratchLease&) = delete;
   ScratchLease& operator=(const ScratchLease&) = delete;
-  clip::Scratch& operator*() { return *s_; }
+  encode_internal::Scratch& operator*() { return *s_; }
 
  private:
   const ClipModel::Impl& m_;
-  std::unique_ptr<clip::Scratch> s_;
+  std::unique_ptr<encode_internal::Scratch> s_;
 };
 
 // Attention of head `head` of sequence `s` for its queries [q0, q1) (all keys, or keys <= query
@@ -117,7 +117,7 @@ void attend(const float* qkv, std::size_t w, std::size_t heads, const Seq& s, st
   for (std::size_t i = 0; i < m; ++i) {
     float* row = scores.data() + i * n;
     const std::size_t keys = causal ? q0 + i + 1 : n;  // keys [0, keys) are visible
-    clip::softmax(row, keys);
+    encode_internal::softmax(row, keys);
     std::fill(row + keys, row + n, 0.0f);
   }
   sgemm(Transpose::No, Transpose::No, m, d, n, 1.0f, scores.data(), n, v, ld, 0.0f,
@@ -127,7 +127,7 @@ void attend(const float* qkv, std::size_t w, std::size_t heads, const Seq& s, st
 // Runs all blocks of `t` over the packed token matrix h (rows x width) and returns the pooled
 // rows after the last block (seqs.size() x width), in sequence order.
 std::vector<float> run_tower(const Tower& t, float* h, std::size_t rows,
-                             const std::vector<Seq>& seqs, bool causal, clip::Scratch& sc) {
+                             const std::vector<Seq>& seqs, bool causal, encode_internal::Scratch& sc) {
   const ClipTowerConfig& c = t.cfg;
   const std::size_t w = c.width, mw = c.mlp_width, heads = c.heads, ns = seqs.size();
   float* x = sc.x.reserve(rows * w);
@@ -169,7 +169,7 @@ std::vector<float> run_tower(const Tower& t, float* h, std::size_t rows,
     layer_norm_rows(stream, x, n, w, b.ln2, c.layer_norm_eps);
     linear_gemm(x, w, n, b.fc1, mlp, mw, false);
     for_row_chunks(n, [&](std::size_t rb, std::size_t re) {
-      clip::bias_activation(mlp + rb * mw, mw, re - rb, mw, b.fc1.b.data(), c.activation);
+      encode_internal::bias_activation(mlp + rb * mw, mw, re - rb, mw, b.fc1.b.data(), c.activation);
     });
     add_bias_rows(stream, n, w, b.fc2.b);
     linear_gemm(mlp, mw, n, b.fc2, stream, w, true);
@@ -178,7 +178,7 @@ std::vector<float> run_tower(const Tower& t, float* h, std::size_t rows,
 }
 
 // LN(pooled) P^T: the projected embeddings (seqs x embed) written to out rows [row0, ...).
-void project(std::vector<float>& pooled, std::size_t n, const clip::LayerNormWeights& ln, float eps,
+void project(std::vector<float>& pooled, std::size_t n, const encode_internal::LayerNormWeights& ln, float eps,
              const Linear& proj, Matrix& out, std::size_t row0) {
   const std::size_t w = proj.in;
   layer_norm_rows(pooled.data(), pooled.data(), n, w, ln, eps);
@@ -208,8 +208,8 @@ ClipModel ClipModel::load(const std::filesystem::path& dir, std::optional<ClipLa
   const ClipLayout l = layout ? *layout : detect_clip_layout(dir);
   auto impl = std::make_unique<Impl>();
   impl->config = read_clip_config(dir, l);
-  impl->weights_path = dir / clip_files::weights_name(l);
-  clip::load_weights(impl->weights_path, impl->config, impl->vision, impl->text);
+  impl->weights_path = dir / encode_internal::weights_name(l);
+  encode_internal::load_weights(impl->weights_path, impl->config, impl->vision, impl->text);
   return ClipModel(std::move(impl));
 }
 
@@ -234,7 +234,7 @@ std::size_t ClipModel::pooled_position(const std::vector<std::int32_t>& ids) con
 
 Matrix ClipModel::encode_images(const float* pixels, std::size_t n) const {
   const ClipConfig& c = impl_->config;
-  const clip::VisionWeights& vw = impl_->vision;
+  const encode_internal::VisionWeights& vw = impl_->vision;
   const std::size_t w = c.vision.width, p = c.patch_size, g = c.grid(), side = c.image_size;
   const std::size_t patches = g * g, tokens = patches + 1, kdim = 3 * p * p;
   const std::size_t image_floats = 3 * side * side;
@@ -251,7 +251,7 @@ Matrix ClipModel::encode_images(const float* pixels, std::size_t n) const {
   }
   const std::size_t per_chunk = std::max<std::size_t>(1, kMaxChunkTokens / tokens);
   ScratchLease lease(*impl_);
-  clip::Scratch& sc = *lease;
+  encode_internal::Scratch& sc = *lease;
   for (std::size_t i0 = 0; i0 < n; i0 += per_chunk) {
     const std::size_t b = std::min(per_chunk, n - i0), rows = b * tokens;
     // im2col into the MLP buffer: patch (gy, gx) of image ii as a row [ch][ky][kx], the conv
@@ -299,7 +299,7 @@ Matrix ClipModel::encode_images(const float* pixels, std::size_t n) const {
 
 Matrix ClipModel::encode_texts(const std::vector<std::vector<std::int32_t>>& ids) const {
   const ClipConfig& c = impl_->config;
-  const clip::TextWeights& tw = impl_->text;
+  const encode_internal::TextWeights& tw = impl_->text;
   const std::size_t w = c.text.width, n = ids.size();
   Matrix out(n, c.embed_dim);
   // Each text runs up to its pooled position (inclusive).
@@ -319,7 +319,7 @@ Matrix ClipModel::encode_texts(const std::vector<std::vector<std::int32_t>>& ids
     run_length[i] = pooled[i] + 1;
   }
   ScratchLease lease(*impl_);
-  clip::Scratch& sc = *lease;
+  encode_internal::Scratch& sc = *lease;
   for (std::size_t i0 = 0; i0 < n;) {
     // Chunk: consecutive texts up to kMaxChunkTokens tokens (at least one text).
     std::size_t i1 = i0, rows = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// Internals of the native CLIP encoder (include/vlbias/clip_model.h): the weights in float32,
+// Internals of the native CLIP encoder (include/vlbias/encode/clip_model.h): the weights in float32,
 // the loader's file names and the forward's kernels.
 #include <cstddef>
 #include <filesystem>
@@ -7,18 +7,18 @@
 #include <mutex>
 #include <vector>
 
-#include "vlbias/clip_model.h"
+#include "vlbias/encode/clip_model.h"
 
 namespace vlbias {
 
-namespace clip_files {
+namespace encode_internal {
 // "config.json" / "open_clip_config.json".
 const char* config_name(ClipLayout layout);
 // "model.safetensors" / "open_clip_model.safetensors".
 const char* weights_name(ClipLayout layout);
-}  // namespace clip_files
+}  // namespace encode_internal
 
-namespace clip {
+namespace encode_internal {
 
 // y = x W^T + b (torch.nn.Linear): w is [out, in] row-major, b is [out] (empty: no bias).
 struct Linear {
@@ -82,20 +82,20 @@ struct Scratch {
   FloatBuffer h, x, qkv, attn, mlp;
 };
 
-}  // namespace clip
+}  // namespace encode_internal
 
 struct ClipModel::Impl {
   ClipConfig config;
   std::filesystem::path weights_path;
-  clip::VisionWeights vision;
-  clip::TextWeights text;
+  encode_internal::VisionWeights vision;
+  encode_internal::TextWeights text;
   // Scratch sets kept between calls (one per concurrent caller), so repeated calls do not pay
   // for fresh pages; taken and returned under the mutex.
   mutable std::mutex scratch_mutex;
-  mutable std::vector<std::unique_ptr<clip::Scratch>> scratch_pool;
+  mutable std::vector<std::unique_ptr<encode_internal::Scratch>> scratch_pool;
 };
 
-namespace clip {
+namespace encode_internal {
 
 // Loads and checks every tensor of `path` for `config` (clip_model_load.cpp).
 void load_weights(const std::filesystem::path& path, ClipConfig& config, VisionWeights& vision,
@@ -127,5 +127,5 @@ void bias_activation(float* y, std::size_t ld, std::size_t rows, std::size_t col
 // Softmax of row[0..n) in place: e^(x - max) / sum (sum in double). n >= 1.
 void softmax(float* row, std::size_t n);
 
-}  // namespace clip
+}  // namespace encode_internal
 }  // namespace vlbias

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "encode/clip_model_internal.h"
+#include "clip_model_internal.h"
 
-namespace vlbias::clip {
+namespace vlbias::encode_internal {
 
 namespace {
 
@@ -217,4 +217,4 @@ void softmax(float* row, std::size_t n) {
   softmax_body(row, n);
 }
 
-}  // namespace vlbias::clip
+}  // namespace vlbias::encode_internal

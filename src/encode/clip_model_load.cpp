@@ -1,5 +1,5 @@
 // CLIP weights from .safetensors: tensor names of both layouts, shape and dtype checks,
-// conversion to float32, q/k/v fusion. See include/vlbias/clip_model.h.
+// conversion to float32, q/k/v fusion. See include/vlbias/encode/clip_model.h.
 //
 // Names follow transformers' modeling_clip.py (CLIPModel state dict) and open_clip's model.py /
 // transformer.py (CLIP state dict). Every tensor of the file must be used: a tensor left over
@@ -14,16 +14,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "encode/clip_model_internal.h"
-#include "vlbias/error.h"
-#include "vlbias/safetensors.h"
+#include "clip_model_internal.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/safetensors.h"
 
 #if defined(__linux__)
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
 
-namespace vlbias::clip {
+namespace vlbias::encode_internal {
 
 namespace {
 
@@ -183,7 +183,7 @@ Tower read_tower_open_clip(Reader& r, const std::string& prefix, const ClipTower
 void load_weights(const std::filesystem::path& path, ClipConfig& config, VisionWeights& vision,
                   TextWeights& text) {
   const SafetensorsFile file = SafetensorsFile::open(path);
-  Reader r(file, clip_files::config_name(config.layout));
+  Reader r(file, encode_internal::config_name(config.layout));
   const std::size_t vw = config.vision.width, tw = config.text.width, e = config.embed_dim;
   const std::size_t p = config.patch_size, positions = config.image_tokens();
   const Shape patch_shape = {vw, 3, p, p};
@@ -225,4 +225,4 @@ void load_weights(const std::filesystem::path& path, ClipConfig& config, VisionW
                log_scale);
 }
 
-}  // namespace vlbias::clip
+}  // namespace vlbias::encode_internal

@@ -1,8 +1,8 @@
-// CLIP's byte-level BPE tokenizer (see include/vlbias/clip_tokenizer.h). The
+// CLIP's byte-level BPE tokenizer (see include/vlbias/encode/clip_tokenizer.h). The
 // cleaning, pre-tokenizer and BPE follow open_clip's src/open_clip/tokenizer.py
 // (SimpleTokenizer) and transformers' models/clip (CLIPTokenizer, and the
 // tokenizer.json normalizer / pre-tokenizer of CLIPTokenizerFast).
-#include "vlbias/clip_tokenizer.h"
+#include "vlbias/encode/clip_tokenizer.h"
 
 #include <array>
 #include <cstddef>
@@ -20,10 +20,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "text/unicode_text.h"
-#include "vlbias/error.h"
-#include "vlbias/json.h"
-#include "vlbias/mapped_file.h"
+#include "vlbias/text/unicode_text.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/json.h"
+#include "vlbias/io/mapped_file.h"
 
 namespace vlbias {
 namespace {

@@ -12,19 +12,19 @@
 
 #include <unistd.h>
 
-#include "encode/image_prefetch.h"
-#include "vlbias/atomic_file.h"
-#include "vlbias/blas.h"
-#include "vlbias/encode.h"
-#include "vlbias/error.h"
-#include "vlbias/json.h"
-#include "vlbias/log.h"
-#include "vlbias/npy.h"
-#include "vlbias/parallel.h"
-#include "vlbias/safetensors.h"
-#include "vlbias/sha256.h"
-#include "vlbias/table.h"
-#include "vlbias/timestamp.h"
+#include "image_prefetch.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/json.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/io/safetensors.h"
+#include "vlbias/core/sha256.h"
+#include "vlbias/io/table.h"
+#include "vlbias/core/timestamp.h"
 #include "vlbias/version.h"
 
 namespace vlbias {
@@ -173,7 +173,7 @@ Json read_checkpoint_json(const fs::path& path, const fs::path& partial) {
 // resume costs one read of the already encoded images, and no edit can keep its hash.
 std::vector<std::size_t> changed_images(const fs::path& partial, const std::vector<bool>& done,
                                         std::size_t chunk,
-                                        const std::vector<encode_detail::ImageItem>& items) {
+                                        const std::vector<encode_internal::ImageItem>& items) {
   std::vector<std::size_t> rows;
   std::vector<std::string> recorded;
   for (std::size_t c = 0; c < done.size(); ++c) {
@@ -197,7 +197,7 @@ std::vector<std::size_t> changed_images(const fs::path& partial, const std::vect
   Progress progress("check encoded images", rows.size());
   parallel_for(rows.size(), [&](std::size_t i) {
     const std::string& path = items[rows[i]].path;
-    differs[i] = (path.empty() ? "" : encode_detail::image_file_sha256(path)) != recorded[i];
+    differs[i] = (path.empty() ? "" : encode_internal::image_file_sha256(path)) != recorded[i];
     progress.advance();
   });
   progress.finish();
@@ -226,7 +226,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   if (!images) (void)encoder.tokenizer();  // refuse a directory without tokenizer files now
   const Items items = load_items(o);
   const std::size_t n = items.values.size();
-  std::vector<encode_detail::ImageItem> image_items;
+  std::vector<encode_internal::ImageItem> image_items;
   if (images) {
     for (std::size_t r = 0; r < n; ++r) {
       image_items.push_back({items.missing[r] ? "" : items.values[r], items.display[r]});
@@ -327,7 +327,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   };
 
   // Images are decoded ahead on worker threads, in the order the chunks are processed.
-  std::unique_ptr<encode_detail::ImagePrefetcher> prefetch;
+  std::unique_ptr<encode_internal::ImagePrefetcher> prefetch;
   const std::size_t per = images ? encoder.pixels_per_image() : 0;
   std::vector<float> px(batch * per);
   std::size_t k = 0;  // next position in the prefetch order
@@ -338,7 +338,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
       for (std::size_t r = c * chunk; r < std::min(n, (c + 1) * chunk); ++r) order.push_back(r);
     }
     const unsigned threads = o.decode_threads ? o.decode_threads : std::max(1u, thread_count() / 2);
-    prefetch = std::make_unique<encode_detail::ImagePrefetcher>(
+    prefetch = std::make_unique<encode_internal::ImagePrefetcher>(
         encoder, image_items, std::move(order), std::max<std::size_t>(2 * batch, 8), threads,
         o.max_image_pixels);
   }
@@ -355,7 +355,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
       Matrix emb;
       if (images) {
         for (std::size_t r = b; r < e; ++r, ++k) {
-          encode_detail::PrefetchedImage got = prefetch->take(k, px.data() + good.size() * per);
+          encode_internal::PrefetchedImage got = prefetch->take(k, px.data() + good.size() * per);
           sha256[r - begin] = std::move(got.sha256);
           if (got.error.empty()) {
             good.push_back(r);

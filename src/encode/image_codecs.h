@@ -5,9 +5,9 @@
 #include <span>
 #include <string>
 
-#include "vlbias/image.h"
+#include "vlbias/encode/image.h"
 
-namespace vlbias::image_detail {
+namespace vlbias::encode_internal {
 
 // JPEG via libjpeg-turbo as Pillow 9.4's JpegDecode.c drives it; `bytes` starts with FF D8 FF.
 // `reserve` (may be empty) is called with the buffers' bytes before they are allocated.
@@ -24,4 +24,4 @@ RgbImage decode_png(std::span<const std::uint8_t> bytes, const std::string& sour
 void check_image_pixels(const std::string& source, const char* format, std::size_t width,
                         std::size_t height, std::size_t max_pixels);
 
-}  // namespace vlbias::image_detail
+}  // namespace vlbias::encode_internal

@@ -7,10 +7,10 @@
 #include <span>
 #include <string>
 
-#include "encode/image_codecs.h"
-#include "vlbias/error.h"
-#include "vlbias/image.h"
-#include "vlbias/mapped_file.h"
+#include "image_codecs.h"
+#include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/io/mapped_file.h"
 
 namespace vlbias {
 
@@ -37,7 +37,7 @@ bool looks_like_text(std::span<const std::uint8_t> bytes) {
 
 }  // namespace
 
-namespace image_detail {
+namespace encode_internal {
 
 void check_image_pixels(const std::string& source, const char* format, std::size_t width,
                         std::size_t height, std::size_t max_pixels) {
@@ -49,7 +49,7 @@ void check_image_pixels(const std::string& source, const char* format, std::size
                source, format, width, height, max_pixels);
 }
 
-}  // namespace image_detail
+}  // namespace encode_internal
 
 std::string describe_file_type(std::span<const std::uint8_t> bytes) {
   struct Magic {
@@ -96,10 +96,10 @@ RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& so
   VLBIAS_CHECK(!bytes.empty(), InputError, "'{}' is empty; expected a JPEG or PNG image", source);
   // JpegImagePlugin._accept: FF D8 FF. PngImagePlugin._accept: the 8-byte PNG signature.
   if (starts_with(bytes, "\xFF\xD8\xFF")) {
-    return image_detail::decode_jpeg(bytes, source, max_pixels, reserve);
+    return encode_internal::decode_jpeg(bytes, source, max_pixels, reserve);
   }
   if (starts_with(bytes, "\x89PNG\r\n\x1A\n")) {
-    return image_detail::decode_png(bytes, source, max_pixels, reserve);
+    return encode_internal::decode_png(bytes, source, max_pixels, reserve);
   }
   // The file's type, never its bytes: the path may name any readable file (issue 19).
   VLBIAS_FAIL(InputError,

@@ -28,10 +28,10 @@
 
 #include <jpeglib.h>
 
-#include "encode/image_codecs.h"
-#include "vlbias/error.h"
+#include "image_codecs.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::image_detail {
+namespace vlbias::encode_internal {
 namespace {
 
 // A progressive JPEG with very many scans re-walks every coefficient block per scan; cap the
@@ -303,4 +303,4 @@ RgbImage decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& sou
   return image;
 }
 
-}  // namespace vlbias::image_detail
+}  // namespace vlbias::encode_internal

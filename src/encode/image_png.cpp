@@ -34,10 +34,10 @@
 #include <png.h>
 #include <zlib.h>
 
-#include "encode/image_codecs.h"
-#include "vlbias/error.h"
+#include "image_codecs.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::image_detail {
+namespace vlbias::encode_internal {
 namespace {
 
 constexpr std::array<std::uint8_t, 8> kPngSignature = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
@@ -362,4 +362,4 @@ RgbImage decode_png(std::span<const std::uint8_t> bytes, const std::string& sour
       source, st.rows_done, st.rows_expected, st.last_warning[0] != 0 ? ": " : "", st.last_warning);
 }
 
-}  // namespace vlbias::image_detail
+}  // namespace vlbias::encode_internal

@@ -1,18 +1,18 @@
 // ImagePrefetcher: the encode job's image decoding on worker threads.
-#include "encode/image_prefetch.h"
+#include "image_prefetch.h"
 
 #include <algorithm>
 #include <new>
 #include <optional>
 #include <string_view>
 
-#include "vlbias/error.h"
-#include "vlbias/image.h"
-#include "vlbias/log.h"
-#include "vlbias/mapped_file.h"
-#include "vlbias/sha256.h"
+#include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/mapped_file.h"
+#include "vlbias/core/sha256.h"
 
-namespace vlbias::encode_detail {
+namespace vlbias::encode_internal {
 
 namespace {
 
@@ -130,4 +130,4 @@ void ImagePrefetcher::work() {
   }
 }
 
-}  // namespace vlbias::encode_detail
+}  // namespace vlbias::encode_internal

@@ -8,10 +8,10 @@
 #include <thread>
 #include <vector>
 
-#include "vlbias/encode.h"
-#include "vlbias/memory_budget.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/core/memory_budget.h"
 
-namespace vlbias::encode_detail {
+namespace vlbias::encode_internal {
 
 // One image of the job: the path to read and what messages call it.
 struct ImageItem {
@@ -75,4 +75,4 @@ class ImagePrefetcher {
 // of an encoded image (see run_encode_job).
 std::string image_file_sha256(const std::string& path);
 
-}  // namespace vlbias::encode_detail
+}  // namespace vlbias::encode_internal

@@ -13,11 +13,11 @@
 #include <string_view>
 #include <utility>
 
-#include "vlbias/error.h"
-#include "vlbias/image.h"
-#include "vlbias/json.h"
-#include "vlbias/log.h"
-#include "vlbias/mapped_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/io/json.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/mapped_file.h"
 
 namespace vlbias {
 namespace {

@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/error.h"
-#include "vlbias/image.h"
+#include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
 
 namespace vlbias {
 namespace {

@@ -1,5 +1,5 @@
-// The shared request loop (include/vlbias/driver.h).
-#include "vlbias/driver.h"
+// The shared request loop (include/vlbias/generate/driver.h).
+#include "vlbias/generate/driver.h"
 
 #include <atomic>
 #include <chrono>
@@ -13,9 +13,9 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/rng.h"
 
 namespace vlbias {
 

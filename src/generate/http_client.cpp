@@ -1,5 +1,5 @@
-// HTTP over libcurl and the shared retry policy (include/vlbias/http_client.h).
-#include "vlbias/http_client.h"
+// HTTP over libcurl and the shared retry policy (include/vlbias/generate/http_client.h).
+#include "vlbias/generate/http_client.h"
 
 #include <curl/curl.h>
 
@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 

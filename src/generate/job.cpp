@@ -9,77 +9,16 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/sha256.h"
-#include "vlbias/timestamp.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/sha256.h"
+#include "vlbias/core/timestamp.h"
 #include "vlbias/version.h"
 
-namespace vlbias::generate_detail {
+namespace vlbias::generate_internal {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-}  // namespace
-
-std::string base64_encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const auto v = (std::uint32_t(std::uint8_t(bytes[i])) << 16) |
-                   (std::uint32_t(std::uint8_t(bytes[i + 1])) << 8) | std::uint8_t(bytes[i + 2]);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += kAlphabet[v & 63];
-  }
-  const std::size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    std::uint32_t v = std::uint32_t(std::uint8_t(bytes[i])) << 16;
-    if (rest == 2) v |= std::uint32_t(std::uint8_t(bytes[i + 1])) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-std::optional<std::string> base64_decode(std::string_view text) {
-  std::array<int, 256> value;
-  value.fill(-1);
-  for (int k = 0; k < 64; ++k) value[std::uint8_t(kAlphabet[k])] = k;
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  std::uint32_t acc = 0;
-  int bits = 0, symbols = 0, padding = 0;
-  for (const char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      ++padding;
-      continue;
-    }
-    const int v = value[std::uint8_t(c)];
-    if (v < 0 || padding > 0) return std::nullopt;  // a symbol after padding is malformed
-    acc = (acc << 6) | std::uint32_t(v);
-    bits += 6;
-    ++symbols;
-    if (bits >= 8) {
-      bits -= 8;
-      out += char((acc >> bits) & 0xFF);
-    }
-  }
-  // A lone symbol in the last quantum cannot encode a byte; padding never exceeds 2 and,
-  // when present, completes the quantum.
-  if (symbols % 4 == 1 || padding > 2) return std::nullopt;
-  if (padding > 0 && (symbols + padding) % 4 != 0) return std::nullopt;
-  return out;
-}
 
 std::optional<ImageKind> sniff_image(std::string_view b) {
   if (b.size() >= 8 && b.substr(0, 8) == std::string_view("\x89PNG\r\n\x1a\n", 8))
@@ -318,7 +257,7 @@ Json cell_json(const Table& table, std::size_t column, std::size_t row) {
   return c.levels[c.codes[row]];
 }
 
-}  // namespace vlbias::generate_detail
+}  // namespace vlbias::generate_internal
 
 namespace vlbias {
 

@@ -10,17 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/generate.h"
-#include "vlbias/json.h"
-#include "vlbias/run_lock.h"
-#include "vlbias/table.h"
+#include "vlbias/generate/generate.h"
+#include "vlbias/io/base64.h"
+#include "vlbias/io/json.h"
+#include "vlbias/io/run_lock.h"
+#include "vlbias/io/table.h"
 
-namespace vlbias::generate_detail {
-
-// RFC 4648 base64 with padding.
-std::string base64_encode(std::string_view bytes);
-// Standard alphabet; padding optional; ASCII whitespace ignored. nullopt when malformed.
-std::optional<std::string> base64_decode(std::string_view text);
+namespace vlbias::generate_internal {
 
 struct ImageKind {
   const char* mime;
@@ -129,4 +125,4 @@ Json input_record(const std::filesystem::path& path);
 // A table cell as JSON: a number for numeric columns, a string, or null when missing.
 Json cell_json(const Table& table, std::size_t column, std::size_t row);
 
-}  // namespace vlbias::generate_detail
+}  // namespace vlbias::generate_internal

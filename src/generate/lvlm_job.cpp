@@ -4,15 +4,15 @@
 #include <fmt/format.h>
 
 #include "job.h"
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/mapped_file.h"
-#include "vlbias/table.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/mapped_file.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 
 namespace fs = std::filesystem;
-using namespace generate_detail;
+using namespace generate_internal;
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include "job.h"
 
-namespace vlbias::generate_detail {
+namespace vlbias::generate_internal {
 
 namespace {
 
@@ -108,4 +108,4 @@ Verdict read_perspective(const HttpResponse& r, const std::vector<std::string>& 
   return {RequestStatus::Done, out.dump(), ""};
 }
 
-}  // namespace vlbias::generate_detail
+}  // namespace vlbias::generate_internal

@@ -1,10 +1,10 @@
-// Secrets out of stored and printed text (include/vlbias/redact.h).
-#include "vlbias/redact.h"
+// Secrets out of stored and printed text (include/vlbias/generate/redact.h).
+#include "vlbias/generate/redact.h"
 
 #include <algorithm>
 #include <functional>
 
-#include "vlbias/json.h"
+#include "vlbias/io/json.h"
 
 namespace vlbias {
 

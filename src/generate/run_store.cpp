@@ -1,5 +1,5 @@
-// The resumable run store (include/vlbias/run_store.h) over the SQLite C API.
-#include "vlbias/run_store.h"
+// The resumable run store (include/vlbias/generate/run_store.h) over the SQLite C API.
+#include "vlbias/generate/run_store.h"
 
 #include <sqlite3.h>
 
@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/json.h"
-#include "vlbias/timestamp.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/json.h"
+#include "vlbias/core/timestamp.h"
 
 namespace vlbias {
 

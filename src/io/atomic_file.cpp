@@ -1,4 +1,4 @@
-#include "vlbias/atomic_file.h"
+#include "vlbias/io/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 

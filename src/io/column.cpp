@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 

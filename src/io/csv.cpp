@@ -17,11 +17,11 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "io/table_detail.h"
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/record_stream.h"
-#include "vlbias/table.h"
+#include "table_detail.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/record_stream.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 
@@ -39,7 +39,7 @@ constexpr std::size_t kProgressChunk = std::size_t{8} << 20;
 
 struct ColumnBuilder {
   Column column;
-  table_io::Dictionary dict;
+  Dictionary dict;
   bool numeric = true;
   std::size_t flip_row = 0;  // rows read as numbers before the column turned String
 
@@ -50,7 +50,7 @@ struct ColumnBuilder {
         return;
       }
       double value;
-      if (table_io::parse_number(text, &value)) {
+      if (io_internal::parse_number(text, &value)) {
         column.numbers.push_back(value);
         return;
       }
@@ -65,17 +65,17 @@ struct ColumnBuilder {
     const std::size_t capacity = column.numbers.capacity();
     std::vector<double>().swap(column.numbers);  // free before allocating the codes
     column.codes.reserve(capacity);
-    table_io::advise_huge_pages(column.codes.data(), capacity * sizeof(std::uint32_t));
+    io_internal::advise_huge_pages(column.codes.data(), capacity * sizeof(std::uint32_t));
     column.codes.assign(row, Column::kMissing);
   }
 
   void reserve(std::size_t n) {
     if (numeric) {
       column.numbers.reserve(n);
-      table_io::advise_huge_pages(column.numbers.data(), n * sizeof(double));
+      io_internal::advise_huge_pages(column.numbers.data(), n * sizeof(double));
     } else {
       column.codes.reserve(n);
-      table_io::advise_huge_pages(column.codes.data(), n * sizeof(std::uint32_t));
+      io_internal::advise_huge_pages(column.codes.data(), n * sizeof(std::uint32_t));
     }
   }
 };
@@ -98,7 +98,7 @@ bool starts_like_a_formula(std::string_view text) {
   const char c = text.front();
   double ignored;
   const bool number_start = c == '+' || c == '-' || c == '.' || (c >= '0' && c <= '9');
-  return !(number_start && table_io::parse_number(text, &ignored));
+  return !(number_start && io_internal::parse_number(text, &ignored));
 }
 
 std::string delimiter_name(char delimiter) {
@@ -109,7 +109,7 @@ std::string delimiter_name(char delimiter) {
 class CsvReader {
  public:
   CsvReader(std::string_view text, const std::string& source, char delimiter,
-            table_io::FileBytes* file)
+            io_internal::FileBytes* file)
       : begin_(text.data()),
         end_(text.data() + text.size()),
         p_(begin_),
@@ -153,7 +153,7 @@ class CsvReader {
         const double per_row = static_cast<double>(p_ - data_start) / static_cast<double>(row);
         const auto estimate = row + static_cast<std::size_t>((end_ - p_) / per_row * 1.25) + 1024;
         table.line_of_row.reserve(estimate);
-        table_io::advise_huge_pages(table.line_of_row.data(), estimate * sizeof(std::size_t));
+        io_internal::advise_huge_pages(table.line_of_row.data(), estimate * sizeof(std::size_t));
         for (auto& b : builders) b.reserve(estimate);
       }
       const std::size_t record_line = line_;
@@ -400,7 +400,7 @@ class CsvReader {
     }
     const auto length = static_cast<std::size_t>(to - validated_);
     if (!simdjson::validate_utf8(validated_, length)) {
-      const std::size_t bad = table_io::first_invalid_utf8(std::string_view(validated_, length));
+      const std::size_t bad = io_internal::first_invalid_utf8(std::string_view(validated_, length));
       fail_utf8(validated_ + bad);
     }
     validated_ = to;
@@ -445,7 +445,7 @@ class CsvReader {
     }
     for (auto& b : builders) {
       if (!b.numeric && b.flip_row > 0) {
-        table_io::reorder_by_first_appearance(b.column.codes, b.column.levels);
+        io_internal::reorder_by_first_appearance(b.column.codes, b.column.levels);
       }
     }
   }
@@ -457,7 +457,7 @@ class CsvReader {
   std::size_t line_ = 1;
   std::string source_;
   char delim_;
-  table_io::FileBytes* file_;
+  io_internal::FileBytes* file_;
   bool stop_[256];
   std::string scratch_;
   std::vector<std::string> names_;
@@ -471,7 +471,7 @@ Table parse_csv(std::string_view text, const std::string& source, const CsvOptio
   return CsvReader(text, source, options.delimiter, nullptr).read();
 }
 
-namespace table_io {
+namespace io_internal {
 std::size_t stream_csv(const std::string& path, char delimiter,
                        const std::vector<std::string>& columns, Record& record,
                        const std::function<void(const Record&)>& on_row,
@@ -480,10 +480,10 @@ std::size_t stream_csv(const std::string& path, char delimiter,
   CsvReader reader(file.view(), path, delimiter, &file);
   return reader.stream(columns, record, on_row, on_progress);
 }
-}  // namespace table_io
+}  // namespace io_internal
 
 Table read_csv(const std::string& path, const CsvOptions& options) {
-  table_io::FileBytes file(path);
+  io_internal::FileBytes file(path);
   return CsvReader(file.view(), path, options.delimiter, &file).read();
 }
 

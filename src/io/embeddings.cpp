@@ -1,12 +1,12 @@
 // Embedding matrices from .npy or .safetensors files.
-#include "vlbias/embeddings.h"
+#include "vlbias/io/embeddings.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "vlbias/error.h"
-#include "vlbias/npy.h"
-#include "vlbias/safetensors.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/io/safetensors.h"
 
 namespace vlbias {
 

@@ -1,4 +1,4 @@
-#include "vlbias/finite.h"
+#include "vlbias/io/finite.h"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 

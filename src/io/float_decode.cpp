@@ -1,13 +1,13 @@
-#include "io/float_decode.h"
+#include "float_decode.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::binary_io {
+namespace vlbias::io_internal {
 
 namespace {
 
@@ -176,4 +176,4 @@ void decode_float_array(const std::uint8_t* src, FloatKind kind, bool swap,
   }
 }
 
-}  // namespace vlbias::binary_io
+}  // namespace vlbias::io_internal

@@ -8,9 +8,9 @@
 #include <span>
 #include <string_view>
 
-#include "vlbias/finite.h"
+#include "vlbias/io/finite.h"
 
-namespace vlbias::binary_io {
+namespace vlbias::io_internal {
 
 // IEEE 754 binary16 -> binary32. Exact for every input: subnormals become
 // normal floats, +-0 and +-inf keep their sign, NaN stays NaN with its payload
@@ -67,4 +67,4 @@ void decode_float_array(const std::uint8_t* src, FloatKind kind, bool swap,
                         std::span<const std::size_t> shape, bool fortran, NonFinite policy,
                         std::string_view what, float* dst);
 
-}  // namespace vlbias::binary_io
+}  // namespace vlbias::io_internal

@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "io/table_detail.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/table.h"
+#include "table_detail.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 
@@ -73,13 +73,13 @@ SortedLevels string_levels(const Column& col, const std::vector<bool>& mask) {
 // missing or masked out).
 SortedLevels numeric_levels(const Column& col, const std::vector<bool>& mask,
                             std::vector<std::uint32_t>& ids) {
-  table_io::U64Index index;
+  U64Index index;
   std::vector<double> distinct;
   ids.assign(col.numbers.size(), kNone);
   for (std::size_t row = 0; row < col.numbers.size(); ++row) {
     const double v = col.numbers[row];
     if (std::isnan(v) || !row_in(mask, row)) continue;
-    const std::uint32_t id = index.insert(table_io::double_key(v));
+    const std::uint32_t id = index.insert(double_key(v));
     if (id == distinct.size()) distinct.push_back(v == 0.0 ? 0.0 : v);
     ids[row] = id;
   }
@@ -121,7 +121,7 @@ std::uint64_t fold(std::vector<std::uint32_t>& keys, std::uint64_t bound, std::u
     combine([](std::uint64_t key) { return static_cast<std::uint32_t>(key); });
     return space;
   }
-  table_io::U64Index index;
+  U64Index index;
   combine([&index](std::uint64_t key) { return index.insert(key); });
   const std::vector<std::uint32_t> rank_of_id = ranks_of(index.keys());
   for (auto& k : keys) {
@@ -153,7 +153,7 @@ std::uint64_t compress(std::vector<std::uint32_t>& keys, std::uint64_t bound) {
     }
     return count;
   }
-  table_io::U64Index index;
+  U64Index index;
   for (auto& k : keys) {
     if (k != kNoGroup32) k = index.insert(k);
   }

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "io/table_detail.h"
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "table_detail.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 
@@ -17,14 +17,14 @@ constexpr std::size_t kExamples = 5;
 
 std::string id_text(const Column& col, std::size_t row) {
   if (col.type == ColumnType::Numeric) return col.text(row);
-  return table_io::quoted(col.levels[col.codes[row]]);
+  return io_internal::quoted(col.levels[col.codes[row]]);
 }
 
 void check_ids_present(const Table& table, const Column& col, const std::string& role) {
   for (std::size_t row = 0; row < table.rows; ++row) {
     VLBIAS_CHECK(!col.missing(row), InputError,
                  "{}'{}' has no id in column '{}' at {}; expected an id on every row", role,
-                 table.source, col.name, table_io::where_row(table.line_of_row, row));
+                 table.source, col.name, io_internal::where_row(table.line_of_row, row));
   }
 }
 
@@ -32,8 +32,8 @@ void check_ids_present(const Table& table, const Column& col, const std::string&
                                  std::size_t second) {
   VLBIAS_FAIL(
       InputError, "index '{}' lists id {} of column '{}' twice ({} and {}); expected each id once",
-      index.source, id_text(col, second), col.name, table_io::where_row(index.line_of_row, first),
-      table_io::where_row(index.line_of_row, second));
+      index.source, id_text(col, second), col.name, io_internal::where_row(index.line_of_row, first),
+      io_internal::where_row(index.line_of_row, second));
 }
 
 // Index ids keyed by text, for string ids (or a string/number mix, compared as text).
@@ -98,17 +98,17 @@ std::vector<std::size_t> join_rows(const Table& table, std::size_t matrix_rows,
 
   std::vector<std::size_t> out(table.rows, kNotFound);
   if (ids.type == ColumnType::Numeric && index_ids.type == ColumnType::Numeric) {
-    table_io::U64Index map;
+    U64Index map;
     std::vector<std::size_t> row_of_id;
     row_of_id.reserve(index->rows);
     for (std::size_t row = 0; row < index->rows; ++row) {
-      const std::uint32_t id = map.insert(table_io::double_key(index_ids.numbers[row]));
+      const std::uint32_t id = map.insert(double_key(index_ids.numbers[row]));
       if (id < row_of_id.size()) fail_duplicate(*index, index_ids, row_of_id[id], row);
       row_of_id.push_back(row);
     }
     for (std::size_t row = 0; row < table.rows; ++row) {
-      const std::uint32_t id = map.find(table_io::double_key(ids.numbers[row]));
-      if (id != table_io::U64Index::kNone) out[row] = row_of_id[id];
+      const std::uint32_t id = map.find(double_key(ids.numbers[row]));
+      if (id != U64Index::kNone) out[row] = row_of_id[id];
     }
   } else {
     const TextIds map(*index, index_ids);
@@ -129,7 +129,7 @@ std::vector<std::size_t> join_rows(const Table& table, std::size_t matrix_rows,
     if (out[row] != kNotFound) continue;
     if (absent < kExamples) {
       examples += fmt::format("{}{} ({})", absent ? ", " : "", id_text(ids, row),
-                              table_io::where_row(table.line_of_row, row));
+                              io_internal::where_row(table.line_of_row, row));
     }
     ++absent;
   }

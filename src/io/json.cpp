@@ -1,12 +1,12 @@
-// JSON from outside with a nesting limit (include/vlbias/json.h).
-#include "vlbias/json.h"
+// JSON from outside with a nesting limit (include/vlbias/io/json.h).
+#include "vlbias/io/json.h"
 
 #include <cstring>
 
 #include <fmt/format.h>
 
-#include "io/text_escape.h"
-#include "vlbias/error.h"
+#include "text_escape.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 
@@ -68,7 +68,7 @@ Json parse_json(std::string_view text, std::string_view what, int max_depth) {
     if (const auto cut = message.find("] "); cut != std::string_view::npos)
       message.remove_prefix(cut + 2);
     VLBIAS_FAIL(InputError, "{} is not valid JSON: {}", what,
-                binary_io::escape_for_message(message, 240));
+                io_internal::escape_for_message(message, 240));
   }
 }
 

@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "io/jsonl_parser.h"
-#include "io/table_detail.h"
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "jsonl_parser.h"
+#include "table_detail.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 
@@ -23,7 +23,7 @@ constexpr std::size_t kReleaseChunk = std::size_t{32} << 20;
 struct JsonColumn {
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   Column column;
-  table_io::Dictionary dict;
+  Dictionary dict;
   bool numeric = true;
   std::size_t number_row = kNone;  // first row with a JSON number
   std::size_t text_row = kNone;    // first row with another JSON type
@@ -86,7 +86,7 @@ struct JsonColumn {
 
 struct StringHash {
   using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return table_io::hash_bytes(s); }
+  std::size_t operator()(std::string_view s) const { return hash_bytes(s); }
 };
 
 const char* type_name(simdjson::dom::element_type type) {
@@ -113,7 +113,7 @@ class JsonlBuilder {
  public:
   explicit JsonlBuilder(const std::string& source) {
     table_.source = source;
-    jsonl_detail::limit_depth(parser_);
+    io_internal::limit_depth(parser_);
   }
 
   void add_line(std::string_view line, std::size_t line_no) {
@@ -135,7 +135,7 @@ class JsonlBuilder {
     }
     VLBIAS_CHECK(!error, InputError,
                  "'{}' line {} is not valid JSON ({}); expected one JSON object per line",
-                 table_.source, line_no, jsonl_detail::error_text(error));
+                 table_.source, line_no, io_internal::error_text(error));
     VLBIAS_CHECK(root.type() == simdjson::dom::element_type::OBJECT, InputError,
                  "'{}' line {} holds {}, not an object; expected one JSON object per line",
                  table_.source, line_no, type_name(root.type()));
@@ -245,7 +245,7 @@ class JsonlBuilder {
   Table table_;
 };
 
-void parse_lines(std::string_view text, JsonlBuilder& builder, table_io::FileBytes* file) {
+void parse_lines(std::string_view text, JsonlBuilder& builder, io_internal::FileBytes* file) {
   std::size_t line_no = 1;
   std::size_t start = 0;
   std::size_t released = 0;
@@ -272,7 +272,7 @@ Table parse_jsonl(std::string_view text, const std::string& source) {
 }
 
 Table read_jsonl(const std::string& path) {
-  table_io::FileBytes file(path);
+  io_internal::FileBytes file(path);
   JsonlBuilder builder(path);
   parse_lines(file.view(), builder, &file);
   return builder.finish();

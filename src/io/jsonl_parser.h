@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "vlbias/error.h"
-#include "vlbias/json.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/json.h"
 
-namespace vlbias::jsonl_detail {
+namespace vlbias::io_internal {
 
 // Sets the parser's nesting limit to kMaxJsonDepth (simdjson's default is 1024); a parser
 // keeps it when it grows for longer lines.
@@ -26,4 +26,4 @@ inline std::string error_text(simdjson::error_code error) {
   return simdjson::error_message(error);
 }
 
-}  // namespace vlbias::jsonl_detail
+}  // namespace vlbias::io_internal

@@ -1,4 +1,4 @@
-#include "vlbias/npy.h"
+#include "vlbias/io/npy.h"
 
 #include <bit>
 #include <cstring>
@@ -8,18 +8,18 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "io/float_decode.h"
-#include "io/text_escape.h"
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/mapped_file.h"
+#include "float_decode.h"
+#include "text_escape.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/mapped_file.h"
 
 namespace vlbias {
 
 namespace {
 
-using binary_io::escape_for_message;
+using io_internal::escape_for_message;
 
 constexpr std::uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 // numpy reads at most 10000 header bytes by default; a generous cap still
@@ -442,15 +442,15 @@ NpyArray parse_npy(std::span<const std::uint8_t> bytes, std::string_view source,
   NpyArray out;
   out.header = parse_npy_header(bytes, source);
   const NpyHeader& h = out.header;
-  const binary_io::FloatKind kind = h.itemsize == 2   ? binary_io::FloatKind::F16
-                                    : h.itemsize == 4 ? binary_io::FloatKind::F32
-                                                      : binary_io::FloatKind::F64;
-  if (kind == binary_io::FloatKind::F64 && h.count > 0) {
+  const io_internal::FloatKind kind = h.itemsize == 2   ? io_internal::FloatKind::F16
+                                    : h.itemsize == 4 ? io_internal::FloatKind::F32
+                                                      : io_internal::FloatKind::F64;
+  if (kind == io_internal::FloatKind::F64 && h.count > 0) {
     warn("'{}' stores float64 values; they are narrowed to float32", source);
   }
   const bool swap = h.big_endian != (std::endian::native == std::endian::big);
   out.data.resize(h.count);
-  binary_io::decode_float_array(bytes.data() + h.data_offset, kind, swap, h.shape, h.fortran_order,
+  io_internal::decode_float_array(bytes.data() + h.data_offset, kind, swap, h.shape, h.fortran_order,
                                 nonfinite, fmt::format("'{}'", source), out.data.data());
   return out;
 }

@@ -1,8 +1,8 @@
 // Streaming table rows (record_stream.h): CSV through the table reader's
 // record parser, JSONL with one simdjson DOM parse per line.
-#include "vlbias/record_stream.h"
+#include "vlbias/io/record_stream.h"
 
-#include "vlbias/table.h"
+#include "vlbias/io/table.h"
 
 #include <cmath>
 #include <cstring>
@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "io/jsonl_parser.h"
-#include "io/table_detail.h"
-#include "vlbias/error.h"
+#include "jsonl_parser.h"
+#include "table_detail.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 
@@ -46,10 +46,10 @@ simdjson::dom::element find_path(simdjson::dom::object object, std::string_view 
 std::size_t stream_jsonl(const std::string& path, const std::vector<std::string>& columns,
                          Record& record, const std::function<void(const Record&)>& on_row,
                          const std::function<void(std::size_t, std::size_t)>& on_progress) {
-  table_io::FileBytes file(path);
+  io_internal::FileBytes file(path);
   const std::string_view text = file.view();
   simdjson::dom::parser parser;
-  jsonl_detail::limit_depth(parser);
+  io_internal::limit_depth(parser);
   std::vector<char> scratch;
   std::vector<std::string> owned(columns.size());
   std::vector<bool> seen(columns.size(), false);
@@ -81,7 +81,7 @@ std::size_t stream_jsonl(const std::string& path, const std::vector<std::string>
     }
     VLBIAS_CHECK(!error, InputError,
                  "'{}' line {} is not valid JSON ({}); expected one JSON object per line", path,
-                 this_line, jsonl_detail::error_text(error));
+                 this_line, io_internal::error_text(error));
     simdjson::dom::object object;
     VLBIAS_CHECK(!root.get_object().get(object), InputError,
                  "'{}' line {} does not hold an object; expected one JSON object per line", path,
@@ -153,9 +153,9 @@ double Record::number(std::size_t i) const {
   if (!present_[i]) return kNaN;
   if (!json_number_.empty() && !std::isnan(json_number_[i])) return json_number_[i];
   double v = kNaN;
-  VLBIAS_CHECK(table_io::parse_number(text_[i], &v), InputError,
+  VLBIAS_CHECK(io_internal::parse_number(text_[i], &v), InputError,
                "'{}' line {}, column '{}' holds {}; expected a finite number or an empty cell",
-               *source_, line_, (*names_)[i], table_io::quoted(text_[i]));
+               *source_, line_, (*names_)[i], io_internal::quoted(text_[i]));
   return v;
 }
 
@@ -165,10 +165,10 @@ std::size_t for_each_record(const std::string& path, const std::vector<std::stri
   Record record;
   record.source_ = &path;
   record.names_ = &columns;
-  const std::string ext = table_io::lower_extension(path);
+  const std::string ext = io_internal::lower_extension(path);
   std::size_t rows = 0;
   if (ext == ".csv" || ext == ".tsv") {
-    rows = table_io::stream_csv(path, ext == ".tsv" ? '\t' : ',', columns, record, on_row,
+    rows = io_internal::stream_csv(path, ext == ".tsv" ? '\t' : ',', columns, record, on_row,
                                 on_progress);
   } else if (ext == ".jsonl" || ext == ".ndjson") {
     rows = stream_jsonl(path, columns, record, on_row, on_progress);

@@ -1,4 +1,4 @@
-#include "vlbias/run_lock.h"
+#include "vlbias/io/run_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 

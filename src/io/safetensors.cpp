@@ -1,4 +1,4 @@
-#include "vlbias/safetensors.h"
+#include "vlbias/io/safetensors.h"
 
 #include <algorithm>
 #include <array>
@@ -10,18 +10,18 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "io/float_decode.h"
-#include "io/text_escape.h"
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/json.h"
-#include "vlbias/log.h"
+#include "float_decode.h"
+#include "text_escape.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/json.h"
+#include "vlbias/core/log.h"
 
 namespace vlbias {
 
 namespace {
 
-using binary_io::escape_for_message;
+using io_internal::escape_for_message;
 
 // The Hugging Face library's limit (MAX_HEADER_SIZE).
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
@@ -350,7 +350,7 @@ std::span<const std::uint8_t> SafetensorsFile::bytes(std::string_view name) cons
 
 void SafetensorsFile::convert(const SafetensorsTensorInfo& t, NonFinite nonfinite,
                               float* dst) const {
-  using binary_io::FloatKind;
+  using io_internal::FloatKind;
   VLBIAS_CHECK(dtype_is_float(t.dtype), InputError,
                "'{}': tensor '{}' has dtype {}; only F64, F32, F16 and BF16 tensors can be read "
                "as float32",
@@ -364,7 +364,7 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& t, NonFinite nonfinit
   }
   // The format is little-endian.
   const bool swap = std::endian::native == std::endian::big;
-  binary_io::decode_float_array(image_.data() + data_offset_ + t.begin, kind, swap, t.shape,
+  io_internal::decode_float_array(image_.data() + data_offset_ + t.begin, kind, swap, t.shape,
                                 /*fortran=*/false, nonfinite,
                                 fmt::format("tensor '{}' in '{}'", q(t.name), source_), dst);
 }

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "io/table_detail.h"
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "table_detail.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 
@@ -32,7 +32,7 @@ std::string column_list(const Table& table) {
 
 }  // namespace
 
-namespace table_io {
+namespace io_internal {
 std::string lower_extension(const std::string& path) {
   const auto slash = path.find_last_of('/');
   const auto dot = path.find_last_of('.');
@@ -42,7 +42,7 @@ std::string lower_extension(const std::string& path) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext;
 }
-}  // namespace table_io
+}  // namespace io_internal
 
 std::optional<std::size_t> Table::find(std::string_view name) const {
   for (std::size_t c = 0; c < columns.size(); ++c) {
@@ -107,9 +107,9 @@ const std::vector<double>& Table::numeric(std::string_view name, bool allow_miss
     VLBIAS_FAIL(InputError,
                 "column '{}' in '{}' is not numeric: {} holds {} ({}) where {} holds a number; "
                 "expected a JSON number (or null) in every row",
-                name, source, table_io::where_row(line_of_row, m.text_row), m.text_type,
-                table_io::quoted(col.levels[col.codes[m.text_row]]),
-                table_io::where_row(line_of_row, m.number_row));
+                name, source, io_internal::where_row(line_of_row, m.text_row), m.text_type,
+                io_internal::quoted(col.levels[col.codes[m.text_row]]),
+                io_internal::where_row(line_of_row, m.number_row));
   }
   if (col.type == ColumnType::String) {
     // Name the first row whose text is not a number; for JSON strings that hold
@@ -122,11 +122,11 @@ const std::vector<double>& Table::numeric(std::string_view name, bool allow_miss
       if (first_present == col.codes.size()) first_present = row;
       if (is_number[code] < 0) {
         double ignored;
-        is_number[code] = table_io::parse_number(col.levels[code], &ignored) ? 1 : 0;
+        is_number[code] = io_internal::parse_number(col.levels[code], &ignored) ? 1 : 0;
       }
       if (is_number[code] == 0) {
         VLBIAS_FAIL(InputError, "column '{}' in '{}' is not numeric: {} holds {}", name, source,
-                    table_io::where_row(line_of_row, row), table_io::quoted(col.levels[code]));
+                    io_internal::where_row(line_of_row, row), io_internal::quoted(col.levels[code]));
       }
     }
     VLBIAS_CHECK(first_present != col.codes.size(), InputError,
@@ -134,21 +134,21 @@ const std::vector<double>& Table::numeric(std::string_view name, bool allow_miss
                  source);
     VLBIAS_FAIL(InputError,
                 "column '{}' in '{}' is not numeric: {} holds {} as text, not as a number", name,
-                source, table_io::where_row(line_of_row, first_present),
-                table_io::quoted(col.levels[col.codes[first_present]]));
+                source, io_internal::where_row(line_of_row, first_present),
+                io_internal::quoted(col.levels[col.codes[first_present]]));
   }
   if (!allow_missing) {
     for (std::size_t row = 0; row < col.numbers.size(); ++row) {
       VLBIAS_CHECK(!std::isnan(col.numbers[row]), InputError,
                    "column '{}' in '{}' has a missing value at {}; expected a number", name, source,
-                   table_io::where_row(line_of_row, row));
+                   io_internal::where_row(line_of_row, row));
     }
   }
   return col.numbers;
 }
 
 Table read_table(const std::string& path) {
-  const std::string ext = table_io::lower_extension(path);
+  const std::string ext = io_internal::lower_extension(path);
   if (ext == ".csv") return read_csv(path);
   if (ext == ".tsv") return read_csv(path, CsvOptions{'\t'});
   if (ext == ".jsonl" || ext == ".ndjson") return read_jsonl(path);

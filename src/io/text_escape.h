@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace vlbias::binary_io {
+namespace vlbias::io_internal {
 
 // Printable ASCII is kept, every other byte becomes \xNN; at most `max_chars`
 // input bytes are shown, then "...".
@@ -26,4 +26,4 @@ inline std::string escape_for_message(std::string_view s, std::size_t max_chars)
   return out;
 }
 
-}  // namespace vlbias::binary_io
+}  // namespace vlbias::io_internal

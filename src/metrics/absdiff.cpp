@@ -1,6 +1,6 @@
 // AbsDiff (METHODS.md 001; Hausladen et al. section 2.3): valid image pairs per
 // factor, |Delta cos(i1, D) - Delta cos(i2, D)|, and Mann-Whitney U between factors.
-// See include/vlbias/absdiff.h for the definitions.
+// See include/vlbias/metrics/absdiff.h for the definitions.
 //
 // Exact uniform sampling without rejection: for factor X the rows are split into
 // strata that agree on every other factor, and each stratum is sorted by X (ties
@@ -9,7 +9,7 @@
 // equal values, for an ordinal X every q with x_q - x_p > threshold (lo(p) moves
 // forward with p). count(p) = end - lo(p); the prefix sums of the counts number the
 // valid pairs 0 .. total-1, and pair r is found by binary search.
-#include "vlbias/absdiff.h"
+#include "vlbias/metrics/absdiff.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,8 +17,8 @@
 #include <unordered_set>
 #include <utility>
 
-#include "vlbias/error.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/rng.h"
 
 namespace vlbias {
 

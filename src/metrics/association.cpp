@@ -1,13 +1,13 @@
 // SC-WEAT (METHODS.md 001; Caliskan et al. 2017 WEAT; Hausladen et al. SC-WEAT).
-// See include/vlbias/association.h for the formulas and the two p-value variants.
-#include "vlbias/association.h"
+// See include/vlbias/metrics/association.h for the formulas and the two p-value variants.
+#include "vlbias/metrics/association.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "vlbias/blas.h"
-#include "vlbias/error.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 

@@ -1,12 +1,12 @@
 // CLIPScore variants (METHODS.md 002; Hessel et al. 2021; torchmetrics; DIG-In).
-#include "vlbias/clipscore.h"
+#include "vlbias/metrics/clipscore.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::metrics {
+namespace vlbias {
 
 ClipScoreVariant parse_clipscore_variant(const std::string& name) {
   if (name == "raw") return ClipScoreVariant::Raw;
@@ -112,4 +112,4 @@ ClipScoreSummary summarize_clipscores(const std::vector<double>& scores,
   return s;
 }
 
-}  // namespace vlbias::metrics
+}  // namespace vlbias

@@ -1,5 +1,5 @@
-// FID, KID and the Vendi score (include/vlbias/distribution_metrics.h).
-#include "vlbias/distribution_metrics.h"
+// FID, KID and the Vendi score (include/vlbias/metrics/distribution_metrics.h).
+#include "vlbias/metrics/distribution_metrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,13 +9,13 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/blas.h"
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
-#include "vlbias/stats.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/stats.h"
 
-namespace vlbias::metrics {
+namespace vlbias {
 
 namespace {
 
@@ -475,4 +475,4 @@ VendiResult vendi(MatrixView x, double q) {
   return out;
 }
 
-}  // namespace vlbias::metrics
+}  // namespace vlbias

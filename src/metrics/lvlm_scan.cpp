@@ -9,14 +9,16 @@
 
 #include <fmt/format.h>
 
-#include "io/table_detail.h"
-#include "metrics/lvlm_set_index.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/lvlm.h"
-#include "vlbias/record_stream.h"
+#include "vlbias/io/string_index.h"
+#include "lvlm_set_index.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/metrics/lvlm.h"
+#include "vlbias/io/record_stream.h"
 
 namespace vlbias {
+
+using metrics_internal::SetIndex;
 
 namespace {
 
@@ -175,7 +177,7 @@ void scan_records(const std::string& path, std::uintmax_t file_bytes, const Reco
 
   LevelIndex groups(state.groups), by_levels(state.by_levels), lex_levels(state.lexicon_levels);
   SetIndex set_index(state);
-  table_io::Dictionary vocab_dict;
+  Dictionary vocab_dict;
   vocab_dict.rebuild(state.vocabulary);
   // Per-vocabulary-word flags, extended as the vocabulary grows.
   std::vector<std::uint8_t> word_is_stop;
@@ -334,7 +336,7 @@ void scan_records(const std::string& path, std::uintmax_t file_bytes, const Reco
               continue;
             }
             ++(a.exclusion == Exclusion::NoNumber ? acc.no_number : acc.out_of_range);
-            std::pair<std::uint64_t, std::string> ex{table_io::hash_bytes(text),
+            std::pair<std::uint64_t, std::string> ex{hash_bytes(text),
                                                      std::string(text.substr(0, 300))};
             if (acc.examples.size() < kRatingExamples || ex < acc.examples.back()) {
               const auto at = std::lower_bound(acc.examples.begin(), acc.examples.end(), ex);

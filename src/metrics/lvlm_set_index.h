@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "io/table_detail.h"
-#include "vlbias/lvlm.h"
+#include "vlbias/io/string_index.h"
+#include "vlbias/metrics/lvlm.h"
 
-namespace vlbias {
+namespace vlbias::metrics_internal {
 
 class SetIndex {
  public:
@@ -43,7 +43,7 @@ class SetIndex {
   static constexpr std::uint32_t kEmpty = 0xffffffffu;
 
   static std::uint64_t hash(std::uint32_t by, std::string_view key) {
-    return table_io::hash_bytes(key) ^ (std::uint64_t{by} * 0x9e3779b97f4a7c15ull);
+    return hash_bytes(key) ^ (std::uint64_t{by} * 0x9e3779b97f4a7c15ull);
   }
 
   void insert(const LvlmState& state, std::uint32_t id) {
@@ -67,4 +67,4 @@ class SetIndex {
   std::size_t count_ = 0;
 };
 
-}  // namespace vlbias
+}  // namespace vlbias::metrics_internal

@@ -8,13 +8,15 @@
 
 #include <fmt/format.h>
 
-#include "metrics/lvlm_set_index.h"
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/lvlm.h"
-#include "vlbias/mapped_file.h"
+#include "lvlm_set_index.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/metrics/lvlm.h"
+#include "vlbias/io/mapped_file.h"
 
 namespace vlbias {
+
+using metrics_internal::SetIndex;
 
 namespace {
 

@@ -1,4 +1,4 @@
-// PRDC with exact nearest neighbours from GEMM distance tiles (include/vlbias/prdc.h).
+// PRDC with exact nearest neighbours from GEMM distance tiles (include/vlbias/metrics/prdc.h).
 //
 // Every squared distance is first taken from a float32 GEMM tile as
 // a = |x|^2 + |y|^2 - 2 fl(x.y) together with a bound e such that the exact value t lies in
@@ -11,7 +11,7 @@
 // rounds by at most (d + 1) 2^-53 t <= (d + 1) 2^-52 (|x|^2 + |y|^2), and forming a, a - e and
 // a + e adds a few roundings of 2^-53: all inside sum_coef (|x|^2 + |y|^2) below. Products in
 // the subnormal range add at most 2^-150 each (abs_term).
-#include "vlbias/prdc.h"
+#include "vlbias/metrics/prdc.h"
 
 #include <algorithm>
 #include <atomic>
@@ -24,12 +24,12 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/blas.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/parallel.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/parallel.h"
 
-namespace vlbias::metrics {
+namespace vlbias {
 
 const char* to_string(BallRule rule) {
   return rule == BallRule::Strict ? "strict (d < r)" : "inclusive (d <= r)";
@@ -449,4 +449,4 @@ PrdcResult measure(const Points& pr, std::span<const double> real_radius_squared
 
 }  // namespace
 
-}  // namespace vlbias::metrics
+}  // namespace vlbias

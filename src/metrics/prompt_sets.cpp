@@ -1,4 +1,4 @@
-// Prompt manifests (include/vlbias/prompt_sets.h): the social-perception prompts of
+// Prompt manifests (include/vlbias/metrics/prompt_sets.h): the social-perception prompts of
 // Hausladen et al. (paper 001, METHODS.md 001; word lists and templates from the
 // authors' clip-face-bias code, attribute_models.py and precalculate_cossims.py) and
 // the trait-pair captions of Baherwani and Vincent (paper 004, METHODS.md 004).
@@ -7,7 +7,7 @@
 // group prompts. They are stored as missing (Column::kMissing), exactly what
 // read_table gives for an empty CSV cell, so a manifest read back from its CSV equals
 // the in-memory one and Column::text() gives "" either way.
-#include "vlbias/prompt_sets.h"
+#include "vlbias/metrics/prompt_sets.h"
 
 #include <array>
 #include <fstream>
@@ -15,9 +15,9 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "vlbias/error.h"
-#include "vlbias/input_file.h"
-#include "vlbias/json.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/input_file.h"
+#include "vlbias/io/json.h"
 
 namespace vlbias {
 

@@ -1,15 +1,15 @@
 // Skew@k, MaxSkew@k and NDKL (paper 001, METHODS.md section 001; Geyik et al. 2019).
-#include "vlbias/ranking_metrics.h"
+#include "vlbias/metrics/ranking_metrics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
-namespace vlbias::metrics {
+namespace vlbias {
 
 namespace {
 
@@ -169,4 +169,4 @@ void set_classes(RankedItems& items, const Table& table, const std::string& attr
   VLBIAS_CHECK(table.rows > 0, InputError, "{}: the table has no rows to rank.", table.source);
 }
 
-}  // namespace vlbias::metrics
+}  // namespace vlbias

@@ -1,6 +1,6 @@
 // Image-text association metrics over a prompt manifest: cos / Delta cos per image
 // and dimension, markedness (paper 001) and trait-pair confidence (paper 004).
-#include "vlbias/social_perception.h"
+#include "vlbias/metrics/social_perception.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "vlbias/blas.h"
-#include "vlbias/error.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/rng.h"
 
 namespace vlbias {
 

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <limits>
 
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
-#include "vlbias/stats.h"
-#include "vlbias/visual_stereotypes.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/stats.h"
+#include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias {
 

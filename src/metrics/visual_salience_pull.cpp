@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/error.h"
-#include "vlbias/rng.h"
-#include "vlbias/text_measures.h"
-#include "vlbias/visual_stereotypes.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/score/text_measures.h"
+#include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias {
 

@@ -1,6 +1,6 @@
 // Inputs of the visual-stereotype study (paper 000, ViSAGe; visual_stereotypes.h): visual
 // attributes, SeeGULL stereotypes and offensiveness, regions, and ViSAGe's annotation export.
-#include "vlbias/visual_stereotypes.h"
+#include "vlbias/metrics/visual_stereotypes.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/error.h"
-#include "vlbias/finite.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/finite.h"
 
 namespace vlbias {
 

@@ -1,4 +1,4 @@
-#include "vlbias/json_output.h"
+#include "vlbias/report/json_output.h"
 
 #include <sys/stat.h>
 
@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/input_file.h"
-#include "vlbias/sha256.h"
-#include "vlbias/timestamp.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/input_file.h"
+#include "vlbias/core/sha256.h"
+#include "vlbias/core/timestamp.h"
 #include "vlbias/version.h"
 
 namespace vlbias {

@@ -1,5 +1,5 @@
-// The JSON of each metric's result (include/vlbias/metric_json.h).
-#include "vlbias/metric_json.h"
+// The JSON of each metric's result (include/vlbias/report/metric_json.h).
+#include "vlbias/report/metric_json.h"
 
 #include <cmath>
 
@@ -29,13 +29,13 @@ Json count(std::size_t v) {
 
 }  // namespace
 
-Json prdc_json(const metrics::PrdcResult& r, std::size_t dim) {
+Json prdc_json(const PrdcResult& r, std::size_t dim) {
   Json out{{"precision", json_number(r.precision)},
            {"recall", json_number(r.recall)},
            {"density", json_number(r.density)},
            {"coverage", json_number(r.coverage)},
            {"k", r.k},
-           {"ball", metrics::to_string(r.rule)},
+           {"ball", to_string(r.rule)},
            {"n_real", r.n_real},
            {"n_fake", r.n_fake},
            {"dim", dim},
@@ -44,7 +44,7 @@ Json prdc_json(const metrics::PrdcResult& r, std::size_t dim) {
   return out;
 }
 
-Json fid_json(const metrics::FidResult& r) {
+Json fid_json(const FidResult& r) {
   return Json{{"fid", json_number(r.fid)},
               {"mean_term", json_number(r.mean_term)},
               {"trace_real", json_number(r.trace_a)},
@@ -56,7 +56,7 @@ Json fid_json(const metrics::FidResult& r) {
               {"covariance", "unbiased (n - 1)"}};
 }
 
-Json kid_json(const metrics::KidResult& r, const metrics::KidOptions& options, double gamma) {
+Json kid_json(const KidResult& r, const KidOptions& options, double gamma) {
   Json out{{"kid", json_number(r.kid)},
            {"sd", json_number(r.sd)},
            {"subsets", r.subsets},
@@ -71,7 +71,7 @@ Json kid_json(const metrics::KidResult& r, const metrics::KidOptions& options, d
   return out;
 }
 
-Json vendi_json(const metrics::VendiResult& r, double q) {
+Json vendi_json(const VendiResult& r, double q) {
   return Json{{"vendi", json_number(r.score)},
               {"q", std::isinf(q) ? Json("inf") : Json(q)},
               {"kernel", "cosine"},
@@ -101,7 +101,7 @@ Json scweat_json(const ScweatResult& r) {
   return out;
 }
 
-Json skew_json(const metrics::SkewResult& r, const std::vector<std::string>& names) {
+Json skew_json(const SkewResult& r, const std::vector<std::string>& names) {
   Json out = Json::object();
   out["skew"] = per_class(names, r.skew, skew_value);
   out["max_skew"] = skew_value(r.max_skew);
@@ -110,21 +110,21 @@ Json skew_json(const metrics::SkewResult& r, const std::vector<std::string>& nam
   out["counts"] = per_class(names, r.topk_counts, count);
   out["desired"] = per_class(names, r.desired, json_number);
   out["class_n"] = per_class(names, r.class_counts, count);
-  out["tie_rule"] = metrics::kTieRule;
+  out["tie_rule"] = kTieRule;
   return out;
 }
 
-Json ndkl_json(const metrics::NdklResult& r, const std::vector<std::string>& names) {
+Json ndkl_json(const NdklResult& r, const std::vector<std::string>& names) {
   Json out = Json::object();
   out["ndkl"] = json_number(r.ndkl);
   out["n"] = r.n;
   out["desired"] = per_class(names, r.desired, json_number);
   out["class_n"] = per_class(names, r.class_counts, count);
-  out["tie_rule"] = metrics::kTieRule;
+  out["tie_rule"] = kTieRule;
   return out;
 }
 
-Json clipscore_summary_json(const metrics::ClipScoreSummary& s) {
+Json clipscore_summary_json(const ClipScoreSummary& s) {
   Json p = Json::object();
   for (std::size_t i = 0; i < s.percentile_levels.size(); ++i) {
     p[fmt::format("{}", s.percentile_levels[i])] = json_number(s.percentile_values[i]);

@@ -1,5 +1,5 @@
-// The HTML report of an audit run (include/vlbias/report.h).
-#include "vlbias/report.h"
+// The HTML report of an audit run (include/vlbias/report/report.h).
+#include "vlbias/report/report.h"
 
 #include <cmath>
 #include <fstream>
@@ -7,15 +7,19 @@
 
 #include <fmt/format.h>
 
-#include "report/report_page.h"
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/table.h"
+#include "report_page.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/table.h"
 
-namespace vlbias::report {
+namespace vlbias {
 
 namespace {
+
+using report_internal::Cell;
+using report_internal::DataTable;
+using report_internal::Page;
 
 // RFC 4180 with the formula-injection guard (table.h); numbers at full precision (shortest
 // round-trip), null as an empty cell.
@@ -55,15 +59,15 @@ RenderedReport render_report(const Json& results) {
   const std::string about = page.root()["about"].str();
   if (!about.empty()) page.about(about);
   if (kind == "social-perception") {
-    build_social_perception(page);
+    report_internal::build_social_perception(page);
   } else if (kind == "trait-pairs") {
-    build_trait_pairs(page);
+    report_internal::build_trait_pairs(page);
   } else if (kind == "geo-diversity") {
-    build_geo_diversity(page);
+    report_internal::build_geo_diversity(page);
   } else if (kind == "lvlm-counterfactual") {
-    build_lvlm_counterfactual(page);
+    report_internal::build_lvlm_counterfactual(page);
   } else if (kind == "visual-stereotypes") {
-    build_visual_stereotypes(page);
+    report_internal::build_visual_stereotypes(page);
   } else {
     VLBIAS_FAIL(InputError,
                 "results.json has kind '{}'; reports exist for social-perception, trait-pairs, "
@@ -106,4 +110,4 @@ std::filesystem::path write_report(const std::filesystem::path& run_dir) {
   return write_report(run_dir, parse_json(buffer.str(), path.string()));
 }
 
-}  // namespace vlbias::report
+}  // namespace vlbias

@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "report/report_page.h"
-#include "report/svg_chart.h"
+#include "report_page.h"
+#include "svg_chart.h"
 
-namespace vlbias::report {
+namespace vlbias::report_internal {
 
 namespace {
 
@@ -507,4 +507,4 @@ void build_trait_pairs(Page& page) {
   scweat_section(page);
 }
 
-}  // namespace vlbias::report
+}  // namespace vlbias::report_internal

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "report/report_page.h"
-#include "report/svg_chart.h"
+#include "report_page.h"
+#include "svg_chart.h"
 
-namespace vlbias::report {
+namespace vlbias::report_internal {
 
 namespace {
 
@@ -398,4 +398,4 @@ void build_visual_stereotypes(Page& page) {
   }
 }
 
-}  // namespace vlbias::report
+}  // namespace vlbias::report_internal

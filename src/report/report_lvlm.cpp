@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "report/report_page.h"
-#include "report/svg_chart.h"
+#include "report_page.h"
+#include "svg_chart.h"
 
-namespace vlbias::report {
+namespace vlbias::report_internal {
 
 namespace {
 
@@ -251,4 +251,4 @@ void build_lvlm_counterfactual(Page& page) {
   if (!a["paired"].null()) paired_section(page, a["paired"]);
 }
 
-}  // namespace vlbias::report
+}  // namespace vlbias::report_internal

@@ -1,5 +1,5 @@
 // The HTML report's building blocks (src/report/report_page.h).
-#include "report/report_page.h"
+#include "report_page.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "report/svg_chart.h"
-#include "vlbias/error.h"
+#include "svg_chart.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::report {
+namespace vlbias::report_internal {
 
 std::string format_number(double value, Fmt fmt) {
   if (std::isnan(value)) return "n/a";
@@ -447,4 +447,4 @@ std::string Page::render() const {
   return out;
 }
 
-}  // namespace vlbias::report
+}  // namespace vlbias::report_internal

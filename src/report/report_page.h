@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "report/svg_chart.h"
-#include "vlbias/json_output.h"
+#include "svg_chart.h"
+#include "vlbias/report/json_output.h"
 
-namespace vlbias::report {
+namespace vlbias::report_internal {
 
 // How a number is shown: g4 = 4 significant digits, p = a p-value (3 significant digits,
 // scientific below 0.001), int = an integer count, pct = a share in [0, 1] as a percent
@@ -159,4 +159,4 @@ std::string p_text(const std::string& name, const Node& p);
 // when the object has none (NaN: "CI").
 std::string ci_text(const Node& ci, double level = NAN);
 
-}  // namespace vlbias::report
+}  // namespace vlbias::report_internal

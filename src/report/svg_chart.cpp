@@ -1,5 +1,5 @@
 // Our SVG chart writer (src/report/svg_chart.h).
-#include "report/svg_chart.h"
+#include "svg_chart.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace vlbias::report {
+namespace vlbias::report_internal {
 
 namespace {
 
@@ -890,4 +890,4 @@ std::string svg_step_chart(const StepChart& chart) {
   return out;
 }
 
-}  // namespace vlbias::report
+}  // namespace vlbias::report_internal

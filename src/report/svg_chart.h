@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace vlbias::report {
+namespace vlbias::report_internal {
 
 // The i-th colour of the categorical palette (wraps around after 8).
 const char* palette_colour(std::size_t i);
@@ -138,11 +138,11 @@ std::vector<double> nice_ticks(double lo, double hi, int target);
 // A tick label: shortest round-trip of the value at the ticks' precision.
 std::string tick_label(double value, double step);
 
-}  // namespace vlbias::report
+}  // namespace vlbias::report_internal
 
-namespace vlbias::report {
+namespace vlbias::report_internal {
 // Text for XML/HTML content and attributes: escapes & < > " ', drops control characters
 // XML forbids and replaces invalid UTF-8 with U+FFFD, so any label keeps the document
 // well-formed.
 std::string xml_escape(std::string_view text);
-}  // namespace vlbias::report
+}  // namespace vlbias::report_internal

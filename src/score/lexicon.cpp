@@ -6,10 +6,10 @@
 #include <set>
 #include <sstream>
 
-#include "vlbias/error.h"
-#include "vlbias/input_file.h"
-#include "vlbias/table.h"
-#include "vlbias/text_measures.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/input_file.h"
+#include "vlbias/io/table.h"
+#include "vlbias/score/text_measures.h"
 
 namespace vlbias {
 

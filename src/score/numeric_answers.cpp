@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/error.h"
-#include "vlbias/text_measures.h"
+#include "vlbias/core/error.h"
+#include "vlbias/score/text_measures.h"
 
 namespace vlbias {
 

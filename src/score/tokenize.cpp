@@ -2,8 +2,8 @@
 #include <array>
 #include <cstring>
 
-#include "text/unicode_text.h"
-#include "vlbias/text_measures.h"
+#include "vlbias/text/unicode_text.h"
+#include "vlbias/score/text_measures.h"
 
 namespace vlbias {
 

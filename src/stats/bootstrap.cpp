@@ -6,11 +6,11 @@
 #include <limits>
 #include <vector>
 
-#include "stats/resampling_util.h"
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
-#include "vlbias/stats.h"
+#include "resampling_util.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias::stats {
 
@@ -71,9 +71,9 @@ Interval bootstrap_ci(std::size_t n_units,
     return out;
   }
   std::vector<double> replicates(resamples, kNaN);
-  detail::BufferPool<std::uint32_t> buffers(n_units);
-  const auto progress = detail::maybe_progress("bootstrap", resamples, n_units);
-  parallel_chunks(resamples, detail::replicates_per_chunk(n_units),
+  stats_internal::BufferPool<std::uint32_t> buffers(n_units);
+  const auto progress = stats_internal::maybe_progress("bootstrap", resamples, n_units);
+  parallel_chunks(resamples, stats_internal::replicates_per_chunk(n_units),
                   [&](std::size_t, std::size_t begin, std::size_t end) {
                     auto lease = buffers.acquire();
                     const std::span<std::uint32_t> idx = lease.span();
@@ -105,7 +105,7 @@ Interval percentile_interval(std::vector<double> replicates, double level, std::
 Interval bootstrap_mean_ci(std::span<const double> x, std::size_t resamples, double level,
                            std::uint64_t seed) {
   check_parameters(x.size(), resamples, level);
-  detail::check_finite(x, "bootstrap_mean_ci");
+  stats_internal::check_finite(x, "bootstrap_mean_ci");
   Interval out = make_interval(resamples, level, seed);
   const std::size_t n = x.size();
   if (n < 2) {
@@ -121,9 +121,9 @@ Interval bootstrap_mean_ci(std::span<const double> x, std::size_t resamples, dou
   // Same draws as bootstrap_ci (idx[i] = uniform_index(n) in order), summed on the fly
   // so no index buffer is needed.
   std::vector<double> replicates(resamples, kNaN);
-  const auto progress = detail::maybe_progress("bootstrap", resamples, n);
+  const auto progress = stats_internal::maybe_progress("bootstrap", resamples, n);
   const double n_double = static_cast<double>(n);
-  parallel_chunks(resamples, detail::replicates_per_chunk(n),
+  parallel_chunks(resamples, stats_internal::replicates_per_chunk(n),
                   [&](std::size_t, std::size_t begin, std::size_t end) {
                     for (std::size_t b = begin; b < end; ++b) {
                       Rng rng(seed, b);

@@ -8,9 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/stats.h"
+#include "vlbias/stats/stats.h"
 
-namespace vlbias::stats::detail {
+namespace vlbias::stats_internal {
+
+// The stage's private helpers speak the public statistics vocabulary (TestResult, ...).
+using namespace vlbias::stats;  // NOLINT(build/namespaces)
 
 // A TestResult with its test and effect names set (other fields at their defaults).
 TestResult new_result(const char* test, const char* effect_name);
@@ -107,4 +110,4 @@ PooledRanks pooled_ranks(const GroupedValues& data, const std::vector<std::size_
 // no ties (the exact distribution of scipy's _mannwhitneyu._MWU); 1 when k >= m n.
 double mwu_exact_cdf(std::size_t k, std::size_t m, std::size_t n);
 
-}  // namespace vlbias::stats::detail
+}  // namespace vlbias::stats_internal

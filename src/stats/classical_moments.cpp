@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "stats/classical_internal.h"
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
+#include "classical_internal.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
 
-namespace vlbias::stats::detail {
+namespace vlbias::stats_internal {
 
 namespace {
 
@@ -401,4 +401,4 @@ std::vector<Moments> grouped_moments(const GroupedValues& data, const char* test
   return total;
 }
 
-}  // namespace vlbias::stats::detail
+}  // namespace vlbias::stats_internal

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "stats/classical_internal.h"
-#include "stats/distributions.h"
-#include "vlbias/error.h"
+#include "classical_internal.h"
+#include "distributions.h"
+#include "vlbias/core/error.h"
 
 #include <boost/math/distributions/students_t.hpp>
 
@@ -14,14 +14,14 @@ namespace vlbias::stats {
 
 namespace {
 
-using detail::Moments;
+using stats_internal::Moments;
 
 // ANOVA from per-group moments. Sums of squares (scipy 1.10 f_oneway computes the
 // same quantities from shifted sums: ss_between = sum_g n_g (mean_g - mean)^2,
 // ss_within = sum_g sum_i (x_gi - mean_g)^2); F = (ss_between / (k - 1)) /
 // (ss_within / (N - k)), p = fdtrc(k - 1, N - k, F); eta^2 = ss_between / ss_total.
 TestResult anova_from_moments(const std::vector<Moments>& groups) {
-  TestResult r = detail::new_result("anova", "eta_squared");
+  TestResult r = stats_internal::new_result("anova", "eta_squared");
   const std::size_t k = groups.size();
   std::size_t n_total = 0;
   bool all_single = true, all_const = true, all_same = true;
@@ -69,7 +69,7 @@ TestResult anova_from_moments(const std::vector<Moments>& groups) {
     return r;
   }
   r.statistic = (ss_between / df_between) / (ss_within / df_within);
-  r.p_value = detail::f_sf(df_between, df_within, r.statistic);
+  r.p_value = stats_internal::f_sf(df_between, df_within, r.statistic);
   return r;
 }
 
@@ -80,11 +80,11 @@ enum class Pooling { Student, Welch };
 TestResult two_sample_t(std::span<const double> a, std::span<const double> b, Pooling pooling) {
   const bool student = pooling == Pooling::Student;
   const char* name = student ? "student" : "welch";
-  TestResult r = detail::new_result(name, student ? "cohens_d" : "cohens_d_av");
-  detail::require_nonempty(a, name, "sample a");
-  detail::require_nonempty(b, name, "sample b");
-  const Moments ma = detail::sample_moments(a, std::string(name) + ": sample a");
-  const Moments mb = detail::sample_moments(b, std::string(name) + ": sample b");
+  TestResult r = stats_internal::new_result(name, student ? "cohens_d" : "cohens_d_av");
+  stats_internal::require_nonempty(a, name, "sample a");
+  stats_internal::require_nonempty(b, name, "sample b");
+  const Moments ma = stats_internal::sample_moments(a, std::string(name) + ": sample a");
+  const Moments mb = stats_internal::sample_moments(b, std::string(name) + ": sample b");
   const double n1 = static_cast<double>(ma.n), n2 = static_cast<double>(mb.n);
   if (student) r.df = {n1 + n2 - 2.0};
   if (ma.n < 2 || mb.n < 2) {
@@ -122,7 +122,7 @@ TestResult two_sample_t(std::span<const double> a, std::span<const double> b, Po
     return r;
   }
   r.statistic = diff / denom;
-  r.p_value = detail::t_two_sided_p(r.df[0], r.statistic);
+  r.p_value = stats_internal::t_two_sided_p(r.df[0], r.statistic);
   r.effect_size = diff / spread;
   return r;
 }
@@ -130,7 +130,7 @@ TestResult two_sample_t(std::span<const double> a, std::span<const double> b, Po
 }  // namespace
 
 TestResult one_way_anova(const GroupedValues& data) {
-  return anova_from_moments(detail::grouped_moments(data, "anova"));
+  return anova_from_moments(stats_internal::grouped_moments(data, "anova"));
 }
 
 TestResult one_way_anova(const std::vector<std::span<const double>>& groups) {
@@ -142,7 +142,7 @@ TestResult one_way_anova(const std::vector<std::span<const double>>& groups) {
     VLBIAS_CHECK(!groups[g].empty(), InputError,
                  "anova: group {} of {} has no observations; drop empty groups before testing", g,
                  groups.size());
-    moments.push_back(detail::sample_moments(groups[g], fmt::format("anova: group {}", g)));
+    moments.push_back(stats_internal::sample_moments(groups[g], fmt::format("anova: group {}", g)));
   }
   return anova_from_moments(moments);
 }
@@ -158,12 +158,12 @@ TestResult welch_t(std::span<const double> a, std::span<const double> b) {
 // scipy 1.10 ttest_rel: d = a - b, t = mean(d) / sqrt(var(d, ddof=1) / n), df = n - 1;
 // Cohen's d_z = mean(d) / sd(d).
 TestResult paired_t(std::span<const double> a, std::span<const double> b) {
-  TestResult r = detail::new_result("paired_t", "cohens_dz");
+  TestResult r = stats_internal::new_result("paired_t", "cohens_dz");
   VLBIAS_CHECK(a.size() == b.size(), InputError,
                "paired_t: sample a has {} values and sample b {}; paired samples need equal length",
                a.size(), b.size());
-  detail::require_nonempty(a, "paired_t", "sample a");
-  const Moments d = detail::difference_moments(a, b);
+  stats_internal::require_nonempty(a, "paired_t", "sample a");
+  const Moments d = stats_internal::difference_moments(a, b);
   const double n = static_cast<double>(d.n);
   r.df = {n - 1.0};
   if (d.n < 2) {
@@ -180,7 +180,7 @@ TestResult paired_t(std::span<const double> a, std::span<const double> b) {
   const double var = d.variance();
   const double mean = d.mean();
   r.statistic = mean / std::sqrt(var / n);
-  r.p_value = detail::t_two_sided_p(n - 1.0, r.statistic);
+  r.p_value = stats_internal::t_two_sided_p(n - 1.0, r.statistic);
   r.effect_size = mean / std::sqrt(var);
   return r;
 }
@@ -223,7 +223,7 @@ ContrastResult contrast_from_sums(const GroupMoments& g, std::size_t groups, dou
   }
   r.df = var * var / df_denominator;
   r.t = r.estimate / r.se;
-  r.p_value = detail::t_two_sided_p(r.df, r.t);
+  r.p_value = stats_internal::t_two_sided_p(r.df, r.t);
   const double q = boost::math::quantile(boost::math::students_t(r.df), 0.5 + level / 2.0);
   r.lower = r.estimate - q * r.se;
   r.upper = r.estimate + q * r.se;

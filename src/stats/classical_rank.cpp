@@ -5,13 +5,11 @@
 #include <cmath>
 #include <vector>
 
-#include "stats/classical_internal.h"
-#include "stats/distributions.h"
-#include "vlbias/error.h"
+#include "classical_internal.h"
+#include "distributions.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::stats {
-
-namespace detail {
+namespace vlbias::stats_internal {
 
 // P(U <= k) for the Mann-Whitney U of samples of sizes m and n without ties.
 // The number of arrangements with U = j is the coefficient of q^j in the Gaussian
@@ -41,16 +39,19 @@ double mwu_exact_cdf(std::size_t k, std::size_t m, std::size_t n) {
   return count / total;
 }
 
-}  // namespace detail
+}  // namespace vlbias::stats_internal
+
+namespace vlbias::stats {
+
 
 TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b) {
-  TestResult r = detail::new_result("mannwhitney", "rank_biserial");
-  detail::require_nonempty(a, "mannwhitney", "sample a");
-  detail::require_nonempty(b, "mannwhitney", "sample b");
-  const detail::PooledRanks ranks = detail::pooled_ranks({a, b});
+  TestResult r = stats_internal::new_result("mannwhitney", "rank_biserial");
+  stats_internal::require_nonempty(a, "mannwhitney", "sample a");
+  stats_internal::require_nonempty(b, "mannwhitney", "sample b");
+  const stats_internal::PooledRanks ranks = stats_internal::pooled_ranks({a, b});
   if (!ranks.finite) {
-    detail::require_finite(a, "mannwhitney: sample a");
-    detail::require_finite(b, "mannwhitney: sample b");
+    stats_internal::require_finite(a, "mannwhitney: sample a");
+    stats_internal::require_finite(b, "mannwhitney: sample b");
   }
   const double n1 = static_cast<double>(a.size()), n2 = static_cast<double>(b.size());
   // scipy 1.10 mannwhitneyu: R1 = sum of ranks of x, U1 = R1 - n1 (n1 + 1) / 2.
@@ -66,7 +67,7 @@ TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b) 
   if (exact) {
     r.method = std::string("exact");
     // scipy _MWU.sf(U) = cdf(m n - U): by symmetry, P(U' >= U) = P(U' <= m n - U).
-    p = 2.0 * detail::mwu_exact_cdf(static_cast<std::size_t>(n1 * n2 - u), a.size(), b.size());
+    p = 2.0 * stats_internal::mwu_exact_cdf(static_cast<std::size_t>(n1 * n2 - u), a.size(), b.size());
   } else {
     r.method = std::string("asymptotic");
     if (ranks.all_tied) {
@@ -82,7 +83,7 @@ TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b) 
     const double mu = n1 * n2 / 2.0;
     const double sd = std::sqrt(n1 * n2 / 12.0 * ((n + 1.0) - ranks.tie_term / (n * (n - 1.0))));
     const double z = (u - mu - 0.5) / sd;
-    p = 2.0 * detail::normal_sf(z);
+    p = 2.0 * stats_internal::normal_sf(z);
   }
   r.p_value = std::clamp(p, 0.0, 1.0);  // scipy: np.clip(p, 0, 1)
   return r;
@@ -95,8 +96,8 @@ namespace {
 // p = chi2.sf(H, k - 1). The sum is computed in the algebraically equal centred form
 // sum_g (R_g - n_g (N + 1) / 2)^2 / n_g, whose terms are exact integers / 4, which
 // avoids the cancellation of the textbook form at large N.
-TestResult kruskal_from_ranks(const detail::PooledRanks& ranks) {
-  TestResult r = detail::new_result("kruskal", "epsilon_squared");
+TestResult kruskal_from_ranks(const stats_internal::PooledRanks& ranks) {
+  TestResult r = stats_internal::new_result("kruskal", "epsilon_squared");
   const std::size_t k = ranks.n.size();
   std::size_t n_total = 0;
   for (std::size_t g = 0; g < k; ++g) n_total += ranks.n[g];
@@ -119,7 +120,7 @@ TestResult kruskal_from_ranks(const detail::PooledRanks& ranks) {
   const double ties = 1.0 - ranks.tie_term / (n * n * n - n);
   const double h = 12.0 / (n * (n + 1.0)) * ss / ties;
   r.statistic = h;
-  r.p_value = detail::chi2_sf(static_cast<double>(k - 1), h);
+  r.p_value = stats_internal::chi2_sf(static_cast<double>(k - 1), h);
   r.effect_size = h / (n - 1.0);
   return r;
 }
@@ -127,18 +128,18 @@ TestResult kruskal_from_ranks(const detail::PooledRanks& ranks) {
 }  // namespace
 
 TestResult kruskal_wallis(const GroupedValues& data) {
-  const std::vector<std::size_t> sizes = detail::check_grouped(data, "kruskal");
-  const detail::PooledRanks ranks = detail::pooled_ranks(data, sizes);
-  if (!ranks.finite) detail::require_finite(data.values, "kruskal: values");
+  const std::vector<std::size_t> sizes = stats_internal::check_grouped(data, "kruskal");
+  const stats_internal::PooledRanks ranks = stats_internal::pooled_ranks(data, sizes);
+  if (!ranks.finite) stats_internal::require_finite(data.values, "kruskal: values");
   return kruskal_from_ranks(ranks);
 }
 
 TestResult kruskal_wallis(const std::vector<std::span<const double>>& groups) {
-  detail::check_groups(groups, "kruskal");
-  const detail::PooledRanks ranks = detail::pooled_ranks(groups);
+  stats_internal::check_groups(groups, "kruskal");
+  const stats_internal::PooledRanks ranks = stats_internal::pooled_ranks(groups);
   if (!ranks.finite) {
     for (std::size_t g = 0; g < groups.size(); ++g) {
-      detail::require_finite(groups[g], fmt::format("kruskal: group {}", g));
+      stats_internal::require_finite(groups[g], fmt::format("kruskal: group {}", g));
     }
   }
   return kruskal_from_ranks(ranks);

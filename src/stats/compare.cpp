@@ -1,13 +1,13 @@
 // Group comparisons over tables: `vlbias compare` and `vlbias describe`.
-#include "vlbias/compare.h"
+#include "vlbias/stats/compare.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
-#include "vlbias/error.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/rng.h"
 
 namespace vlbias {
 

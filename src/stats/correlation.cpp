@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "stats/classical_internal.h"
-#include "stats/distributions.h"
-#include "vlbias/error.h"
+#include "classical_internal.h"
+#include "distributions.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::stats {
 
@@ -15,8 +15,8 @@ void check_pairs(std::span<const double> x, std::span<const double> y, const cha
   VLBIAS_CHECK(x.size() == y.size(), InputError,
                "{}: x has {} values and y {}; expected equal lengths", test, x.size(), y.size());
   VLBIAS_CHECK(!x.empty(), InputError, "{}: x and y are empty; expected at least one pair", test);
-  detail::require_finite(x, fmt::format("{}: x", test));
-  detail::require_finite(y, fmt::format("{}: y", test));
+  stats_internal::require_finite(x, fmt::format("{}: x", test));
+  stats_internal::require_finite(y, fmt::format("{}: y", test));
 }
 
 // Exponent e such that every |v| * 2^-e <= 1 (scaling by a power of two is exact).
@@ -28,7 +28,7 @@ int scale_exponent(std::span<const double> v) {
   return e;
 }
 
-bool well_scaled(const detail::CoMoments& c) {
+bool well_scaled(const stats_internal::CoMoments& c) {
   return std::isnormal(c.x.m2) && std::isnormal(c.y.m2) && std::isnormal(c.x.m2 * c.y.m2) &&
          std::isfinite(c.cxy);
 }
@@ -39,7 +39,7 @@ bool well_scaled(const detail::CoMoments& c) {
 // underflow are first rescaled by powers of two, which is exact (scipy's
 // linalg.norm is overflow-safe too).
 double correlation(std::span<const double> x, std::span<const double> y) {
-  detail::CoMoments c = detail::co_moments(x, y);
+  stats_internal::CoMoments c = stats_internal::co_moments(x, y);
   if (!well_scaled(c)) {
     const int ex = scale_exponent(x), ey = scale_exponent(y);
     std::vector<double> xs(x.size()), ys(y.size());
@@ -47,7 +47,7 @@ double correlation(std::span<const double> x, std::span<const double> y) {
       xs[i] = std::ldexp(x[i], -ex);
       ys[i] = std::ldexp(y[i], -ey);
     }
-    c = detail::co_moments(xs, ys);
+    c = stats_internal::co_moments(xs, ys);
   }
   const double r = c.cxy / std::sqrt(c.x.m2 * c.y.m2);
   return std::clamp(r, -1.0, 1.0);
@@ -75,7 +75,7 @@ bool degenerate(std::span<const double> x, std::span<const double> y, TestResult
 }  // namespace
 
 TestResult pearson(std::span<const double> x, std::span<const double> y) {
-  TestResult r = detail::new_result("pearson", "r");
+  TestResult r = stats_internal::new_result("pearson", "r");
   check_pairs(x, y, "pearson");
   if (degenerate(x, y, r)) return r;
   const std::size_t n = x.size();
@@ -87,14 +87,14 @@ TestResult pearson(std::span<const double> x, std::span<const double> y) {
     return r;
   }
   r.statistic = r.effect_size = correlation(x, y);
-  r.p_value = detail::pearson_two_sided_p(r.statistic, static_cast<double>(n));
+  r.p_value = stats_internal::pearson_two_sided_p(r.statistic, static_cast<double>(n));
   return r;
 }
 
 // scipy 1.10 spearmanr: rho = Pearson r of the average ranks (np.corrcoef), dof = n - 2,
 // t = rho * sqrt(dof / ((rho + 1)(1 - rho))) clipped at 0 inside the root, p = 2 stdtr(dof, -|t|).
 TestResult spearman(std::span<const double> x, std::span<const double> y) {
-  TestResult r = detail::new_result("spearman", "rho");
+  TestResult r = stats_internal::new_result("spearman", "rho");
   check_pairs(x, y, "spearman");
   if (degenerate(x, y, r)) return r;
   const std::vector<double> rx = rank_average(x), ry = rank_average(y);
@@ -107,7 +107,7 @@ TestResult spearman(std::span<const double> x, std::span<const double> y) {
     return r;
   }
   const double t = rho * std::sqrt(std::max(0.0, dof / ((rho + 1.0) * (1.0 - rho))));
-  r.p_value = std::fabs(rho) == 1.0 ? 0.0 : detail::t_two_sided_p(dof, t);
+  r.p_value = std::fabs(rho) == 1.0 ? 0.0 : stats_internal::t_two_sided_p(dof, t);
   return r;
 }
 

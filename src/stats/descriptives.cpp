@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include "stats/resampling_util.h"
-#include "vlbias/error.h"
-#include "vlbias/stats.h"
+#include "resampling_util.h"
+#include "vlbias/core/error.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias::stats {
 
@@ -14,7 +14,7 @@ namespace {
 
 // Mean of finite values with Neumaier-compensated summation. n > 0.
 double mean_of_finite(std::span<const double> x) {
-  detail::NeumaierSum sum;
+  stats_internal::NeumaierSum sum;
   for (const double v : x) sum.add(v);
   return sum.value() / static_cast<double>(x.size());
 }
@@ -25,8 +25,8 @@ double mean_of_finite(std::span<const double> x) {
 // of the computed mean m.
 double variance_of_finite(std::span<const double> x) {
   const double m = mean_of_finite(x);
-  detail::NeumaierSum squares;
-  detail::NeumaierSum deviations;
+  stats_internal::NeumaierSum squares;
+  stats_internal::NeumaierSum deviations;
   for (const double v : x) {
     const double d = v - m;
     squares.add(d * d);
@@ -88,7 +88,7 @@ double percentile_select(std::span<double> values, double q) {
 
 std::vector<double> percentiles(std::span<const double> x, std::span<const double> qs) {
   for (const double q : qs) check_quantile(q);
-  detail::check_finite(x, "percentiles");
+  stats_internal::check_finite(x, "percentiles");
   std::vector<double> out(qs.size(), kNaN);
   if (x.empty()) return out;
   std::vector<double> sorted(x.begin(), x.end());
@@ -98,7 +98,7 @@ std::vector<double> percentiles(std::span<const double> x, std::span<const doubl
 }
 
 Summary describe(std::span<const double> x) {
-  detail::check_finite(x, "describe");
+  stats_internal::check_finite(x, "describe");
   Summary s;
   s.n = x.size();
   if (x.empty()) {
@@ -126,13 +126,13 @@ Summary describe(std::span<const double> x) {
 }
 
 double mean(std::span<const double> x) {
-  detail::check_finite(x, "mean");
+  stats_internal::check_finite(x, "mean");
   if (x.empty()) return kNaN;
   return mean_of_finite(x);
 }
 
 double variance(std::span<const double> x) {
-  detail::check_finite(x, "variance");
+  stats_internal::check_finite(x, "variance");
   if (x.size() < 2) return kNaN;
   return variance_of_finite(x);
 }

@@ -1,5 +1,5 @@
 // Boost.Math wrappers for the p-values of the classical tests (see distributions.h).
-#include "stats/distributions.h"
+#include "distributions.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +12,9 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::stats::detail {
+namespace vlbias::stats_internal {
 
 namespace {
 
@@ -85,4 +85,4 @@ double pearson_two_sided_p(double r, double n) {
   });
 }
 
-}  // namespace vlbias::stats::detail
+}  // namespace vlbias::stats_internal

@@ -8,7 +8,7 @@
 // validated by the callers; an argument outside a distribution's domain, or a
 // Boost evaluation failure, throws InternalError (it would be a vlbias bug).
 
-namespace vlbias::stats::detail {
+namespace vlbias::stats_internal {
 
 // P(F > x) for F ~ F(d1, d2): scipy.special.fdtrc(d1, d2, x), used by
 // scipy.stats.f_oneway. x = +inf gives 0. (Boost's incomplete beta stays exact at
@@ -33,4 +33,4 @@ double chi2_sf(double df, double x);
 // (Boost's complemented regularised incomplete beta, which scipy calls too).
 double pearson_two_sided_p(double r, double n);
 
-}  // namespace vlbias::stats::detail
+}  // namespace vlbias::stats_internal

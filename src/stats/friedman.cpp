@@ -4,9 +4,9 @@
 #include <numeric>
 #include <vector>
 
-#include "stats/classical_internal.h"
-#include "stats/distributions.h"
-#include "vlbias/error.h"
+#include "classical_internal.h"
+#include "distributions.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::stats {
 
@@ -16,10 +16,10 @@ namespace vlbias::stats {
 // average ranks within each block. p = chi2.sf(chi2, k - 1). Kendall's W =
 // chi2 / (n (k - 1)) is the effect size.
 TestResult friedman(std::span<const double> values, std::size_t k) {
-  TestResult r = detail::new_result("friedman", "kendalls_w");
+  TestResult r = stats_internal::new_result("friedman", "kendalls_w");
   VLBIAS_CHECK(k >= 1 && values.size() % k == 0, InputError,
                "friedman: {} values do not form blocks of {} treatments", values.size(), k);
-  detail::require_finite(values, "friedman: values");
+  stats_internal::require_finite(values, "friedman: values");
   const std::size_t n = values.size() / k;
   r.df = {static_cast<double>(k) - 1.0};
   if (k < 3) {
@@ -61,7 +61,7 @@ TestResult friedman(std::span<const double> values, std::size_t k) {
     ss += c * c;
   }
   r.statistic = 12.0 / (nd * kd * (kd + 1.0)) * ss / correction;
-  r.p_value = detail::chi2_sf(kd - 1.0, r.statistic);
+  r.p_value = stats_internal::chi2_sf(kd - 1.0, r.statistic);
   r.effect_size = r.statistic / (nd * (kd - 1.0));
   return r;
 }

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "vlbias/error.h"
-#include "vlbias/stats.h"
+#include "vlbias/core/error.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias::stats {
 

@@ -11,11 +11,11 @@
 
 #include <sys/mman.h>
 
-#include "stats/classical_internal.h"
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
+#include "classical_internal.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
 
-namespace vlbias::stats::detail {
+namespace vlbias::stats_internal {
 
 namespace {
 
@@ -337,22 +337,22 @@ PooledRanks pooled_ranks(const GroupedValues& data, const std::vector<std::size_
       data.k, [&](auto tag) { return rank_labelled<decltype(tag)>(nullptr, &data, sizes); });
 }
 
-}  // namespace vlbias::stats::detail
+}  // namespace vlbias::stats_internal
 
 namespace vlbias::stats {
 
 std::vector<double> rank_average(std::span<const double> x) {
   const std::size_t n = x.size();
-  detail::require_finite(x, "rank_average: x");
+  stats_internal::require_finite(x, "rank_average: x");
   VLBIAS_CHECK(n < std::numeric_limits<std::uint32_t>::max(), InputError,
                "rank_average: {} values; at most 2^32 - 2 are supported", n);
-  detail::Buffer<std::uint64_t> keys(n);
-  detail::Buffer<std::uint32_t> index(n);
+  stats_internal::Buffer<std::uint64_t> keys(n);
+  stats_internal::Buffer<std::uint32_t> index(n);
   for (std::size_t i = 0; i < n; ++i) {
-    keys[i] = detail::order_key(x[i]);
+    keys[i] = stats_internal::order_key(x[i]);
     index[i] = static_cast<std::uint32_t>(i);
   }
-  detail::radix_sort(keys, index);
+  stats_internal::radix_sort(keys, index);
   std::vector<double> ranks(n);
   std::size_t i = 0;
   while (i < n) {

@@ -18,11 +18,11 @@
 #include <numeric>
 #include <vector>
 
-#include "stats/resampling_util.h"
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
-#include "vlbias/stats.h"
+#include "resampling_util.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias::stats {
 
@@ -327,7 +327,7 @@ ResamplingResult permutation_test(
   if (g.counts.size() == 1) {
     append_note(r, "a single group: every relabelling equals the observed one");
   }
-  const detail::Extremeness extreme(alternative, observed);
+  const stats_internal::Extremeness extreme(alternative, observed);
   Counters counters;
   const std::uint64_t count = relabelling_count(g, resamples);
 
@@ -366,9 +366,9 @@ ResamplingResult permutation_test(
     draw_order.insert(draw_order.end(), g.counts[k], g.labels[k]);
   }
   const std::uint32_t largest = g.labels.back();
-  detail::BufferPool<std::uint32_t> buffers(2 * n);  // idx and permuted labels
-  const auto progress = detail::maybe_progress("permutation test", resamples, n);
-  parallel_chunks(resamples, detail::replicates_per_chunk(n),
+  stats_internal::BufferPool<std::uint32_t> buffers(2 * n);  // idx and permuted labels
+  const auto progress = stats_internal::maybe_progress("permutation test", resamples, n);
+  parallel_chunks(resamples, stats_internal::replicates_per_chunk(n),
                   [&](std::size_t, std::size_t begin, std::size_t end) {
                     auto lease = buffers.acquire();
                     std::uint32_t* idx = lease.span().data();
@@ -417,9 +417,9 @@ ResamplingResult permutation_mean_difference(std::span<const double> values,
   VLBIAS_CHECK(labels.size() == n, InputError,
                "permutation mean difference: {} values but {} labels", n, labels.size());
   check_common(n, resamples, "permutation mean difference");
-  detail::check_finite(values, "permutation mean difference");
+  stats_internal::check_finite(values, "permutation mean difference");
   std::size_t count1 = 0;
-  detail::NeumaierSum total;
+  stats_internal::NeumaierSum total;
   for (std::size_t i = 0; i < n; ++i) {
     VLBIAS_CHECK(labels[i] <= 1, InputError,
                  "permutation mean difference: label {} at position {} is not 0 or 1", labels[i],
@@ -452,7 +452,7 @@ ResamplingResult permutation_mean_difference(std::span<const double> values,
       std::all_of(values.begin(), values.end(), [&](double v) { return v == values[0]; });
   const double observed = constant ? 0.0 : stat(observed_small.value());
   ResamplingResult r = start_result(observed, resamples, seed, alternative);
-  const detail::Extremeness extreme(alternative, observed);
+  const stats_internal::Extremeness extreme(alternative, observed);
 
   GroupLayout g;
   g.n = n;
@@ -497,11 +497,11 @@ ResamplingResult permutation_mean_difference(std::span<const double> values,
   // sums them.
   Counters counters;
   const std::size_t words = (n + 63) / 64;
-  detail::BufferPool<std::uint32_t> index_buffers(n);
-  detail::BufferPool<std::uint64_t> mask_buffers(words);
-  const auto progress = detail::maybe_progress("permutation test", resamples, m);
+  stats_internal::BufferPool<std::uint32_t> index_buffers(n);
+  stats_internal::BufferPool<std::uint64_t> mask_buffers(words);
+  const auto progress = stats_internal::maybe_progress("permutation test", resamples, m);
   const double* x = values.data();
-  parallel_chunks(resamples, detail::replicates_per_chunk(n),
+  parallel_chunks(resamples, stats_internal::replicates_per_chunk(n),
                   [&](std::size_t, std::size_t begin, std::size_t end) {
                     auto index_lease = index_buffers.acquire();
                     auto mask_lease = mask_buffers.acquire();
@@ -560,7 +560,7 @@ std::vector<ResamplingResult> permutation_mean_difference_columns(
     }
   }
   if (joint.empty()) return results;
-  for (std::size_t c : joint) detail::check_finite(column[c], "permutation mean difference");
+  for (std::size_t c : joint) stats_internal::check_finite(column[c], "permutation mean difference");
   for (std::size_t i = 0; i < n; ++i) {
     VLBIAS_CHECK(labels[i] <= 1, InputError,
                  "permutation mean difference: label {} at position {} is not 0 or 1", labels[i],
@@ -570,14 +570,14 @@ std::vector<ResamplingResult> permutation_mean_difference_columns(
   // As permutation_mean_difference: the smaller group (ties: label 0) is drawn.
   const std::size_t kj = joint.size();
   std::vector<MeanDifference> stat(kj);
-  std::vector<detail::Extremeness> extreme;
+  std::vector<stats_internal::Extremeness> extreme;
   const bool small_is_zero = count0 <= count1;
   const std::uint32_t small_label = small_is_zero ? 0 : 1;
   const std::size_t m = small_is_zero ? count0 : count1;
   std::vector<double> packed(n * kj);  // item-major values of the joint columns
   for (std::size_t j = 0; j < kj; ++j) {
     const auto& x = column[joint[j]];
-    detail::NeumaierSum total;
+    stats_internal::NeumaierSum total;
     LaneSum observed_small;
     for (std::size_t i = 0; i < n; ++i) {
       total.add(x[i]);
@@ -596,11 +596,11 @@ std::vector<ResamplingResult> permutation_mean_difference_columns(
   // index, which is exactly LaneSum (and masked_lane_sum) of the single-column path.
   std::vector<std::atomic<std::size_t>> exceed(kj);
   const std::size_t words = (n + 63) / 64;
-  detail::BufferPool<std::uint32_t> index_buffers(n);
-  detail::BufferPool<std::uint64_t> mask_buffers(words);
-  const auto progress = detail::maybe_progress("permutation test", resamples, m * kj);
+  stats_internal::BufferPool<std::uint32_t> index_buffers(n);
+  stats_internal::BufferPool<std::uint64_t> mask_buffers(words);
+  const auto progress = stats_internal::maybe_progress("permutation test", resamples, m * kj);
   parallel_chunks(
-      resamples, detail::replicates_per_chunk(n),
+      resamples, stats_internal::replicates_per_chunk(n),
       [&](std::size_t, std::size_t begin, std::size_t end) {
         auto index_lease = index_buffers.acquire();
         auto mask_lease = mask_buffers.acquire();
@@ -652,7 +652,7 @@ ResamplingResult sign_flip_test(std::span<const double> values,
                                 ResamplingMethod method) {
   const std::size_t n = values.size();
   check_common(n, resamples, "sign-flip test");
-  detail::check_finite(values, "sign-flip test");
+  stats_internal::check_finite(values, "sign-flip test");
   if (n == 0) {
     ResamplingResult r = start_result(kNaN, resamples, seed, alternative);
     r.note = "no values: the sign-flip test is undefined";
@@ -678,9 +678,9 @@ ResamplingResult sign_flip_test(std::span<const double> values,
     r.note = "the statistic is undefined (NaN) for the observed values";
     return r;
   }
-  const detail::Extremeness extreme(alternative, observed);
+  const stats_internal::Extremeness extreme(alternative, observed);
   Counters counters;
-  detail::BufferPool<double> buffers(custom ? n : 0);
+  stats_internal::BufferPool<double> buffers(custom ? n : 0);
   auto tally = [&](double t, std::size_t& exceed, std::size_t& undefined) {
     if (std::isnan(t)) {
       ++undefined;
@@ -693,7 +693,7 @@ ResamplingResult sign_flip_test(std::span<const double> values,
                      (std::uint64_t{1} << n) <= static_cast<std::uint64_t>(resamples);
   if (exact) {
     const std::uint64_t count = std::uint64_t{1} << n;
-    parallel_chunks(count, detail::replicates_per_chunk(n),
+    parallel_chunks(count, stats_internal::replicates_per_chunk(n),
                     [&](std::size_t, std::size_t begin, std::size_t end) {
                       auto lease = buffers.acquire();
                       std::size_t exceed = 0;
@@ -711,8 +711,8 @@ ResamplingResult sign_flip_test(std::span<const double> values,
   }
 
   const std::size_t words = (n + 63) / 64;
-  const auto progress = detail::maybe_progress("sign-flip test", resamples, n);
-  parallel_chunks(resamples, detail::replicates_per_chunk(n),
+  const auto progress = stats_internal::maybe_progress("sign-flip test", resamples, n);
+  parallel_chunks(resamples, stats_internal::replicates_per_chunk(n),
                   [&](std::size_t, std::size_t begin, std::size_t end) {
                     auto lease = buffers.acquire();
                     std::vector<std::uint64_t> bits(words);

@@ -18,11 +18,14 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/stats.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/stats/stats.h"
 
-namespace vlbias::stats::detail {
+namespace vlbias::stats_internal {
+
+// The stage's private helpers speak the public statistics vocabulary (TestResult, ...).
+using namespace vlbias::stats;  // NOLINT(build/namespaces)
 
 // Throws InputError naming `what` and the first position holding NaN or inf.
 inline void check_finite(std::span<const double> x, const char* what) {
@@ -187,4 +190,4 @@ class Extremeness {
   double tolerance_;
 };
 
-}  // namespace vlbias::stats::detail
+}  // namespace vlbias::stats_internal

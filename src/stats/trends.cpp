@@ -11,7 +11,7 @@
 //
 // covariance_ellipse: the k-sigma ellipse of a 2x2 sample covariance, from its
 // eigen-decomposition in closed form.
-#include "vlbias/trends.h"
+#include "vlbias/stats/trends.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,8 +22,8 @@
 #include <fmt/format.h>
 #include <Eigen/Dense>
 
-#include "stats/resampling_util.h"
-#include "vlbias/error.h"
+#include "resampling_util.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 
@@ -39,7 +39,7 @@ std::size_t distinct_count(std::span<const double> x) {
 }
 
 double compensated_mean(std::span<const double> x) {
-  stats::detail::NeumaierSum sum;
+  stats_internal::NeumaierSum sum;
   for (const double v : x) sum.add(v);
   return sum.value() / static_cast<double>(x.size());
 }
@@ -126,8 +126,8 @@ PolynomialFit polynomial_fit(std::span<const double> x, std::span<const double> 
                "polynomial fit: x has {} values but y has {}; expected one y per x.", x.size(),
                y.size());
   VLBIAS_CHECK(degree >= 0, InputError, "polynomial fit: degree must be >= 0; got {}.", degree);
-  stats::detail::check_finite(x, "polynomial fit x");
-  stats::detail::check_finite(y, "polynomial fit y");
+  stats_internal::check_finite(x, "polynomial fit x");
+  stats_internal::check_finite(y, "polynomial fit y");
   const std::size_t n = x.size();
   const auto p = static_cast<std::size_t>(degree) + 1;
   PolynomialFit fit;
@@ -168,11 +168,11 @@ PolynomialFit polynomial_fit(std::span<const double> x, std::span<const double> 
   const Eigen::VectorXd c = qr.solve(yv);
   const Eigen::VectorXd residuals = yv - z * c;
 
-  stats::detail::NeumaierSum rss_sum;
+  stats_internal::NeumaierSum rss_sum;
   for (Eigen::Index i = 0; i < rows; ++i) rss_sum.add(residuals(i) * residuals(i));
   const double rss = rss_sum.value();
   const double y_mean = compensated_mean(y);
-  stats::detail::NeumaierSum tss_sum;
+  stats_internal::NeumaierSum tss_sum;
   for (const double v : y) tss_sum.add((v - y_mean) * (v - y_mean));
   const double tss = tss_sum.value();
 
@@ -218,8 +218,8 @@ CovarianceEllipse covariance_ellipse(std::span<const double> x, std::span<const 
                y.size());
   VLBIAS_CHECK(std::isfinite(k_sigma) && k_sigma > 0.0, InputError,
                "covariance ellipse: k_sigma must be a positive finite number; got {}.", k_sigma);
-  stats::detail::check_finite(x, "covariance ellipse x");
-  stats::detail::check_finite(y, "covariance ellipse y");
+  stats_internal::check_finite(x, "covariance ellipse x");
+  stats_internal::check_finite(y, "covariance ellipse y");
   CovarianceEllipse e;
   e.k_sigma = k_sigma;
   e.n = x.size();
@@ -234,7 +234,7 @@ CovarianceEllipse covariance_ellipse(std::span<const double> x, std::span<const 
     return e;
   }
   // Sample covariance with the n-1 denominator (as numpy.cov), two passes.
-  stats::detail::NeumaierSum sxx, sxy, syy;
+  stats_internal::NeumaierSum sxx, sxy, syy;
   for (std::size_t i = 0; i < e.n; ++i) {
     const double dx = x[i] - e.center_x;
     const double dy = y[i] - e.center_y;
@@ -298,7 +298,7 @@ std::vector<TrendFit> trend_fits(const Table& table, const std::vector<double>& 
       tf.dimension = dimensions[d];
       tf.levels = levels;
       tf.level_n = level_n;
-      std::vector<stats::detail::NeumaierSum> sums(levels.size());
+      std::vector<stats_internal::NeumaierSum> sums(levels.size());
       std::vector<double> row_x, row_y;
       if (!options.fit_to_means) {
         row_x.reserve(rows.size());
@@ -384,7 +384,7 @@ std::vector<GroupEllipse> group_ellipses(const Table& table, const std::vector<d
     std::vector<std::size_t> count(points, 0);
     for (const std::size_t p : point_of_row) ++count[p];
     for (const auto& [dx, dy] : planes) {
-      std::vector<stats::detail::NeumaierSum> sx(points), sy(points);
+      std::vector<stats_internal::NeumaierSum> sx(points), sy(points);
       for (std::size_t i = 0; i < rows.size(); ++i) {
         sx[point_of_row[i]].add(value_at(table, values, dimensions, rows[i], dx));
         sy[point_of_row[i]].add(value_at(table, values, dimensions, rows[i], dy));

@@ -1,7 +1,7 @@
 // Byte-level BPE (see byte_bpe.h): transformers' RobertaTokenizer / GPT2Tokenizer
 // (_tokenize, bpe) and the tokenizers library's pre_tokenizers/byte_level.rs and
 // models/bpe.
-#include "text/byte_bpe.h"
+#include "byte_bpe.h"
 
 #include <cstddef>
 #include <functional>
@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "text/text_files.h"
-#include "text/unicode_text.h"
-#include "vlbias/error.h"
+#include "text_files.h"
+#include "vlbias/text/unicode_text.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::text_internal {
 namespace {

@@ -24,8 +24,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "text/tokenizer_pipeline.h"
-#include "text/wordpiece.h"
+#include "tokenizer_pipeline.h"
+#include "wordpiece.h"
 
 namespace vlbias::text_internal {
 

@@ -1,15 +1,15 @@
 // SentencePiece's precompiled charsmap (see charsmap.h): sentencepiece's
 // normalizer.cc (DecodePrecompiledCharsMap, NormalizePrefix), darts-clone's
 // DoubleArray::commonPrefixSearch, and the tokenizers' normalizers/precompiled.rs.
-#include "text/charsmap.h"
+#include "charsmap.h"
 
 #include <cstring>
 #include <string>
 #include <utility>
 
-#include "text/text_files.h"
-#include "text/unicode_text.h"
-#include "vlbias/error.h"
+#include "text_files.h"
+#include "vlbias/text/unicode_text.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::text_internal {
 namespace {

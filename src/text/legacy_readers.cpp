@@ -8,13 +8,13 @@
 
 #include <fmt/format.h>
 
-#include "text/legacy_readers.h"
+#include "legacy_readers.h"
 
-#include "text/byte_bpe.h"
-#include "text/text_files.h"
-#include "text/unicode_text.h"
-#include "text/wordpiece.h"
-#include "vlbias/error.h"
+#include "byte_bpe.h"
+#include "text_files.h"
+#include "vlbias/text/unicode_text.h"
+#include "wordpiece.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::text_internal {
 

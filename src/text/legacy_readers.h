@@ -2,8 +2,8 @@
 // Internal to vlbias_text: vocab.txt and merges.txt (legacy_readers.cpp).
 #include <filesystem>
 
-#include "text/byte_bpe.h"
-#include "text/wordpiece.h"
+#include "byte_bpe.h"
+#include "wordpiece.h"
 
 namespace vlbias::text_internal {
 

@@ -1,5 +1,5 @@
 // Building the breadth-first byte trie (see piece_trie.h) from sorted keys.
-#include "text/piece_trie.h"
+#include "piece_trie.h"
 
 #include <deque>
 

@@ -1,14 +1,14 @@
 // A minimal protobuf wire-format reader for SentencePiece's ModelProto (see
 // sentencepiece_model.h). Wire types: 0 varint, 1 fixed64, 2 length-delimited,
 // 5 fixed32; groups (3, 4) are refused, as no SentencePiece model has them.
-#include "text/sentencepiece_model.h"
+#include "sentencepiece_model.h"
 
 #include <cstring>
 #include <string>
 
-#include "text/text_files.h"
-#include "text/unicode_text.h"
-#include "vlbias/error.h"
+#include "text_files.h"
+#include "vlbias/text/unicode_text.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::text_internal {
 namespace {

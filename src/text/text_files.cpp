@@ -1,5 +1,5 @@
 // Reading model-folder files (see text_files.h).
-#include "text/text_files.h"
+#include "text_files.h"
 
 #include <fstream>
 #include <iterator>
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::text_internal {
 

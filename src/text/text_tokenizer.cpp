@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "text/text_files.h"
-#include "text/tokenizer_pipeline.h"
-#include "text/unicode_text.h"
-#include "vlbias/error.h"
+#include "text_files.h"
+#include "tokenizer_pipeline.h"
+#include "vlbias/text/unicode_text.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 

@@ -8,14 +8,14 @@
 #include <utility>
 #include <vector>
 
-#include "text/byte_bpe.h"
-#include "text/text_files.h"
-#include "text/tokenizer_json_parts.h"
-#include "text/tokenizer_pipeline.h"
-#include "text/unicode_text.h"
-#include "text/unigram.h"
-#include "text/wordpiece.h"
-#include "vlbias/error.h"
+#include "byte_bpe.h"
+#include "text_files.h"
+#include "tokenizer_json_parts.h"
+#include "tokenizer_pipeline.h"
+#include "vlbias/text/unicode_text.h"
+#include "unigram.h"
+#include "wordpiece.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::text_internal {
 namespace {

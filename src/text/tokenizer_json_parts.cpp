@@ -1,14 +1,15 @@
 // Readers of tokenizer.json sections (see tokenizer_json_parts.h).
-#include "text/tokenizer_json_parts.h"
+#include "tokenizer_json_parts.h"
 
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <unordered_map>
 
-#include "text/text_files.h"
-#include "text/unicode_text.h"
-#include "vlbias/error.h"
+#include "text_files.h"
+#include "vlbias/text/unicode_text.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/base64.h"
 
 namespace vlbias::text_internal {
 namespace {
@@ -22,44 +23,6 @@ std::int32_t token_id(const json& value, const std::string& where) {
                InputError, "{} is {}; expected an integer id in [0, 2^31)", where,
                excerpt(value.dump()));
   return value.get<std::int32_t>();
-}
-
-// Standard base64 with padding (the tokenizers decode precompiled_charsmap so).
-std::string base64_decode(std::string_view text, const std::string& where) {
-  const auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  VLBIAS_CHECK(text.size() % 4 == 0, InputError,
-               "{} has {} characters; expected base64 in groups of 4", where, text.size());
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = text[i + k];
-      const bool last_group = i + 4 == text.size();
-      if (c == '=' && last_group && k >= 2 && (k == 3 || text[i + 3] == '=')) {
-        v[k] = 0;
-        ++pad;
-        continue;
-      }
-      v[k] = value(c);
-      VLBIAS_CHECK(v[k] >= 0 && pad == 0, InputError,
-                   "{} has '{}' at character {}; expected base64", where,
-                   excerpt(std::string_view(&text[i + k], 1)), i + k);
-    }
-    const std::uint32_t bits = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out.push_back(static_cast<char>(bits >> 16));
-    if (pad < 2) out.push_back(static_cast<char>((bits >> 8) & 0xFF));
-    if (pad < 1) out.push_back(static_cast<char>(bits & 0xFF));
-  }
-  return out;
 }
 
 std::u32string utf32(const std::string& s, const std::string& where) {
@@ -140,7 +103,7 @@ void read_unigram_normalizer(const json& normalizer, const std::string& where,
     step.kind = NormalizerStep::Kind::Precompiled;
     const std::string& b64 = member(normalizer, "precompiled_charsmap", V::string, where);
     const std::string what = where + " precompiled_charsmap";
-    step.charsmap = PrecompiledCharsmap::parse(base64_decode(b64, what), what);
+    step.charsmap = PrecompiledCharsmap::parse(base64_decode_strict(b64, what), what);
   } else if (type == "Replace") {
     step.kind = NormalizerStep::Kind::Replace;
     const json& pattern = member(normalizer, "pattern", V::object, where);

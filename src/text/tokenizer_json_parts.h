@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "text/byte_bpe.h"
-#include "text/tokenizer_pipeline.h"
-#include "text/unigram.h"
-#include "text/wordpiece.h"
+#include "byte_bpe.h"
+#include "tokenizer_pipeline.h"
+#include "unigram.h"
+#include "wordpiece.h"
 
 namespace vlbias::text_internal {
 

@@ -1,5 +1,5 @@
 // The steps every tokenizer family shares (see tokenizer_pipeline.h).
-#include "text/tokenizer_pipeline.h"
+#include "tokenizer_pipeline.h"
 
 #include <algorithm>
 #include <string>
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "text/unicode_text.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias::text_internal {
 

@@ -5,14 +5,14 @@
 #include <cstdint>
 #include <string_view>
 
-#include "text/unicode_lookup.h"
-#include "text/unicode_tables.h"
-#include "text/unicode_text.h"
+#include "unicode_lookup.h"
+#include "unicode_tables.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias::unicode {
 namespace {
 
-namespace t = tables;
+namespace t = text_internal::tables;
 
 // Most text stays below U+3000 (Latin, Greek, Cyrillic, Arabic, Indic scripts,
 // punctuation): a direct table there saves the binary search per character.
@@ -35,7 +35,7 @@ const std::array<GeneralCategory, kDirectCategories>& direct_categories() {
 
 GeneralCategory general_category(char32_t c) {
   if (c < kDirectCategories) return direct_categories()[c];
-  const t::ClassRange* r = lookup::find_run(t::kGeneralCategory, c);
+  const t::ClassRange* r = text_internal::lookup::find_run(t::kGeneralCategory, c);
   return r != nullptr ? GeneralCategory{r->cls} : GeneralCategory::Cn;
 }
 
@@ -49,7 +49,7 @@ bool is_other_category(GeneralCategory g) {
 
 bool is_white_space(char32_t c) {
   if (c < 0x80) return c == ' ' || (c >= 0x09 && c <= 0x0D);
-  return lookup::in_ranges(t::kWhiteSpace, c);
+  return text_internal::lookup::in_ranges(t::kWhiteSpace, c);
 }
 
 GraphemeBreak grapheme_break(char32_t c) {
@@ -58,12 +58,12 @@ GraphemeBreak grapheme_break(char32_t c) {
     if (c == '\n') return GraphemeBreak::LF;
     return c < 0x20 ? GraphemeBreak::Control : GraphemeBreak::Other;
   }
-  const t::ClassRange* r = lookup::find_run(t::kGraphemeBreak, c);
+  const t::ClassRange* r = text_internal::lookup::find_run(t::kGraphemeBreak, c);
   return r != nullptr ? GraphemeBreak{r->cls} : GraphemeBreak::Other;
 }
 
 bool is_extended_pictographic(char32_t c) {
-  return c >= 0xA9 && lookup::in_ranges(t::kExtendedPictographic, c);
+  return c >= 0xA9 && text_internal::lookup::in_ranges(t::kExtendedPictographic, c);
 }
 
 std::size_t grapheme_end(std::u32string_view text, std::size_t begin) {

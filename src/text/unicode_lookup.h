@@ -5,9 +5,9 @@
 #include <iterator>
 #include <span>
 
-#include "text/unicode_tables.h"
+#include "unicode_tables.h"
 
-namespace vlbias::unicode::lookup {
+namespace vlbias::text_internal::lookup {
 
 inline bool in_ranges(std::span<const tables::Range> ranges, char32_t c) {
   auto it = std::upper_bound(ranges.begin(), ranges.end(), c,
@@ -25,4 +25,4 @@ const Run* find_run(std::span<const Run> runs, char32_t c) {
   return c <= r.last ? &r : nullptr;
 }
 
-}  // namespace vlbias::unicode::lookup
+}  // namespace vlbias::text_internal::lookup

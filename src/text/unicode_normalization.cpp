@@ -7,16 +7,16 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "text/unicode_lookup.h"
-#include "text/unicode_tables.h"
-#include "text/unicode_text.h"
+#include "unicode_lookup.h"
+#include "unicode_tables.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias::unicode {
 namespace {
 
-namespace t = tables;
-using lookup::find_run;
-using lookup::in_ranges;
+namespace t = text_internal::tables;
+using text_internal::lookup::find_run;
+using text_internal::lookup::in_ranges;
 
 std::uint8_t combining_class(char32_t c) {
   if (c < 0x300) return 0;

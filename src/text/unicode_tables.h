@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-namespace vlbias::unicode::tables {
+namespace vlbias::text_internal::tables {
 
 // Versions the tables were generated from: Python's unicodedata (NFC, lowercase,
 // str.isspace) and the `regex` module (the pre-tokenizer's \p{L}, \p{N}, \s).
@@ -105,4 +105,4 @@ extern const std::span<const Range> kWhiteSpace;
 extern const std::span<const ClassRange> kGraphemeBreak;
 extern const std::span<const Range> kExtendedPictographic;
 
-}  // namespace vlbias::unicode::tables
+}  // namespace vlbias::text_internal::tables

@@ -1,6 +1,6 @@
 // Text operations of CLIP's tokenizers (see unicode_text.h); each function names
 // the Python or Rust code it reproduces.
-#include "text/unicode_text.h"
+#include "vlbias/text/unicode_text.h"
 
 #include <algorithm>
 #include <array>
@@ -13,16 +13,16 @@
 #include <unordered_map>
 #include <vector>
 
-#include "text/unicode_lookup.h"
-#include "text/unicode_tables.h"
-#include "vlbias/error.h"
+#include "unicode_lookup.h"
+#include "unicode_tables.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::unicode {
 namespace {
 
-namespace t = tables;
-using lookup::find_run;
-using lookup::in_ranges;
+namespace t = text_internal::tables;
+using text_internal::lookup::find_run;
+using text_internal::lookup::in_ranges;
 
 // c + delta when c is on the run's stride, else c.
 char32_t apply_runs(std::span<const t::DeltaRun> runs, char32_t c) {

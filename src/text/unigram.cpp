@@ -3,7 +3,7 @@
 // (unknown pieces), transformers' XLMRobertaTokenizer (fairseq ids), and the
 // tokenizers' models/unigram (encode_optimized, tokenize), normalizers/replace.rs,
 // strip.rs and pre_tokenizers/metaspace.rs.
-#include "text/unigram.h"
+#include "unigram.h"
 
 #include <algorithm>
 #include <array>
@@ -13,12 +13,12 @@
 #include <unordered_map>
 #include <utility>
 
-#include "text/piece_trie.h"
-#include "text/text_files.h"
-#include "text/unicode_text.h"
-#include "text/unigram_viterbi.h"
-#include "text/wordpiece.h"
-#include "vlbias/error.h"
+#include "piece_trie.h"
+#include "text_files.h"
+#include "vlbias/text/unicode_text.h"
+#include "unigram_viterbi.h"
+#include "wordpiece.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::text_internal {
 namespace {

@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "text/charsmap.h"
-#include "text/sentencepiece_model.h"
-#include "text/tokenizer_pipeline.h"
+#include "charsmap.h"
+#include "sentencepiece_model.h"
+#include "tokenizer_pipeline.h"
 
 namespace vlbias::text_internal {
 

@@ -8,13 +8,13 @@
 #include <string_view>
 #include <utility>
 
-#include "text/piece_trie.h"
-#include "text/text_files.h"
-#include "text/unicode_text.h"
-#include "text/unigram.h"
-#include "text/unigram_viterbi.h"
-#include "text/wordpiece.h"
-#include "vlbias/error.h"
+#include "piece_trie.h"
+#include "text_files.h"
+#include "vlbias/text/unicode_text.h"
+#include "unigram.h"
+#include "unigram_viterbi.h"
+#include "wordpiece.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::text_internal {
 namespace {

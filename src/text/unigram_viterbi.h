@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "text/piece_trie.h"
+#include "piece_trie.h"
 
 namespace vlbias::text_internal {
 

@@ -2,7 +2,7 @@
 // models/bert/tokenization_bert.py (BasicTokenizer, WordpieceTokenizer) and the
 // tokenizers library's normalizers/bert.rs, pre_tokenizers/bert.rs and
 // models/wordpiece.
-#include "text/wordpiece.h"
+#include "wordpiece.h"
 
 #include <algorithm>
 #include <string>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "text/unicode_text.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias::text_internal {
 namespace {

@@ -28,7 +28,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "text/tokenizer_pipeline.h"
+#include "tokenizer_pipeline.h"
 
 namespace vlbias::text_internal {
 

@@ -18,8 +18,8 @@
 
 #include "audits/synthetic_study.h"
 #include "cli/cli_util.h"
-#include "vlbias/sha256.h"
-#include "vlbias/table.h"
+#include "vlbias/core/sha256.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {

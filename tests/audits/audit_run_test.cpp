@@ -8,9 +8,9 @@
 
 #include "cli/cli_util.h"
 #include "synthetic_study.h"
-#include "vlbias/audit.h"
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {

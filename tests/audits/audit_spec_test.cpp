@@ -1,5 +1,5 @@
 // The YAML audit spec parser (src/audits/audit_spec.cpp) against the contract in
-// include/vlbias/audit.h. No numeric reference is involved: the expected values
+// include/vlbias/audits/audit.h. No numeric reference is involved: the expected values
 // are the literal values written in each spec, and the defaults the header documents.
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/audit.h"
-#include "vlbias/error.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 namespace {

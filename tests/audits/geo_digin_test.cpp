@@ -21,9 +21,9 @@
 
 #include "audits/geo_study.h"
 #include "cli/cli_util.h"
-#include "vlbias/npy.h"
-#include "vlbias/rng.h"
-#include "vlbias/table.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {

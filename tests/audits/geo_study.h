@@ -34,9 +34,9 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/matrix.h"
-#include "vlbias/npy.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/matrix.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/core/rng.h"
 
 namespace vlbias::synthetic {
 

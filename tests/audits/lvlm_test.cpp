@@ -10,10 +10,10 @@
 #include <sstream>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/json_output.h"
-#include "vlbias/lvlm.h"
-#include "vlbias/lvlm_report.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/metrics/lvlm.h"
+#include "vlbias/audits/lvlm_report.h"
 
 namespace vlbias {
 namespace {

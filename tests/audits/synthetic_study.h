@@ -47,12 +47,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "vlbias/error.h"
-#include "vlbias/matrix.h"
-#include "vlbias/npy.h"
-#include "vlbias/prompt_sets.h"
-#include "vlbias/rng.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/matrix.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/metrics/prompt_sets.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias::synthetic {
 

@@ -18,7 +18,7 @@
 
 #include "cli/cli_util.h"
 #include "test_util.h"
-#include "vlbias/npy.h"
+#include "vlbias/io/npy.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 
 #include "cli_util.h"
 #include "generate/http_test_server.h"
-#include "generate/job.h"
+#include "vlbias/io/base64.h"
 #include "generate_util.h"
 
 namespace vlbias {
@@ -220,7 +220,7 @@ TEST(GenerateHostileServer, RepliesLargerThanTheRequestCanReturnFailAtOnceNaming
   EXPECT_EQ(json::parse(raised.out)["store"]["done"], 24);
 
   // t2i: 1 MiB + 6 x 64 x 64 = 1,073,152 bytes for a 64 x 64 sd-webui image.
-  const std::string png = generate_detail::base64_encode(read_file(kImages / "png_1x1.png"));
+  const std::string png = base64_encode(read_file(kImages / "png_1x1.png"));
   Server sd([&](const Request& req) {
     const bool car = json::parse(req.body)["prompt"] == "a photo of a car in Europe";
     return reply(200, json{{"images", {car ? std::string(1'100'000, 'A') : png}}}.dump());

@@ -31,9 +31,9 @@
 
 #include "cli_util.h"
 #include "generate/http_test_server.h"
-#include "generate/job.h"
+#include "vlbias/io/base64.h"
 #include "generate_util.h"
-#include "vlbias/sha256.h"
+#include "vlbias/core/sha256.h"
 
 namespace vlbias {
 namespace {
@@ -487,7 +487,7 @@ TEST(GenerateT2i, SdWebuiSavesEveryImageWithItsManifestRow) {
     }
     const int seed = b["seed"];
     if (key == "a photo of a car in Europe|100" && n == 1) return Response{500, "", {}, 0, false};
-    std::string image = generate_detail::base64_encode(seed % 2 ? jpg : png);
+    std::string image = base64_encode(seed % 2 ? jpg : png);
     if (key == "a photo of a car in Europe|101" && n == 1) image = "not*base64";
     int used = seed;
     if (key == "a photo of a stove in Asia|102") used = 7;  // the server ignored our seed
@@ -555,7 +555,7 @@ TEST(GenerateT2i, LinkedImagesFolderIsRefused) {
     const json info{{"seed", b["seed"]}};
     return Response{
         200,
-        json{{"images", {generate_detail::base64_encode(png)}}, {"info", info.dump()}}.dump(),
+        json{{"images", {base64_encode(png)}}, {"info", info.dump()}}.dump(),
         {},
         0,
         false};
@@ -610,7 +610,7 @@ TEST(GenerateT2i, OpenAiImagesRecordsRefusalsAndRevisedPrompts) {
     return Response{200,
                     json{{"created", 1},
                          {"data",
-                          {{{"b64_json", generate_detail::base64_encode(png)},
+                          {{{"b64_json", base64_encode(png)},
                             {"revised_prompt", "A detailed photo of a house, Africa"}}}}}
                         .dump(),
                     {},
@@ -791,7 +791,7 @@ TEST(GenerateExamples, ShippedSpecsRunAgainstLocalServers) {
   const std::string png = read_file(examples / "images/c.png");
   Server sd([&](const Request&) {
     return Response{
-        200, json{{"images", {generate_detail::base64_encode(png)}}}.dump(), {}, 0, false};
+        200, json{{"images", {base64_encode(png)}}}.dump(), {}, 0, false};
   });
   r = run_cli("generate t2i " + localised("t2i_sd_webui.yaml", sd.url("/sdapi/v1/txt2img")));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -799,7 +799,7 @@ TEST(GenerateExamples, ShippedSpecsRunAgainstLocalServers) {
 
   Server openai([&](const Request&) {
     return Response{200,
-                    json{{"data", {{{"b64_json", generate_detail::base64_encode(png)}}}}}.dump(),
+                    json{{"data", {{{"b64_json", base64_encode(png)}}}}}.dump(),
                     {},
                     0,
                     false};

@@ -17,7 +17,7 @@
 
 #include "cli_util.h"
 #include "generate/http_test_server.h"
-#include "generate/job.h"
+#include "vlbias/io/base64.h"
 
 namespace vlbias::generate_test {
 
@@ -83,7 +83,7 @@ struct ImageIndex {
   std::map<std::string, std::string> name_of_base64;
   ImageIndex() {
     for (const auto& f : kImageFiles)
-      name_of_base64[generate_detail::base64_encode(read_file(kImages / f))] = f;
+      name_of_base64[base64_encode(read_file(kImages / f))] = f;
   }
 };
 

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
-#include "vlbias/sha256.h"
+#include "vlbias/core/sha256.h"
 
 namespace vlbias {
 namespace {

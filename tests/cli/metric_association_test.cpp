@@ -9,7 +9,7 @@
 
 #include "cli/cli_util.h"
 #include "test_util.h"
-#include "vlbias/table.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "cli/cli_util.h"
 #include "test_util.h"
-#include "vlbias/npy.h"
-#include "vlbias/table.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/io/table.h"
 
 namespace {
 

@@ -21,7 +21,7 @@
 
 #include "cli_util.h"
 #include "report_checks.h"
-#include "vlbias/image.h"
+#include "vlbias/encode/image.h"
 
 namespace vlbias {
 namespace {

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <vector>
 
-#include "vlbias/blas.h"
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
 
 namespace vlbias {
 namespace {

@@ -4,10 +4,10 @@
 #include <set>
 #include <vector>
 
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
-#include "vlbias/sha256.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/core/sha256.h"
 
 namespace vlbias {
 

@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "vlbias/memory_budget.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/memory_budget.h"
+#include "vlbias/core/rng.h"
 
 namespace vlbias {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "encode/clip_model_test_util.h"
-#include "vlbias/clip_model.h"
-#include "vlbias/error.h"
+#include "vlbias/encode/clip_model.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "encode/clip_model_internal.h"
+#include "clip_model_internal.h"
 
 namespace vlbias {
 namespace {
@@ -18,14 +18,14 @@ TEST(ClipModelKernels, ExpWithinTwoUlp) {
   double worst = 0.0;
   for (double x = -87.0; x <= 88.0; x += 0.0007) {
     const float xf = static_cast<float>(x);
-    worst = std::max(worst, ulp_distance(clip::exp_approx(xf), std::exp(static_cast<double>(xf))));
+    worst = std::max(worst, ulp_distance(encode_internal::exp_approx(xf), std::exp(static_cast<double>(xf))));
   }
   EXPECT_LE(worst, 2.0);
-  EXPECT_EQ(clip::exp_approx(0.0f), 1.0f);
+  EXPECT_EQ(encode_internal::exp_approx(0.0f), 1.0f);
   // Clamped outside [-87, 88]: finite, positive, monotone enough for softmax / sigmoid.
-  EXPECT_GT(clip::exp_approx(-1000.0f), 0.0f);
-  EXPECT_LT(clip::exp_approx(-1000.0f), 1e-37f);
-  EXPECT_TRUE(std::isfinite(clip::exp_approx(1000.0f)));
+  EXPECT_GT(encode_internal::exp_approx(-1000.0f), 0.0f);
+  EXPECT_LT(encode_internal::exp_approx(-1000.0f), 1e-37f);
+  EXPECT_TRUE(std::isfinite(encode_internal::exp_approx(1000.0f)));
 }
 
 double quick_gelu_exact(double x) {
@@ -41,7 +41,7 @@ TEST(ClipModelKernels, ActivationsMatchDoubleFormulas) {
   const std::vector<float> bias(xs.size(), 0.0f);
   for (Activation act : {Activation::QuickGelu, Activation::Gelu}) {
     std::vector<float> y = xs;
-    clip::bias_activation(y.data(), y.size(), 1, y.size(), bias.data(), act);
+    encode_internal::bias_activation(y.data(), y.size(), 1, y.size(), bias.data(), act);
     double worst = 0.0;
     for (std::size_t i = 0; i < xs.size(); ++i) {
       const double x = xs[i];
@@ -56,12 +56,12 @@ TEST(ClipModelKernels, ActivationsMatchDoubleFormulas) {
 TEST(ClipModelKernels, BiasIsAddedBeforeTheActivation) {
   std::vector<float> y = {0.5f, -1.0f, 2.0f, 0.0f, 1.0f, -3.0f};  // 2 rows x 3
   const std::vector<float> b = {0.25f, 1.0f, -2.0f};
-  clip::bias_activation(y.data(), 3, 2, 3, b.data(), Activation::Gelu);
+  encode_internal::bias_activation(y.data(), 3, 2, 3, b.data(), Activation::Gelu);
   EXPECT_NEAR(y[0], gelu_exact(0.75), 1e-7);
   EXPECT_NEAR(y[1], 0.0, 1e-7);
   EXPECT_NEAR(y[5], gelu_exact(-5.0), 1e-7);
   std::vector<float> z = {1.0f, 2.0f, 3.0f, 4.0f};
-  clip::add_bias(z.data(), 2, 2, 2, b.data());
+  encode_internal::add_bias(z.data(), 2, 2, 2, b.data());
   EXPECT_EQ(z, (std::vector<float>{1.25f, 3.0f, 3.25f, 5.0f}));
 }
 
@@ -75,9 +75,9 @@ TEST(ClipModelKernels, LayerNormMatchesDouble) {
     gamma[j] = 1.0f + 0.01f * static_cast<float>(j);
     beta[j] = 0.1f * static_cast<float>(j % 5);
   }
-  const clip::LayerNormWeights ln{gamma, beta};
+  const encode_internal::LayerNormWeights ln{gamma, beta};
   std::vector<float> y(x.size());
-  clip::layer_norm(x.data(), w, y.data(), w, 3, w, ln, 1e-5f);
+  encode_internal::layer_norm(x.data(), w, y.data(), w, 3, w, ln, 1e-5f);
   for (std::size_t r = 0; r < 3; ++r) {
     double mean = 0.0, var = 0.0;
     for (std::size_t j = 0; j < w; ++j) mean += x[r * w + j];
@@ -91,13 +91,13 @@ TEST(ClipModelKernels, LayerNormMatchesDouble) {
   }
   // In place gives the same result.
   std::vector<float> z = x;
-  clip::layer_norm(z.data(), w, z.data(), w, 3, w, ln, 1e-5f);
+  encode_internal::layer_norm(z.data(), w, z.data(), w, 3, w, ln, 1e-5f);
   EXPECT_EQ(z, y);
 }
 
 TEST(ClipModelKernels, SoftmaxMatchesDouble) {
   std::vector<float> row = {1.0f, -2.0f, 30.0f, 29.5f, -100.0f};
-  clip::softmax(row.data(), row.size());
+  encode_internal::softmax(row.data(), row.size());
   double sum = 0.0;
   std::vector<double> want(row.size());
   const double m = 30.0;
@@ -107,7 +107,7 @@ TEST(ClipModelKernels, SoftmaxMatchesDouble) {
   }
   for (std::size_t j = 0; j < row.size(); ++j) EXPECT_NEAR(row[j], want[j] / sum, 1e-7);
   float one = 5.0f;
-  clip::softmax(&one, 1);
+  encode_internal::softmax(&one, 1);
   EXPECT_EQ(one, 1.0f);
 }
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "encode/clip_model_test_util.h"
-#include "vlbias/blas.h"
-#include "vlbias/clip_model.h"
-#include "vlbias/npy.h"
-#include "vlbias/parallel.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/encode/clip_model.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/core/parallel.h"
 
 namespace vlbias {
 namespace {

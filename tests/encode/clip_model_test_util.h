@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vlbias/npy.h"
-#include "vlbias/rng.h"
-#include "vlbias/safetensors.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/io/safetensors.h"
 
 namespace vlbias::clip_test {
 

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "encode/image_test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/image.h"
-#include "vlbias/log.h"
-#include "vlbias/npy.h"
+#include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/npy.h"
 
 namespace vlbias {
 namespace {

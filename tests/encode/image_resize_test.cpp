@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "encode/image_test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/image.h"
+#include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
 
 namespace vlbias {
 namespace {

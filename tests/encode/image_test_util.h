@@ -18,9 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/image.h"
-#include "vlbias/sha256.h"
+#include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/core/sha256.h"
 
 namespace vlbias::image_test {
 

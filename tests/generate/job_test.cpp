@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "generate/job.h"
-#include "vlbias/error.h"
-#include "vlbias/rng.h"
+#include "job.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/rng.h"
 
-namespace vlbias::generate_detail {
+namespace vlbias::generate_internal {
 namespace {
 
 TEST(Base64, Rfc4648Vectors) {
@@ -101,4 +101,4 @@ TEST(ApiKey, ReadFromTheEnvironmentOnly) {
 }
 
 }  // namespace
-}  // namespace vlbias::generate_detail
+}  // namespace vlbias::generate_internal

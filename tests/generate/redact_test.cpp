@@ -1,10 +1,10 @@
-// Secrets out of stored text (include/vlbias/redact.h): the key in every form a server may
+// Secrets out of stored text (include/vlbias/generate/redact.h): the key in every form a server may
 // echo it in, every query value of a URL, the length below which nothing is redacted.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "vlbias/redact.h"
+#include "vlbias/generate/redact.h"
 
 namespace vlbias {
 namespace {

@@ -19,8 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/run_store.h"
+#include "vlbias/core/error.h"
+#include "vlbias/generate/run_store.h"
 
 namespace vlbias {
 namespace {

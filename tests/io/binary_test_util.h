@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
 namespace vlbias::testing_binary {
 

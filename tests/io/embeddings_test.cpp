@@ -9,11 +9,11 @@
 
 #include <unistd.h>
 
-#include "vlbias/embeddings.h"
-#include "vlbias/error.h"
-#include "vlbias/npy.h"
-#include "vlbias/safetensors.h"
-#include "vlbias/table.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/io/safetensors.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {

@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "io/table_test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {

@@ -13,11 +13,11 @@
 #include <thread>
 
 #include "io/table_test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/input_file.h"
-#include "vlbias/record_stream.h"
-#include "vlbias/sha256.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/input_file.h"
+#include "vlbias/io/record_stream.h"
+#include "vlbias/core/sha256.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {

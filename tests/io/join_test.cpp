@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "io/table_test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {

@@ -1,4 +1,4 @@
-// JSON from outside (include/vlbias/json.h): the depth pre-scan against hand-made texts (the
+// JSON from outside (include/vlbias/io/json.h): the depth pre-scan against hand-made texts (the
 // exact limit, brackets inside strings, escaped quotes and backslashes, invalid JSON), and
 // parse_json / try_parse_json against nlohmann on the same texts.
 #include <gmock/gmock.h>
@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "vlbias/error.h"
-#include "vlbias/json.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/json.h"
 
 namespace vlbias {
 namespace {

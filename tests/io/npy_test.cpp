@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "io/binary_test_util.h"
-#include "io/float_decode.h"
+#include "float_decode.h"
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/finite.h"
-#include "vlbias/log.h"
-#include "vlbias/mapped_file.h"
-#include "vlbias/npy.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/finite.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/mapped_file.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/core/rng.h"
 
 namespace vlbias {
 namespace {
@@ -515,7 +515,7 @@ float half_reference(std::uint16_t h) {
 
 TEST(HalfFloat, ExhaustiveAgainstDefinition) {
   for (std::uint32_t h = 0; h <= 0xffff; ++h) {
-    const float got = binary_io::half_to_float(static_cast<std::uint16_t>(h));
+    const float got = io_internal::half_to_float(static_cast<std::uint16_t>(h));
     const float want = half_reference(static_cast<std::uint16_t>(h));
     if (std::isnan(want)) {
       ASSERT_TRUE(std::isnan(got)) << h;
@@ -525,17 +525,17 @@ TEST(HalfFloat, ExhaustiveAgainstDefinition) {
       ASSERT_EQ(bits(got), bits(want)) << h;
     }
   }
-  EXPECT_EQ(binary_io::half_to_float(0x0001), 0x1p-24f);
-  EXPECT_EQ(binary_io::half_to_float(0x7bff), 65504.0f);
-  EXPECT_TRUE(std::signbit(binary_io::half_to_float(0x8000)));
+  EXPECT_EQ(io_internal::half_to_float(0x0001), 0x1p-24f);
+  EXPECT_EQ(io_internal::half_to_float(0x7bff), 65504.0f);
+  EXPECT_TRUE(std::signbit(io_internal::half_to_float(0x8000)));
 }
 
 TEST(HalfFloat, Bfloat16IsTheTopHalf) {
   for (std::uint32_t b = 0; b <= 0xffff; ++b) {
-    ASSERT_EQ(bits(binary_io::bfloat16_to_float(static_cast<std::uint16_t>(b))), b << 16);
+    ASSERT_EQ(bits(io_internal::bfloat16_to_float(static_cast<std::uint16_t>(b))), b << 16);
   }
-  EXPECT_EQ(binary_io::bfloat16_to_float(0x3f80), 1.0f);
-  EXPECT_EQ(binary_io::bfloat16_to_float(0xff80), -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(io_internal::bfloat16_to_float(0x3f80), 1.0f);
+  EXPECT_EQ(io_internal::bfloat16_to_float(0xff80), -std::numeric_limits<float>::infinity());
 }
 
 TEST(HalfFloat, DecodeArraySwapsAndReorders) {
@@ -543,7 +543,7 @@ TEST(HalfFloat, DecodeArraySwapsAndReorders) {
   const std::uint8_t src[] = {0x3c, 0x00, 0x42, 0x00, 0x40, 0x00, 0x44, 0x00};
   const std::size_t shape[] = {2, 2};
   float dst[4];
-  binary_io::decode_float_array(src, binary_io::FloatKind::F16, /*swap=*/true, shape,
+  io_internal::decode_float_array(src, io_internal::FloatKind::F16, /*swap=*/true, shape,
                                 /*fortran=*/true, NonFinite::Reject, "x", dst);
   EXPECT_EQ(std::vector<float>(dst, dst + 4), (std::vector<float>{1, 2, 3, 4}));
 }

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "io/table_test_util.h"
-#include "vlbias/atomic_file.h"
-#include "vlbias/error.h"
-#include "vlbias/run_lock.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/run_lock.h"
 
 namespace vlbias {
 namespace {

@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/record_stream.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/record_stream.h"
 
 namespace vlbias {
 namespace {

@@ -11,10 +11,10 @@
 
 #include "io/binary_test_util.h"
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/rng.h"
-#include "vlbias/safetensors.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/io/safetensors.h"
 
 namespace vlbias {
 namespace {

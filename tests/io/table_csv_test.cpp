@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "io/table_test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 #include "test_util.h"
 

@@ -1,15 +1,15 @@
 // CLIPScore against the numpy reference of tools/make_clipscore_fixtures.py.
-#include "vlbias/clipscore.h"
+#include "vlbias/metrics/clipscore.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/npy.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/npy.h"
 
-namespace vlbias::metrics {
+namespace vlbias {
 namespace {
 
 const std::string kDir = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/metrics/";
@@ -76,4 +76,4 @@ TEST(ClipScore, BadInputIsAnInputError) {
 }
 
 }  // namespace
-}  // namespace vlbias::metrics
+}  // namespace vlbias

@@ -1,6 +1,6 @@
 // FID, KID and Vendi against the float64 numpy/scipy references of
 // tools/make_distribution_fixtures.py (random data, n < d, exact duplicates, integer grids).
-#include "vlbias/distribution_metrics.h"
+#include "vlbias/metrics/distribution_metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -9,13 +9,13 @@
 #include <string>
 
 #include "test_util.h"
-#include "vlbias/blas.h"
-#include "vlbias/error.h"
-#include "vlbias/npy.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
+#include "vlbias/core/blas.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
 
-namespace vlbias::metrics {
+namespace vlbias {
 namespace {
 
 const std::string kFixtures = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/";
@@ -222,4 +222,4 @@ TEST(DistributionMetrics, BadInputIsAClearError) {
 }
 
 }  // namespace
-}  // namespace vlbias::metrics
+}  // namespace vlbias

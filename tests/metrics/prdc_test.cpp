@@ -1,7 +1,7 @@
 // PRDC against the exact numpy reference of tools/make_prdc_fixtures.py: random data, exact
 // duplicates, integer grids with exact ties, and data whose float32 GEMM distances lose
 // every digit (so the exact recomputation decides), at 1 and 2 threads.
-#include "vlbias/prdc.h"
+#include "vlbias/metrics/prdc.h"
 
 #include <gtest/gtest.h>
 
@@ -9,11 +9,11 @@
 #include <string>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/npy.h"
-#include "vlbias/parallel.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/core/parallel.h"
 
-namespace vlbias::metrics {
+namespace vlbias {
 namespace {
 
 const std::string kFixtures = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/";
@@ -181,4 +181,4 @@ TEST(Prdc, BadInputIsAClearError) {
 }
 
 }  // namespace
-}  // namespace vlbias::metrics
+}  // namespace vlbias

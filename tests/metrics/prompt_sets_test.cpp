@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/prompt_sets.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/metrics/prompt_sets.h"
+#include "vlbias/io/table.h"
 
 namespace {
 

@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/ranking_metrics.h"
+#include "vlbias/core/error.h"
+#include "vlbias/metrics/ranking_metrics.h"
 
 namespace {
 
 using nlohmann::json;
-using namespace vlbias::metrics;
+using namespace vlbias;
 
 const json& fixture() {
   return vlbias::testing_util::fixture_json("metrics/ranking.json");

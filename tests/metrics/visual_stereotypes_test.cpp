@@ -11,9 +11,9 @@
 #include <string>
 
 #include "test_util.h"
-#include "vlbias/embeddings.h"
-#include "vlbias/error.h"
-#include "vlbias/visual_stereotypes.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/core/error.h"
+#include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias {
 namespace {

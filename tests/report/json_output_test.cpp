@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/json_output.h"
+#include "vlbias/core/error.h"
+#include "vlbias/report/json_output.h"
 
 namespace vlbias {
 namespace {

@@ -8,12 +8,12 @@
 #include <limits>
 #include <string>
 
-#include "report/report_page.h"
-#include "report/svg_chart.h"
+#include "report_page.h"
+#include "svg_chart.h"
 #include "report_checks.h"
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 
-namespace vlbias::report {
+namespace vlbias::report_internal {
 namespace {
 
 using report_checks::parse_xml;
@@ -150,9 +150,9 @@ TEST(Node, PointersAndMissingKeys) {
 }
 
 }  // namespace
-}  // namespace vlbias::report
+}  // namespace vlbias::report_internal
 
-namespace vlbias::report {
+namespace vlbias::report_internal {
 namespace {
 
 TEST(ForestChart, ManyRowsKeepTheSignificantAndTheLargest) {
@@ -170,4 +170,4 @@ TEST(ForestChart, ManyRowsKeepTheSignificantAndTheLargest) {
 }
 
 }  // namespace
-}  // namespace vlbias::report
+}  // namespace vlbias::report_internal

@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/text_measures.h"
+#include "vlbias/core/error.h"
+#include "vlbias/score/text_measures.h"
 
 namespace vlbias {
 namespace {

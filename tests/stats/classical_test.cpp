@@ -21,11 +21,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "stats/classical_internal.h"
-#include "vlbias/error.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
-#include "vlbias/stats.h"
+#include "classical_internal.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias::stats {
 namespace {
@@ -529,9 +529,9 @@ TEST(MannWhitneyExact, CdfMatchesEnumeration) {
       double cum = 0;
       for (std::size_t k = 0; k <= m * n; ++k) {
         cum += count[k];
-        EXPECT_NEAR(detail::mwu_exact_cdf(k, m, n), cum / arrangements, 1e-14)
+        EXPECT_NEAR(stats_internal::mwu_exact_cdf(k, m, n), cum / arrangements, 1e-14)
             << "m=" << m << " n=" << n << " k=" << k;
-        EXPECT_NEAR(detail::mwu_exact_cdf(k, n, m), cum / arrangements, 1e-14);
+        EXPECT_NEAR(stats_internal::mwu_exact_cdf(k, n, m), cum / arrangements, 1e-14);
       }
     }
   }
@@ -542,14 +542,14 @@ TEST(MannWhitneyExact, LargeSecondSampleStaysAccurate) {
   // P(U <= k) + P(U <= mn - k - 1) = 1 for every k, and the lower tail is monotone.
   const std::size_t m = 8, n = 3000, mn = m * n;
   for (std::size_t k : {std::size_t{0}, std::size_t{5}, mn / 4, mn / 2 - 1, mn / 2}) {
-    const double lo = detail::mwu_exact_cdf(k, m, n);
-    const double hi = detail::mwu_exact_cdf(mn - k - 1, m, n);
+    const double lo = stats_internal::mwu_exact_cdf(k, m, n);
+    const double hi = stats_internal::mwu_exact_cdf(mn - k - 1, m, n);
     EXPECT_NEAR(lo + hi, 1.0, 1e-12) << k;
   }
   // P(U = 0) = 1 / binom(3008, 8).
   double binom = 1.0;
   for (std::size_t i = 1; i <= m; ++i) binom = binom * static_cast<double>(n + i) / i;
-  EXPECT_NEAR(detail::mwu_exact_cdf(0, m, n) * binom, 1.0, 1e-12);
+  EXPECT_NEAR(stats_internal::mwu_exact_cdf(0, m, n) * binom, 1.0, 1e-12);
   // Exact and asymptotic p agree loosely at this size.
   std::vector<double> a, b;
   for (std::size_t i = 0; i < m; ++i) a.push_back(0.37 * static_cast<double>(i) + 0.011);

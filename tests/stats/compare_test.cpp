@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "test_util.h"
-#include "vlbias/compare.h"
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "vlbias/stats/compare.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {

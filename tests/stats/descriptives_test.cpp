@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/rng.h"
-#include "vlbias/stats.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias::stats {
 namespace {

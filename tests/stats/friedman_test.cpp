@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/stats.h"
+#include "vlbias/core/error.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias::stats {
 namespace {

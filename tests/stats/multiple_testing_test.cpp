@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vlbias/error.h"
-#include "vlbias/rng.h"
-#include "vlbias/stats.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias::stats {
 namespace {

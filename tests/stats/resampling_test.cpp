@@ -20,11 +20,11 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/log.h"
-#include "vlbias/parallel.h"
-#include "vlbias/rng.h"
-#include "vlbias/stats.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias::stats {
 namespace {

@@ -2,7 +2,7 @@
 // 4, S.2, S.3) against tools/make_trend_fixtures.py: exact rational least squares
 // (cross-checked there with numpy.polyfit and statsmodels OLS), numpy.cov +
 // numpy.linalg.eigh ellipses, and pandas groupby for the grouped table.
-#include "vlbias/trends.h"
+#include "vlbias/stats/trends.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
-#include "vlbias/error.h"
-#include "vlbias/table.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace {
 

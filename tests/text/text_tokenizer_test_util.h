@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vlbias/sha256.h"
+#include "vlbias/core/sha256.h"
 #include "vlbias/text/tokenizer.h"
 
 namespace vlbias::testing_text {

@@ -12,7 +12,7 @@
 
 #include "test_util.h"
 #include "text/text_tokenizer_test_util.h"
-#include "vlbias/error.h"
+#include "vlbias/core/error.h"
 #include "vlbias/text/tokenizer.h"
 
 namespace vlbias {

@@ -14,7 +14,7 @@
 
 #include "test_util.h"
 #include "text/text_tokenizer_test_util.h"
-#include "text/unicode_text.h"
+#include "vlbias/text/unicode_text.h"
 #include "vlbias/text/tokenizer.h"
 
 namespace vlbias {

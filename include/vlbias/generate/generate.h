@@ -1,0 +1,277 @@
+#pragma once
+// The generation and scoring jobs (src/generate): an LVLM over an OpenAI-compatible chat
+// completions endpoint (paper 003's answers), a text-to-image endpoint (the Stable Diffusion
+// web UI txt2img API or the OpenAI images API; papers 000 and 002), and the Perspective API's
+// comments:analyze (toxicity of every answer, paper 003).
+//
+// Every job works in one run folder:
+//   RUN_DIR/store.sqlite    the run store (run_store.h): one row per request key
+//   RUN_DIR/requests.jsonl  every row of the store (status, attempts, HTTP status, errors)
+//   RUN_DIR/<analytics>     generations.jsonl (lvlm), manifest.csv + images/ (t2i),
+//                           scored.jsonl (perspective): what the audits read
+//   RUN_DIR/run.json        counts, this invocation's throughput, inputs with SHA-256, the
+//                           endpoint (URL without its query, model, the key's variable
+//                           name) and the spec as given
+// A run folder that already holds a store is continued only with `resume` (else a
+// UsageError): the manifest is added again (keys present keep their state) and only Pending
+// rows are sent, so a run killed at any point loses nothing and does nothing twice. A lock
+// file keeps a second process off a folder in use.
+//
+// API keys come from the environment variable the endpoint names, read once at the start
+// (UsageError naming the variable, never its value, when it is unset or empty), and are
+// only ever put in request headers: never in the store, the exports, run.json or a message.
+// A server that echoes the key (a 401 repeating the Authorization header) or a key in the
+// URL's query cannot put it there either: the key and every query value of 8 bytes or more
+// are replaced by "[redacted]" in each reply and recorded outcome, and in run.json's copy of
+// the spec (redact.h).
+//
+// Replies are parsed with a nesting limit of 256 levels (json.h): a deeper reply fails its
+// request at once ("malformed response: JSON nested deeper than 256 levels"), the run going
+// on.
+//
+// Reply size: a reply larger than what its request can legitimately return fails that
+// request at once with "reply larger than N bytes; raise max_response_bytes", and no more
+// than N bytes of it are ever held in memory. N is requests.max_response_bytes (or
+// --max-response-bytes) when given, else:
+//   lvlm         64 KiB + 256 bytes x max_tokens (a token is a few characters; 256 bytes
+//                cover a long one written as six-byte JSON escapes; 64 KiB the JSON
+//                around the answer)
+//   t2i          1 MiB + 6 bytes x width x height (an uncompressed RGBA PNG is 4 bytes a
+//                pixel, base64 makes it 5.33; openai-images takes the pixels from `size`,
+//                2048 x 2048 for "auto")
+//   perspective  1 MiB (summary and span scores of a comment of the API's 20 KB)
+//
+// Numbers out of their range are refused (UsageError naming the key and the range):
+// requests.concurrency (--concurrency) 1..1024; requests.max_qps (--max-qps) 0 (no limit)
+// or 0.001..1e6; requests.max_attempts 1..1000; requests.base_delay_s and max_delay_s
+// 0..3600; endpoint.timeout_s 0.001..86400; requests.max_response_bytes 1024..2^30;
+// sampling.max_tokens 1..2^20; images_per_prompt 1..100000; sd_webui.steps 1..1000,
+// cfg_scale 0..100, width and height 8..8192; openai.size WIDTHxHEIGHT (each 1..8192) or
+// auto.
+//
+// Spec formats (`vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR`; examples/generate/).
+// Paths are relative to the spec's folder. Every key is checked; unknown keys are errors.
+//
+//   version: 1
+//   kind: generate-lvlm
+//   endpoint:
+//     url: http://127.0.0.1:8000/v1/chat/completions   # required
+//     model: llava-hf/llava-1.5-7b-hf                  # sent as "model"
+//     api_key_env: OPENAI_API_KEY                       # optional: the key's variable
+//     timeout_s: 120                                    # per attempt
+//   manifest: images.csv          # required: one row per image, label columns kept
+//   columns: {image: file, id: image_id}   # defaults: image, and the image path as id
+//   image_root: images/           # default: the manifest's folder
+//   system: "..."                 # optional system message
+//   prompts:                      # required: name (the `prompt` column) and text
+//     - {name: characteristics, text: "Describe the characteristics of this person."}
+//   seeds: [0, 1, 2]              # default [0]: one request per image x prompt x seed
+//   sampling: {temperature: 0.7, max_tokens: 256, top_p: 1.0, send_seed: true}
+//   requests: {concurrency: 8, max_qps: 0, max_attempts: 6, base_delay_s: 1,
+//              max_delay_s: 60, seed: 0,
+//              max_response_bytes: 1000000}   # optional: else derived (Reply size above)
+//
+//   version: 1
+//   kind: generate-t2i
+//   endpoint: {api: sd-webui | openai-images, url: ..., model: ..., api_key_env: ...,
+//              timeout_s: ...}
+//   prompts: prompts.csv          # required: one row per prompt, label columns kept
+//   columns: {prompt: prompt}
+//   images_per_prompt: 4          # default 1
+//   seed: 0                       # image i of every prompt: seed + i (sd-webui)
+//   sd_webui: {steps: 30, cfg_scale: 7, width: 512, height: 512, sampler: "Euler a",
+//              negative_prompt: ""}
+//   openai: {size: 1024x1024, quality: standard, response_format: b64_json}
+//   requests: {...}               # as above
+//
+// The command line overrides requests.concurrency, max_qps and max_response_bytes
+// (--concurrency, --max-qps, --max-response-bytes) and adds --resume and --retry-failed.
+// The model, sampling and image parameters shape the requests: changing them under a run
+// is refused (a new --out starts another run); adding images, prompts or seeds to the
+// manifest extends a run on --resume, and changing the text of a request already in the
+// store is refused.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vlbias/generate/driver.h"
+#include "vlbias/io/json.h"
+#include "vlbias/generate/run_store.h"
+
+namespace vlbias {
+
+struct Endpoint {
+  std::string url;          // the full URL requests are POSTed to
+  std::string model;        // sent as "model" (lvlm, openai images); "" = not sent
+  std::string api_key_env;  // environment variable holding the key; "" = no key
+  double timeout_s = 120;   // per attempt, connect included
+};
+
+// The allowed ranges of the numeric settings (above).
+inline constexpr std::size_t kMaxConcurrency = 1024;
+inline constexpr double kMinQps = 0.001, kMaxQps = 1e6;  // or 0 = no limit
+inline constexpr int kMaxAttempts = 1000;
+inline constexpr double kMaxRetryDelayS = 3600;  // base_delay_s and max_delay_s
+inline constexpr double kMinTimeoutS = 0.001, kMaxTimeoutS = 86400;
+inline constexpr std::size_t kMinResponseBytes = 1024, kMaxResponseBytes = std::size_t{1} << 30;
+inline constexpr std::size_t kMaxTokens = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxImagesPerPrompt = 100'000;
+inline constexpr std::size_t kMaxSteps = 1000;
+inline constexpr double kMaxCfgScale = 100;
+inline constexpr std::size_t kMinImageSide = 8, kMaxImageSide = 8192;
+
+// The reply bounds (Reply size above).
+inline constexpr std::size_t kChatReplyBaseBytes = 64 << 10;
+inline constexpr std::size_t kChatReplyBytesPerToken = 256;
+inline constexpr std::size_t kImageReplyBaseBytes = 1 << 20;
+inline constexpr std::size_t kImageReplyBytesPerPixel = 6;
+inline constexpr std::size_t kOpenAiAutoSide = 2048;  // openai.size: auto
+inline constexpr std::size_t kPerspectiveReplyBytes = 1 << 20;
+
+struct JobControl {
+  std::size_t concurrency = 8;  // requests in flight
+  double max_qps = 0;           // requests started per second; 0 = no limit
+  RetryPolicy retry;
+  std::size_t max_response_bytes = 0;  // the reply bound; 0 = derived (Reply size)
+  std::uint64_t seed = 0;              // the retry jitter streams
+  bool resume = false;                 // continue the store already in RUN_DIR
+  bool retry_failed = false;           // with resume: send the Failed rows again
+};
+
+struct JobSummary {
+  std::string kind;                   // "generate-lvlm", "generate-t2i", "score-perspective"
+  std::size_t added = 0;              // requests new to the store in this invocation
+  StoreCounts counts;                 // the whole store after this invocation
+  DriveSummary drive;                 // this invocation's requests
+  std::size_t exported = 0;           // rows in the analytics file
+  std::vector<std::string> outputs;   // files written, relative to RUN_DIR
+  std::vector<std::string> warnings;  // also printed through warn()
+};
+
+// The "store" (counts over the whole store) and "this_run" (added, outcomes, attempts,
+// retries, elapsed_s, requests_per_s) blocks that run.json and the commands' summary share.
+Json store_json(const JobSummary& summary);
+Json this_run_json(const JobSummary& summary);
+
+// ------------------------------------------------------------------ LVLM chat
+
+struct LvlmPrompt {
+  std::string name;  // the `prompt` column of the answers
+  std::string text;  // what is sent with the image
+};
+
+// One request per image x prompt x seed, in that order (image-major). The request is an
+// OpenAI chat completion: an optional system message, then one user message holding the
+// prompt text and the image as a base64 data URI (MIME type from the file's magic bytes:
+// JPEG, PNG, GIF or WebP); "model", "temperature", "max_tokens", "seed" (unless
+// send_seed is false) and "top_p" (when set).
+//
+// Outcome per request: Done with the answer text; Refused when the API declines (a
+// `refusal` message, finish_reason "content_filter", or a 4xx whose error code is a
+// content-filter one: content_filter, content_policy_violation, moderation_blocked);
+// retried on 408/429/5xx/transport errors and on a 2xx that is not a chat completion;
+// Failed on other 4xx (with the server's message) or when attempts run out. Refusals
+// written by the model in its answer ("I'm sorry, I can't...") are answers: the LVLM
+// audit finds them with its refusal patterns.
+//
+// Analytics file RUN_DIR/generations.jsonl: one line per Done or Refused request, in
+// request order: the manifest row's columns, then prompt (name), seed, model, text,
+// refused (bool), refusal_reason, finish_reason. Columns named like those are a UsageError.
+struct LvlmJob {
+  Endpoint endpoint;
+  std::filesystem::path manifest;      // CSV / JSONL table, one row per image
+  std::string image_column = "image";  // image file, relative to image_root
+  std::string id_column;               // "" = the image column identifies the image
+  std::filesystem::path image_root;    // "" = the manifest's folder
+  std::vector<LvlmPrompt> prompts;
+  std::vector<std::uint64_t> seeds = {0};
+  std::string system_prompt;  // "" = none
+  double temperature = 0;
+  std::size_t max_tokens = 256;
+  std::optional<double> top_p;
+  bool send_seed = true;  // some servers reject "seed"
+  JobControl control;
+  std::string spec_text;  // the spec as given (run.json)
+  std::filesystem::path spec_path;
+};
+JobSummary generate_lvlm(const LvlmJob& job, const std::filesystem::path& run_dir);
+
+// ------------------------------------------------------------------ text-to-image
+
+enum class T2iApi { SdWebui, OpenAiImages };
+
+// One request per prompt x image (images_per_prompt), each asking for one image so that a
+// crash loses at most the images in flight. Image i of every prompt gets seed + i (the same
+// seeds across prompts, so prompts that differ only in an identity term are compared on
+// the same noise); the OpenAI images API takes no seed, so there the manifest's seed is
+// empty. The image is decoded from base64, checked to be PNG, JPEG or WebP, and written
+// to RUN_DIR/images/<prompt row>/<i>.<ext> before the request is recorded Done.
+//
+// sd-webui: POST {prompt, negative_prompt, seed, steps, cfg_scale, width, height,
+// sampler_name, batch_size 1, n_iter 1, override_settings.sd_model_checkpoint = model};
+// reads images[0] and the seed the server reports in `info`.
+// openai-images: POST {model, prompt, n 1, size, quality, response_format}; reads
+// data[0].b64_json (a URL-only answer fails: we do not fetch URLs) and revised_prompt.
+// A 4xx with a content-policy code is a refusal.
+//
+// Analytics file RUN_DIR/manifest.csv: one row per saved image: image (path relative to
+// RUN_DIR), the prompt row's columns, sample, seed, model, sha256, revised_prompt.
+struct T2iJob {
+  Endpoint endpoint;
+  T2iApi api = T2iApi::SdWebui;
+  std::filesystem::path prompts;  // CSV / JSONL table, one row per prompt
+  std::string prompt_column = "prompt";
+  std::size_t images_per_prompt = 1;
+  std::uint64_t seed = 0;
+  // sd-webui
+  std::string negative_prompt;
+  std::size_t steps = 30;
+  double cfg_scale = 7;
+  std::size_t width = 512, height = 512;
+  std::string sampler;  // "" = the server's default
+  // openai-images
+  std::string size = "1024x1024";
+  std::string quality;                       // "" = not sent
+  std::string response_format = "b64_json";  // "" = not sent (gpt-image-1 answers b64 anyway)
+  JobControl control;
+  std::string spec_text;
+  std::filesystem::path spec_path;
+};
+JobSummary generate_t2i(const T2iJob& job, const std::filesystem::path& run_dir);
+
+// The width and height an openai.size asks for: "WIDTHxHEIGHT" (each 1..kMaxImageSide) or
+// "auto" (kOpenAiAutoSide square, the bound of the largest size the API makes); nullopt for
+// anything else.
+std::optional<std::pair<std::size_t, std::size_t>> openai_size_pixels(std::string_view size);
+
+// ------------------------------------------------------------------ Perspective API
+
+// One comments:analyze request per row with a non-empty text: {comment.text,
+// requestedAttributes, languages (when given), doNotStore}. The key goes in the
+// x-goog-api-key header, never in the URL. Defaults respect the public quota: 1 request
+// per second. A 400 (e.g. a language the attribute does not support) fails that row with
+// the server's message and is not retried.
+//
+// Analytics file RUN_DIR/scored.jsonl: every input row with its columns, then one column
+// per attribute in lower case (TOXICITY -> toxicity: the summary score in [0, 1], null
+// when not scored) and perspective_error (null when scored; "empty text" for rows that
+// were not sent).
+struct PerspectiveJob {
+  Endpoint endpoint;  // url defaults to the public comments:analyze
+  std::filesystem::path input;
+  std::string text_column = "text";
+  std::vector<std::string> attributes = {"TOXICITY"};
+  std::vector<std::string> languages;  // empty = the API detects the language
+  JobControl control;
+};
+JobSummary score_perspective(const PerspectiveJob& job, const std::filesystem::path& run_dir);
+
+inline constexpr const char* kPerspectiveUrl =
+    "https://commentanalyzer.googleapis.com/v1alpha1/comments:analyze";
+
+}  // namespace vlbias

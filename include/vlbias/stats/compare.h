@@ -1,0 +1,98 @@
+#pragma once
+// Group comparisons over a table (src/stats/compare.cpp): the engine behind
+// `vlbias compare` and `vlbias describe`, reused by the audits (paper 004 runs
+// exactly this: CLIP confidence by race within gender, by gender within race).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vlbias/stats/stats.h"
+#include "vlbias/io/table.h"
+
+namespace vlbias {
+
+enum class GroupTest { Anova, Welch, Student, MannWhitney, Kruskal };
+// "anova", "welch", "student", "mannwhitney", "kruskal"; parse throws UsageError.
+const char* to_string(GroupTest test);
+GroupTest parse_group_test(const std::string& name);
+// True for the tests that compare exactly two groups.
+bool is_two_group_test(GroupTest test);
+
+struct CompareOptions {
+  std::string value;                // numeric column compared
+  std::vector<std::string> by;      // grouping columns (intersectional when several)
+  std::vector<std::string> within;  // optional: one comparison per cell of these columns
+  GroupTest test = GroupTest::Anova;
+  bool pairwise = false;           // one comparison per pair of groups
+  std::size_t min_group_size = 2;  // groups below this n are flagged `small`
+};
+
+struct GroupStats {
+  std::vector<std::string> key;  // values of the `by` columns
+  std::size_t n = 0;
+  double mean = stats::kNaN;
+  double sd = stats::kNaN;  // NaN when n < 2
+  bool small = false;       // n < min_group_size
+};
+
+struct Comparison {
+  std::vector<std::string> within;  // values of the `within` columns (empty if none)
+  stats::TestResult result;
+  double p_holm = stats::kNaN;  // adjusted over every comparison in the report
+  double p_bh = stats::kNaN;
+  std::vector<GroupStats> groups;  // the groups compared (2 for pairwise)
+  // `by` groups present elsewhere in the table but with no rows in this cell.
+  std::vector<std::vector<std::string>> absent_groups;
+};
+
+struct CompareReport {
+  CompareOptions options;
+  std::vector<Comparison> comparisons;
+  std::size_t rows = 0;                // table rows
+  std::size_t rows_used = 0;           // rows that entered some comparison
+  std::size_t rows_missing_value = 0;  // value cell empty
+  std::size_t rows_missing_key = 0;    // a by/within cell empty
+  // Intersectional cells of the `by` columns (over the whole table) with no rows.
+  std::vector<std::vector<std::string>> empty_cells;
+};
+
+// Runs the comparisons. Throws UsageError for a two-group test on more than two
+// groups without `pairwise` (naming the groups), InputError for unknown or
+// non-numeric columns. A cell with fewer than two non-empty groups yields a
+// comparison with NaN results and a note.
+CompareReport compare_groups(const Table& table, const CompareOptions& options);
+
+struct DescribeOptions {
+  std::string value;
+  std::vector<std::string> by;  // empty: one group with every row
+  std::vector<double> percentiles = {5, 25, 50, 75, 95};
+  double ci_level = 0.95;
+  std::size_t bootstrap = 0;  // 0: no CI
+  std::uint64_t seed = 0;
+  std::size_t min_group_size = 2;
+};
+
+struct GroupDescription {
+  std::vector<std::string> key;
+  stats::Summary summary;
+  std::vector<double> percentiles;  // at DescribeOptions::percentiles
+  stats::Interval mean_ci;          // percentile bootstrap CI of the mean
+  bool small = false;
+};
+
+struct DescribeReport {
+  DescribeOptions options;
+  std::vector<GroupDescription> groups;
+  std::size_t rows = 0;
+  std::size_t rows_missing_value = 0;
+  std::size_t rows_missing_key = 0;
+  std::vector<std::vector<std::string>> empty_cells;
+};
+
+// Per-group n, mean, sd, min/max, percentiles and bootstrap CI of the mean.
+// The bootstrap for group g is seeded with derive_seed(seed, g).
+DescribeReport describe_groups(const Table& table, const DescribeOptions& options);
+
+}  // namespace vlbias
