@@ -3,7 +3,8 @@
 #   1. Release build, every test (ctest);
 #   2. ASan+UBSan build, every test again (the parsers' hostile-input tests
 #      matter most here);
-#   3. clang libFuzzer build, each parser fuzzed briefly from its seed corpus.
+#   3. clang libFuzzer build, each parser fuzzed briefly from its seed corpus;
+# before them, the structure check (scripts/check_stages.py) and clang-format.
 # Ends with one line "tests: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,19 @@ build() {  # build DIR [cmake args...]; $targets (optional) limits what is built
   shift
   cmake -S . -B "$dir" -G Ninja "$@" >/dev/null && cmake --build "$dir" -j "$jobs" ${targets:+--target $targets}
 }
+
+echo "== Structure and formatting"
+# The stage graph, private headers, namespaces and size limits (DEVELOPERS.md, Stages).
+if /usr/bin/python3 scripts/check_stages.py .; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+# Every C++ file as .clang-format wants it (fix with: clang-format -i FILE).
+mapfile -t cxx_files < <(git ls-files '*.cpp' '*.h' 2>/dev/null || find src include tests bench fuzz python -name '*.cpp' -o -name '*.h')
+if clang-format --dry-run -Werror "${cxx_files[@]}" 2>&1 | head -n 40 | grep .; then
+  echo "format: the files above differ from .clang-format"
+  failed=$((failed + 1))
+else
+  echo "format: ${#cxx_files[@]} files ok"
+  passed=$((passed + 1))
+fi
 
 echo "== Release build and tests"
 if build build -DCMAKE_BUILD_TYPE=Release; then run_ctest build; else failed=$((failed + 1)); fi

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Checks that the code keeps the structure DEVELOPERS.md declares (run by scripts/test.sh).
+
+1. Stage graph: the ```stages block of DEVELOPERS.md lists each stage, lowest first, with
+   the stages it may include. For every stage, that list must equal both the stages
+   CMakeLists.txt links it to and the stages whose public headers its code includes
+   (src/<stage>/ and include/vlbias/<stage>/), and name only stages listed before it.
+2. Private headers stay private: a quoted include without the "vlbias/" prefix must name a
+   header of the including file's own stage folder (tests: their own folder, tests/, or
+   the stage's src folder); public headers include only public headers.
+3. Namespaces: public headers declare into vlbias or a public family (vlbias::stats,
+   vlbias::unicode, vlbias::yaml); private headers only into vlbias::<stage>_internal;
+   sources into those, or an anonymous namespace.
+4. Sizes: no function body over 120 lines, no file over 600 lines in src/ and include/
+   (generated tables excepted).
+5. No file name ending in _spec.cpp/_spec.h (tools read those as test files).
+
+Prints one line per violation and exits 1 if there is any. Usage: check_stages.py [ROOT]
+"""
+import pathlib
+import re
+import sys
+
+MAX_FUNCTION_LINES = 120
+MAX_FILE_LINES = 600
+GENERATED = {"src/text/unicode_tables.cpp"}
+PUBLIC_FAMILIES = {"vlbias", "vlbias::stats", "vlbias::unicode", "vlbias::yaml"}
+# Test helpers shared by several stages' tests that read a stage's private header on purpose:
+# the report checks parse numbers exactly as the page formats them.
+TEST_HELPER_STAGES = {"tests/report_checks.h": "report"}
+
+root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+problems = []
+
+
+def rel(path):
+    return str(path.relative_to(root))
+
+
+def read_declared_stages():
+    text = (root / "DEVELOPERS.md").read_text()
+    block = re.search(r"```stages\n(.*?)```", text, re.S)
+    if not block:
+        problems.append("DEVELOPERS.md: no ```stages block")
+        return {}
+    declared = {}
+    for line in block.group(1).splitlines():
+        line = re.sub(r"\(.*?\)", "", line).strip()
+        if not line:
+            continue
+        name, _, deps = line.partition(":")
+        declared[name.strip()] = deps.split()
+    order = list(declared)
+    for stage, deps in declared.items():
+        for dep in deps:
+            if dep not in declared or order.index(dep) >= order.index(stage):
+                problems.append(f"DEVELOPERS.md: stage {stage} lists {dep}, which is not a stage "
+                                f"listed before it")
+    return declared
+
+
+def read_cmake_links(stages):
+    text = (root / "CMakeLists.txt").read_text()
+    links = {}
+    for m in re.finditer(r"vlbias_stage\((\w+)\s+(\w+)([^)]*)\)", text):
+        stage = m.group(2)
+        links[stage] = sorted({t[len("vlbias_"):] for t in m.group(3).split()
+                               if t.startswith("vlbias_") and t[len("vlbias_"):] in stages})
+    return links
+
+
+def strip_comments_and_strings(code):
+    """Blanks comments and string/char literals, keeping line breaks."""
+    out, i, n = [], 0, len(code)
+    while i < n:
+        if code.startswith("//", i):
+            j = code.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+        elif code.startswith("/*", i):
+            j = code.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", code[i:j]))
+        elif code.startswith('R"', i) and (i == 0 or not (code[i - 1].isalnum() or code[i - 1] == "_")):
+            m = re.match(r'R"([^(\s]*)\(', code[i:])
+            end = code.find(")" + m.group(1) + '"', i) if m else -1
+            j = n if end < 0 else end + len(m.group(1)) + 2
+            out.append(re.sub(r"[^\n]", " ", code[i:j]))
+        elif code[i] in "\"'":
+            q, j = code[i], i + 1
+            while j < n and code[j] != q and code[j] != "\n":
+                j += 2 if code[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(q + " " * (j - i - 2) + q if j - i >= 2 else code[i:j])
+        else:
+            j = i + 1
+            out.append(code[i])
+        i = j
+    return "".join(out)
+
+
+CONTROL = re.compile(r"(if|for|while|switch|catch|else|do|try)\b")
+FUNCTION_HEAD = re.compile(r"\)\s*(const)?\s*(noexcept)?\s*(override)?\s*(->\s*[\w:<>, ]+)?\s*\{")
+
+
+def check_sizes(path, code):
+    lines = code.split("\n")
+    if rel(path) in GENERATED:
+        return
+    if len(lines) - 1 > MAX_FILE_LINES:
+        problems.append(f"{rel(path)}: {len(lines) - 1} lines (at most {MAX_FILE_LINES})")
+    stack = []
+    for number, line in enumerate(lines, 1):
+        for ch in line:
+            if ch == "{":
+                stack.append((number, line.strip()))
+            elif ch == "}" and stack:
+                start, head = stack.pop()
+                before_paren = head.split("(")[0]
+                if (FUNCTION_HEAD.search(head) and not CONTROL.match(head) and "[" not in before_paren
+                        and "= " not in before_paren and number - start + 1 > MAX_FUNCTION_LINES):
+                    problems.append(f"{rel(path)}:{start}: function of {number - start + 1} lines "
+                                    f"(at most {MAX_FUNCTION_LINES}): {head[:70]}")
+
+
+FORWARD_DECLARATIONS = re.compile(r"\bnamespace\s+\w+\s*\{(\s*(class|struct)\s+\w+\s*;)+\s*\}")
+
+
+def opened_namespaces(code):
+    """Fully qualified names of the namespaces a file opens ("" = anonymous); blocks that only
+    forward-declare a third-party class (namespace CLI { class App; }) do not count."""
+    code = FORWARD_DECLARATIONS.sub("", code)
+    names, stack = [], []
+    for m in re.finditer(r"\bnamespace\s*([\w:]*)\s*\{|[{}]", code):
+        token = m.group(0)
+        if token.startswith("namespace"):
+            inner = [s for s in stack if s is not None]
+            full = "::".join(inner + [m.group(1)]) if m.group(1) else ""
+            names.append(full)
+            stack.append(m.group(1) if m.group(1) else None)
+        elif token == "{":
+            stack.append(None)
+        elif stack:
+            stack.pop()
+    return names
+
+
+def check_namespaces(path, code, stage, kind):
+    internal = f"vlbias::{stage}_internal"
+    for name in opened_namespaces(code):
+        if name == "" and kind != "public":
+            continue
+        private_ok = name == internal or name.startswith(internal + "::") or name == "vlbias"
+        if kind == "public":
+            ok = name in PUBLIC_FAMILIES
+        elif kind == "private":
+            ok = private_ok
+        else:
+            ok = private_ok or name in PUBLIC_FAMILIES
+        if not ok:
+            problems.append(f"{rel(path)}: namespace '{name or 'anonymous'}' (a {kind} file of "
+                            f"stage {stage} declares into "
+                            f"{'vlbias or its public families' if kind == 'public' else internal}"
+                            f"{' or vlbias' if kind == 'source' else ''})")
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def check_stage_files(stage, stages):
+    used = set()
+    folders = [(root / "src" / stage, "src"), (root / "include" / "vlbias" / stage, "public")]
+    for folder, where in folders:
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+            if path.suffix not in (".h", ".cpp"):
+                continue
+            raw = path.read_text(errors="replace")
+            for inc in INCLUDE.findall(raw):
+                m = re.match(r"vlbias/(\w+)/", inc)
+                if m and m.group(1) in stages:
+                    if m.group(1) != stage:
+                        used.add(m.group(1))
+                elif inc.startswith("vlbias/"):
+                    pass  # generated top-level headers (vlbias/version.h)
+                elif where == "public":
+                    problems.append(f"{rel(path)}: public header includes \"{inc}\", which is "
+                                    f"not a public header")
+                elif not (path.parent / inc).is_file() and not (root / "src" / stage / inc).is_file():
+                    problems.append(f"{rel(path)}: includes \"{inc}\", which is not a header of "
+                                    f"src/{stage}/ (another stage's private header?)")
+            code = strip_comments_and_strings(raw)
+            kind = "public" if where == "public" else ("private" if path.suffix == ".h" else "source")
+            check_namespaces(path, code, stage, kind)
+            check_sizes(path, code)
+    return sorted(used)
+
+
+def check_tests(stages):
+    tests = root / "tests"
+    for path in sorted(tests.rglob("*")):
+        if path.suffix not in (".h", ".cpp"):
+            continue
+        parts = path.relative_to(tests).parts
+        stage = parts[0] if len(parts) > 1 and parts[0] in stages else None
+        stage = TEST_HELPER_STAGES.get(rel(path), stage)
+        for inc in INCLUDE.findall(path.read_text(errors="replace")):
+            if inc.startswith("vlbias/") or (path.parent / inc).is_file() or (tests / inc).is_file():
+                continue
+            if stage and (root / "src" / stage / inc).is_file():
+                continue
+            problems.append(f"{rel(path)}: includes \"{inc}\", which is neither a test helper nor "
+                            f"a private header of {'src/' + stage if stage else 'its stage'}")
+
+
+def main():
+    declared = read_declared_stages()
+    stages = set(declared)
+    on_disk = {p.name for p in (root / "src").iterdir() if p.is_dir()}
+    for missing in sorted(on_disk - stages):
+        problems.append(f"src/{missing}/: a stage folder DEVELOPERS.md's stage list does not name")
+    links = read_cmake_links(stages)
+    for stage in declared:
+        want = sorted(declared[stage])
+        if stage not in links:
+            problems.append(f"CMakeLists.txt: no vlbias_stage() for stage {stage}")
+        elif links[stage] != want:
+            problems.append(f"CMakeLists.txt: stage {stage} links {' '.join(links[stage]) or 'none'}"
+                            f", DEVELOPERS.md lists {' '.join(want) or 'none'}")
+        used = check_stage_files(stage, stages)
+        if used != want:
+            extra = sorted(set(used) - set(want))
+            unused = sorted(set(want) - set(used))
+            if extra:
+                problems.append(f"src/{stage}: includes headers of {' '.join(extra)}, which "
+                                f"DEVELOPERS.md does not list for it")
+            if unused:
+                problems.append(f"src/{stage}: DEVELOPERS.md lists {' '.join(unused)} for it, but "
+                                f"no file of the stage includes their headers")
+    check_tests(stages)
+    for top in ("src", "include", "tests", "bench", "fuzz", "tools", "python"):
+        for path in sorted((root / top).rglob("*_spec.*")):
+            if path.suffix in (".cpp", ".h", ".cc"):
+                problems.append(f"{rel(path)}: a *_spec file name reads as a test to tools")
+    for line in problems:
+        print(line)
+    print(f"check_stages: {len(problems)} problem(s) in {len(declared)} stages")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
