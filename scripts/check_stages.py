@@ -14,6 +14,8 @@
 4. Sizes: no function body over 120 lines, no file over 600 lines in src/ and include/
    (generated tables excepted).
 5. No file name ending in _spec.cpp/_spec.h (tools read those as test files).
+6. References: every repository path named in a C++ comment, a tools/ script or a document
+   (README.md, DEVELOPERS.md, docs/) exists (a * in it matches at least one file).
 
 Prints one line per violation and exits 1 if there is any. Usage: check_stages.py [ROOT]
 """
@@ -212,6 +214,29 @@ def check_tests(stages):
                             f"a private header of {'src/' + stage if stage else 'its stage'}")
 
 
+REFERENCE = re.compile(r"(?<![\w/.])((?:src|include|tests|tools|bench|fuzz|docs|data|examples|scripts|"
+                       r"python)/[\w./*-]+\.(?:cpp|h|py|md|csv|json|sh|yaml|jsonl|txt|npy))(?!\w)")
+
+
+def check_references(stages):
+    files = [root / "README.md", root / "DEVELOPERS.md"]
+    for top in ("src", "include", "tests", "tools", "bench", "fuzz", "docs", "python", "scripts"):
+        files += sorted(p for p in (root / top).rglob("*")
+                        if p.suffix in (".cpp", ".h", ".py", ".md", ".sh"))
+    for path in files:
+        for number, line in enumerate(path.read_text(errors="replace").split("\n"), 1):
+            if path.suffix in (".cpp", ".h"):
+                if "//" not in line:
+                    continue
+                line = line[line.index("//"):]  # comments only: tests name missing files on purpose
+            for ref in REFERENCE.findall(line):
+                parts = ref.split("/")
+                if parts[0] == "src" and parts[1] not in stages and parts[1] != "main.cpp":
+                    continue  # another project's file (src/PIL/..., src/open_clip/...)
+                if not list(root.glob(ref)):
+                    problems.append(f"{rel(path)}:{number}: names {ref}, which does not exist")
+
+
 def main():
     declared = read_declared_stages()
     stages = set(declared)
@@ -237,6 +262,7 @@ def main():
                 problems.append(f"src/{stage}: DEVELOPERS.md lists {' '.join(unused)} for it, but "
                                 f"no file of the stage includes their headers")
     check_tests(stages)
+    check_references(stages)
     for top in ("src", "include", "tests", "bench", "fuzz", "tools", "python"):
         for path in sorted((root / top).rglob("*_spec.*")):
             if path.suffix in (".cpp", ".h", ".cc"):

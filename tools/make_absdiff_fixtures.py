@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference for AbsDiff (paper 001, METHODS.md section 001; Hausladen et al.
+"""Reference for AbsDiff (paper 001, docs/methods.md#absdiff; Hausladen et al.
 section 2.3), computed independently with itertools, numpy, scipy, statsmodels.
 
 A synthetic table of 60 images with factors age (ordinal, threshold 1.1),

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference values for the image-text association metrics over a prompt manifest
-(METHODS.md 001 and 004), read by tests/metrics/social_perception_test.cpp.
+(docs/methods.md#cos-delta-cos, #markedness, #trait-confidence), read by tests/metrics/social_perception_test.cpp.
 
 Writes tests/fixtures/metrics/association_{images,prompts}.npy (random float32
 embeddings), association_manifest.csv, association_images.csv and association.json:

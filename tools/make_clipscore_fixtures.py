@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference values for CLIPScore (METHODS.md 002 consistency indicator), read by
+"""Reference values for CLIPScore (docs/methods.md#clipscore, #consistency-indicator), read by
 tests/metrics/clipscore_test.cpp and tests/cli/metric_clipscore_test.cpp.
 
 Writes into tests/fixtures/metrics/:

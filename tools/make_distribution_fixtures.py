@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Reference values for FID, KID and the Vendi score (METHODS.md 002, "Beyond the paper"),
-read by tests/metrics/distribution_metrics_test.cpp and tests/cli/metric_prdc_test.cpp.
+"""Reference values for FID, KID and the Vendi score (docs/methods.md#fid, #kid, #vendi, "Beyond the paper"),
+read by tests/metrics/distribution_metrics_test.cpp and tests/cli/metric_distribution_test.cpp.
 
 Writes float32 feature matrices (.npy) and tests/fixtures/metrics/distribution.json. Cases
 (a = first set, b = second set):

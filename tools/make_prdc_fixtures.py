@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Reference values for PRDC (METHODS.md 002; Kynkaanniemi et al. 2019, Naeem et al. 2020),
-read by tests/metrics/prdc_test.cpp and tests/cli/metric_prdc_test.cpp.
+"""Reference values for PRDC (docs/methods.md#prdc; Kynkaanniemi et al. 2019, Naeem et al. 2020),
+read by tests/metrics/prdc_test.cpp and tests/cli/metric_distribution_test.cpp.
 
 Writes float32 feature matrices as .npy files into tests/fixtures/metrics/ and the expected
 values into tests/fixtures/metrics/prdc.json. Cases:

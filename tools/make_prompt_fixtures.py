@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Reference prompt manifests (paper 001, Hausladen et al., METHODS.md 001; paper 004,
-Baherwani and Vincent, METHODS.md 004), built independently from
+"""Reference prompt manifests (paper 001, Hausladen et al., docs/methods.md#prompts-001; paper 004,
+Baherwani and Vincent, docs/methods.md#trait-pairs), built independently from
 data/clip-face-bias/attribute_lists.json.
 
 Prompts are filled the way the authors' code does it (clip-face-bias,

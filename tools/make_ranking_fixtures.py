@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference for Skew@k, MaxSkew@k and NDKL (paper 001, METHODS.md section 001;
+"""Reference for Skew@k, MaxSkew@k and NDKL (paper 001, docs/methods.md#skew;
 Geyik, Ambler and Kenthapadi 2019), computed independently with numpy.
 
 Ranking: np.argsort(-score, kind="stable") (score descending, ties by input

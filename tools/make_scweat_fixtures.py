@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference values for SC-WEAT (METHODS.md 001; Caliskan et al. 2017 WEAT, Hausladen et al.
+"""Reference values for SC-WEAT (docs/methods.md#sc-weat; Caliskan et al. 2017 WEAT, Hausladen et al.
 single-category WEAT on images), read by tests/metrics/association_test.cpp and
 tests/cli/metric_scweat_test.cpp.
 

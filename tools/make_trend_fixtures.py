@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference for quadratic trend fits and k-sigma covariance ellipses (paper 001,
-Hausladen et al. Fig. 3, 4, S.2, S.3; METHODS.md 001 "Trends"), computed
+Hausladen et al. Fig. 3, 4, S.2, S.3; docs/methods.md#trends), computed
 independently of vlbias's QR path.
 
 Polynomial fits: coefficients from numpy.polyfit(x, y, degree) (reversed to

@@ -1,4 +1,4 @@
-// Sections of the LVLM counterfactual analysis (lvlm_report.h, METHODS.md 003).
+// Sections of the LVLM counterfactual analysis (lvlm_report.h, docs/methods.md#paper-003).
 #include "vlbias/audits/lvlm_report.h"
 
 #include <algorithm>

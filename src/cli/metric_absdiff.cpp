@@ -1,5 +1,5 @@
 // `vlbias metric absdiff`: AbsDiff per factor and dimension, with two-sided
-// Mann-Whitney U tests between factors (METHODS.md 001; Hausladen et al. 2.3).
+// Mann-Whitney U tests between factors (docs/methods.md#absdiff; Hausladen et al. 2.3).
 //
 // The table has one row per image; --values names its Delta cos columns, one per
 // dimension (the dimension names are the column names). --factor is repeatable:

@@ -1,5 +1,5 @@
 // `vlbias metric clipscore`: CLIPScore of image embeddings against their texts
-// (METHODS.md 002 consistency indicator), with the variant named in the output.
+// (docs/methods.md#clipscore, #consistency-indicator), with the variant named in the output.
 #include <CLI/CLI.hpp>
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // `vlbias metric prdc|fid|kid|vendi`: realism, diversity and distribution distances of
-// generated features against real ones (METHODS.md 002; prdc.h, distribution_metrics.h).
+// generated features against real ones (docs/methods.md#fid, #kid, #vendi; prdc.h, distribution_metrics.h).
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <limits>

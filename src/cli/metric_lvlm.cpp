@@ -1,5 +1,5 @@
 // `vlbias metric maxgap|pmi|lexicon|ratings|responses|paired`: the LVLM
-// counterfactual measures of paper 003 (Howard et al.; METHODS.md 003), each a
+// counterfactual measures of paper 003 (Howard et al.; docs/methods.md#paper-003), each a
 // streaming pass over generated answers (lvlm.h) and one section of
 // lvlm_report.h printed as JSON.
 //
@@ -229,8 +229,8 @@ void add_lvlm_metrics(CLI::App& metric) {
     auto a = std::make_shared<LvlmArgs>();
     CLI::App* cmd = metric.add_subcommand(
         "ratings",
-        "Numeric answers (1-10 ratings or salaries) extracted per METHODS.md 003, per "
-        "group, with exclusion counts and examples");
+        "Numeric answers (1-10 ratings or salaries) extracted as docs/methods.md#numeric-answers "
+        "says, per group, with exclusion counts and examples");
     add_common(cmd, a, Measure::Ratings);
     cmd->add_option("--kind", a->kind, "rating or salary")->capture_default_str();
     cmd->callback([a] { run_lvlm_metric(*a, Measure::Ratings); });

@@ -1,5 +1,5 @@
 // `vlbias metric skew` and `vlbias metric ndkl`: ranking fairness of paper 001
-// (METHODS.md section 001; Geyik et al. 2019).
+// (docs/methods.md#skew; Geyik et al. 2019).
 //
 // Items are the table's rows, ranked by --score descending with ties broken by
 // row order. A row with a missing --attribute or --score cell is refused with

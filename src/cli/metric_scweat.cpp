@@ -1,5 +1,5 @@
 // `vlbias metric scweat`: SC-WEAT of text embeddings against two image sets
-// (METHODS.md 001; Caliskan et al. 2017 WEAT; Hausladen et al. SC-WEAT).
+// (docs/methods.md#sc-weat; Caliskan et al. 2017 WEAT; Hausladen et al. SC-WEAT).
 #include <CLI/CLI.hpp>
 
 #include "commands.h"

@@ -1,6 +1,5 @@
 // `vlbias metric trends`: quadratic trend fits per group and k-sigma covariance
-// ellipses (paper 001, Hausladen et al. Fig. 3, 4, S.2, S.3; METHODS.md 001
-// "Trends"; src/stats/trends.cpp).
+// ellipses (paper 001, Hausladen et al. Fig. 3, 4, S.2, S.3; docs/methods.md#trends; src/stats/trends.cpp).
 //
 // Each --values column is one dimension (e.g. Delta cos of "agency+" and
 // "agency-"); rows are images. Rows with a missing --x or --by cell are skipped

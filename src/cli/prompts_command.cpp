@@ -1,6 +1,7 @@
 // `vlbias prompts social-perception|trait-pairs|geo-objects`: write the prompt manifest of
-// paper 001 (Hausladen et al., METHODS.md 001), paper 004 (Baherwani and Vincent, METHODS.md
-// 004) or the object prompts of paper 002 (DIG-In), one row per prompt
+// paper 001 (Hausladen et al., docs/methods.md#prompts-001), paper 004 (Baherwani and
+// Vincent, docs/methods.md#trait-pairs) or the object prompts of paper 002 (DIG-In,
+// docs/methods.md#geo-object-prompts), one row per prompt
 // (include/vlbias/metrics/prompt_sets.h).
 //
 // --out is a .csv (write_csv) or .jsonl file, written atomically. Empty cells

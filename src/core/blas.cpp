@@ -74,7 +74,7 @@ void gemm_nt(MatrixView a, MatrixView b, float* c, std::size_t ldc) {
     return;
   }
   // Through sgemm's fixed blocks: OpenBLAS's own threading changes the last bits
-  // with the thread count, and results must not (DESIGN: determinism).
+  // with the thread count, and results must not (docs/design.md#blas-determinism).
   sgemm(Transpose::No, Transpose::Yes, a.rows, b.rows, a.cols, 1.0f, a.data, a.cols, b.data, b.cols,
         0.0f, c, ldc);
 }

@@ -1,4 +1,4 @@
-// AbsDiff (METHODS.md 001; Hausladen et al. section 2.3): valid image pairs per
+// AbsDiff (docs/methods.md#absdiff; Hausladen et al. section 2.3): valid image pairs per
 // factor, |Delta cos(i1, D) - Delta cos(i2, D)|, and Mann-Whitney U between factors.
 // See include/vlbias/metrics/absdiff.h for the definitions.
 //

@@ -1,4 +1,4 @@
-// SC-WEAT (METHODS.md 001; Caliskan et al. 2017 WEAT; Hausladen et al. SC-WEAT).
+// SC-WEAT (docs/methods.md#sc-weat; Caliskan et al. 2017 WEAT; Hausladen et al. SC-WEAT).
 // See include/vlbias/metrics/association.h for the formulas and the two p-value variants.
 #include "vlbias/metrics/association.h"
 
@@ -58,7 +58,7 @@ ScweatResult sc_weat(MatrixView targets, MatrixView a, MatrixView b, const Scwea
   VLBIAS_CHECK(o.permutations > 0, UsageError, "--permutations must be at least 1");
 
   // C = targets x (A u B), A's columns first: C(t, j) = cos(t, z_j) (true cosines,
-  // METHODS.md Conventions) = <t / |t|, z_j> / |z_j|, two GEMMs into one matrix; the
+  // docs/methods.md#conventions) = <t / |t|, z_j> / |z_j|, two GEMMs into one matrix; the
   // images are not copied.
   const std::size_t n_a = a.rows, n_b = b.rows, n = n_a + n_b;
   Matrix tn(targets.rows, targets.cols);

@@ -1,4 +1,4 @@
-// CLIPScore variants (METHODS.md 002; Hessel et al. 2021; torchmetrics; DIG-In).
+// CLIPScore variants (docs/methods.md#clipscore; Hessel et al. 2021; torchmetrics; DIG-In).
 #include "vlbias/metrics/clipscore.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Prompt manifests (include/vlbias/metrics/prompt_sets.h): the social-perception prompts of
-// Hausladen et al. (paper 001, METHODS.md 001; word lists and templates from the
+// Hausladen et al. (paper 001, docs/methods.md#prompts-001; word lists and templates from the
 // authors' clip-face-bias code, attribute_models.py and precalculate_cossims.py) and
-// the trait-pair captions of Baherwani and Vincent (paper 004, METHODS.md 004).
+// the trait-pair captions of Baherwani and Vincent (paper 004, docs/methods.md#trait-pairs).
 //
 // Empty cells: the manifest's word/dimension/valence cells are "" for neutral and
 // group prompts. They are stored as missing (Column::kMissing), exactly what
@@ -314,7 +314,7 @@ Table geo_object_prompts(const std::vector<std::string>& objects,
 Table trait_pair_prompts(const TraitPairPromptOptions& options) {
   std::vector<std::pair<std::string, std::string>> pairs = options.pairs;
   if (pairs.empty()) {
-    // Baherwani and Vincent (paper 004), METHODS.md 004.
+    // Baherwani and Vincent (paper 004), docs/methods.md#trait-pairs.
     pairs = {{"smart", "dumb"}, {"happy", "sad"},        {"hardworking", "lazy"},
              {"nice", "mean"},  {"dominant", "agentic"}, {"honest", "dishonest"}};
   }

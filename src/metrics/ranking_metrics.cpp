@@ -1,4 +1,4 @@
-// Skew@k, MaxSkew@k and NDKL (paper 001, METHODS.md section 001; Geyik et al. 2019).
+// Skew@k, MaxSkew@k and NDKL (paper 001, docs/methods.md#skew; Geyik et al. 2019).
 #include "vlbias/metrics/ranking_metrics.h"
 
 #include <algorithm>

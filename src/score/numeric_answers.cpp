@@ -1,4 +1,4 @@
-// Numeric answers of rating and salary prompts (METHODS.md 003, paper 003 App. F).
+// Numeric answers of rating and salary prompts (docs/methods.md#numeric-answers, paper 003 App. F).
 #include <cmath>
 #include <cstring>
 #include <string>

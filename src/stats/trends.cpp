@@ -1,5 +1,5 @@
 // Trend fits and covariance ellipses of paper 001 (Hausladen et al., Fig. 3 and 4,
-// S.2 and S.3; METHODS.md 001 "Trends").
+// S.2 and S.3; docs/methods.md#trends).
 //
 // polynomial_fit: ordinary least squares y = sum_k b_k x^k (as numpy.polyfit) solved
 // by Householder QR of the Vandermonde design in z = (x - m) / s, m = mean(x),

@@ -1,4 +1,4 @@
-// The tokenizer's Unicode layer (src/text/unicode_text.h): hand-worked cases for
+// The tokenizer's Unicode layer (include/vlbias/text/unicode_text.h): hand-worked cases for
 // each cleaning step, and every code point against Python through the per-block
 // hashes of tests/fixtures/encode/tokenizer/unicode.json.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// AbsDiff pair sampling and analysis (paper 001, METHODS.md 001; Hausladen et al.
+// AbsDiff pair sampling and analysis (paper 001, docs/methods.md#absdiff; Hausladen et al.
 // section 2.3): pair counts and enumerated sets against a brute force over all
 // row pairs, uniformity of the draws, and the full report against the
 // itertools/numpy/scipy/statsmodels reference of tools/make_absdiff_fixtures.py.

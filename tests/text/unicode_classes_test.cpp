@@ -1,4 +1,4 @@
-// The Unicode classes the text tokenizers add (src/text/unicode_text.h): general
+// The Unicode classes the text tokenizers add (include/vlbias/text/unicode_text.h): general
 // category, NFD, White_Space, grapheme cluster breaks, against Python's unicodedata
 // and the `regex` module for every code point (per-block hashes of
 // tests/fixtures/text/unicode_classes.json), and extended grapheme clusters against

@@ -1,5 +1,5 @@
 #pragma once
-// Results of the LVLM counterfactual analysis (src/audits, METHODS.md 003) from a
+// Results of the LVLM counterfactual analysis (src/audits, docs/methods.md#paper-003) from a
 // scanned LvlmState: each measure is one section (JSON + CSV tables) of a
 // `kind: lvlm-counterfactual` audit, and the `vlbias metric maxgap|pmi|lexicon|
 // ratings|responses|paired` commands print one section each. Every section is

@@ -1,7 +1,7 @@
 #pragma once
 // The one BLAS wrapper (OpenBLAS behind it; nothing else includes cblas.h).
 //
-// Threads (DESIGN.md "Threads"): OpenBLAS itself always runs single-threaded.
+// Threads (docs/design.md#threads): OpenBLAS itself always runs single-threaded.
 // A GEMM of at least kBlasThreadedFlops multiply-adds called outside a parallel
 // region is split into fixed blocks (their edges depend only on the shape) that
 // run on the project's pool, so results are bit-identical for any thread count

@@ -1,7 +1,7 @@
 #pragma once
 // Native CLIP encoder: loads CLIP weights (Hugging Face transformers or open_clip layout,
 // .safetensors with F32, F16 or BF16 tensors) and runs both towers' transformer forward in
-// float32 (DESIGN: no Python at run time).
+// float32 (no Python at run time: docs/design.md#native-clip).
 //
 // The forward is the pre-LayerNorm ViT / causal text transformer of Radford et al. 2021
 // ("Learning Transferable Visual Models From Natural Language Supervision"), matching
@@ -13,7 +13,7 @@
 //          projection
 // Embeddings come back projected and NOT L2-normalised.
 //
-// Determinism (DESIGN): results do not depend on the thread count (sgemm's fixed partition,
+// Determinism (docs/design.md#determinism): results do not depend on the thread count (sgemm's fixed partition,
 // attention per (sequence, head) task). They can differ in the last bits with the batch
 // composition (a row's place in a GEMM tile), as in PyTorch.
 #include <cstddef>

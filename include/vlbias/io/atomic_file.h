@@ -1,6 +1,6 @@
 #pragma once
 // Every output file is written to a fresh temporary in its folder and renamed over the final
-// path only when complete (DESIGN: outputs appear whole or not at all).
+// path only when complete (outputs appear whole or not at all: docs/design.md#atomic-outputs).
 //
 // Nothing is written through a symbolic link: the temporary gets a random name and is created
 // with O_CREAT | O_EXCL | O_NOFOLLOW (mkstemp's guarantee: a link or file planted at any

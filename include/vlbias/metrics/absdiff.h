@@ -1,5 +1,5 @@
 #pragma once
-// AbsDiff (src/metrics/absdiff.cpp; METHODS.md 001, Hausladen et al. section 2.3):
+// AbsDiff (src/metrics/absdiff.cpp; docs/methods.md#absdiff, Hausladen et al. section 2.3):
 // how much one factor of an image (age, smiling, lighting, pose, gender, race,
 // "seed" = pseudo-identity) moves its social perception, holding the others fixed.
 //

@@ -1,7 +1,7 @@
 #pragma once
 // Embedding association tests between text and image embeddings.
 //
-// SC-WEAT (METHODS.md 001; Caliskan et al. 2017 WEAT; Hausladen et al., the
+// SC-WEAT (docs/methods.md#sc-weat; Caliskan et al. 2017 WEAT; Hausladen et al., the
 // single-category WEAT on images). For text embeddings t (rows of `targets`) and
 // image sets A, B (rows of `a`, `b`), with true cosines (every row is L2-normalised
 // here, so inputs need not be unit length; a zero row is an InputError):

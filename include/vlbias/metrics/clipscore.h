@@ -1,5 +1,5 @@
 #pragma once
-// CLIPScore: image-text agreement of paired CLIP embeddings (METHODS.md 002,
+// CLIPScore: image-text agreement of paired CLIP embeddings (docs/methods.md#clipscore,
 // consistency indicator). Three variants, named in every output because papers
 // mix them up:
 //   raw           cos(image, text)                       (DIG-In code)

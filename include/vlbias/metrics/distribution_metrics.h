@@ -1,6 +1,5 @@
 #pragma once
-// Distances and diversity of feature distributions beyond DIG-In's indicators (METHODS.md
-// 002, "Beyond the paper"): FID, KID and the Vendi score, on any features (Inception pool3,
+// Distances and diversity of feature distributions beyond DIG-In's indicators (docs/methods.md#fid, #kid, #vendi, "Beyond the paper"): FID, KID and the Vendi score, on any features (Inception pool3,
 // CLIP image embeddings, ...).
 //
 // Data convention: row-major float32 matrices, row i = item i; both sets of a comparison

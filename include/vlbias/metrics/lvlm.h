@@ -1,5 +1,5 @@
 #pragma once
-// LVLM counterfactual analytics (src/metrics, METHODS.md 003, Howard et al.):
+// LVLM counterfactual analytics (src/metrics, docs/methods.md#lvlm-scan, Howard et al.):
 // one streaming pass over generated answers accumulates everything the measures
 // need into an LvlmState, which is small (bounded by the number of sets, the
 // vocabulary and the distinct values, not by the number of rows), mergeable and

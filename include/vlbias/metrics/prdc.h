@@ -1,7 +1,7 @@
 #pragma once
 // Precision, recall, density and coverage of generated features against real ones
 // (Kynkaanniemi et al. 2019 improved precision/recall; Naeem et al. 2020 density/coverage;
-// DIG-In's realism and diversity indicators, METHODS.md 002), with exact nearest neighbours.
+// DIG-In's realism and diversity indicators, docs/methods.md#prdc), with exact nearest neighbours.
 //
 // Definitions (Euclidean distance d, k >= 1):
 //   r_i        radius of real i: distance to its k-th nearest *other* real row (others by

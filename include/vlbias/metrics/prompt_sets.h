@@ -16,7 +16,7 @@
 //              empty word is then neutral, any other row an attribute)
 //   model      scm | abc | control | trait-pairs (informational)
 //
-// Filling a template (METHODS.md 001): "{}" is replaced by the word; with the empty
+// Filling a template (docs/methods.md#prompts-001): "{}" is replaced by the word; with the empty
 // word the double space this leaves is collapsed ("A photo of a {} person." ->
 // "A photo of a person.").
 //
@@ -79,7 +79,7 @@ Table trait_pair_prompts(const TraitPairPromptOptions& options = {});
 // "smart/dumb,happy/sad" -> pairs; malformed items are a UsageError.
 std::vector<std::pair<std::string, std::string>> parse_trait_pairs(std::string_view text);
 
-// The object prompts of DIG-In's consistency indicator (paper 002, METHODS.md 002): one row per
+// The object prompts of DIG-In's consistency indicator (paper 002, docs/methods.md#geo-object-prompts): one row per
 // distinct object, columns object and text = fill_template(template_text, object) (the default
 // "{}" gives the bare "{object}" DIG-In scores against). Objects are deduplicated and sorted
 // by bytes; empty names are dropped. No object left, or a template without exactly one "{}",

@@ -1,5 +1,5 @@
 #pragma once
-// Ranking fairness metrics of paper 001 (METHODS.md section 001), after
+// Ranking fairness metrics of paper 001 (docs/methods.md#skew), after
 // Geyik, Ambler and Kenthapadi (2019), "Fairness-Aware Ranking in Search &
 // Recommendation Systems": Skew@k, MaxSkew@k and NDKL.
 //

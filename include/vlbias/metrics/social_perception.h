@@ -86,7 +86,7 @@ struct ImageDimensionScores {
   std::size_t dims() const { return dimensions.size(); }
 };
 
-// METHODS.md 001 (Hausladen et al. Eq. 1 and 2): a mean of cosines, never the
+// docs/methods.md#cos-delta-cos (Hausladen et al. Eq. 1 and 2): a mean of cosines, never the
 // cosine of a mean embedding. Delta cos needs a neutral prompt for every template a
 // dimension uses: with require_delta it is an InputError naming the template when
 // one is missing; otherwise has_delta is false and delta_cos empty.

@@ -1,6 +1,7 @@
 #pragma once
 // Visual stereotypes in text-to-image generation (paper 000, ViSAGe, Jha et al. 2024;
-// METHODS.md 000), implemented in src/metrics/visual_stereotypes*.cpp. Inputs are the
+// docs/methods.md#paper-000), implemented in src/metrics/visual_stereotypes.cpp, visual_likelihood.cpp and
+// visual_salience_pull.cpp. Inputs are the
 // real release formats: SeeGULL's stereotypes_global_v2.csv, ViSAGe's
 // all_visual_attr.csv (Likert ratings) and full_set_annotations.csv, a caption table and
 // image embeddings of the default / stereotypical / non-stereotypical prompt sets.

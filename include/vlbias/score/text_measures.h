@@ -1,5 +1,5 @@
 #pragma once
-// Per-text measures of generated answers (src/score, METHODS.md 003): words,
+// Per-text measures of generated answers (src/score, docs/methods.md#tokenization): words,
 // stop words, stereotype-content lexicons, numeric answers, refusals. Each is a
 // pure function of one text, so a scan over millions of generations can apply
 // them row by row. Checked against tools/make_lvlm_fixtures.py.

@@ -3,7 +3,7 @@
 // numpy reference values written by tools/make_stats_fixtures.py and
 // tools/make_resampling_fixtures.py (see tests/stats).
 //
-// Conventions (METHODS.md): sd uses the n-1 denominator; percentiles are numpy's
+// Conventions (docs/methods.md#conventions): sd uses the n-1 denominator; percentiles are numpy's
 // default linear interpolation ("type 7"); sums are accumulated in double;
 // Monte Carlo p-values are (1 + #{T* >= T}) / (1 + B).
 //
@@ -63,7 +63,7 @@ double variance(std::span<const double> x);
 // Most resamples (bootstrap replicates, KID subsets) any procedure draws: each keeps one or a
 // few doubles, so 10^6 is 8 MB per statistic and a p-value or interval resolution (1e-6) far
 // beyond what a study needs. More is a mistake (`bootstrap: 1e12` allocated 8 TB, "out of
-// memory"). Audit specs accept the same range (src/audits/spec_yaml.h).
+// memory"). Audit specs accept the same range (src/audits/audit_yaml.h).
 inline constexpr std::size_t kMaxResamples = 1'000'000;
 // UsageError "{what}: {count} resamples requested; expected 0 to 1000000" when count is
 // larger. Called by every resampling procedure before it allocates; the CLI checks its

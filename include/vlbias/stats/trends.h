@@ -1,6 +1,5 @@
 #pragma once
-// Trend fits and covariance ellipses (src/stats/trends.cpp; METHODS.md 001
-// "Trends"): per race x gender group, a quadratic fit of Delta cos against an
+// Trend fits and covariance ellipses (src/stats/trends.cpp; docs/methods.md#trends): per race x gender group, a quadratic fit of Delta cos against an
 // ordinal factor (age, smiling), fitted to the group's means per factor level as
 // Hausladen et al. Fig. 3 does (or to every image, as an option); and the
 // 2-sigma covariance ellipse of a group's points in a plane of two dimensions
