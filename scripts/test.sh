@@ -41,7 +41,7 @@ build() {  # build DIR [cmake args...]; $targets (optional) limits what is built
   cmake -S . -B "$dir" -G Ninja "$@" >/dev/null && cmake --build "$dir" -j "$jobs" ${targets:+--target $targets}
 }
 
-echo "== Structure and formatting"
+echo "== Structure and formatting (${SECONDS}s)"
 # The stage graph, private headers, namespaces and size limits (DEVELOPERS.md, Stages).
 if /usr/bin/python3 scripts/check_stages.py .; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # Every C++ file as .clang-format wants it (fix with: clang-format -i FILE).
@@ -54,10 +54,10 @@ else
   passed=$((passed + 1))
 fi
 
-echo "== Release build and tests"
+echo "== Release build and tests (${SECONDS}s)"
 if build build -DCMAKE_BUILD_TYPE=Release; then run_ctest build; else failed=$((failed + 1)); fi
 
-echo "== Python bindings (pytest against build/python)"
+echo "== Python bindings (pytest against build/python) (${SECONDS}s)"
 # Counts pytest's passed and failed tests like ctest's.
 log=$(mktemp)
 # Debian's interpreter: the one with python3-pytest/-numpy/-scipy and the module's ABI.
@@ -70,14 +70,14 @@ for n in $(grep -Eo '[0-9]+ passed' <<<"$line" | grep -Eo '^[0-9]+'); do passed=
 for n in $(grep -Eo '[0-9]+ (failed|errors?)' <<<"$line" | grep -Eo '^[0-9]+'); do failed=$((failed + n)); done
 rm -f "$log"
 
-echo "== ASan+UBSan build and tests"
+echo "== ASan+UBSan build and tests (${SECONDS}s)"
 if build build-asan -DCMAKE_BUILD_TYPE=Debug -DVLBIAS_SANITIZE=ON -DVLBIAS_BENCH=OFF; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan
 else
   failed=$((failed + 1))
 fi
 
-echo "== libFuzzer (${fuzz_seconds}s per parser)"
+echo "== libFuzzer (${fuzz_seconds}s per parser) (${SECONDS}s)"
 # Only the fuzz targets (and the libraries they link), not the CLI.
 fuzz_targets=$(for f in fuzz/fuzz_*.cpp; do basename "$f" .cpp; done | tr '\n' ' ')
 if targets=$fuzz_targets CC=clang CXX=clang++ build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVLBIAS_FUZZ=ON \
@@ -103,5 +103,6 @@ else
   failed=$((failed + 1))
 fi
 
+echo "== Done in ${SECONDS}s"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
