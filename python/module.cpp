@@ -29,7 +29,7 @@
 #include "vlbias/encode/image.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/metrics/lvlm.h"
-#include "vlbias/audits/lvlm_report.h"
+#include "vlbias/audits/lvlm_audit.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/report/metric_json.h"
 #include "vlbias/core/parallel.h"

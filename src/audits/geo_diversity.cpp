@@ -18,7 +18,7 @@
 #include "run_output.h"
 #include "table_builder.h"
 #include "vlbias/audits/audit.h"
-#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/core/blas.h"
 #include "vlbias/metrics/clipscore.h"
 #include "vlbias/metrics/distribution_metrics.h"

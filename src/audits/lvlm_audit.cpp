@@ -10,7 +10,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/metrics/lvlm.h"
-#include "vlbias/audits/lvlm_report.h"
+#include "vlbias/audits/lvlm_audit.h"
 
 namespace vlbias {
 

@@ -1,5 +1,5 @@
 // Sections of the LVLM counterfactual analysis (lvlm_report.h, METHODS.md 003).
-#include "vlbias/audits/lvlm_report.h"
+#include "vlbias/audits/lvlm_audit.h"
 
 #include <algorithm>
 #include <bit>

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "vlbias/audits/audit.h"
-#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/io/run_lock.h"
 #include "vlbias/io/table.h"

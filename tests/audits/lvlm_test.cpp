@@ -13,7 +13,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/metrics/lvlm.h"
-#include "vlbias/audits/lvlm_report.h"
+#include "vlbias/audits/lvlm_audit.h"
 
 namespace vlbias {
 namespace {

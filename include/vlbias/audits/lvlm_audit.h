@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/metrics/lvlm.h"
 
 namespace vlbias {

@@ -11,7 +11,7 @@
 #include "table_builder.h"
 #include "vlbias/metrics/absdiff.h"
 #include "vlbias/audits/audit.h"
-#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/core/log.h"
