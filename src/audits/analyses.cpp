@@ -1,6 +1,6 @@
 // The analyses of the dual-encoder audits (papers 001 and 004): association,
 // SC-WEAT, markedness, ranking metrics and trait-pair confidence. Each returns a
-// JSON section and CSV tables; see include/vlbias/audits/dual_encoder_audit.h.
+// JSON section and CSV tables; see include/vlbias/audits/audit_analyses.h.
 #include <algorithm>
 #include <cmath>
 #include <map>

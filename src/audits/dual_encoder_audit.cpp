@@ -1,5 +1,6 @@
-// `vlbias audit`: runs the analyses a spec asks for and writes RUN_DIR/results.json
-// and RUN_DIR/tables/*.csv.
+// The dual-encoder audits (kind: social-perception, trait-pairs; include/vlbias/audits/
+// dual_encoder_audit.h): load the study, run the analyses the spec asks for, and write
+// RUN_DIR/results.json, RUN_DIR/tables/*.csv and RUN_DIR/report.html.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -9,13 +10,13 @@
 
 #include "run_output.h"
 #include "table_builder.h"
-#include "vlbias/metrics/absdiff.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/core/error.h"
-#include "vlbias/report/json_output.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/metrics/absdiff.h"
+#include "vlbias/report/json_output.h"
 #include "vlbias/stats/trends.h"
 
 namespace vlbias {
@@ -34,14 +35,15 @@ enum SeedStream : std::uint64_t {
   kSeedConfidence = 5,
 };
 
-Json spec_json(const AuditSpec& s) {
+Json spec_json(const AuditSpec& spec) {
+  const DualEncoderAuditSpec& s = spec.dual_encoder;
   Json factors{{"groups", s.group_factors}, {"categorical", s.categorical_factors}};
   Json ordinal = Json::object();
   for (const auto& [c, t] : s.ordinal_factors) ordinal[c] = t;
   factors["ordinal"] = ordinal;
-  return Json{{"kind", to_string(s.kind)},
-              {"seed", s.seed},
-              {"min_group_size", s.min_group_size},
+  return Json{{"kind", to_string(spec.kind)},
+              {"seed", spec.seed},
+              {"min_group_size", spec.min_group_size},
               {"factors", factors}};
 }
 
@@ -56,7 +58,7 @@ void require_columns(const Table& images, const std::vector<std::string>& column
 
 // Whether an analysis runs: enabled and applicable. Applicable-by-default analyses
 // that cannot run are skipped with a note; explicitly requested ones are an error.
-bool decide(const AuditSpec::Toggle& t, bool applicable, const std::string& name,
+bool decide(const AnalysisToggle& t, bool applicable, const std::string& name,
             const std::string& why, std::vector<std::string>& notes) {
   if (!t.enabled) return false;
   if (applicable) return true;
@@ -67,10 +69,10 @@ bool decide(const AuditSpec::Toggle& t, bool applicable, const std::string& name
 }
 
 AnalysisOutput absdiff_section(const Study& study, const ImageDimensionScores& scores,
-                               const AuditSpec& spec) {
+                               const DualEncoderAuditSpec& spec, std::uint64_t seed) {
   AbsDiffOptions o;
   o.pairs = spec.absdiff.pairs;
-  o.seed = derive_seed(spec.seed, kSeedAbsDiff);
+  o.seed = derive_seed(seed, kSeedAbsDiff);
   std::vector<std::string> names = spec.absdiff.factors;
   if (names.empty()) {
     for (const auto& [c, t] : spec.ordinal_factors) names.push_back(c);
@@ -142,7 +144,7 @@ AnalysisOutput absdiff_section(const Study& study, const ImageDimensionScores& s
 }
 
 AnalysisOutput trends_section(const Study& study, const ImageDimensionScores& scores,
-                              const AuditSpec& spec) {
+                              const DualEncoderAuditSpec& spec) {
   AnalysisOutput out;
   std::vector<std::string> xs = spec.trends.x;
   if (xs.empty()) {
@@ -185,7 +187,7 @@ AnalysisOutput trends_section(const Study& study, const ImageDimensionScores& sc
 }
 
 AnalysisOutput ellipses_section(const Study& study, const ImageDimensionScores& scores,
-                                const AuditSpec& spec) {
+                                const DualEncoderAuditSpec& spec) {
   AnalysisOutput out;
   EllipseOptions o;
   o.by = spec.group_factors;
@@ -218,183 +220,223 @@ AnalysisOutput ellipses_section(const Study& study, const ImageDimensionScores& 
   return out;
 }
 
-}  // namespace
-
-void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
-  if (spec.kind == AuditKind::LvlmCounterfactual) {
-    run_lvlm_audit(spec, run_dir);
-    return;
-  }
-  if (spec.kind == AuditKind::VisualStereotypes) {
-    run_visual_stereotypes_audit(spec, run_dir);
-    return;
-  }
-  if (spec.kind == AuditKind::GeoDiversity) {
-    run_geo_diversity_audit(spec, run_dir);
-    return;
-  }
-  // Analyses that belong to the other kind of audit may not be requested.
-  const auto refuse = [&](const AuditSpec::Toggle& t, const char* name) {
+// Analyses that belong to the other dual-encoder kind may not be requested; checked before any
+// input is read.
+void refuse_other_kind_analyses(const AuditSpec& spec) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  const auto refuse = [&](const AnalysisToggle& t, const char* name) {
     VLBIAS_CHECK(!(t.enabled && t.explicit_), UsageError,
                  "analysis '{}' is not part of a {} audit; remove it from the spec", name,
                  to_string(spec.kind));
   };
   if (spec.kind == AuditKind::TraitPairs) {
-    refuse(spec.markedness.toggle, "markedness");
-    refuse(spec.ranking.toggle, "ranking");
-    refuse(spec.absdiff.toggle, "absdiff");
-    refuse(spec.trends.toggle, "trends");
-    refuse(spec.ellipses.toggle, "ellipses");
+    refuse(d.markedness.toggle, "markedness");
+    refuse(d.ranking.toggle, "ranking");
+    refuse(d.absdiff.toggle, "absdiff");
+    refuse(d.trends.toggle, "trends");
+    refuse(d.ellipses.toggle, "ellipses");
   } else {
-    refuse(spec.confidence.toggle, "confidence");
+    refuse(d.confidence.toggle, "confidence");
   }
+}
 
-  audits_internal::RunOutput output(run_dir);  // locks the folder before any input is read
-  Provenance provenance;
-  provenance.command = "audit";
+StudyFiles study_files(const DualEncoderAuditSpec& d) {
   StudyFiles files;
-  files.image_table = spec.image_table;
-  files.image_embeddings = spec.image_embeddings.path;
-  files.image_tensor = spec.image_embeddings.tensor;
-  files.image_id_column = spec.image_id_column;
-  files.image_index = spec.image_index;
-  files.prompt_manifest = spec.prompt_manifest;
-  files.prompt_embeddings = spec.prompt_embeddings.path;
-  files.prompt_tensor = spec.prompt_embeddings.tensor;
-  if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
+  files.image_table = d.image_table;
+  files.image_embeddings = d.image_embeddings.path;
+  files.image_tensor = d.image_embeddings.tensor;
+  files.image_id_column = d.image_id_column;
+  files.image_index = d.image_index;
+  files.prompt_manifest = d.prompt_manifest;
+  files.prompt_embeddings = d.prompt_embeddings.path;
+  files.prompt_tensor = d.prompt_embeddings.tensor;
+  return files;
+}
+
+// The spec file, then the study's files, as results.json's provenance lists them.
+std::vector<std::string> provenance_inputs(const AuditSpec& spec, const StudyFiles& files) {
+  std::vector<std::string> inputs;
+  if (!spec.spec_path.empty()) inputs.push_back(spec.spec_path.string());
   for (const auto& p : {files.image_embeddings, files.image_table, files.image_index,
                         files.prompt_manifest, files.prompt_embeddings}) {
-    if (!p.empty()) provenance.inputs.push_back(p.string());
+    if (!p.empty()) inputs.push_back(p.string());
   }
-  start_hashing_inputs(provenance);
-  const Study study = load_study(files);
+  return inputs;
+}
 
+void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d) {
   std::vector<std::string> ordinal_names;
-  for (const auto& [c, t] : spec.ordinal_factors) ordinal_names.push_back(c);
-  require_columns(study.images, spec.group_factors, "group");
+  for (const auto& [c, t] : d.ordinal_factors) ordinal_names.push_back(c);
+  require_columns(study.images, d.group_factors, "group");
   require_columns(study.images, ordinal_names, "ordinal");
-  require_columns(study.images, spec.categorical_factors, "categorical");
+  require_columns(study.images, d.categorical_factors, "categorical");
+}
 
-  std::vector<std::string> notes;
-  std::vector<std::pair<std::string, AnalysisOutput>> sections;
-  // One bar over the analyses (SC-WEAT also draws its own over its tests); analyses
-  // skipped by default leave the bar short, finish() closes it.
-  Progress progress(std::string(to_string(spec.kind)) + " analyses",
-                    spec.kind == AuditKind::TraitPairs ? 3 : 7);
-  const auto add = [&](const char* name, AnalysisOutput output) {
-    sections.emplace_back(name, std::move(output));
+// The sections run so far and the notes, with one bar over the analyses (SC-WEAT also draws
+// its own over its tests); analyses skipped by default leave the bar short, finish() closes it.
+struct Sections {
+  explicit Sections(const AuditSpec& spec)
+      : progress(std::string(to_string(spec.kind)) + " analyses",
+                 spec.kind == AuditKind::TraitPairs ? 3 : 7) {}
+  void add(const char* name, AnalysisOutput output) {
+    list.emplace_back(name, std::move(output));
     progress.advance();
-  };
+  }
+  std::vector<std::pair<std::string, AnalysisOutput>> list;
+  std::vector<std::string> notes;
+  Progress progress;
+};
+
+GroupingOptions association_grouping(const AuditSpec& spec) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
   GroupingOptions grouping;
-  grouping.by = spec.group_factors;
-  grouping.bootstrap = spec.association.bootstrap;
-  grouping.ci = spec.association.ci;
+  grouping.by = d.group_factors;
+  grouping.bootstrap = d.association.bootstrap;
+  grouping.ci = d.association.ci;
   grouping.seed = derive_seed(spec.seed, kSeedAssociation);
   grouping.min_group_size = spec.min_group_size;
+  return grouping;
+}
 
+AnalysisOutput confidence_section(const Study& study, const AuditSpec& spec,
+                                  const GroupingOptions& grouping) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  ConfidenceAnalysisOptions o;
+  o.scale = parse_confidence_scale(d.confidence.scale);
+  o.logit_scale = d.confidence.logit_scale;
+  o.grouping = grouping;
+  o.grouping.bootstrap = d.confidence.bootstrap;
+  o.grouping.ci = d.confidence.ci;
+  o.grouping.seed = derive_seed(spec.seed, kSeedConfidence);
+  // Defaults: across the first group factor, within the next one (paper 004: across
+  // races within each gender, and across genders within each race).
+  o.across = d.confidence.across.empty() ? d.group_factors[0] : d.confidence.across;
+  o.within = d.confidence.within;
+  for (std::size_t g = 0; o.within.empty() && g < d.group_factors.size(); ++g) {
+    if (d.group_factors[g] != o.across) o.within = d.group_factors[g];
+  }
+  VLBIAS_CHECK(o.within != o.across, UsageError,
+               "analyses.confidence: across and within are both '{}'", o.across);
+  require_columns(study.images, {o.across}, "confidence.across");
+  if (!o.within.empty()) require_columns(study.images, {o.within}, "confidence.within");
+  o.test_across = d.confidence.test_across;
+  o.test_within = d.confidence.test_within;
+  return confidence_analysis(study, o);
+}
+
+AnalysisOutput scweat_section(const Study& study, const AuditSpec& spec) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  ScweatAnalysisOptions o;
+  o.groupings = d.scweat.groupings;
+  if (o.groupings.empty()) {
+    for (const std::string& g : d.group_factors) o.groupings.push_back({g});
+  }
+  o.p_test = d.scweat.p_test;
+  o.permutations = d.scweat.permutations;
+  o.seed = derive_seed(spec.seed, kSeedScweat);
+  o.min_group_size = spec.min_group_size;
+  return scweat_analysis(study, o);
+}
+
+// The analyses of a social-perception audit beyond association and SC-WEAT.
+void add_social_perception_sections(const Study& study, const ImageDimensionScores& scores,
+                                    const AuditSpec& spec, Sections& sections) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  std::vector<std::string>& notes = sections.notes;
+  if (decide(d.markedness.toggle, !study.manifest.group_prompts.empty(), "markedness",
+             "the prompt manifest has no group-naming prompts", notes)) {
+    MarkednessOptions o;
+    o.attributes = d.markedness.attributes.empty() ? d.group_factors : d.markedness.attributes;
+    o.bootstrap = d.markedness.bootstrap;
+    o.ci_level = d.markedness.ci;
+    o.seed = derive_seed(spec.seed, kSeedMarkedness);
+    o.min_group_size = spec.min_group_size;
+    sections.add("markedness", markedness_analysis(study, o));
+  }
+  if (decide(d.ranking.toggle, true, "ranking", "", notes)) {
+    RankingAnalysisOptions o;
+    o.k = d.ranking.k;
+    o.attributes = d.ranking.attributes.empty() ? d.group_factors : d.ranking.attributes;
+    o.desired = d.ranking.desired;
+    o.absent = d.ranking.absent;
+    sections.add("ranking", ranking_analysis(study, scores, o));
+  }
+  const bool has_delta = scores.has_delta;
+  const bool has_factors =
+      !d.ordinal_factors.empty() || !d.categorical_factors.empty() || !d.absdiff.factors.empty();
+  if (decide(d.absdiff.toggle, has_factors && has_delta, "absdiff",
+             has_delta ? "the spec lists no ordinal or categorical factors"
+                       : "Delta cos needs a neutral prompt for every template",
+             notes)) {
+    sections.add("absdiff", absdiff_section(study, scores, d, spec.seed));
+  }
+  const bool has_ordinal = !d.ordinal_factors.empty() || !d.trends.x.empty();
+  if (decide(d.trends.toggle, has_ordinal && has_delta, "trends",
+             has_delta ? "the spec lists no ordinal factor"
+                       : "Delta cos needs a neutral prompt for every template",
+             notes)) {
+    sections.add("trends", trends_section(study, scores, d));
+  }
+  if (decide(d.ellipses.toggle, has_delta, "ellipses",
+             "Delta cos needs a neutral prompt for every template", notes)) {
+    sections.add("ellipses", ellipses_section(study, scores, d));
+  }
+}
+
+Json results_json(const AuditSpec& spec, const Study& study, Json analyses, Json tables,
+                  const std::vector<std::string>& notes) {
+  Json dims = Json::array();
+  for (const auto& dim : study.manifest.dimensions) {
+    dims.push_back(Json{{"dimension", dim.label}, {"prompts", dim.rows.size()}});
+  }
+  return Json{{"kind", to_string(spec.kind)},
+              {"images", study.images.rows},
+              {"embedding_dim", study.embedding_dim},
+              {"prompts", study.manifest.rows},
+              {"templates", study.manifest.templates},
+              {"dimensions", dims},
+              {"spec", spec_json(spec)},
+              {"analyses", std::move(analyses)},
+              {"tables", std::move(tables)},
+              {"notes", notes}};
+}
+
+}  // namespace
+
+void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+  refuse_other_kind_analyses(spec);
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  audits_internal::RunOutput output(run_dir);  // locks the folder before any input is read
+  const StudyFiles files = study_files(d);
+  Provenance provenance;
+  provenance.command = "audit";
+  provenance.inputs = provenance_inputs(spec, files);
+  start_hashing_inputs(provenance);
+  const Study study = load_study(files);
+  check_factor_columns(study, d);
+
+  Sections sections(spec);
+  const GroupingOptions grouping = association_grouping(spec);
   // Association runs whenever a later analysis needs its per-image scores.
   ImageDimensionScores scores;
   AnalysisOutput association = association_analysis(study, grouping, scores);
-  if (spec.association.toggle.enabled) add("association", std::move(association));
-
+  if (d.association.toggle.enabled) sections.add("association", std::move(association));
   if (spec.kind == AuditKind::TraitPairs &&
-      decide(spec.confidence.toggle, true, "confidence", "", notes)) {
-    ConfidenceAnalysisOptions o;
-    o.scale = parse_confidence_scale(spec.confidence.scale);
-    o.logit_scale = spec.confidence.logit_scale;
-    o.grouping = grouping;
-    o.grouping.bootstrap = spec.confidence.bootstrap;
-    o.grouping.ci = spec.confidence.ci;
-    o.grouping.seed = derive_seed(spec.seed, kSeedConfidence);
-    // Defaults: across the first group factor, within the next one (paper 004: across
-    // races within each gender, and across genders within each race).
-    o.across = spec.confidence.across.empty() ? spec.group_factors[0] : spec.confidence.across;
-    o.within = spec.confidence.within;
-    for (std::size_t g = 0; o.within.empty() && g < spec.group_factors.size(); ++g) {
-      if (spec.group_factors[g] != o.across) o.within = spec.group_factors[g];
-    }
-    VLBIAS_CHECK(o.within != o.across, UsageError,
-                 "analyses.confidence: across and within are both '{}'", o.across);
-    require_columns(study.images, {o.across}, "confidence.across");
-    if (!o.within.empty()) require_columns(study.images, {o.within}, "confidence.within");
-    o.test_across = spec.confidence.test_across;
-    o.test_within = spec.confidence.test_within;
-    add("confidence", confidence_analysis(study, o));
+      decide(d.confidence.toggle, true, "confidence", "", sections.notes)) {
+    sections.add("confidence", confidence_section(study, spec, grouping));
   }
-
-  if (decide(spec.scweat.toggle, true, "scweat", "", notes)) {
-    ScweatAnalysisOptions o;
-    o.groupings = spec.scweat.groupings;
-    if (o.groupings.empty()) {
-      for (const std::string& g : spec.group_factors) o.groupings.push_back({g});
-    }
-    o.p_test = spec.scweat.p_test;
-    o.permutations = spec.scweat.permutations;
-    o.seed = derive_seed(spec.seed, kSeedScweat);
-    o.min_group_size = spec.min_group_size;
-    add("scweat", scweat_analysis(study, o));
+  if (decide(d.scweat.toggle, true, "scweat", "", sections.notes)) {
+    sections.add("scweat", scweat_section(study, spec));
   }
-
   if (spec.kind == AuditKind::SocialPerception) {
-    if (decide(spec.markedness.toggle, !study.manifest.group_prompts.empty(), "markedness",
-               "the prompt manifest has no group-naming prompts", notes)) {
-      MarkednessOptions o;
-      o.attributes =
-          spec.markedness.attributes.empty() ? spec.group_factors : spec.markedness.attributes;
-      o.bootstrap = spec.markedness.bootstrap;
-      o.ci_level = spec.markedness.ci;
-      o.seed = derive_seed(spec.seed, kSeedMarkedness);
-      o.min_group_size = spec.min_group_size;
-      add("markedness", markedness_analysis(study, o));
-    }
-    if (decide(spec.ranking.toggle, true, "ranking", "", notes)) {
-      RankingAnalysisOptions o;
-      o.k = spec.ranking.k;
-      o.attributes = spec.ranking.attributes.empty() ? spec.group_factors : spec.ranking.attributes;
-      o.desired = spec.ranking.desired;
-      o.absent = spec.ranking.absent;
-      add("ranking", ranking_analysis(study, scores, o));
-    }
-    const bool has_delta = scores.has_delta;
-    const bool has_factors = !spec.ordinal_factors.empty() || !spec.categorical_factors.empty() ||
-                             !spec.absdiff.factors.empty();
-    if (decide(spec.absdiff.toggle, has_factors && has_delta, "absdiff",
-               has_delta ? "the spec lists no ordinal or categorical factors"
-                         : "Delta cos needs a neutral prompt for every template",
-               notes)) {
-      add("absdiff", absdiff_section(study, scores, spec));
-    }
-    const bool has_ordinal = !spec.ordinal_factors.empty() || !spec.trends.x.empty();
-    if (decide(spec.trends.toggle, has_ordinal && has_delta, "trends",
-               has_delta ? "the spec lists no ordinal factor"
-                         : "Delta cos needs a neutral prompt for every template",
-               notes)) {
-      add("trends", trends_section(study, scores, spec));
-    }
-    if (decide(spec.ellipses.toggle, has_delta, "ellipses",
-               "Delta cos needs a neutral prompt for every template", notes)) {
-      add("ellipses", ellipses_section(study, scores, spec));
-    }
+    add_social_perception_sections(study, scores, spec, sections);
   }
-  progress.finish();
+  sections.progress.finish();
 
   Json tables;
-  Json analyses = output.add_sections(sections, tables, notes);
-  Json dims = Json::array();
-  for (const auto& d : study.manifest.dimensions) {
-    dims.push_back(Json{{"dimension", d.label}, {"prompts", d.rows.size()}});
-  }
-  Json results{{"kind", to_string(spec.kind)},
-               {"images", study.images.rows},
-               {"embedding_dim", study.embedding_dim},
-               {"prompts", study.manifest.rows},
-               {"templates", study.manifest.templates},
-               {"dimensions", dims},
-               {"spec", spec_json(spec)},
-               {"analyses", analyses},
-               {"tables", tables},
-               {"notes", notes}};
-  output.write(std::move(results), provenance, spec_json(spec), spec);
+  Json analyses = output.add_sections(sections.list, tables, sections.notes);
+  output.write(results_json(spec, study, std::move(analyses), std::move(tables), sections.notes),
+               provenance, spec_json(spec), spec);
 }
 
 }  // namespace vlbias

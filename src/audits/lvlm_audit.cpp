@@ -1,5 +1,5 @@
-// The lvlm-counterfactual audit (audit.h): scan the generations (or merge saved
-// shard states), then write every requested section of lvlm_report.h.
+// The lvlm-counterfactual audit (include/vlbias/audits/lvlm_audit.h): scan the generations (or
+// merge saved shard states), then write every requested section (src/audits/lvlm_report.cpp).
 #include <filesystem>
 #include <optional>
 
@@ -7,17 +7,17 @@
 
 #include "run_output.h"
 #include "vlbias/audits/audit.h"
+#include "vlbias/audits/lvlm_audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/metrics/lvlm.h"
-#include "vlbias/audits/lvlm_audit.h"
 
 namespace vlbias {
 
 namespace {
 
 LvlmConfig lvlm_config(const AuditSpec& spec) {
-  const AuditSpec::Lvlm& l = spec.lvlm;
+  const LvlmAuditSpec& l = spec.lvlm;
   LvlmConfig c;
   c.set_key = l.set_key;
   c.group = l.group;
@@ -43,7 +43,7 @@ LvlmConfig lvlm_config(const AuditSpec& spec) {
 }
 
 Json lvlm_spec_json(const AuditSpec& spec) {
-  const AuditSpec::Lvlm& l = spec.lvlm;
+  const LvlmAuditSpec& l = spec.lvlm;
   Json generations = Json::array();
   for (const auto& g : l.generations) generations.push_back(g.string());
   Json analyses = Json::object();
@@ -101,7 +101,7 @@ Json lvlm_spec_json(const AuditSpec& spec) {
 
 void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                     const LvlmShardOptions& shards) {
-  const AuditSpec::Lvlm& l = spec.lvlm;
+  const LvlmAuditSpec& l = spec.lvlm;
   VLBIAS_CHECK(shards.save_state.empty() || shards.from_states.empty(), UsageError,
                "--save-state scans generations; it cannot be combined with --from-state");
   VLBIAS_CHECK(shards.inputs.empty() || shards.from_states.empty(), UsageError,

@@ -1,7 +1,63 @@
 #pragma once
-// The analyses of the dual-encoder audits (src/audits/analyses_*.cpp). Each takes a
-// loaded study and returns its JSON section plus CSV tables; `vlbias audit` runs
-// several of them, `vlbias metric associate|markedness|trait-confidence` run one.
+// The dual-encoder audits (kind: social-perception, paper 001; kind: trait-pairs, paper 004):
+// image embeddings against prompt embeddings. This header holds the kind's spec
+// (DualEncoderAuditSpec, AuditSpec::dual_encoder), its runner (src/audits/dual_encoder_audit.cpp),
+// the study loader (src/audits/dual_encoder_audit_study.cpp) and the analyses
+// (src/audits/analyses.cpp). Each analysis takes a loaded study and returns its
+// JSON section plus CSV tables; `vlbias audit` runs several of them, `vlbias metric
+// associate|markedness|trait-confidence` run one.
+//
+// Spec keys (the keys every kind shares, and the rules for all specs, are in audit.h):
+//
+//   version: 1                      # optional; only 1 exists
+//   kind: social-perception         # social-perception (paper 001) | trait-pairs (paper 004)
+//   title: "CLIP ViT-B/32 on CausalFace"   # optional, every kind: the report's title ...
+//   about: "Synthetic data, planted effect" # ... and what was audited, under it
+//   seed: 7                         # every resampling stream derives from it (default 0)
+//   min_group_size: 10              # groups below this n are flagged (default 2)
+//   images:
+//     table: images.csv             # one row per image, its labels (CSV/TSV/JSONL)
+//     embeddings: images.npy        # (images, dim) float .npy or .safetensors
+//     tensor: image_embeds          # safetensors only: the tensor (default: the only one)
+//     id_column: id                 # optional: join table rows to embedding rows by id ...
+//     index: image_ids.csv          # ... through this table (row i = embedding row i)
+//   prompts:
+//     manifest: prompts.csv         # from `vlbias prompts` (see prompt_sets.h)
+//     embeddings: prompts.npy       # row i = manifest row i
+//     tensor: text_embeds           # safetensors only
+//   factors:                        # the image table's label columns and their roles
+//     groups: [race, gender]        # social groups: every per-group table is by these
+//     ordinal: {age: 1.1, smiling: 1.1}   # ordinal factors and their AbsDiff thresholds
+//     categorical: [lighting, pose, seed] # other factors held fixed in AbsDiff pairs
+//   analyses:                       # each may be omitted (defaults, below) or `false` (off)
+//     association: {bootstrap: 1000, ci: 0.95}
+//     scweat: {p_test: permutation, permutations: 10000, groupings: [race, gender]}
+//     markedness: {attributes: [race, gender], bootstrap: 1000}
+//     ranking: {k: 1000, attributes: [race, gender], desired: uniform, absent: -inf}
+//     absdiff: {pairs: 1000, factors: [age, smiling, lighting, pose, gender, race, seed]}
+//     trends: {x: [age, smiling], fit_to: means, degree: 2}
+//     ellipses: {points_by: age, k_sigma: 2}
+//     confidence: {scale: raw, logit_scale: 100, bootstrap: 1000, ci: 0.95,
+//                  across: race, within: gender, test_across: anova, test_within: welch}
+//
+// Which analyses a kind runs by default:
+//   social-perception: association, scweat, markedness (when the manifest has group
+//     prompts), ranking, absdiff (when factors other than groups are given), trends
+//     and ellipses (when ordinal factors are given).
+//   trait-pairs: confidence (per group means with CIs; ANOVA across `across` within
+//     each level of `within`, a two-group test across `within` within each level of
+//     `across`), association and scweat over the trait dimensions.
+// An analysis named explicitly that cannot run (e.g. markedness without group
+// prompts) is a UsageError; one enabled only by default is skipped with a note.
+// Naming an analysis of the other kind (markedness in a trait-pairs audit,
+// confidence in a social-perception one) is a UsageError, raised before any input
+// is read.
+//
+// Defaults for lists: scweat.groupings = each groups column on its own;
+// markedness.attributes and ranking.attributes = groups; absdiff.factors = ordinal,
+// categorical, then groups; trends.x = the ordinal factors; trends/ellipses by = groups.
+// A scweat grouping may be a list of columns: [race, gender] compares the
+// intersectional groups pairwise.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -9,12 +65,94 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/report/json_output.h"
+#include "vlbias/audits/audit_types.h"
 #include "vlbias/core/matrix.h"
-#include "vlbias/metrics/social_perception.h"
 #include "vlbias/io/table.h"
+#include "vlbias/metrics/social_perception.h"
+#include "vlbias/report/json_output.h"
 
 namespace vlbias {
+
+// The spec of a dual-encoder audit (the keys above).
+struct DualEncoderAuditSpec {
+  std::filesystem::path image_table;
+  EmbeddingSource image_embeddings;
+  std::string image_id_column;        // "" = row-aligned
+  std::filesystem::path image_index;  // with image_id_column
+
+  std::filesystem::path prompt_manifest;
+  EmbeddingSource prompt_embeddings;
+
+  std::vector<std::string> group_factors;
+  std::vector<std::pair<std::string, double>> ordinal_factors;  // column, threshold
+  std::vector<std::string> categorical_factors;
+
+  struct Association {
+    AnalysisToggle toggle;
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+  } association;
+
+  struct Scweat {
+    AnalysisToggle toggle;
+    std::string p_test = "permutation";  // permutation | sign-flip
+    std::size_t permutations = 10000;
+    std::vector<std::vector<std::string>> groupings;  // empty = each group factor alone
+  } scweat;
+
+  struct Markedness {
+    AnalysisToggle toggle;
+    std::vector<std::string> attributes;  // empty = group factors
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+  } markedness;
+
+  struct Ranking {
+    AnalysisToggle toggle;
+    std::size_t k = 1000;                 // clamped to the number of images, noted
+    std::vector<std::string> attributes;  // empty = group factors
+    std::string desired = "uniform";      // uniform | base-rate
+    std::string absent = "-inf";          // -inf | zero
+  } ranking;
+
+  struct AbsDiff {
+    AnalysisToggle toggle;
+    std::size_t pairs = 1000;
+    std::vector<std::string> factors;  // empty = ordinal, categorical, then group factors
+  } absdiff;
+
+  struct Trends {
+    AnalysisToggle toggle;
+    std::vector<std::string> x;    // empty = the ordinal factors
+    std::string fit_to = "means";  // means | images
+    int degree = 2;
+  } trends;
+
+  struct Ellipses {
+    AnalysisToggle toggle;
+    std::string points_by;  // "" = the first ordinal factor, or images when there is none
+    double k_sigma = 2.0;
+  } ellipses;
+
+  // trait-pairs only.
+  struct Confidence {
+    AnalysisToggle toggle;
+    std::string scale = "raw";  // raw | logit
+    double logit_scale = 100.0;
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+    std::string across;  // default: the first group factor
+    std::string within;  // default: the first group factor other than `across` ("" if none)
+    std::string test_across = "anova";
+    std::string test_within = "welch";
+  } confidence;
+};
+
+// Runs a social-perception or trait-pairs audit (src/audits/dual_encoder_audit.cpp); run_audit
+// calls it for those kinds. Reads spec.dual_encoder and the common fields.
+void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
+
+// ------------------------------------------------------------------------- the analyses
 
 // Images with labels, prompts with their manifest, and their cosines.
 struct Study {
@@ -40,13 +178,6 @@ struct StudyFiles {
 // Reads and checks everything (shapes, dimensions, row alignment or id join, finite
 // values, zero rows) and computes the cosine matrix with one GEMM.
 Study load_study(const StudyFiles& files);
-
-// One analysis' result: a JSON section and named CSV tables ("association_groups").
-struct AnalysisOutput {
-  Json json = Json::object();
-  std::vector<std::pair<std::string, Table>> tables;
-  std::vector<std::string> notes;
-};
 
 struct GroupingOptions {
   std::vector<std::string> by;  // group columns (intersectional); empty = all images

@@ -15,7 +15,6 @@
 #include <string_view>
 #include <vector>
 
-#include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/stats/stats.h"
 #include "vlbias/io/table.h"

@@ -1,4 +1,4 @@
-// The LVLM counterfactual analysis (lvlm.h, lvlm_report.h) against the independent
+// The LVLM counterfactual analysis (lvlm.h, lvlm_audit.h) against the independent
 // pandas/numpy/scipy reference of tools/make_lvlm_fixtures.py, shard merging, and
 // hostile state files.
 #include <gtest/gtest.h>

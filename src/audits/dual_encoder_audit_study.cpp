@@ -3,8 +3,8 @@
 #include <cstring>
 
 #include "vlbias/audits/dual_encoder_audit.h"
-#include "vlbias/io/embeddings.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/embeddings.h"
 
 namespace vlbias {
 
