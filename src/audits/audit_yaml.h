@@ -31,9 +31,10 @@ std::size_t as_resamples(Context& ctx, const YAML::Node& node, const std::string
 Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& path,
                      AnalysisToggle& toggle, std::initializer_list<const char*> allowed);
 
-// The root keys every kind accepts besides kind (audit.h). Each kind's root parser checks its
-// map of keys first, then calls these: the report keys title and about (report.h); the
-// version (a node that is not defined is fine); seed and min_group_size.
+// The root keys every kind accepts besides kind (audit.h), for each kind's root parser: the
+// report keys title and about (report.h); the version (a node that is not defined is fine;
+// checked before the kind's map of keys, except by the dual-encoder kinds, which check it after
+// title and about); seed and min_group_size.
 void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
 void check_version(Context& ctx, const YAML::Node& node);
 void parse_seed_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
