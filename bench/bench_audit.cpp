@@ -8,7 +8,7 @@
 //               [--seeds S] [--dim D] [--permutations P]
 //
 // The study is generated once into DIR/<kind>/ (default: a folder under the system
-// temp dir; reused when its spec.yaml exists) by tests/audits/synthetic_study.h.
+// temp dir; reused when its spec.yaml exists) by tests/audits/dual_encoder_study.h.
 // Each timed run_audit runs in a child process, so its peak RSS (wait4 ru_maxrss) is
 // the audit's alone. With --phases every analysis is also timed on its own: a run
 // with only it and association enabled, minus the association-only run. Prints one
@@ -30,7 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../tests/audits/synthetic_study.h"
+#include "../tests/audits/dual_encoder_study.h"
 #include "bench_child.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/log.h"

@@ -21,9 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (const vlbias::GeoSource& s : spec.geo.generated) {
         if (s.table.empty() || s.features.path.empty()) __builtin_trap();
       }
-    } else if (spec.group_factors.empty() || spec.image_table.empty() ||
-               spec.prompt_embeddings.path.empty()) {
-      __builtin_trap();
+    } else if (spec.kind == vlbias::AuditKind::SocialPerception ||
+               spec.kind == vlbias::AuditKind::TraitPairs) {
+      const vlbias::DualEncoderAuditSpec& d = spec.dual_encoder;
+      if (d.group_factors.empty() || d.image_table.empty() || d.prompt_embeddings.path.empty()) {
+        __builtin_trap();
+      }
     }
   } catch (const vlbias::Error&) {
   }

@@ -28,8 +28,8 @@
 #include "vlbias/core/error.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/audits/lvlm_audit.h"
 #include "vlbias/metrics/lvlm.h"
-#include "vlbias/audits/lvlm_report.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/report/metric_json.h"
 #include "vlbias/core/parallel.h"
@@ -469,12 +469,7 @@ class Clip {
 py::dict audit(const std::filesystem::path& spec_path, const std::filesystem::path& out) {
   {
     py::gil_scoped_release release;
-    const AuditSpec spec = load_audit_spec(spec_path);
-    if (spec.kind == AuditKind::LvlmCounterfactual) {
-      run_lvlm_audit(spec, out, LvlmShardOptions{});
-    } else {
-      run_audit(spec, out);
-    }
+    run_audit(load_audit_spec(spec_path), out);  // each kind's runner; lvlm without shards
   }
   std::ifstream in(out / "results.json", std::ios::binary);
   std::stringstream text;

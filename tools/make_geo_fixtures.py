@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Reference values for the geo-diversity audit (paper 002, DIG-In; include/vlbias/audits/geo_diversity.h),
-read by tests/audits/geo_diversity_test.cpp.
+"""Reference values for the geo-diversity audit (paper 002, DIG-In; include/vlbias/audits/geo_audit.h),
+read by tests/audits/geo_audit_test.cpp.
 
 Writes a small study into tests/fixtures/audits/geo/ (real.csv/.npy, generated.csv/.npy,
 generated_clip.npy, objects.csv/.npy, two specs) and the expected point estimates of every

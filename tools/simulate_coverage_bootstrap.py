@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Why the geo-diversity audit recentres its coverage bootstrap (include/vlbias/audits/geo_diversity.h).
+"""Why the geo-diversity audit recentres its coverage bootstrap (include/vlbias/audits/geo_audit.h).
 
 Coverage is a function of the *set* of distinct generated images: the share of real balls
 holding at least one of them. A bootstrap resample drawn with replacement holds only about

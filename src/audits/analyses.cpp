@@ -10,7 +10,7 @@
 
 #include "table_builder.h"
 #include "vlbias/metrics/association.h"
-#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/stats/compare.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"

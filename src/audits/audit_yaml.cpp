@@ -1,10 +1,39 @@
-// YAML helpers of the audit spec parsers (audit_yaml.h).
+// The YAML audit spec (include/vlbias/audits/audit.h): parse_audit_spec, load_audit_spec, the
+// keys every kind shares and the dispatch on kind; each kind's keys are parsed in its
+// S_audit_yaml.cpp (audit_yaml.h).
+//
+// Every value is checked by hand against the documented schema rather than with
+// yaml-cpp's as<T>() so that each message names the full key path, the line and
+// what was expected, and so that "10.5", "-3", "1e400" or a quoted "10" are
+// rejected instead of silently converted.
+//
+// Hostile input. yaml-cpp 0.7 parses recursively but guards its recursion with
+// DepthGuard (at most 2000 nested nodes, then YAML::DeepRecursion, which is a
+// ParserException and reported like any malformed YAML); its node graph is flat
+// (owned by one memory holder), so destroying a deep document does not recurse.
+// We also refuse texts over kMaxSpecBytes before parsing: a spec is a few hundred
+// bytes, and the cap bounds the parser's time and memory. Aliases share nodes
+// rather than copying them, so a small text can name one long list many times
+// ("billion laughs"); the walk below counts every value it converts and stops at
+// kMaxValues. Our own walk recurses at most four levels (the schema's depth).
 #include "audit_yaml.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
 
-namespace vlbias::audits_internal {
+#include "vlbias/audits/audit.h"
+#include "vlbias/core/error.h"
+
+namespace vlbias {
+
+namespace audits_internal {
 
 std::size_t as_resamples(Context& ctx, const YAML::Node& node, const std::string& path,
                          bool allow_zero) {
@@ -12,11 +41,8 @@ std::size_t as_resamples(Context& ctx, const YAML::Node& node, const std::string
                           allow_zero ? " (0: no intervals)" : "");
 }
 
-// A YAML 1.2 core-schema float: decimal or exponent notation, or .inf / .nan.
-// An analysis entry: a map of options (enabled, explicit), `true` (defaults,
-// explicit) or `false` (off). Returns the option entries (empty unless a map).
 Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& path,
-                     AuditSpec::Toggle& toggle, std::initializer_list<const char*> allowed) {
+                     AnalysisToggle& toggle, std::initializer_list<const char*> allowed) {
   count_value(ctx, node, path);
   toggle.explicit_ = true;
   if (node.IsMap()) {
@@ -44,4 +70,127 @@ void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec) {
   if (const YAML::Node* v = find(entries, "about")) spec.about = as_string(ctx, *v, "about");
 }
 
-}  // namespace vlbias::audits_internal
+void check_version(Context& ctx, const YAML::Node& node) {
+  if (!node.IsDefined()) return;
+  if (as_uint64(ctx, node, "version") != 1) {
+    fail(ctx, node, "version", fmt::format("must be 1 (the only version), got {}", describe(node)));
+  }
+}
+
+void parse_seed_keys(Context& ctx, const Entries& entries, AuditSpec& spec) {
+  if (const YAML::Node* v = find(entries, "seed")) spec.seed = as_uint64(ctx, *v, "seed");
+  if (const YAML::Node* v = find(entries, "min_group_size")) {
+    spec.min_group_size = as_size(ctx, *v, "min_group_size");
+  }
+}
+
+}  // namespace audits_internal
+
+namespace {
+
+using namespace audits_internal;  // NOLINT(build/namespaces): the spec helpers, audit_yaml.h
+
+// Every kind, in the order messages list them.
+constexpr AuditKind kKinds[] = {AuditKind::SocialPerception, AuditKind::TraitPairs,
+                                AuditKind::GeoDiversity, AuditKind::LvlmCounterfactual,
+                                AuditKind::VisualStereotypes};
+
+// Levenshtein distance, for suggesting a kind (a few short words: no need to be clever).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'geo-diversity'?)" when `given` is a near miss or a prefix of one kind.
+std::string kind_suggestion(const std::string& given) {
+  const char* best = nullptr;
+  std::size_t best_distance = std::max<std::size_t>(2, given.size() / 4) + 1;
+  for (const AuditKind k : kKinds) {
+    const std::string_view kind(to_string(k));
+    std::size_t d = edit_distance(given, kind);
+    if (given.size() >= 3 && kind.substr(0, given.size()) == given) d = 0;
+    if (d < best_distance) {
+      best = to_string(k);
+      best_distance = d;
+    }
+  }
+  return best ? fmt::format(" (did you mean '{}'?)", best) : "";
+}
+
+// The kind decides which keys are allowed, so it is read and checked first: a misspelled kind
+// would otherwise be reported as some key that the kind it fell back to does not allow.
+AuditKind read_kind(Context& ctx, const YAML::Node& root) {
+  std::vector<const char*> names;
+  for (const AuditKind k : kKinds) names.push_back(to_string(k));
+  const std::string kinds = fmt::format("{}", fmt::join(names, ", "));
+  if (!root.IsMap()) check_map(ctx, root, "", {"kind"});  // "must be a map" with its line
+  const YAML::Node kind = root["kind"];
+  if (!kind.IsDefined()) {
+    VLBIAS_FAIL(UsageError, "{}: missing required key kind (the kind of audit: one of {}).",
+                where(ctx, root), kinds);
+  }
+  const std::string value = as_string(ctx, kind, "kind");
+  for (const AuditKind k : kKinds) {
+    if (value == to_string(k)) return k;
+  }
+  VLBIAS_FAIL(UsageError, "{}: kind must be one of {}, got '{}', which is not a kind of audit{}.",
+              where(ctx, kind), kinds, shown(value), kind_suggestion(value));
+}
+
+void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+  spec.kind = read_kind(ctx, root);
+  switch (spec.kind) {
+    case AuditKind::SocialPerception:
+    case AuditKind::TraitPairs:
+      parse_dual_encoder_root(ctx, root, spec);
+      return;
+    case AuditKind::GeoDiversity:
+      parse_geo_root(ctx, root, spec);
+      return;
+    case AuditKind::LvlmCounterfactual:
+      parse_lvlm_root(ctx, root, spec);
+      return;
+    case AuditKind::VisualStereotypes:
+      parse_visual_root(ctx, root, spec);
+      return;
+  }
+}
+
+}  // namespace
+
+AuditSpec parse_audit_spec(const std::string& yaml_text, const std::filesystem::path& base_dir,
+                           const std::string& source) {
+  VLBIAS_CHECK(yaml_text.size() <= kMaxSpecBytes, UsageError,
+               "{}: the spec is {} bytes; a spec may be at most {} bytes.", source,
+               yaml_text.size(), kMaxSpecBytes);
+  Context ctx{source, base_dir, 0};
+  const YAML::Node root =
+      load_document(yaml_text, source, "a map with kind, images, prompts and factors");
+  AuditSpec spec;
+  try {
+    parse_root(ctx, root, spec);
+  } catch (const YAML::Exception& e) {
+    // Not expected: the walk only iterates nodes it has type-checked.
+    VLBIAS_FAIL(UsageError, "{}: could not read the spec: {}.", source, e.msg);
+  }
+  return spec;
+}
+
+AuditSpec load_audit_spec(const std::filesystem::path& path) {
+  const std::string text = read_spec_file(path, "audit spec");
+  AuditSpec spec = parse_audit_spec(text, path.parent_path(), path.string());
+  spec.spec_path = path;
+  return spec;
+}
+
+}  // namespace vlbias

@@ -1,7 +1,7 @@
 #pragma once
-// YAML helpers of the audit spec parsers (audit_spec*.cpp), on top of the generic spec
-// reading of vlbias/io/spec_yaml.h: resample counts, analysis toggles, the report keys, and
-// the per-kind root parsers.
+// The audit spec parsers (audit_yaml.cpp: the common keys and the dispatch on kind; each kind's
+// keys in S_audit_yaml.cpp), on top of the generic spec reading of vlbias/io/spec_yaml.h:
+// resample counts, analysis toggles, the common root keys, and the per-kind root parsers.
 #include <cstddef>
 #include <initializer_list>
 #include <string>
@@ -26,19 +26,28 @@ constexpr std::size_t kMaxKidDraws = 100'000'000;
 // A bootstrap or permutation count: 0 (when allowed: no intervals) or 1 to kMaxResamples.
 std::size_t as_resamples(Context& ctx, const YAML::Node& node, const std::string& path,
                          bool allow_zero);
-// The report keys every kind accepts at the root: title and about (report.h).
-void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
 // An analysis entry: a map of options, `true` (defaults) or `false` (off); sets the toggle
 // (explicit) and returns the option entries (empty unless a map).
 Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& path,
-                     AuditSpec::Toggle& toggle, std::initializer_list<const char*> allowed);
+                     AnalysisToggle& toggle, std::initializer_list<const char*> allowed);
 
-// The keys of a kind: geo-diversity spec (audit_spec_geo.cpp): fills spec.geo, seed and
-// min_group_size; version and kind are checked by the caller.
+// The root keys every kind accepts besides kind (audit.h), for each kind's root parser: the
+// report keys title and about (report.h); the version (a node that is not defined is fine;
+// checked before the kind's map of keys, except by the dual-encoder kinds, which check it after
+// title and about); seed and min_group_size.
+void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
+void check_version(Context& ctx, const YAML::Node& node);
+void parse_seed_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
+
+// The keys of each kind (spec.kind is set by the caller): each fills spec.<kind>, the common
+// keys above, and checks the keys its kind allows at the root.
+// social-perception and trait-pairs (dual_encoder_audit_yaml.cpp).
+void parse_dual_encoder_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
+// geo-diversity (geo_audit_yaml.cpp).
 void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
-// The keys of a kind: lvlm-counterfactual spec (audit_spec_lvlm.cpp).
+// lvlm-counterfactual (lvlm_audit_yaml.cpp).
 void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
-// The keys of a kind: visual-stereotypes spec (audit_spec_visual.cpp).
+// visual-stereotypes (visual_audit_yaml.cpp).
 void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
 
 }  // namespace vlbias::audits_internal

@@ -18,13 +18,12 @@
 #include "run_output.h"
 #include "table_builder.h"
 #include "vlbias/audits/audit.h"
-#include "vlbias/audits/audit_analyses.h"
 #include "vlbias/core/blas.h"
 #include "vlbias/metrics/clipscore.h"
 #include "vlbias/metrics/distribution_metrics.h"
 #include "vlbias/io/embeddings.h"
 #include "vlbias/core/error.h"
-#include "vlbias/audits/geo_diversity.h"
+#include "vlbias/audits/geo_audit.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
@@ -37,7 +36,7 @@ namespace vlbias {
 namespace {
 
 using audits_internal::TableBuilder;
-using Spec = AuditSpec::Geo;
+using Spec = GeoAuditSpec;
 
 enum class Form : int { Object = 0, ObjectRegion = 1, ObjectCountry = 2 };
 constexpr Form kForms[] = {Form::Object, Form::ObjectRegion, Form::ObjectCountry};
@@ -1145,7 +1144,7 @@ Json geo_spec_json(const AuditSpec& s) {
 
 }  // namespace
 
-void run_geo_diversity_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
   const Spec& g = spec.geo;
   audits_internal::RunOutput output(run_dir);  // locks the folder before any input is read
   Provenance provenance;

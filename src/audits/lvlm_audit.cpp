@@ -1,23 +1,26 @@
-// The lvlm-counterfactual audit (audit.h): scan the generations (or merge saved
-// shard states), then write every requested section of lvlm_report.h.
+// The lvlm-counterfactual audit (include/vlbias/audits/lvlm_audit.h): scan the generations (or
+// merge saved shard states), then write every requested section (src/audits/lvlm_report.cpp).
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "run_output.h"
 #include "vlbias/audits/audit.h"
+#include "vlbias/audits/lvlm_audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/metrics/lvlm.h"
-#include "vlbias/audits/lvlm_report.h"
 
 namespace vlbias {
 
 namespace {
 
 LvlmConfig lvlm_config(const AuditSpec& spec) {
-  const AuditSpec::Lvlm& l = spec.lvlm;
+  const LvlmAuditSpec& l = spec.lvlm;
   LvlmConfig c;
   c.set_key = l.set_key;
   c.group = l.group;
@@ -43,7 +46,7 @@ LvlmConfig lvlm_config(const AuditSpec& spec) {
 }
 
 Json lvlm_spec_json(const AuditSpec& spec) {
-  const AuditSpec::Lvlm& l = spec.lvlm;
+  const LvlmAuditSpec& l = spec.lvlm;
   Json generations = Json::array();
   for (const auto& g : l.generations) generations.push_back(g.string());
   Json analyses = Json::object();
@@ -97,47 +100,30 @@ Json lvlm_spec_json(const AuditSpec& spec) {
               {"analyses", analyses}};
 }
 
-}  // namespace
-
-void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
-                    const LvlmShardOptions& shards) {
-  const AuditSpec::Lvlm& l = spec.lvlm;
-  VLBIAS_CHECK(shards.save_state.empty() || shards.from_states.empty(), UsageError,
-               "--save-state scans generations; it cannot be combined with --from-state");
-  VLBIAS_CHECK(shards.inputs.empty() || shards.from_states.empty(), UsageError,
-               "--input names generations to scan; it cannot be combined with --from-state");
-  const LvlmConfig config = lvlm_config(spec);
-  // Results go to the run folder, locked before any input is read; a shard's state does not.
-  std::optional<audits_internal::RunOutput> output;
-  if (shards.save_state.empty()) output.emplace(run_dir);
-  Provenance provenance;
-  provenance.command = "audit";
-  if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
-  std::vector<std::filesystem::path> inputs = shards.inputs.empty() ? l.generations : shards.inputs;
-  if (!shards.from_states.empty()) inputs = shards.from_states;
-  for (const auto& p : inputs) provenance.inputs.push_back(p.string());
-  if (l.lexicon.toggle.enabled) provenance.inputs.push_back(l.lexicon.file.string());
-  start_hashing_inputs(provenance);
-
+// The state of every row: scanned from `inputs`, or merged from saved shard states.
+LvlmState scan_or_merge(const LvlmConfig& config, const std::vector<std::filesystem::path>& inputs,
+                        const LvlmShardOptions& shards) {
   LvlmState state;
   if (shards.from_states.empty()) {
     for (const auto& p : inputs) lvlm_scan(p.string(), config, state, !quiet());
-  } else {
-    for (const auto& p : shards.from_states) {
-      LvlmState part = load_lvlm_state(p.string());
-      VLBIAS_CHECK(part.fingerprint == config.fingerprint(), InputError,
-                   "state '{}' was scanned with another spec (columns, analyses, lexicon or stop "
-                   "words differ); scan every shard with this spec",
-                   p.string());
-      lvlm_merge(state, part);
-    }
+    return state;
   }
-  if (!shards.save_state.empty()) {
-    save_lvlm_state(state, shards.save_state.string());
-    return;
+  for (const auto& p : shards.from_states) {
+    LvlmState part = load_lvlm_state(p.string());
+    VLBIAS_CHECK(part.fingerprint == config.fingerprint(), InputError,
+                 "state '{}' was scanned with another spec (columns, analyses, lexicon or stop "
+                 "words differ); scan every shard with this spec",
+                 p.string());
+    lvlm_merge(state, part);
   }
-  canonicalize(state);
+  return state;
+}
 
+// Every enabled section, in the order of the results; `state` must be canonical.
+std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditSpec& spec,
+                                                                  const LvlmState& state,
+                                                                  const LvlmConfig& config) {
+  const LvlmAuditSpec& l = spec.lvlm;
   LvlmReportOptions o;
   o.seed = spec.seed;
   o.min_group_size = spec.min_group_size;
@@ -148,7 +134,6 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
   o.lexicon_min_obs = l.lexicon.min_obs;
   o.permutations = l.group_tests.permutations;
   std::vector<std::pair<std::string, AnalysisOutput>> sections;
-  std::vector<std::string> notes;
   const std::size_t enabled = l.maxgap.toggle.enabled + l.pmi.toggle.enabled +
                               l.lexicon.toggle.enabled + l.responses.toggle.enabled +
                               !l.ratings.empty() + l.group_tests.toggle.enabled +
@@ -180,6 +165,53 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
     add("paired", lvlm_paired(state, config, o));
   }
   progress.finish();
+  return sections;
+}
+
+Json generations_json(const LvlmState& state, std::size_t shards) {
+  Json groups = Json::array();
+  for (const std::string& g : state.groups) groups.push_back(split_key(g));
+  return Json{{"rows", state.rows},
+              {"rows_missing_group", state.rows_missing_group},
+              {"rows_missing_key", state.rows_missing_key},
+              {"sets", state.set_keys.size()},
+              {"groups", groups},
+              {"by_levels", state.by_levels.size()},
+              {"vocabulary", state.vocabulary.size()},
+              {"shards", shards}};
+}
+
+}  // namespace
+
+void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
+                    const LvlmShardOptions& shards) {
+  const LvlmAuditSpec& l = spec.lvlm;
+  VLBIAS_CHECK(shards.save_state.empty() || shards.from_states.empty(), UsageError,
+               "--save-state scans generations; it cannot be combined with --from-state");
+  VLBIAS_CHECK(shards.inputs.empty() || shards.from_states.empty(), UsageError,
+               "--input names generations to scan; it cannot be combined with --from-state");
+  const LvlmConfig config = lvlm_config(spec);
+  // Results go to the run folder, locked before any input is read; a shard's state does not.
+  std::optional<audits_internal::RunOutput> output;
+  if (shards.save_state.empty()) output.emplace(run_dir);
+  Provenance provenance;
+  provenance.command = "audit";
+  if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
+  std::vector<std::filesystem::path> inputs = shards.inputs.empty() ? l.generations : shards.inputs;
+  if (!shards.from_states.empty()) inputs = shards.from_states;
+  for (const auto& p : inputs) provenance.inputs.push_back(p.string());
+  if (l.lexicon.toggle.enabled) provenance.inputs.push_back(l.lexicon.file.string());
+  start_hashing_inputs(provenance);
+
+  LvlmState state = scan_or_merge(config, inputs, shards);
+  if (!shards.save_state.empty()) {
+    save_lvlm_state(state, shards.save_state.string());
+    return;
+  }
+  canonicalize(state);
+
+  std::vector<std::pair<std::string, AnalysisOutput>> sections = lvlm_sections(spec, state, config);
+  std::vector<std::string> notes;
   if (state.rows_missing_group > 0) {
     notes.push_back(
         fmt::format("{} rows without a group value were left out", state.rows_missing_group));
@@ -191,18 +223,8 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
   }
   Json tables;
   Json analyses = output->add_sections(sections, tables, notes);
-  Json groups = Json::array();
-  for (const std::string& g : state.groups) groups.push_back(split_key(g));
   Json results{{"kind", to_string(spec.kind)},
-               {"generations",
-                {{"rows", state.rows},
-                 {"rows_missing_group", state.rows_missing_group},
-                 {"rows_missing_key", state.rows_missing_key},
-                 {"sets", state.set_keys.size()},
-                 {"groups", groups},
-                 {"by_levels", state.by_levels.size()},
-                 {"vocabulary", state.vocabulary.size()},
-                 {"shards", inputs.size()}}},
+               {"generations", generations_json(state, inputs.size())},
                {"spec", lvlm_spec_json(spec)},
                {"analyses", analyses},
                {"tables", tables},

@@ -1,5 +1,5 @@
-// Sections of the LVLM counterfactual analysis (lvlm_report.h, docs/methods.md#paper-003).
-#include "vlbias/audits/lvlm_report.h"
+// Sections of the LVLM counterfactual analysis (lvlm_audit.h, docs/methods.md#paper-003).
+#include "vlbias/audits/lvlm_audit.h"
 
 #include <algorithm>
 #include <bit>

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "vlbias/audits/audit.h"
-#include "vlbias/audits/audit_analyses.h"
-#include "vlbias/report/json_output.h"
+#include "vlbias/audits/audit_types.h"
 #include "vlbias/io/run_lock.h"
 #include "vlbias/io/table.h"
+#include "vlbias/report/json_output.h"
 
 namespace vlbias::audits_internal {
 

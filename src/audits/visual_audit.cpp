@@ -459,7 +459,7 @@ stats::Alternative parse_alternative(const std::string& a) {
 }
 
 Json visual_spec_json(const AuditSpec& spec) {
-  const AuditSpec::Visual& v = spec.visual;
+  const VisualAuditSpec& v = spec.visual;
   Json analyses = Json::object();
   if (v.likelihood.toggle.enabled) {
     analyses["likelihood"] = {{"bootstrap", v.likelihood.bootstrap}, {"ci", v.likelihood.ci}};
@@ -506,8 +506,8 @@ Json visual_spec_json(const AuditSpec& spec) {
 
 }  // namespace
 
-void run_visual_stereotypes_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
-  const AuditSpec::Visual& v = spec.visual;
+void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+  const VisualAuditSpec& v = spec.visual;
   audits_internal::RunOutput output(run_dir);  // locks the folder before any input is read
   Provenance provenance;
   provenance.command = "audit";

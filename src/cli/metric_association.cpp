@@ -1,10 +1,10 @@
 // `vlbias metric associate|markedness|trait-confidence`: image-text association
 // metrics over a prompt manifest (papers 001 and 004). Each runs one audit analysis
-// (include/vlbias/audits/audit_analyses.h) and prints its JSON.
+// (include/vlbias/audits/dual_encoder_audit.h) and prints its JSON.
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
-#include "vlbias/audits/audit_analyses.h"
+#include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/core/rng.h"
 

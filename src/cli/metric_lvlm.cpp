@@ -1,7 +1,7 @@
 // `vlbias metric maxgap|pmi|lexicon|ratings|responses|paired`: the LVLM
 // counterfactual measures of paper 003 (Howard et al.; docs/methods.md#paper-003), each a
 // streaming pass over generated answers (lvlm.h) and one section of
-// lvlm_report.h printed as JSON.
+// lvlm_audit.h printed as JSON.
 //
 // Shards: --table may be given several times (the shards of one study, scanned in
 // one process); --save-state FILE writes the scanned state instead of results,
@@ -18,7 +18,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/metrics/lvlm.h"
-#include "vlbias/audits/lvlm_report.h"
+#include "vlbias/audits/lvlm_audit.h"
 
 namespace vlbias::cli_internal {
 

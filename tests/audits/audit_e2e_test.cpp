@@ -1,5 +1,5 @@
 // End-to-end tests of `vlbias audit SPEC.yaml --out RUN_DIR`: the real binary on
-// synthetic CausalFace-like studies (synthetic_study.h) with a planted effect (which
+// synthetic CausalFace-like studies (dual_encoder_study.h) with a planted effect (which
 // the tests must find, with the right sign) or none (where they must find nothing),
 // determinism across thread counts, bad specs, and the shape of the outputs.
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "audits/synthetic_study.h"
+#include "audits/dual_encoder_study.h"
 #include "cli/cli_util.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/io/table.h"

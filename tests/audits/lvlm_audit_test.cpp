@@ -1,4 +1,4 @@
-// The LVLM counterfactual analysis (lvlm.h, lvlm_report.h) against the independent
+// The LVLM counterfactual analysis (lvlm.h, lvlm_audit.h) against the independent
 // pandas/numpy/scipy reference of tools/make_lvlm_fixtures.py, shard merging, and
 // hostile state files.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/metrics/lvlm.h"
-#include "vlbias/audits/lvlm_report.h"
+#include "vlbias/audits/lvlm_audit.h"
 
 namespace vlbias {
 namespace {

@@ -1,8 +1,59 @@
 #pragma once
-// The geo-diversity audit (paper 002, DIG-In; kind: geo-diversity, spec in audit.h): how each
-// indicator composes its generated sets, and the resampling that puts intervals on them.
-// Implemented in src/audits/geo_sampling.cpp (these building blocks) and
-// src/audits/geo_diversity.cpp (the audit).
+// The geo-diversity audit (kind: geo-diversity; paper 002, DIG-In): its spec (GeoAuditSpec,
+// AuditSpec::geo), how each indicator composes its generated sets, and the resampling that puts
+// intervals on them. Implemented in src/audits/geo_audit_sampling.cpp (these building blocks)
+// and src/audits/geo_diversity.cpp (the audit, run_geo_audit).
+//
+// Spec keys: text-to-image realism, diversity and consistency by region (the keys every kind
+// shares, and the rules for all specs, are in audit.h):
+//
+//   version: 1
+//   kind: geo-diversity
+//   seed: 7
+//   min_group_size: 10              # cells with fewer real or generated images are flagged
+//   real:
+//     table: real.csv               # one row per real image, its region and object
+//     features: real.npy            # (images, dim): Inception pool3, CLIP image embeddings, ...
+//     tensor: features              # safetensors only
+//     region: region                # column names (these defaults)
+//     object: object
+//     duplicates: keep              # rows with identical features: keep | drop (every copy,
+//                                   # as DIG-In's code) | keep-one
+//   generated:                      # one source, or a list whose rows are concatenated
+//     - table: generated.csv        # one row per generated image
+//       features: generated.npy     # the same feature space as real.features
+//       tensor: features
+//       clip: generated_clip.npy    # CLIP image embeddings (optional: the consistency indicator)
+//       clip_tensor: image_embeds
+//       region: region              # column names (these defaults; absent columns are empty)
+//       object: object
+//       country: country
+//       form_column: form           # per-row prompt form, when the column exists
+//       form: object-region         # or: every row of this source has this form
+//   objects:                        # CLIP text embeddings of "{object}" (for consistency)
+//     table: objects.csv            # one row per object text; row i = embedding row i
+//     embeddings: objects.npy
+//     tensor: text_embeds
+//     object: object                # column holding the object label
+//   aliases:                        # generated label -> real label, before matching
+//     region: {"the Americas": Americas, "West Asia": WestAsia}
+//     object: {"cooking pots": "cooking pot"}
+//   sampling:
+//     real_per_cell: 180            # optional: this many real images per (object, region), seeded
+//     generated_per_cell: 180       # optional: balanced generations per cell, seeded
+//   analyses:
+//     region: {k: 3, inclusive: false, bootstrap: 1000, ci: 0.95}
+//     object_region: {k: 3, inclusive: false, bootstrap: 1000, ci: 0.95}
+//     consistency: {variant: raw, percentile: 10, bootstrap: 1000, ci: 0.95}
+//     distribution: {fid: true, vendi: true, kid: false, kid_subsets: 100, kid_subset_size: 1000}
+//
+// Prompt forms: object ("{object}"), object-region ("{object} in {region}") and object-country
+// ("{object} in {country}"); also accepted as those literal templates. A row's form is its
+// form column's value, else its source's `form`, else inferred: a country -> object-country,
+// else a region -> object-region, else object. Generated regions and objects are matched to
+// the real ones after aliases; unmatched labels are left out of the real-referenced indicators
+// and counted in the results. How each indicator composes its generated sets is documented
+// below.
 //
 // Indicators, per prompt form F (object, object-region, object-country):
 //   Region         precision (realism) and coverage (diversity) of the generated set of region R
@@ -43,12 +94,73 @@
 // is not floored at 1 / B, so it survives Holm's correction over many pairs).
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "vlbias/audits/audit_types.h"
 #include "vlbias/metrics/prdc.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {
+
+// A generated source of a geo-diversity spec.
+struct GeoSource {
+  std::filesystem::path table;
+  EmbeddingSource features;
+  EmbeddingSource clip;  // path "" = none
+  std::string region_column = "region";
+  std::string object_column = "object";
+  std::string country_column = "country";
+  std::string form_column = "form";
+  std::string form;  // "" = per row; else object | object-region | object-country
+};
+
+// The spec of a geo-diversity audit (the keys above).
+struct GeoAuditSpec {
+  std::filesystem::path real_table;
+  EmbeddingSource real_features;
+  std::string real_region_column = "region";
+  std::string real_object_column = "object";
+  std::string duplicates = "keep";  // keep | drop | keep-one
+  std::vector<GeoSource> generated;
+  std::filesystem::path objects_table;  // "" = no object text embeddings
+  EmbeddingSource objects_embeddings;
+  std::string objects_column = "object";
+  std::vector<std::pair<std::string, std::string>> region_aliases;  // generated -> real
+  std::vector<std::pair<std::string, std::string>> object_aliases;
+  std::size_t real_per_cell = 0;       // 0 = no balancing
+  std::size_t generated_per_cell = 0;  // 0 = no balancing
+  struct Manifold {
+    AnalysisToggle toggle;
+    std::size_t k = 3;  // DIG-In's k
+    bool inclusive = false;
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+  } region, object_region;
+  struct Consistency {
+    AnalysisToggle toggle;
+    std::string variant = "raw";  // raw | hessel | torchmetrics
+    double percentile = 10.0;
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+  } consistency;
+  struct Distribution {
+    AnalysisToggle toggle;
+    bool fid = true;
+    bool vendi = true;
+    bool kid = false;
+    std::size_t kid_subsets = 100;
+    std::size_t kid_subset_size = 1000;
+  } distribution;
+};
+
+// Runs a geo-diversity audit (src/audits/geo_diversity.cpp); run_audit calls it for that kind.
+// Reads spec.geo and the common fields.
+void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
+
+// ------------------------------------------------------------ sampling and resampling
 
 // An object-mix matched sample.
 struct MatchedSample {

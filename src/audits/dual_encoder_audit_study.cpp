@@ -2,9 +2,9 @@
 // prompt manifest, and the prompt x image cosine matrix.
 #include <cstring>
 
-#include "vlbias/audits/audit_analyses.h"
-#include "vlbias/io/embeddings.h"
+#include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/embeddings.h"
 
 namespace vlbias {
 

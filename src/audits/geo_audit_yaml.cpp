@@ -1,4 +1,4 @@
-// The geo-diversity audit spec (kind: geo-diversity; format documented in audit.h).
+// The keys of a geo-diversity spec (include/vlbias/audits/geo_audit.h).
 #include <string>
 
 #include <fmt/format.h>
@@ -38,7 +38,7 @@ EmbeddingSource embedding(Context& ctx, const YAML::Node& map, const Entries& e,
   return out;
 }
 
-void parse_real(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g) {
+void parse_real(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
   const std::string base = "real";
   const Entries e =
       check_map(ctx, node, base, {"table", "features", "tensor", "region", "object", "duplicates"});
@@ -75,7 +75,7 @@ GeoSource parse_source(Context& ctx, const YAML::Node& node, const std::string& 
   return s;
 }
 
-void parse_objects(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g) {
+void parse_objects(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
   const std::string base = "objects";
   const Entries e = check_map(ctx, node, base, {"table", "embeddings", "tensor", "object"});
   g.objects_table = as_input_file(ctx, require(ctx, node, e, base, "table"), "objects.table");
@@ -105,7 +105,7 @@ std::vector<std::pair<std::string, std::string>> parse_alias_map(Context& ctx,
 }
 
 void parse_manifold(Context& ctx, const YAML::Node& node, const std::string& path,
-                    AuditSpec::Geo::Manifold& m) {
+                    GeoAuditSpec::Manifold& m) {
   for (const auto& [k, v] :
        parse_toggle(ctx, node, path, m.toggle, {"k", "inclusive", "bootstrap", "ci"})) {
     const std::string p = join_path(path, k);
@@ -116,7 +116,7 @@ void parse_manifold(Context& ctx, const YAML::Node& node, const std::string& pat
   }
 }
 
-void parse_geo_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g) {
+void parse_geo_analyses(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
   const std::string base = "analyses";
   const Entries entries =
       check_map(ctx, node, base, {"region", "object_region", "consistency", "distribution"});
@@ -167,17 +167,14 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Geo& g)
 }  // namespace
 
 void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+  check_version(ctx, root["version"]);  // before the keys, unlike the dual-encoder kinds
   const Entries entries =
       check_map(ctx, root, "",
                 {"version", "kind", "title", "about", "seed", "min_group_size", "real", "generated",
                  "objects", "aliases", "sampling", "analyses"});
   parse_report_keys(ctx, entries, spec);
-  spec.kind = AuditKind::GeoDiversity;
-  AuditSpec::Geo& g = spec.geo;
-  if (const YAML::Node* v = find(entries, "seed")) spec.seed = as_uint64(ctx, *v, "seed");
-  if (const YAML::Node* v = find(entries, "min_group_size")) {
-    spec.min_group_size = as_size(ctx, *v, "min_group_size");
-  }
+  parse_seed_keys(ctx, entries, spec);
+  GeoAuditSpec& g = spec.geo;
   parse_real(ctx, require(ctx, root, entries, "", "real"), g);
   const YAML::Node& generated = require(ctx, root, entries, "", "generated");
   count_value(ctx, generated, "generated");

@@ -1,4 +1,4 @@
-// The lvlm-counterfactual audit spec (kind: lvlm-counterfactual; format in audit.h).
+// The keys of an lvlm-counterfactual spec (include/vlbias/audits/lvlm_audit.h).
 #include <string>
 
 #include <fmt/format.h>
@@ -10,7 +10,7 @@ namespace vlbias::audits_internal {
 
 namespace {
 
-void parse_columns(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
+void parse_columns(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
   const Entries e = check_map(ctx, node, "columns", {"set_key", "group", "by", "scores", "text"});
   const auto list = [&](const char* key, std::vector<std::string>& out, bool required) {
     const YAML::Node* v = required ? &require(ctx, node, e, "columns", key) : find(e, key);
@@ -45,7 +45,7 @@ RatingSpecYaml parse_rating(Context& ctx, const YAML::Node& node, const std::str
   return r;
 }
 
-void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
+void parse_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
   const Entries e =
       check_map(ctx, node, "analyses",
                 {"maxgap", "pmi", "lexicon", "responses", "ratings", "group_tests", "paired"});
@@ -138,16 +138,13 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Lvlm& l) {
 }  // namespace
 
 void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+  check_version(ctx, root["version"]);  // before the keys, unlike the dual-encoder kinds
   const Entries entries = check_map(ctx, root, "",
                                     {"version", "kind", "title", "about", "seed", "min_group_size",
                                      "generations", "columns", "analyses"});
   parse_report_keys(ctx, entries, spec);
-  spec.kind = AuditKind::LvlmCounterfactual;
-  AuditSpec::Lvlm& l = spec.lvlm;
-  if (const YAML::Node* v = find(entries, "seed")) spec.seed = as_uint64(ctx, *v, "seed");
-  if (const YAML::Node* v = find(entries, "min_group_size")) {
-    spec.min_group_size = as_size(ctx, *v, "min_group_size");
-  }
+  parse_seed_keys(ctx, entries, spec);
+  LvlmAuditSpec& l = spec.lvlm;
   const YAML::Node& g = require(ctx, root, entries, "", "generations");
   if (g.IsSequence()) {
     for (std::size_t i = 0; i < g.size(); ++i) {

@@ -1,4 +1,4 @@
-// The visual-stereotypes audit spec (kind: visual-stereotypes; format in audit.h).
+// The keys of a visual-stereotypes spec (include/vlbias/audits/visual_audit.h).
 #include <string>
 
 #include <fmt/format.h>
@@ -20,7 +20,7 @@ void strings(Context& ctx, const Entries& e, const std::string& section,
   }
 }
 
-void parse_stereotypes(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) {
+void parse_stereotypes(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
   const Entries e =
       check_map(ctx, node, "stereotypes", {"votes", "min_votes", "rule", "min_per_identity"});
   if (const YAML::Node* x = find(e, "votes")) {
@@ -39,7 +39,7 @@ void parse_stereotypes(Context& ctx, const YAML::Node& node, AuditSpec::Visual& 
   }
 }
 
-void parse_annotations(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) {
+void parse_annotations(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
   const std::string p = "annotations";
   const Entries e = check_map(ctx, node, p,
                               {"table", "image", "attribute", "present", "task", "identity",
@@ -61,7 +61,7 @@ void parse_annotations(Context& ctx, const YAML::Node& node, AuditSpec::Visual& 
   }
 }
 
-void parse_captions(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) {
+void parse_captions(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
   const std::string p = "captions";
   const Entries e = check_map(ctx, node, p, {"table", "image", "caption", "identity"});
   v.captions = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
@@ -71,7 +71,7 @@ void parse_captions(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) 
            {"identity", &v.caption_identity_column}});
 }
 
-void parse_pull(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) {
+void parse_pull(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
   const std::string p = "pull";
   const Entries e = check_map(ctx, node, p, {"table", "embeddings", "tensor", "identity", "set"});
   v.pull_table = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
@@ -83,7 +83,7 @@ void parse_pull(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) {
            {"set", &v.pull_set_column}});
 }
 
-void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) {
+void parse_analyses(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
   const Entries e = check_map(ctx, node, "analyses", {"likelihood", "salience", "pull"});
   if (const YAML::Node* x = find(e, "likelihood")) {
     const std::string p = "analyses.likelihood";
@@ -113,17 +113,14 @@ void parse_analyses(Context& ctx, const YAML::Node& node, AuditSpec::Visual& v) 
 }  // namespace
 
 void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+  check_version(ctx, root["version"]);  // before the keys, unlike the dual-encoder kinds
   const Entries entries = check_map(ctx, root, "",
                                     {"version", "kind", "title", "about", "seed", "min_group_size",
                                      "seegull", "visual_attributes", "regions", "stereotypes",
                                      "annotations", "captions", "pull", "analyses"});
   parse_report_keys(ctx, entries, spec);
-  spec.kind = AuditKind::VisualStereotypes;
-  AuditSpec::Visual& v = spec.visual;
-  if (const YAML::Node* x = find(entries, "seed")) spec.seed = as_uint64(ctx, *x, "seed");
-  if (const YAML::Node* x = find(entries, "min_group_size")) {
-    spec.min_group_size = as_size(ctx, *x, "min_group_size");
-  }
+  parse_seed_keys(ctx, entries, spec);
+  VisualAuditSpec& v = spec.visual;
   v.seegull = as_input_file(ctx, require(ctx, root, entries, "", "seegull"), "seegull");
   v.visual_attributes =
       as_input_file(ctx, require(ctx, root, entries, "", "visual_attributes"), "visual_attributes");
@@ -137,7 +134,7 @@ void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   v.salience.toggle.enabled = !v.captions.empty();
   v.pull.toggle.enabled = !v.pull_table.empty();
   if (const YAML::Node* x = find(entries, "analyses")) parse_analyses(ctx, *x, v);
-  const auto needs = [&](const AuditSpec::Toggle& t, bool ok, const char* what, const char* need) {
+  const auto needs = [&](const AnalysisToggle& t, bool ok, const char* what, const char* need) {
     if (t.enabled && !ok) {
       VLBIAS_FAIL(UsageError, "{}: analyses.{} needs the `{}` section", ctx.source, what, need);
     }

@@ -21,7 +21,7 @@
 #include "test_util.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
-#include "vlbias/audits/geo_diversity.h"
+#include "vlbias/audits/geo_audit.h"
 #include "vlbias/io/npy.h"
 #include "vlbias/metrics/prdc.h"
 #include "vlbias/core/rng.h"

@@ -1,10 +1,10 @@
-// The geo-diversity audit's sampling and resampling (include/vlbias/audits/geo_diversity.h).
+// The geo-diversity audit's sampling and resampling (include/vlbias/audits/geo_audit.h).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
+#include "vlbias/audits/geo_audit.h"
 #include "vlbias/core/error.h"
-#include "vlbias/audits/geo_diversity.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/stats/stats.h"

@@ -1,0 +1,39 @@
+#pragma once
+// Types every audit kind shares: an analysis' on/off switch, an embedding file, and an
+// analysis' output. They sit below audit.h and the per-kind headers (dual_encoder_audit.h,
+// geo_audit.h, lvlm_audit.h, visual_audit.h) because audit.h includes all four, so the types
+// those share cannot live in audit.h itself.
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vlbias/io/table.h"
+#include "vlbias/report/json_output.h"
+
+namespace vlbias {
+
+// The whole spec (audit.h); each kind's runner takes it for the common fields (seed,
+// min_group_size, title, about, spec_path) and reads its own member.
+struct AuditSpec;
+
+// An analysis is run when `enabled`; `explicit_` records that the spec named it
+// (so a failure to apply it is an error rather than a skipped note).
+struct AnalysisToggle {
+  bool enabled = true;
+  bool explicit_ = false;
+};
+
+struct EmbeddingSource {
+  std::filesystem::path path;  // resolved against the spec's folder
+  std::string tensor;          // safetensors tensor name ("" = the only tensor)
+};
+
+// One analysis' result: a JSON section and named CSV tables ("association_groups").
+struct AnalysisOutput {
+  Json json = Json::object();
+  std::vector<std::pair<std::string, Table>> tables;
+  std::vector<std::string> notes;
+};
+
+}  // namespace vlbias

@@ -1,0 +1,237 @@
+#pragma once
+// The dual-encoder audits (kind: social-perception, paper 001; kind: trait-pairs, paper 004):
+// image embeddings against prompt embeddings. This header holds the kind's spec
+// (DualEncoderAuditSpec, AuditSpec::dual_encoder), its runner (src/audits/dual_encoder_audit.cpp),
+// the study loader (src/audits/dual_encoder_audit_study.cpp) and the analyses
+// (src/audits/analyses.cpp). Each analysis takes a loaded study and returns its
+// JSON section plus CSV tables; `vlbias audit` runs several of them, `vlbias metric
+// associate|markedness|trait-confidence` run one.
+//
+// Spec keys (the keys every kind shares, and the rules for all specs, are in audit.h):
+//
+//   version: 1                      # optional; only 1 exists
+//   kind: social-perception         # social-perception (paper 001) | trait-pairs (paper 004)
+//   title: "CLIP ViT-B/32 on CausalFace"   # optional, every kind: the report's title ...
+//   about: "Synthetic data, planted effect" # ... and what was audited, under it
+//   seed: 7                         # every resampling stream derives from it (default 0)
+//   min_group_size: 10              # groups below this n are flagged (default 2)
+//   images:
+//     table: images.csv             # one row per image, its labels (CSV/TSV/JSONL)
+//     embeddings: images.npy        # (images, dim) float .npy or .safetensors
+//     tensor: image_embeds          # safetensors only: the tensor (default: the only one)
+//     id_column: id                 # optional: join table rows to embedding rows by id ...
+//     index: image_ids.csv          # ... through this table (row i = embedding row i)
+//   prompts:
+//     manifest: prompts.csv         # from `vlbias prompts` (see prompt_sets.h)
+//     embeddings: prompts.npy       # row i = manifest row i
+//     tensor: text_embeds           # safetensors only
+//   factors:                        # the image table's label columns and their roles
+//     groups: [race, gender]        # social groups: every per-group table is by these
+//     ordinal: {age: 1.1, smiling: 1.1}   # ordinal factors and their AbsDiff thresholds
+//     categorical: [lighting, pose, seed] # other factors held fixed in AbsDiff pairs
+//   analyses:                       # each may be omitted (defaults, below) or `false` (off)
+//     association: {bootstrap: 1000, ci: 0.95}
+//     scweat: {p_test: permutation, permutations: 10000, groupings: [race, gender]}
+//     markedness: {attributes: [race, gender], bootstrap: 1000}
+//     ranking: {k: 1000, attributes: [race, gender], desired: uniform, absent: -inf}
+//     absdiff: {pairs: 1000, factors: [age, smiling, lighting, pose, gender, race, seed]}
+//     trends: {x: [age, smiling], fit_to: means, degree: 2}
+//     ellipses: {points_by: age, k_sigma: 2}
+//     confidence: {scale: raw, logit_scale: 100, bootstrap: 1000, ci: 0.95,
+//                  across: race, within: gender, test_across: anova, test_within: welch}
+//
+// Which analyses a kind runs by default:
+//   social-perception: association, scweat, markedness (when the manifest has group
+//     prompts), ranking, absdiff (when factors other than groups are given), trends
+//     and ellipses (when ordinal factors are given).
+//   trait-pairs: confidence (per group means with CIs; ANOVA across `across` within
+//     each level of `within`, a two-group test across `within` within each level of
+//     `across`), association and scweat over the trait dimensions.
+// An analysis named explicitly that cannot run (e.g. markedness without group
+// prompts) is a UsageError; one enabled only by default is skipped with a note.
+// Naming an analysis of the other kind (markedness in a trait-pairs audit,
+// confidence in a social-perception one) is a UsageError, raised before any input
+// is read.
+//
+// Defaults for lists: scweat.groupings = each groups column on its own;
+// markedness.attributes and ranking.attributes = groups; absdiff.factors = ordinal,
+// categorical, then groups; trends.x = the ordinal factors; trends/ellipses by = groups.
+// A scweat grouping may be a list of columns: [race, gender] compares the
+// intersectional groups pairwise.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vlbias/audits/audit_types.h"
+#include "vlbias/core/matrix.h"
+#include "vlbias/io/table.h"
+#include "vlbias/metrics/social_perception.h"
+#include "vlbias/report/json_output.h"
+
+namespace vlbias {
+
+// The spec of a dual-encoder audit (the keys above).
+struct DualEncoderAuditSpec {
+  std::filesystem::path image_table;
+  EmbeddingSource image_embeddings;
+  std::string image_id_column;        // "" = row-aligned
+  std::filesystem::path image_index;  // with image_id_column
+
+  std::filesystem::path prompt_manifest;
+  EmbeddingSource prompt_embeddings;
+
+  std::vector<std::string> group_factors;
+  std::vector<std::pair<std::string, double>> ordinal_factors;  // column, threshold
+  std::vector<std::string> categorical_factors;
+
+  struct Association {
+    AnalysisToggle toggle;
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+  } association;
+
+  struct Scweat {
+    AnalysisToggle toggle;
+    std::string p_test = "permutation";  // permutation | sign-flip
+    std::size_t permutations = 10000;
+    std::vector<std::vector<std::string>> groupings;  // empty = each group factor alone
+  } scweat;
+
+  struct Markedness {
+    AnalysisToggle toggle;
+    std::vector<std::string> attributes;  // empty = group factors
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+  } markedness;
+
+  struct Ranking {
+    AnalysisToggle toggle;
+    std::size_t k = 1000;                 // clamped to the number of images, noted
+    std::vector<std::string> attributes;  // empty = group factors
+    std::string desired = "uniform";      // uniform | base-rate
+    std::string absent = "-inf";          // -inf | zero
+  } ranking;
+
+  struct AbsDiff {
+    AnalysisToggle toggle;
+    std::size_t pairs = 1000;
+    std::vector<std::string> factors;  // empty = ordinal, categorical, then group factors
+  } absdiff;
+
+  struct Trends {
+    AnalysisToggle toggle;
+    std::vector<std::string> x;    // empty = the ordinal factors
+    std::string fit_to = "means";  // means | images
+    int degree = 2;
+  } trends;
+
+  struct Ellipses {
+    AnalysisToggle toggle;
+    std::string points_by;  // "" = the first ordinal factor, or images when there is none
+    double k_sigma = 2.0;
+  } ellipses;
+
+  // trait-pairs only.
+  struct Confidence {
+    AnalysisToggle toggle;
+    std::string scale = "raw";  // raw | logit
+    double logit_scale = 100.0;
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+    std::string across;  // default: the first group factor
+    std::string within;  // default: the first group factor other than `across` ("" if none)
+    std::string test_across = "anova";
+    std::string test_within = "welch";
+  } confidence;
+};
+
+// Runs a social-perception or trait-pairs audit (src/audits/dual_encoder_audit.cpp); run_audit
+// calls it for those kinds. Reads spec.dual_encoder and the common fields.
+void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
+
+// ------------------------------------------------------------------------- the analyses
+
+// Images with labels, prompts with their manifest, and their cosines.
+struct Study {
+  Table images;             // one row per image, its labels
+  Table manifest_table;     // the prompt manifest as read
+  PromptManifest manifest;  // parsed
+  Matrix cos;               // prompts x images: cos(p, i), column i = images row i
+  std::size_t embedding_dim = 0;
+  std::vector<std::string> inputs;  // the files read, for provenance hashes
+};
+
+struct StudyFiles {
+  std::filesystem::path image_table;  // "" = no labels (a table of row numbers is made)
+  std::filesystem::path image_embeddings;
+  std::string image_tensor;
+  std::string image_id_column;  // "" = row-aligned
+  std::filesystem::path image_index;
+  std::filesystem::path prompt_manifest;
+  std::filesystem::path prompt_embeddings;
+  std::string prompt_tensor;
+};
+
+// Reads and checks everything (shapes, dimensions, row alignment or id join, finite
+// values, zero rows) and computes the cosine matrix with one GEMM.
+Study load_study(const StudyFiles& files);
+
+struct GroupingOptions {
+  std::vector<std::string> by;  // group columns (intersectional); empty = all images
+  std::size_t bootstrap = 1000;
+  double ci = 0.95;
+  std::uint64_t seed = 0;
+  std::size_t min_group_size = 2;
+};
+
+// Tables: association_images (the image labels, cos_<dim> and delta_cos_<dim>),
+// association_groups (group x dimension: n, cos_mean, delta_cos_mean, delta_cos_sd,
+// CI of the Delta cos mean (bootstrap over images), small), association_contrasts (each
+// group against the unweighted mean of the other groups' means per dimension,
+// stats::contrast_vs_others, Holm and BH over all; JSON "contrasts"). `scores` receives the
+// per-image scores for later analyses.
+AnalysisOutput association_analysis(const Study& study, const GroupingOptions& options,
+                                    ImageDimensionScores& scores);
+
+struct ScweatAnalysisOptions {
+  std::vector<std::vector<std::string>> groupings;  // each: columns (intersectional)
+  std::string p_test = "permutation";
+  std::size_t permutations = 10000;
+  std::uint64_t seed = 0;
+  std::size_t min_group_size = 2;
+};
+// Every pair of groups of every grouping x every dimension and "all" (the targets of
+// every dimension together): SC-WEAT with its p-value; Holm and BH over the table.
+// Table scweat. Shows a progress bar (tests done of total).
+AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& options);
+
+// Table markedness.
+AnalysisOutput markedness_analysis(const Study& study, const MarkednessOptions& options);
+
+struct RankingAnalysisOptions {
+  std::size_t k = 1000;
+  std::vector<std::string> attributes;
+  std::string desired = "uniform";
+  std::string absent = "-inf";
+};
+// Images ranked by cos(i, D) per dimension: Skew@k per class, MaxSkew@k and NDKL per
+// attribute (tables ranking_skew, ranking_ndkl).
+AnalysisOutput ranking_analysis(const Study& study, const ImageDimensionScores& scores,
+                                const RankingAnalysisOptions& options);
+
+struct ConfidenceAnalysisOptions {
+  ConfidenceScale scale = ConfidenceScale::Raw;
+  double logit_scale = 100.0;
+  GroupingOptions grouping;  // by = group columns for the per-group means
+  std::string across;        // e.g. race: ANOVA across its levels within each `within`
+  std::string within;        // e.g. gender ("" = one test over all images)
+  std::string test_across = "anova";
+  std::string test_within = "welch";
+};
+// Tables confidence_images, confidence_groups, confidence_tests (paper 004).
+AnalysisOutput confidence_analysis(const Study& study, const ConfidenceAnalysisOptions& options);
+
+}  // namespace vlbias

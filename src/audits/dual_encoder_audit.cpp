@@ -1,0 +1,442 @@
+// The dual-encoder audits (kind: social-perception, trait-pairs; include/vlbias/audits/
+// dual_encoder_audit.h): load the study, run the analyses the spec asks for, and write
+// RUN_DIR/results.json, RUN_DIR/tables/*.csv and RUN_DIR/report.html.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "run_output.h"
+#include "table_builder.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/audits/dual_encoder_audit.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/metrics/absdiff.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/stats/trends.h"
+
+namespace vlbias {
+
+namespace {
+
+using audits_internal::TableBuilder;
+
+// Stream numbers for derive_seed(spec.seed, ...): one per analysis, so turning an
+// analysis on or off never changes another's results.
+enum SeedStream : std::uint64_t {
+  kSeedAssociation = 1,
+  kSeedScweat = 2,
+  kSeedMarkedness = 3,
+  kSeedAbsDiff = 4,
+  kSeedConfidence = 5,
+};
+
+Json spec_json(const AuditSpec& spec) {
+  const DualEncoderAuditSpec& s = spec.dual_encoder;
+  Json factors{{"groups", s.group_factors}, {"categorical", s.categorical_factors}};
+  Json ordinal = Json::object();
+  for (const auto& [c, t] : s.ordinal_factors) ordinal[c] = t;
+  factors["ordinal"] = ordinal;
+  return Json{{"kind", to_string(spec.kind)},
+              {"seed", spec.seed},
+              {"min_group_size", spec.min_group_size},
+              {"factors", factors}};
+}
+
+void require_columns(const Table& images, const std::vector<std::string>& columns,
+                     const std::string& role) {
+  for (const std::string& c : columns) {
+    VLBIAS_CHECK(images.find(c).has_value(), InputError,
+                 "the spec names '{}' as a {} factor, but image table {} has no such column", c,
+                 role, images.source);
+  }
+}
+
+// Whether an analysis runs: enabled and applicable. Applicable-by-default analyses
+// that cannot run are skipped with a note; explicitly requested ones are an error.
+bool decide(const AnalysisToggle& t, bool applicable, const std::string& name,
+            const std::string& why, std::vector<std::string>& notes) {
+  if (!t.enabled) return false;
+  if (applicable) return true;
+  VLBIAS_CHECK(!t.explicit_, UsageError, "analysis '{}' was requested but cannot run: {}", name,
+               why);
+  notes.push_back(fmt::format("{} skipped: {}", name, why));
+  return false;
+}
+
+AnalysisOutput absdiff_section(const Study& study, const ImageDimensionScores& scores,
+                               const DualEncoderAuditSpec& spec, std::uint64_t seed) {
+  AbsDiffOptions o;
+  o.pairs = spec.absdiff.pairs;
+  o.seed = derive_seed(seed, kSeedAbsDiff);
+  std::vector<std::string> names = spec.absdiff.factors;
+  if (names.empty()) {
+    for (const auto& [c, t] : spec.ordinal_factors) names.push_back(c);
+    names.insert(names.end(), spec.categorical_factors.begin(), spec.categorical_factors.end());
+    names.insert(names.end(), spec.group_factors.begin(), spec.group_factors.end());
+  }
+  for (const std::string& name : names) {
+    AbsDiffFactor f;
+    f.column = name;
+    for (const auto& [c, t] : spec.ordinal_factors) {
+      if (c == name) {
+        f.ordinal = true;
+        f.threshold = t;
+      }
+    }
+    o.factors.push_back(f);
+  }
+  // Pairs vary one listed factor and hold every other listed factor fixed; factors
+  // not listed are free to vary (list them all, the default, to hold them fixed).
+  const AbsDiffReport r = absdiff_analysis(study.images, scores.delta_cos, scores.dimensions, o);
+  AnalysisOutput out;
+  TableBuilder cells("absdiff");
+  Json jc = Json::array();
+  for (const AbsDiffCell& c : r.cells) {
+    const std::string dim = c.dimension.empty() ? "pooled" : c.dimension;
+    cells.row();
+    cells.put("factor", c.factor);
+    cells.put("dimension", dim);
+    cells.put("n", static_cast<double>(c.n));
+    cells.put("valid_pairs", static_cast<double>(c.valid_pairs));
+    cells.put("enumerated", c.enumerated ? "true" : "false");
+    cells.put("mean", c.mean);
+    cells.put("sd", c.sd);
+    cells.put("median", c.median);
+    cells.put("q25", c.q25);
+    cells.put("q75", c.q75);
+    cells.put("whisker_low", c.whisker_low);
+    cells.put("whisker_high", c.whisker_high);
+    jc.push_back(to_json(c));
+  }
+  TableBuilder tests("absdiff_tests");
+  Json jt = Json::array();
+  for (const AbsDiffComparison& c : r.comparisons) {
+    const std::string dim = c.dimension.empty() ? "pooled" : c.dimension;
+    tests.row();
+    tests.put("dimension", dim);
+    tests.put("factor_a", c.factor_a);
+    tests.put("factor_b", c.factor_b);
+    tests.put("statistic", c.result.statistic);
+    tests.put("p_value", c.result.p_value);
+    tests.put("p_holm", c.p_holm);
+    tests.put("p_bh", c.p_bh);
+    tests.put("effect_size", c.result.effect_size);
+    jt.push_back(to_json(c));
+  }
+  out.json["pairs"] = o.pairs;
+  out.json["sampling"] =
+      "uniform over valid pairs (equal on every other factor, different on this one; ordinal "
+      "factors differ by more than the threshold), with replacement; every pair once when there "
+      "are at most `pairs`";
+  out.json["pooled"] = "a cell or test with dimension \"\" pools every dimension's values";
+  out.json["cells"] = jc;
+  out.json["tests"] = jt;
+  if (r.rows_missing > 0) out.json["rows_missing"] = r.rows_missing;
+  out.notes = r.notes;
+  out.tables.emplace_back("absdiff", cells.build());
+  out.tables.emplace_back("absdiff_tests", tests.build());
+  return out;
+}
+
+AnalysisOutput trends_section(const Study& study, const ImageDimensionScores& scores,
+                              const DualEncoderAuditSpec& spec) {
+  AnalysisOutput out;
+  std::vector<std::string> xs = spec.trends.x;
+  if (xs.empty()) {
+    for (const auto& [c, t] : spec.ordinal_factors) xs.push_back(c);
+  }
+  TableBuilder table("trends");
+  Json fits = Json::array();
+  for (const std::string& x : xs) {
+    TrendOptions o;
+    o.x = x;
+    o.by = spec.group_factors;
+    o.degree = spec.trends.degree;
+    o.fit_to_means = spec.trends.fit_to == "means";
+    for (const TrendFit& f : trend_fits(study.images, scores.delta_cos, scores.dimensions, o)) {
+      table.row();
+      for (std::size_t c = 0; c < o.by.size(); ++c) table.put(o.by[c], f.key[c]);
+      table.put("x", x);
+      table.put("dimension", f.dimension);
+      table.put("levels", static_cast<double>(f.levels.size()));
+      table.put("n", static_cast<double>(f.fit.n));
+      for (int k = 0; k <= o.degree; ++k) {
+        const auto kk = static_cast<std::size_t>(k);
+        table.put(fmt::format("b{}", k),
+                  kk < f.fit.coefficients.size() ? f.fit.coefficients[kk] : stats::kNaN);
+        table.put(fmt::format("se_b{}", k),
+                  kk < f.fit.standard_errors.size() ? f.fit.standard_errors[kk] : stats::kNaN);
+      }
+      table.put("r_squared", f.fit.r_squared);
+      Json e = to_json(f, o.by);
+      e["x"] = x;
+      fits.push_back(std::move(e));
+    }
+  }
+  out.json["model"] = fmt::format("Delta cos = b0 + b1 x + ... + b{} x^{}, least squares",
+                                  spec.trends.degree, spec.trends.degree);
+  out.json["fit_to"] = spec.trends.fit_to;
+  out.json["fits"] = fits;
+  out.tables.emplace_back("trends", table.build());
+  return out;
+}
+
+AnalysisOutput ellipses_section(const Study& study, const ImageDimensionScores& scores,
+                                const DualEncoderAuditSpec& spec) {
+  AnalysisOutput out;
+  EllipseOptions o;
+  o.by = spec.group_factors;
+  o.points_by = spec.ellipses.points_by;
+  if (o.points_by.empty() && !spec.ordinal_factors.empty()) {
+    o.points_by = spec.ordinal_factors.front().first;
+  }
+  o.k_sigma = spec.ellipses.k_sigma;
+  TableBuilder table("ellipses");
+  Json rows = Json::array();
+  for (const GroupEllipse& g :
+       group_ellipses(study.images, scores.delta_cos, scores.dimensions, o)) {
+    const CovarianceEllipse& e = g.ellipse;
+    table.row();
+    for (std::size_t c = 0; c < o.by.size(); ++c) table.put(o.by[c], g.key[c]);
+    table.put("x_dimension", g.x_dimension);
+    table.put("y_dimension", g.y_dimension);
+    table.put("n", static_cast<double>(e.n));
+    table.put("center_x", e.center_x);
+    table.put("center_y", e.center_y);
+    table.put("semi_major", e.semi_major);
+    table.put("semi_minor", e.semi_minor);
+    table.put("angle_radians", e.angle);
+    rows.push_back(to_json(g, o.by));
+  }
+  out.json["points"] = o.points_by.empty() ? "images" : "means per level of " + o.points_by;
+  out.json["k_sigma"] = o.k_sigma;
+  out.json["ellipses"] = rows;
+  out.tables.emplace_back("ellipses", table.build());
+  return out;
+}
+
+// Analyses that belong to the other dual-encoder kind may not be requested; checked before any
+// input is read.
+void refuse_other_kind_analyses(const AuditSpec& spec) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  const auto refuse = [&](const AnalysisToggle& t, const char* name) {
+    VLBIAS_CHECK(!(t.enabled && t.explicit_), UsageError,
+                 "analysis '{}' is not part of a {} audit; remove it from the spec", name,
+                 to_string(spec.kind));
+  };
+  if (spec.kind == AuditKind::TraitPairs) {
+    refuse(d.markedness.toggle, "markedness");
+    refuse(d.ranking.toggle, "ranking");
+    refuse(d.absdiff.toggle, "absdiff");
+    refuse(d.trends.toggle, "trends");
+    refuse(d.ellipses.toggle, "ellipses");
+  } else {
+    refuse(d.confidence.toggle, "confidence");
+  }
+}
+
+StudyFiles study_files(const DualEncoderAuditSpec& d) {
+  StudyFiles files;
+  files.image_table = d.image_table;
+  files.image_embeddings = d.image_embeddings.path;
+  files.image_tensor = d.image_embeddings.tensor;
+  files.image_id_column = d.image_id_column;
+  files.image_index = d.image_index;
+  files.prompt_manifest = d.prompt_manifest;
+  files.prompt_embeddings = d.prompt_embeddings.path;
+  files.prompt_tensor = d.prompt_embeddings.tensor;
+  return files;
+}
+
+// The spec file, then the study's files, as results.json's provenance lists them.
+std::vector<std::string> provenance_inputs(const AuditSpec& spec, const StudyFiles& files) {
+  std::vector<std::string> inputs;
+  if (!spec.spec_path.empty()) inputs.push_back(spec.spec_path.string());
+  for (const auto& p : {files.image_embeddings, files.image_table, files.image_index,
+                        files.prompt_manifest, files.prompt_embeddings}) {
+    if (!p.empty()) inputs.push_back(p.string());
+  }
+  return inputs;
+}
+
+void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d) {
+  std::vector<std::string> ordinal_names;
+  for (const auto& [c, t] : d.ordinal_factors) ordinal_names.push_back(c);
+  require_columns(study.images, d.group_factors, "group");
+  require_columns(study.images, ordinal_names, "ordinal");
+  require_columns(study.images, d.categorical_factors, "categorical");
+}
+
+// The sections run so far and the notes, with one bar over the analyses (SC-WEAT also draws
+// its own over its tests); analyses skipped by default leave the bar short, finish() closes it.
+struct Sections {
+  explicit Sections(const AuditSpec& spec)
+      : progress(std::string(to_string(spec.kind)) + " analyses",
+                 spec.kind == AuditKind::TraitPairs ? 3 : 7) {}
+  void add(const char* name, AnalysisOutput output) {
+    list.emplace_back(name, std::move(output));
+    progress.advance();
+  }
+  std::vector<std::pair<std::string, AnalysisOutput>> list;
+  std::vector<std::string> notes;
+  Progress progress;
+};
+
+GroupingOptions association_grouping(const AuditSpec& spec) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  GroupingOptions grouping;
+  grouping.by = d.group_factors;
+  grouping.bootstrap = d.association.bootstrap;
+  grouping.ci = d.association.ci;
+  grouping.seed = derive_seed(spec.seed, kSeedAssociation);
+  grouping.min_group_size = spec.min_group_size;
+  return grouping;
+}
+
+AnalysisOutput confidence_section(const Study& study, const AuditSpec& spec,
+                                  const GroupingOptions& grouping) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  ConfidenceAnalysisOptions o;
+  o.scale = parse_confidence_scale(d.confidence.scale);
+  o.logit_scale = d.confidence.logit_scale;
+  o.grouping = grouping;
+  o.grouping.bootstrap = d.confidence.bootstrap;
+  o.grouping.ci = d.confidence.ci;
+  o.grouping.seed = derive_seed(spec.seed, kSeedConfidence);
+  // Defaults: across the first group factor, within the next one (paper 004: across
+  // races within each gender, and across genders within each race).
+  o.across = d.confidence.across.empty() ? d.group_factors[0] : d.confidence.across;
+  o.within = d.confidence.within;
+  for (std::size_t g = 0; o.within.empty() && g < d.group_factors.size(); ++g) {
+    if (d.group_factors[g] != o.across) o.within = d.group_factors[g];
+  }
+  VLBIAS_CHECK(o.within != o.across, UsageError,
+               "analyses.confidence: across and within are both '{}'", o.across);
+  require_columns(study.images, {o.across}, "confidence.across");
+  if (!o.within.empty()) require_columns(study.images, {o.within}, "confidence.within");
+  o.test_across = d.confidence.test_across;
+  o.test_within = d.confidence.test_within;
+  return confidence_analysis(study, o);
+}
+
+AnalysisOutput scweat_section(const Study& study, const AuditSpec& spec) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  ScweatAnalysisOptions o;
+  o.groupings = d.scweat.groupings;
+  if (o.groupings.empty()) {
+    for (const std::string& g : d.group_factors) o.groupings.push_back({g});
+  }
+  o.p_test = d.scweat.p_test;
+  o.permutations = d.scweat.permutations;
+  o.seed = derive_seed(spec.seed, kSeedScweat);
+  o.min_group_size = spec.min_group_size;
+  return scweat_analysis(study, o);
+}
+
+// The analyses of a social-perception audit beyond association and SC-WEAT.
+void add_social_perception_sections(const Study& study, const ImageDimensionScores& scores,
+                                    const AuditSpec& spec, Sections& sections) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  std::vector<std::string>& notes = sections.notes;
+  if (decide(d.markedness.toggle, !study.manifest.group_prompts.empty(), "markedness",
+             "the prompt manifest has no group-naming prompts", notes)) {
+    MarkednessOptions o;
+    o.attributes = d.markedness.attributes.empty() ? d.group_factors : d.markedness.attributes;
+    o.bootstrap = d.markedness.bootstrap;
+    o.ci_level = d.markedness.ci;
+    o.seed = derive_seed(spec.seed, kSeedMarkedness);
+    o.min_group_size = spec.min_group_size;
+    sections.add("markedness", markedness_analysis(study, o));
+  }
+  if (decide(d.ranking.toggle, true, "ranking", "", notes)) {
+    RankingAnalysisOptions o;
+    o.k = d.ranking.k;
+    o.attributes = d.ranking.attributes.empty() ? d.group_factors : d.ranking.attributes;
+    o.desired = d.ranking.desired;
+    o.absent = d.ranking.absent;
+    sections.add("ranking", ranking_analysis(study, scores, o));
+  }
+  const bool has_delta = scores.has_delta;
+  const bool has_factors =
+      !d.ordinal_factors.empty() || !d.categorical_factors.empty() || !d.absdiff.factors.empty();
+  if (decide(d.absdiff.toggle, has_factors && has_delta, "absdiff",
+             has_delta ? "the spec lists no ordinal or categorical factors"
+                       : "Delta cos needs a neutral prompt for every template",
+             notes)) {
+    sections.add("absdiff", absdiff_section(study, scores, d, spec.seed));
+  }
+  const bool has_ordinal = !d.ordinal_factors.empty() || !d.trends.x.empty();
+  if (decide(d.trends.toggle, has_ordinal && has_delta, "trends",
+             has_delta ? "the spec lists no ordinal factor"
+                       : "Delta cos needs a neutral prompt for every template",
+             notes)) {
+    sections.add("trends", trends_section(study, scores, d));
+  }
+  if (decide(d.ellipses.toggle, has_delta, "ellipses",
+             "Delta cos needs a neutral prompt for every template", notes)) {
+    sections.add("ellipses", ellipses_section(study, scores, d));
+  }
+}
+
+Json results_json(const AuditSpec& spec, const Study& study, Json analyses, Json tables,
+                  const std::vector<std::string>& notes) {
+  Json dims = Json::array();
+  for (const auto& dim : study.manifest.dimensions) {
+    dims.push_back(Json{{"dimension", dim.label}, {"prompts", dim.rows.size()}});
+  }
+  return Json{{"kind", to_string(spec.kind)},
+              {"images", study.images.rows},
+              {"embedding_dim", study.embedding_dim},
+              {"prompts", study.manifest.rows},
+              {"templates", study.manifest.templates},
+              {"dimensions", dims},
+              {"spec", spec_json(spec)},
+              {"analyses", std::move(analyses)},
+              {"tables", std::move(tables)},
+              {"notes", notes}};
+}
+
+}  // namespace
+
+void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+  refuse_other_kind_analyses(spec);
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  audits_internal::RunOutput output(run_dir);  // locks the folder before any input is read
+  const StudyFiles files = study_files(d);
+  Provenance provenance;
+  provenance.command = "audit";
+  provenance.inputs = provenance_inputs(spec, files);
+  start_hashing_inputs(provenance);
+  const Study study = load_study(files);
+  check_factor_columns(study, d);
+
+  Sections sections(spec);
+  const GroupingOptions grouping = association_grouping(spec);
+  // Association runs whenever a later analysis needs its per-image scores.
+  ImageDimensionScores scores;
+  AnalysisOutput association = association_analysis(study, grouping, scores);
+  if (d.association.toggle.enabled) sections.add("association", std::move(association));
+  if (spec.kind == AuditKind::TraitPairs &&
+      decide(d.confidence.toggle, true, "confidence", "", sections.notes)) {
+    sections.add("confidence", confidence_section(study, spec, grouping));
+  }
+  if (decide(d.scweat.toggle, true, "scweat", "", sections.notes)) {
+    sections.add("scweat", scweat_section(study, spec));
+  }
+  if (spec.kind == AuditKind::SocialPerception) {
+    add_social_perception_sections(study, scores, spec, sections);
+  }
+  sections.progress.finish();
+
+  Json tables;
+  Json analyses = output.add_sections(sections.list, tables, sections.notes);
+  output.write(results_json(spec, study, std::move(analyses), std::move(tables), sections.notes),
+               provenance, spec_json(spec), spec);
+}
+
+}  // namespace vlbias
