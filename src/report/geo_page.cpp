@@ -1,5 +1,4 @@
-// Report pages of the text-to-image audits: geo-diversity (paper 002, DIG-In) and
-// visual stereotypes (paper 000, ViSAGe) (src/report/report_page.h).
+// The report page of the geo-diversity audit (paper 002, DIG-In; src/report/report_page.h).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -57,6 +56,182 @@ void gap_findings_and_forest(Page& page, const Node& gaps, const std::string& na
   }
 }
 
+// Realism and diversity per region (paper 002 Fig. 2), and the gaps between regions.
+void region_section(Page& page, const Node& a) {
+  const Node region = a["region"];
+  if (region.null()) return;
+  page.section("region", "Realism (precision) and diversity (coverage) per region",
+               fmt::format("Precision and coverage of the generated images against the real ones "
+                           "(k = {:g}, {} ball), with {:g}% bootstrap intervals ({}).",
+                           region["k"].number(), region["ball"].str(), 100 * region["ci"].number(),
+                           region["resampled"].str()));
+  for (std::size_t fi = 0; fi < region["forms"].size(); ++fi) {
+    const Node form = region["forms"][fi];
+    BarChart chart;
+    chart.title = "Prompt \"" + form["prompt"].str() + "\"";
+    chart.x_label = "precision / coverage (0 to 1)";
+    BarSeries prec{"precision", {}, {}, {}}, cov{"coverage", {}, {}, {}};
+    DataTable t;
+    t.name = "region_" + form["form"].str();
+    t.columns = {"form",           "region",          "n_real",          "n_generated",
+                 "precision",      "precision_lower", "precision_upper", "coverage",
+                 "coverage_lower", "coverage_upper"};
+    for (std::size_t i = 0; i < form["regions"].size(); ++i) {
+      const Node g = form["regions"][i];
+      chart.categories.push_back(g["region"].str());
+      prec.value.push_back(g["precision"].number());
+      prec.lower.push_back(g["precision_ci"]["lower"].number());
+      prec.upper.push_back(g["precision_ci"]["upper"].number());
+      cov.value.push_back(g["coverage"].number());
+      cov.lower.push_back(g["coverage_ci"]["lower"].number());
+      cov.upper.push_back(g["coverage_ci"]["upper"].number());
+      t.add({cell(form["form"].str()), cell(g["region"].str()), cell(g["n_real"], Fmt::integer),
+             cell(g["n_generated"], Fmt::integer), cell(g["precision"]),
+             cell(g["precision_ci"]["lower"]), cell(g["precision_ci"]["upper"]),
+             cell(g["coverage"]), cell(g["coverage_ci"]["lower"]),
+             cell(g["coverage_ci"]["upper"])});
+    }
+    chart.series = {prec, cov};
+    page.figure(svg_bar_chart(chart),
+                "Precision (realism) and coverage (diversity) per region for " +
+                    form["form"].str() + " prompts, with bootstrap intervals (paper 002 Fig. 2).",
+                std::move(t));
+  }
+  gap_findings_and_forest(page, a["region_gaps"], "region_gaps", "precision and coverage", 0,
+                          region["ci"].number());
+}
+
+// Object x region heatmaps.
+void object_region_section(Page& page, const Node& a) {
+  const Node obj = a["object_region"];
+  if (obj.null() || obj["cells"].size() == 0) return;
+  page.section("object_region", "Per object and region",
+               "Precision per object (rows) and region (columns), one heatmap per prompt form.");
+  std::vector<std::string> forms;
+  for (std::size_t i = 0; i < obj["cells"].size(); ++i)
+    add_unique(forms, obj["cells"][i]["form"].str());
+  for (const std::string& form : forms) {
+    for (const char* metric : {"precision", "coverage"}) {
+      Heatmap h;
+      h.title = std::string(metric) + " per object and region (" + form + ")";
+      h.value_label = metric;
+      h.diverging = false;
+      DataTable t;
+      t.name = std::string("object_region_") + metric + "_" + form;
+      t.columns = {"object", "region", "n_generated", metric, "ci_lower", "ci_upper"};
+      std::vector<GridItem> items;
+      for (std::size_t i = 0; i < obj["cells"].size(); ++i) {
+        const Node c = obj["cells"][i];
+        if (c["form"].str() != form) continue;
+        const Node ci = c[std::string(metric) + "_ci"];
+        items.push_back({c["object"].str(),
+                         c["region"].str(),
+                         c[metric],
+                         Node(nullptr, ""),
+                         {cell(c["object"].str()), cell(c["region"].str()),
+                          cell(c["n_generated"], Fmt::integer), cell(c[metric]), cell(ci["lower"]),
+                          cell(ci["upper"])}});
+      }
+      fill_heatmap(items, h, t);
+      page.figure(
+          svg_heatmap(h),
+          std::string("Generated ") + metric + " per object and region for " + form + " prompts.",
+          std::move(t));
+    }
+  }
+}
+
+// Consistency per region and prompt form, and the gaps between regions.
+void consistency_section(Page& page, const Node& a) {
+  const Node cons = a["consistency"];
+  if (cons.null()) return;
+  page.section(
+      "consistency", "Consistency (CLIPScore) per region",
+      fmt::format(
+          "Prompt-image consistency: {} of the per-object {:g}th percentile CLIPScore ({}); "
+          "{:g}% bootstrap intervals.",
+          cons["aggregate"].str(), cons["percentile"].number(), cons["variant"].str(),
+          100 * cons["ci"].number()));
+  BarChart chart;
+  chart.title = "Consistency per region and prompt form";
+  chart.x_label = "CLIPScore indicator";
+  chart.points = true;
+  std::vector<std::string> regions;
+  for (std::size_t fi = 0; fi < cons["forms"].size(); ++fi) {
+    for (std::size_t i = 0; i < cons["forms"][fi]["regions"].size(); ++i)
+      add_unique(regions, cons["forms"][fi]["regions"][i]["region"].str());
+  }
+  chart.categories = regions;
+  DataTable t;
+  t.name = "consistency";
+  t.columns = {"form", "region", "n", "indicator", "ci_lower", "ci_upper"};
+  for (std::size_t fi = 0; fi < cons["forms"].size(); ++fi) {
+    const Node form = cons["forms"][fi];
+    if (form["regions"].size() == 0) continue;
+    BarSeries s;
+    s.name = form["form"].str();
+    for (const std::string& rg : regions) {
+      double v = NAN, lo = NAN, hi = NAN;
+      for (std::size_t i = 0; i < form["regions"].size(); ++i) {
+        const Node g = form["regions"][i];
+        if (g["region"].str() != rg) continue;
+        v = g["indicator"].number();
+        lo = g["ci"]["lower"].number();
+        hi = g["ci"]["upper"].number();
+        t.add({cell(form["form"].str()), cell(rg), cell(g["n"], Fmt::integer), cell(g["indicator"]),
+               cell(g["ci"]["lower"]), cell(g["ci"]["upper"])});
+      }
+      s.value.push_back(v);
+      s.lower.push_back(lo);
+      s.upper.push_back(hi);
+    }
+    chart.series.push_back(std::move(s));
+  }
+  page.figure(svg_bar_chart(chart),
+              "Consistency per region for each prompt form that names a region.", std::move(t));
+  gap_findings_and_forest(page, a["consistency_gaps"], "consistency_gaps", "consistency", 1,
+                          cons["ci"].number());
+}
+
+// FID and Vendi score per region and prompt form.
+void distribution_section(Page& page, const Node& a) {
+  const Node dist = a["distribution"];
+  if (dist.null() || dist["cells"].size() == 0) return;
+  page.section(
+      "distribution", "Distribution metrics per region",
+      "FID of the generated images against the real ones, and the Vendi score (effective number "
+      "of distinct images) of each.");
+  BarChart fid;
+  fid.title = "FID per region and prompt form (lower = closer to the real images)";
+  fid.x_label = "FID";
+  BarChart vendi;
+  vendi.title = "Vendi score per region and prompt form";
+  vendi.x_label = "Vendi score (effective number of images)";
+  BarSeries fs{"FID", {}, {}, {}}, vg{"generated", {}, {}, {}}, vr{"real", {}, {}, {}};
+  DataTable t;
+  t.name = "distribution";
+  t.columns = {"form", "region", "n_real", "n_generated", "fid", "vendi_generated", "vendi_real"};
+  for (std::size_t i = 0; i < dist["cells"].size(); ++i) {
+    const Node c = dist["cells"][i];
+    const std::string label = c["form"].str() + " \u00b7 " + c["region"].str();
+    fid.categories.push_back(label);
+    vendi.categories.push_back(label);
+    fs.value.push_back(c["fid"].number());
+    vg.value.push_back(c["vendi_generated"].number());
+    vr.value.push_back(c["vendi_real"].number());
+    t.add({cell(c["form"].str()), cell(c["region"].str()), cell(c["n_real"], Fmt::integer),
+           cell(c["n_generated"], Fmt::integer), cell(c["fid"]), cell(c["vendi_generated"]),
+           cell(c["vendi_real"])});
+  }
+  fid.series = {fs};
+  vendi.series = {vg, vr};
+  DataTable t2 = t;
+  t2.name = "distribution_vendi";
+  page.figure(svg_bar_chart(fid), "FID per region and prompt form.", std::move(t));
+  page.figure(svg_bar_chart(vendi), "Vendi score of the generated and the real images.",
+              std::move(t2));
+}
+
 }  // namespace
 
 void build_geo_diversity(Page& page) {
@@ -66,336 +241,10 @@ void build_geo_diversity(Page& page) {
                                value_span(r["real"]["objects"], Fmt::integer) + " objects");
   page.fact("Generated images", value_span(r["generated"]["images"], Fmt::integer));
   const Node a = r["analyses"];
-
-  // Realism and diversity per region (paper 002 Fig. 2).
-  const Node region = a["region"];
-  if (!region.null()) {
-    page.section("region", "Realism (precision) and diversity (coverage) per region",
-                 fmt::format("Precision and coverage of the generated images against the real ones "
-                             "(k = {:g}, {} ball), with {:g}% bootstrap intervals ({}).",
-                             region["k"].number(), region["ball"].str(),
-                             100 * region["ci"].number(), region["resampled"].str()));
-    for (std::size_t fi = 0; fi < region["forms"].size(); ++fi) {
-      const Node form = region["forms"][fi];
-      BarChart chart;
-      chart.title = "Prompt \"" + form["prompt"].str() + "\"";
-      chart.x_label = "precision / coverage (0 to 1)";
-      BarSeries prec{"precision", {}, {}, {}}, cov{"coverage", {}, {}, {}};
-      DataTable t;
-      t.name = "region_" + form["form"].str();
-      t.columns = {"form",           "region",          "n_real",          "n_generated",
-                   "precision",      "precision_lower", "precision_upper", "coverage",
-                   "coverage_lower", "coverage_upper"};
-      for (std::size_t i = 0; i < form["regions"].size(); ++i) {
-        const Node g = form["regions"][i];
-        chart.categories.push_back(g["region"].str());
-        prec.value.push_back(g["precision"].number());
-        prec.lower.push_back(g["precision_ci"]["lower"].number());
-        prec.upper.push_back(g["precision_ci"]["upper"].number());
-        cov.value.push_back(g["coverage"].number());
-        cov.lower.push_back(g["coverage_ci"]["lower"].number());
-        cov.upper.push_back(g["coverage_ci"]["upper"].number());
-        t.add({cell(form["form"].str()), cell(g["region"].str()), cell(g["n_real"], Fmt::integer),
-               cell(g["n_generated"], Fmt::integer), cell(g["precision"]),
-               cell(g["precision_ci"]["lower"]), cell(g["precision_ci"]["upper"]),
-               cell(g["coverage"]), cell(g["coverage_ci"]["lower"]),
-               cell(g["coverage_ci"]["upper"])});
-      }
-      chart.series = {prec, cov};
-      page.figure(svg_bar_chart(chart),
-                  "Precision (realism) and coverage (diversity) per region for " +
-                      form["form"].str() + " prompts, with bootstrap intervals (paper 002 Fig. 2).",
-                  std::move(t));
-    }
-    gap_findings_and_forest(page, a["region_gaps"], "region_gaps", "precision and coverage", 0,
-                            region["ci"].number());
-  }
-
-  // Object x region heatmaps.
-  const Node obj = a["object_region"];
-  if (!obj.null() && obj["cells"].size() > 0) {
-    page.section("object_region", "Per object and region",
-                 "Precision per object (rows) and region (columns), one heatmap per prompt form.");
-    std::vector<std::string> forms;
-    for (std::size_t i = 0; i < obj["cells"].size(); ++i)
-      add_unique(forms, obj["cells"][i]["form"].str());
-    for (const std::string& form : forms) {
-      for (const char* metric : {"precision", "coverage"}) {
-        Heatmap h;
-        h.title = std::string(metric) + " per object and region (" + form + ")";
-        h.value_label = metric;
-        h.diverging = false;
-        DataTable t;
-        t.name = std::string("object_region_") + metric + "_" + form;
-        t.columns = {"object", "region", "n_generated", metric, "ci_lower", "ci_upper"};
-        std::vector<GridItem> items;
-        for (std::size_t i = 0; i < obj["cells"].size(); ++i) {
-          const Node c = obj["cells"][i];
-          if (c["form"].str() != form) continue;
-          const Node ci = c[std::string(metric) + "_ci"];
-          items.push_back({c["object"].str(),
-                           c["region"].str(),
-                           c[metric],
-                           Node(nullptr, ""),
-                           {cell(c["object"].str()), cell(c["region"].str()),
-                            cell(c["n_generated"], Fmt::integer), cell(c[metric]),
-                            cell(ci["lower"]), cell(ci["upper"])}});
-        }
-        fill_heatmap(items, h, t);
-        page.figure(
-            svg_heatmap(h),
-            std::string("Generated ") + metric + " per object and region for " + form + " prompts.",
-            std::move(t));
-      }
-    }
-  }
-
-  const Node cons = a["consistency"];
-  if (!cons.null()) {
-    page.section(
-        "consistency", "Consistency (CLIPScore) per region",
-        fmt::format(
-            "Prompt-image consistency: {} of the per-object {:g}th percentile CLIPScore ({}); "
-            "{:g}% bootstrap intervals.",
-            cons["aggregate"].str(), cons["percentile"].number(), cons["variant"].str(),
-            100 * cons["ci"].number()));
-    BarChart chart;
-    chart.title = "Consistency per region and prompt form";
-    chart.x_label = "CLIPScore indicator";
-    chart.points = true;
-    std::vector<std::string> regions;
-    for (std::size_t fi = 0; fi < cons["forms"].size(); ++fi) {
-      for (std::size_t i = 0; i < cons["forms"][fi]["regions"].size(); ++i)
-        add_unique(regions, cons["forms"][fi]["regions"][i]["region"].str());
-    }
-    chart.categories = regions;
-    DataTable t;
-    t.name = "consistency";
-    t.columns = {"form", "region", "n", "indicator", "ci_lower", "ci_upper"};
-    for (std::size_t fi = 0; fi < cons["forms"].size(); ++fi) {
-      const Node form = cons["forms"][fi];
-      if (form["regions"].size() == 0) continue;
-      BarSeries s;
-      s.name = form["form"].str();
-      for (const std::string& rg : regions) {
-        double v = NAN, lo = NAN, hi = NAN;
-        for (std::size_t i = 0; i < form["regions"].size(); ++i) {
-          const Node g = form["regions"][i];
-          if (g["region"].str() != rg) continue;
-          v = g["indicator"].number();
-          lo = g["ci"]["lower"].number();
-          hi = g["ci"]["upper"].number();
-          t.add({cell(form["form"].str()), cell(rg), cell(g["n"], Fmt::integer),
-                 cell(g["indicator"]), cell(g["ci"]["lower"]), cell(g["ci"]["upper"])});
-        }
-        s.value.push_back(v);
-        s.lower.push_back(lo);
-        s.upper.push_back(hi);
-      }
-      chart.series.push_back(std::move(s));
-    }
-    page.figure(svg_bar_chart(chart),
-                "Consistency per region for each prompt form that names a region.", std::move(t));
-    gap_findings_and_forest(page, a["consistency_gaps"], "consistency_gaps", "consistency", 1,
-                            cons["ci"].number());
-  }
-
-  const Node dist = a["distribution"];
-  if (!dist.null() && dist["cells"].size() > 0) {
-    page.section(
-        "distribution", "Distribution metrics per region",
-        "FID of the generated images against the real ones, and the Vendi score (effective number "
-        "of distinct images) of each.");
-    BarChart fid;
-    fid.title = "FID per region and prompt form (lower = closer to the real images)";
-    fid.x_label = "FID";
-    BarChart vendi;
-    vendi.title = "Vendi score per region and prompt form";
-    vendi.x_label = "Vendi score (effective number of images)";
-    BarSeries fs{"FID", {}, {}, {}}, vg{"generated", {}, {}, {}}, vr{"real", {}, {}, {}};
-    DataTable t;
-    t.name = "distribution";
-    t.columns = {"form", "region", "n_real", "n_generated", "fid", "vendi_generated", "vendi_real"};
-    for (std::size_t i = 0; i < dist["cells"].size(); ++i) {
-      const Node c = dist["cells"][i];
-      const std::string label = c["form"].str() + " \u00b7 " + c["region"].str();
-      fid.categories.push_back(label);
-      vendi.categories.push_back(label);
-      fs.value.push_back(c["fid"].number());
-      vg.value.push_back(c["vendi_generated"].number());
-      vr.value.push_back(c["vendi_real"].number());
-      t.add({cell(c["form"].str()), cell(c["region"].str()), cell(c["n_real"], Fmt::integer),
-             cell(c["n_generated"], Fmt::integer), cell(c["fid"]), cell(c["vendi_generated"]),
-             cell(c["vendi_real"])});
-    }
-    fid.series = {fs};
-    vendi.series = {vg, vr};
-    DataTable t2 = t;
-    t2.name = "distribution_vendi";
-    page.figure(svg_bar_chart(fid), "FID per region and prompt form.", std::move(t));
-    page.figure(svg_bar_chart(vendi), "Vendi score of the generated and the real images.",
-                std::move(t2));
-  }
-}
-
-// ------------------------------------------------------------------ visual stereotypes
-
-void build_visual_stereotypes(Page& page) {
-  const Node& r = page.root();
-  const Node a = r["analyses"];
-  const Node st = a["stereotypes"];
-  page.fact("Identities", value_span(st["identities"], Fmt::integer) + " (" +
-                              value_span(st["identities_with_at_least_min"], Fmt::integer) +
-                              " with enough visual stereotypes for theta)");
-  page.fact("Visual stereotypes", value_span(st["visual_stereotypes"], Fmt::integer) + " from " +
-                                      value_span(st["seegull_rows"], Fmt::integer) +
-                                      " SeeGULL rows");
-  const Node lik = a["likelihood"];
-  if (!lik.null()) {
-    page.fact("Annotations",
-              value_span(lik["annotations"]["judgements"], Fmt::integer) + " judgements of " +
-                  value_span(lik["annotations"]["images"], Fmt::integer) + " images");
-    page.section("likelihood", "Likelihood of visual stereotypes in generated images",
-                 lik["definition"].str());
-    const Node pooled = lik["pooled"];
-    const Node ci = pooled["ci_ratio"];
-    if (ci["lower"].number() > 1 || ci["upper"].number() < 1) {
-      const bool more = ci["lower"].number() > 1;
-      page.finding(
-          {0, std::abs(std::log(pooled["ratio"].number())),
-           fmt::format("Annotators marked the identities' visual stereotypes present {} often than "
-                       "random visual attributes: pooled L(stereo)/L(random) = {}, {} (bootstrap "
-                       "over images; the interval excludes 1).",
-                       more ? "more" : "less", value_span(pooled["ratio"]), ci_text(ci))});
-    }
-    page.paragraph_html(fmt::format(
-        "Pooled ratio L(stereo)/L(random) over {} identities: {} ({}); mean "
-        "finite theta {}, median theta {}.",
-        value_span(pooled["identities"], Fmt::integer), value_span(pooled["ratio"]), ci_text(ci),
-        value_span(pooled["mean_finite_theta"]), value_span(pooled["median_theta"])));
-    BarChart chart;
-    chart.title = "theta = L(stereo) / L(random) per identity";
-    chart.x_label = "theta (log scale; 1 = no difference)";
-    chart.log_x = true;
-    chart.reference = 1.0;
-    BarSeries s{"theta", {}, {}, {}};
-    BarChart lchart;
-    lchart.title = "L(stereo) and L(random) per identity";
-    lchart.x_label = "share of judgements marked present";
-    BarSeries ls{"L(stereo)", {}, {}, {}}, lr{"L(random)", {}, {}, {}};
-    DataTable t;
-    t.name = "likelihood_identities";
-    t.columns = {"identity", "region",      "theta_status", "l_stereo",     "l_random",
-                 "theta",    "theta_lower", "theta_upper",  "offensiveness"};
-    const Node ids = lik["identities"];
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const Node id = ids[i];
-      if (!id["included"].boolean()) continue;
-      const std::string label =
-          id["identity"].str() +
-          (id["theta_status"].str() == "finite" ? "" : " (" + id["theta_status"].str() + ")");
-      chart.categories.push_back(label);
-      lchart.categories.push_back(id["identity"].str());
-      s.value.push_back(id["theta"].number());
-      s.lower.push_back(id["ci"]["theta"]["lower"].number());
-      s.upper.push_back(id["ci"]["theta"]["upper"].number());
-      ls.value.push_back(id["l_stereo"].number());
-      ls.lower.push_back(id["ci"]["l_stereo"]["lower"].number());
-      ls.upper.push_back(id["ci"]["l_stereo"]["upper"].number());
-      lr.value.push_back(id["l_random"].number());
-      lr.lower.push_back(id["ci"]["l_random"]["lower"].number());
-      lr.upper.push_back(id["ci"]["l_random"]["upper"].number());
-      t.add({cell(id["identity"].str()), cell(id["region"].str()), cell(id["theta_status"].str()),
-             cell(id["l_stereo"]), cell(id["l_random"]), cell(id["theta"]),
-             cell(id["ci"]["theta"]["lower"]), cell(id["ci"]["theta"]["upper"]),
-             cell(id["offensiveness"])});
-    }
-    chart.series = {s};
-    lchart.series = {ls, lr};
-    DataTable t2 = t;
-    t2.name = "likelihood_l";
-    page.figure(svg_bar_chart(chart),
-                "theta per identity with bootstrap intervals over images (paper 000 Tables 1-2); "
-                "infinite or "
-                "undefined theta is marked and drawn as n/a.",
-                std::move(t));
-    page.figure(svg_bar_chart(lchart),
-                "L(stereo) and L(random) per identity with bootstrap intervals.", std::move(t2));
-    BarChart off;
-    off.title = "Offensiveness of the visual stereotypes present, by region";
-    off.x_label = "mean O(id) of the region's identities";
-    BarSeries os{"offensiveness", {}, {}, {}};
-    DataTable t3;
-    t3.name = "offensiveness_regions";
-    t3.columns = {"region", "identities", "mean_offensiveness", "pooled_ratio"};
-    for (std::size_t i = 0; i < lik["regions"].size(); ++i) {
-      const Node g = lik["regions"][i];
-      off.categories.push_back(g["region"].str());
-      os.value.push_back(g["mean_offensiveness"].number());
-      t3.add({cell(g["region"].str()), cell(g["identities"], Fmt::integer),
-              cell(g["mean_offensiveness"]), cell(g["pooled_ratio"])});
-    }
-    off.series = {os};
-    page.figure(svg_bar_chart(off),
-                "Mean offensiveness O(id) per region (paper 000 Fig. 8, unnormalised).",
-                std::move(t3));
-  }
-
-  const Node sal = a["salience"];
-  if (!sal.null()) {
-    page.section("salience", "Salience of visual attributes in captions", sal["definition"].str());
-    page.paragraph_html(
-        fmt::format("Of the {} top stereotypes with annotations, {} were marked present ({}).",
-                    value_span(sal["top_stereotypes_annotated"], Fmt::integer),
-                    value_span(sal["top_stereotypes_marked_present"], Fmt::integer),
-                    value_span(sal["share_marked_present"], Fmt::pct)));
-    DataTable t;
-    t.name = "salience_top";
-    t.columns = {"identity", "rank", "attribute", "salience"};
-    const Node ids = sal["identities_detail"];
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const Node top = ids[i]["top_stereotypes"];
-      for (std::size_t k = 0; k < top.size(); ++k) {
-        t.add({cell(ids[i]["identity"].str()), cell(top[k]["rank"], Fmt::integer),
-               cell(top[k]["attribute"].str()), cell(top[k]["salience"])});
-      }
-    }
-    page.table("The most salient visual stereotypes per identity.", std::move(t));
-  }
-
-  const Node pull = a["pull"];
-  if (!pull.null()) {
-    page.section("pull", "Stereotypical pull", pull["definition"].str());
-    BarChart chart;
-    chart.title = "Stereotypical pull per identity";
-    chart.x_label = "pull = S(d,s) \u2212 S(d,ns) (cosine)";
-    BarSeries s{"pull", {}, {}, {}};
-    DataTable t;
-    t.name = "pull_identities";
-    t.columns = {"identity", "region", "s_d_s", "s_d_ns", "pull", "p_value", "p_holm"};
-    const Node ids = pull["per_identity"];
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const Node id = ids[i];
-      chart.categories.push_back(id["identity"].str());
-      s.value.push_back(id["pull"].number());
-      t.add({cell(id["identity"].str()), cell(id["region"].str()), cell(id["s_d_s"]),
-             cell(id["s_d_ns"]), cell(id["pull"]), cell(id["test"]["p_value"], Fmt::p),
-             cell(id["test"]["p_holm"], Fmt::p)});
-      if (id["test"]["p_holm"].number() < kAlpha) {
-        page.finding(
-            {1, std::abs(id["pull"].number()),
-             fmt::format("Default generations for <strong>{}</strong> are pulled toward its visual "
-                         "stereotypes: pull {} (S(d,s) {} vs S(d,ns) {}), {}.",
-                         esc(id["identity"].str()), value_span(id["pull"]), value_span(id["s_d_s"]),
-                         value_span(id["s_d_ns"]), p_text("p_holm", id["test"]["p_holm"]))});
-      }
-    }
-    chart.series = {s};
-    page.figure(svg_bar_chart(chart),
-                "Pull per identity: how much closer default images are to stereotypical than to "
-                "non-stereotypical ones (paper 000 Tables 3-5).",
-                std::move(t));
-  }
+  region_section(page, a);
+  object_region_section(page, a);
+  consistency_section(page, a);
+  distribution_section(page, a);
 }
 
 }  // namespace vlbias::report_internal
