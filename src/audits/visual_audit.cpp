@@ -1,456 +1,25 @@
 // The visual-stereotypes audit (paper 000, ViSAGe; audit.h, visual_stereotypes.h): visual
 // stereotypes from SeeGULL and ViSAGe's ratings, then each analysis whose input is given:
 // likelihood / theta / offensiveness from annotations, salience from captions, stereotypical
-// pull from image embeddings, each also summarised by region.
-#include <cmath>
+// pull from image embeddings, each also summarised by region (the sections:
+// visual_audit_sections.cpp).
 #include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "run_output.h"
-#include "table_builder.h"
+#include "visual_audit_internal.h"
 #include "vlbias/audits/audit.h"
-#include "vlbias/io/embeddings.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/io/embeddings.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias {
 
 namespace {
 
-using audits_internal::TableBuilder;
-
-const std::string kUnmapped = "(no region)";
-
-std::string region_of(const std::map<std::string, std::string>& regions, const std::string& id) {
-  const auto it = regions.find(id);
-  return it == regions.end() ? kUnmapped : it->second;
-}
-
-// An interval whose bounds may be +inf (likelihood intervals of theta).
-Json interval_json(const stats::Interval& ci) {
-  Json j = to_json(ci);
-  if (std::isinf(ci.lower)) j["lower_infinite"] = true;
-  if (std::isinf(ci.upper)) j["upper_infinite"] = true;
-  return j;
-}
-
-double finite_or_nan(double x) {
-  return std::isfinite(x) ? x : stats::kNaN;
-}
-
-void put_interval(TableBuilder& t, const std::string& name, const stats::Interval& ci) {
-  t.put(name + "_ci_lower", finite_or_nan(ci.lower));
-  t.put(name + "_ci_upper", finite_or_nan(ci.upper));
-}
-
-// Mean of the finite values (NaN when none).
-struct Mean {
-  double sum = 0;
-  std::size_t n = 0;
-  void add(double x) {
-    if (std::isfinite(x)) {
-      sum += x;
-      ++n;
-    }
-  }
-  double value() const { return n > 0 ? sum / static_cast<double>(n) : stats::kNaN; }
-};
-
-AnalysisOutput stereotypes_section(const VisualAttributes& visual, const VisualStereotypes& st,
-                                   const std::map<std::string, std::string>& regions,
-                                   std::size_t min_stereotypes) {
-  AnalysisOutput out;
-  TableBuilder table("visual_stereotypes");
-  for (const auto& [id, list] : st.by_identity) {
-    for (const Stereotype& s : list) {
-      table.row();
-      table.put("identity", id);
-      table.put("region", region_of(regions, id));
-      table.put("attribute", s.attribute);
-      table.put("offensiveness", s.offensiveness);
-    }
-  }
-  out.json = {{"visual_attributes",
-               {{"rows", visual.rows},
-                {"distinct", visual.distinct},
-                {"repeated", visual.repeated},
-                {"rating_columns", visual.rating_columns},
-                {"visual", visual.attributes.size()}}},
-              {"seegull_rows", st.seegull_rows},
-              {"stereotype_rows", st.stereotype_rows},
-              {"visual_stereotypes", st.visual_pairs},
-              {"attributes_used", st.attributes_used},
-              {"identities", st.by_identity.size()},
-              {"identities_with_one", st.by_identity.size() - st.identities_with_at_least(2)},
-              {"identities_with_more_than_one", st.identities_with_at_least(2)},
-              {"identities_with_at_least_min", st.identities_with_at_least(min_stereotypes)},
-              {"offensiveness_from_merged_column", st.offensiveness_from_merged}};
-  if (st.offensiveness_from_merged > 0) {
-    out.notes.push_back(
-        fmt::format("{} visual stereotypes have no Annotation1..3 offensiveness; their merged "
-                    "'mean offensiveness_score' was used",
-                    st.offensiveness_from_merged));
-  }
-  out.tables.emplace_back("visual_stereotypes", table.build());
-  return out;
-}
-
-AnalysisOutput likelihood_section(const Annotations& ann, const LikelihoodReport& rep,
-                                  const std::map<std::string, std::string>& regions,
-                                  const LikelihoodOptions& o) {
-  AnalysisOutput out;
-  TableBuilder attrs("likelihood_attributes");
-  for (const AttributeLikelihood& a : rep.attributes) {
-    const std::string& id = ann.identities[a.identity];
-    attrs.row();
-    attrs.put("identity", id);
-    attrs.put("region", region_of(regions, id));
-    attrs.put("attribute", ann.attributes[a.attribute]);
-    attrs.put("role", to_string(a.role));
-    attrs.put("k", static_cast<double>(a.k));
-    attrs.put("n", static_cast<double>(a.n));
-    attrs.put("images", static_cast<double>(a.images));
-    attrs.put("likelihood", a.likelihood);
-  }
-  TableBuilder ids("likelihood_identities");
-  Json id_json = Json::array();
-  std::map<std::string, std::vector<const IdentityLikelihood*>> by_region;
-  std::vector<std::string> not_in_seegull;
-  for (const IdentityLikelihood& x : rep.identities) {
-    const std::string& id = ann.identities[x.identity];
-    const std::string region = region_of(regions, id);
-    if (x.visual_stereotypes == 0) not_in_seegull.push_back(id);
-    if (x.included) by_region[region].push_back(&x);
-    ids.row();
-    ids.put("identity", id);
-    ids.put("region", region);
-    ids.put("included", x.included ? "yes" : "no");
-    ids.put("visual_stereotypes", static_cast<double>(x.visual_stereotypes));
-    ids.put("shown_stereotypes", static_cast<double>(x.shown_stereotypes));
-    ids.put("shown_random", static_cast<double>(x.shown_random));
-    ids.put("images", static_cast<double>(x.images));
-    ids.put("present_stereotypes", static_cast<double>(x.present_stereotypes));
-    ids.put("l_stereo", x.l_stereo);
-    put_interval(ids, "l_stereo", x.ci_l_stereo);
-    ids.put("l_random", x.l_random);
-    put_interval(ids, "l_random", x.ci_l_random);
-    ids.put("theta", finite_or_nan(x.theta));
-    ids.put("theta_status", to_string(x.status));
-    put_interval(ids, "theta", x.ci_theta);
-    ids.put("theta_ci_upper_infinite", std::isinf(x.ci_theta.upper) ? "yes" : "no");
-    ids.put("offensiveness", x.offensiveness);
-    put_interval(ids, "offensiveness", x.ci_offensiveness);
-    ids.put("mean_offensiveness", x.mean_offensiveness);
-    Json j{{"identity", id},
-           {"region", region},
-           {"included", x.included},
-           {"visual_stereotypes", x.visual_stereotypes},
-           {"shown_stereotypes", x.shown_stereotypes},
-           {"shown_random", x.shown_random},
-           {"images", x.images},
-           {"present_stereotypes", x.present_stereotypes},
-           {"l_stereo", json_number(x.l_stereo)},
-           {"l_random", json_number(x.l_random)},
-           {"theta", json_number(x.theta)},
-           {"theta_status", to_string(x.status)},
-           {"offensiveness", json_number(x.offensiveness)},
-           {"mean_offensiveness", json_number(x.mean_offensiveness)}};
-    if (o.bootstrap > 0) {
-      j["ci"] = {{"l_stereo", interval_json(x.ci_l_stereo)},
-                 {"l_random", interval_json(x.ci_l_random)},
-                 {"theta", interval_json(x.ci_theta)},
-                 {"offensiveness", interval_json(x.ci_offensiveness)}};
-    }
-    id_json.push_back(std::move(j));
-  }
-  // By region: means over included identities, and the pooled ratio within the region.
-  TableBuilder reg("likelihood_regions");
-  Json reg_json = Json::array();
-  for (const auto& [region, list] : by_region) {
-    Mean ls, lr, off, theta;
-    std::size_t inf = 0, undef = 0;
-    double sum_s = 0, sum_r = 0;
-    for (const IdentityLikelihood* x : list) {
-      ls.add(x->l_stereo);
-      lr.add(x->l_random);
-      off.add(x->offensiveness);
-      theta.add(x->theta);
-      inf += x->status == ThetaStatus::Infinite ? 1 : 0;
-      undef += x->status == ThetaStatus::Undefined ? 1 : 0;
-      if (std::isfinite(x->l_stereo) && std::isfinite(x->l_random)) {
-        sum_s += x->l_stereo;
-        sum_r += x->l_random;
-      }
-    }
-    const double ratio = sum_r > 0 ? sum_s / sum_r : stats::kNaN;
-    reg.row();
-    reg.put("region", region);
-    reg.put("identities", static_cast<double>(list.size()));
-    reg.put("mean_l_stereo", ls.value());
-    reg.put("mean_l_random", lr.value());
-    reg.put("pooled_ratio", ratio);
-    reg.put("mean_finite_theta", theta.value());
-    reg.put("infinite", static_cast<double>(inf));
-    reg.put("undefined", static_cast<double>(undef));
-    reg.put("mean_offensiveness", off.value());
-    reg_json.push_back({{"region", region},
-                        {"identities", list.size()},
-                        {"mean_l_stereo", json_number(ls.value())},
-                        {"mean_l_random", json_number(lr.value())},
-                        {"pooled_ratio", json_number(ratio)},
-                        {"mean_finite_theta", json_number(theta.value())},
-                        {"infinite", inf},
-                        {"undefined", undef},
-                        {"mean_offensiveness", json_number(off.value())}});
-  }
-  const PooledLikelihood& p = rep.pooled;
-  Json pooled{{"identities", p.identities},
-              {"finite", p.finite},
-              {"infinite", p.infinite},
-              {"undefined", p.undefined},
-              {"ratio", json_number(p.ratio)},
-              {"mean_finite_theta", json_number(p.mean_finite_theta)},
-              {"median_theta", json_number(p.median_theta)}};
-  if (std::isinf(p.median_theta)) pooled["median_theta_infinite"] = true;
-  if (o.bootstrap > 0) pooled["ci_ratio"] = interval_json(p.ci_ratio);
-  out.json = {{"definition",
-               "L(a,id) = k/n over judgements of a on id's images; theta = L(stereo)/L(random); "
-               "O = L(stereo) x mean offensiveness of present stereotypes (ViSAGe 4.1)"},
-              {"aggregation", to_string(ann.aggregation)},
-              {"none_as_random", o.none_as_random},
-              {"min_stereotypes", o.min_stereotypes},
-              {"annotations",
-               {{"rows", ann.rows},
-                {"empty_rows_skipped", ann.empty_rows},
-                {"runs", ann.runs},
-                {"duplicate_runs_dropped", ann.duplicate_runs},
-                {"duplicate_rows_dropped", ann.duplicate_rows},
-                {"judgements", ann.judgements.size()},
-                {"images", ann.images.size()},
-                {"identities", ann.identities.size()},
-                {"attributes", ann.attributes.size()}}},
-              {"pooled", pooled},
-              {"identities", id_json},
-              {"regions", reg_json}};
-  if (ann.empty_rows > 0) {
-    out.notes.push_back(
-        fmt::format("{} annotation rows with neither image nor attribute were "
-                    "skipped",
-                    ann.empty_rows));
-  }
-  if (ann.duplicate_runs > 0) {
-    out.notes.push_back(fmt::format(
-        "{} annotation runs ({} rows) repeat an earlier run of the same task and image exactly "
-        "and were dropped as export duplicates",
-        ann.duplicate_runs, ann.duplicate_rows));
-  }
-  if (!not_in_seegull.empty()) {
-    out.notes.push_back(fmt::format(
-        "{} annotated identities have no visual stereotype in SeeGULL (check their names): {}",
-        not_in_seegull.size(), fmt::join(not_in_seegull, ", ")));
-  }
-  if (p.infinite > 0) {
-    out.notes.push_back(fmt::format(
-        "{} identities have L(random) = 0 < L(stereo): theta is infinite (written null, "
-        "theta_status infinite)",
-        p.infinite));
-  }
-  out.tables.emplace_back("likelihood_attributes", attrs.build());
-  out.tables.emplace_back("likelihood_identities", ids.build());
-  out.tables.emplace_back("likelihood_regions", reg.build());
-  return out;
-}
-
-AnalysisOutput salience_section(const Table& captions, const VisualAttributes& visual,
-                                const VisualStereotypes& st, const Annotations* ann,
-                                const LikelihoodReport* lik,
-                                const std::map<std::string, std::string>& regions,
-                                const CaptionOptions& o) {
-  const SalienceReport rep = caption_salience(captions, visual, st, o);
-  // L(a, id) from the annotations, when given (for the top stereotypes).
-  std::map<std::pair<std::string, std::string>, double> likelihood;
-  if (ann != nullptr && lik != nullptr) {
-    for (const AttributeLikelihood& a : lik->attributes) {
-      likelihood[{ann->identities[a.identity], ann->attributes[a.attribute]}] = a.likelihood;
-    }
-  }
-  AnalysisOutput out;
-  TableBuilder table("salience");
-  Json per_identity = Json::array();
-  std::size_t top_total = 0, top_shown = 0, top_present = 0;
-  std::size_t e = 0;
-  for (std::size_t i = 0; i < rep.identities.size(); ++i) {
-    const std::string& id = rep.identities[i];
-    Json top = Json::array();
-    for (; e < rep.entries.size() && rep.entries[e].identity == id; ++e) {
-      const SalienceEntry& x = rep.entries[e];
-      const auto l = likelihood.find({id, x.attribute});
-      table.row();
-      table.put("identity", id);
-      table.put("region", region_of(regions, id));
-      table.put("attribute", x.attribute);
-      table.put("stereotype", x.stereotype ? "yes" : "no");
-      table.put("rank", static_cast<double>(x.rank));
-      table.put("count", static_cast<double>(x.count));
-      table.put("captions", static_cast<double>(x.captions));
-      table.put("tf", x.tf);
-      table.put("idf", x.idf);
-      table.put("salience", x.salience);
-      table.put("likelihood", l == likelihood.end() ? stats::kNaN : l->second);
-      if (x.stereotype && top.size() < o.top) {
-        Json t{{"attribute", x.attribute},
-               {"rank", x.rank},
-               {"salience", x.salience},
-               {"count", x.count}};
-        ++top_total;
-        if (l != likelihood.end()) {
-          t["likelihood"] = l->second;
-          ++top_shown;
-          top_present += l->second > 0 ? 1 : 0;
-        }
-        top.push_back(std::move(t));
-      }
-    }
-    per_identity.push_back({{"identity", id},
-                            {"region", region_of(regions, id)},
-                            {"captions", rep.captions_per_identity[i]},
-                            {"top_stereotypes", top}});
-  }
-  out.json = {{"definition",
-               "S(a,id) = tf(a,id) x idf(a): tf = (c + smoothing) / (sum c + smoothing x V), "
-               "idf = ln((1 + N) / (1 + df)) + 1 over identities (ViSAGe 3.2)"},
-              {"smoothing", o.smoothing},
-              {"top", o.top},
-              {"captions", rep.captions},
-              {"identities", rep.identities.size()},
-              {"vocabulary", rep.vocabulary},
-              {"matches", rep.entries.size()},
-              {"top_stereotypes", top_total},
-              {"identities_detail", per_identity}};
-  if (ann != nullptr) {
-    out.json["top_stereotypes_annotated"] = top_shown;
-    out.json["top_stereotypes_marked_present"] = top_present;
-    out.json["share_marked_present"] =
-        json_number(top_shown > 0 ? static_cast<double>(top_present) / top_shown : stats::kNaN);
-  }
-  out.tables.emplace_back("salience", table.build());
-  return out;
-}
-
-AnalysisOutput pull_section(const Table& table, const Matrix& embeddings,
-                            const std::map<std::string, std::string>& regions,
-                            const PullOptions& o) {
-  const PullReport rep = stereotypical_pull(table, MatrixView(embeddings), o);
-  AnalysisOutput out;
-  TableBuilder ids("pull_identities");
-  Json id_json = Json::array();
-  std::map<std::string, std::vector<const IdentityPull*>> by_region;
-  std::vector<std::string> incomplete;
-  for (const IdentityPull& x : rep.identities) {
-    const std::string region = region_of(regions, x.identity);
-    if (std::isnan(x.pull)) {
-      incomplete.push_back(x.identity);
-    } else {
-      by_region[region].push_back(&x);
-    }
-    ids.row();
-    ids.put("identity", x.identity);
-    ids.put("region", region);
-    ids.put("n_default", static_cast<double>(x.n_default));
-    ids.put("n_stereotypical", static_cast<double>(x.n_stereo));
-    ids.put("n_non_stereotypical", static_cast<double>(x.n_nonstereo));
-    ids.put("s_d_s", x.s_d_s);
-    ids.put("s_d_ns", x.s_d_ns);
-    ids.put("s_s_ns", x.s_s_ns);
-    ids.put("mean_similarity", x.mean_similarity);
-    ids.put("pull", x.pull);
-    ids.put("s_d_d", x.s_d_d);
-    ids.put("s_s_s", x.s_s_s);
-    ids.put("s_ns_ns", x.s_ns_ns);
-    ids.put("p_value", x.test.p_value);
-    ids.put("p_holm", x.p_holm);
-    ids.put("p_bh", x.p_bh);
-    id_json.push_back({{"identity", x.identity},
-                       {"region", region},
-                       {"n",
-                        {{"default", x.n_default},
-                         {"stereotypical", x.n_stereo},
-                         {"non_stereotypical", x.n_nonstereo}}},
-                       {"s_d_s", json_number(x.s_d_s)},
-                       {"s_d_ns", json_number(x.s_d_ns)},
-                       {"s_s_ns", json_number(x.s_s_ns)},
-                       {"mean_similarity", json_number(x.mean_similarity)},
-                       {"pull", json_number(x.pull)},
-                       {"within",
-                        {{"s_d_d", json_number(x.s_d_d)},
-                         {"s_s_s", json_number(x.s_s_s)},
-                         {"s_ns_ns", json_number(x.s_ns_ns)}}},
-                       {"test",
-                        {{"p_value", json_number(x.test.p_value)},
-                         {"p_holm", json_number(x.p_holm)},
-                         {"p_bh", json_number(x.p_bh)},
-                         {"alternative", stats::to_string(x.test.alternative)},
-                         {"method", x.test.method},
-                         {"resamples", x.test.resamples},
-                         {"seed", x.test.seed}}}});
-  }
-  TableBuilder reg("pull_regions");
-  Json reg_json = Json::array();
-  for (const auto& [region, list] : by_region) {
-    Mean ds, dns, sns, mean, pull;
-    std::size_t positive = 0, significant = 0;
-    for (const IdentityPull* x : list) {
-      ds.add(x->s_d_s);
-      dns.add(x->s_d_ns);
-      sns.add(x->s_s_ns);
-      mean.add(x->mean_similarity);
-      pull.add(x->pull);
-      positive += x->pull > 0 ? 1 : 0;
-      significant += x->p_holm <= 0.05 ? 1 : 0;
-    }
-    reg.row();
-    reg.put("region", region);
-    reg.put("identities", static_cast<double>(list.size()));
-    reg.put("positive_pull", static_cast<double>(positive));
-    reg.put("significant_holm_05", static_cast<double>(significant));
-    reg.put("mean_s_d_s", ds.value());
-    reg.put("mean_s_d_ns", dns.value());
-    reg.put("mean_s_s_ns", sns.value());
-    reg.put("mean_similarity", mean.value());
-    reg.put("mean_pull", pull.value());
-    reg_json.push_back({{"region", region},
-                        {"identities", list.size()},
-                        {"positive_pull", positive},
-                        {"significant_holm_05", significant},
-                        {"mean_s_d_s", json_number(ds.value())},
-                        {"mean_s_d_ns", json_number(dns.value())},
-                        {"mean_s_s_ns", json_number(sns.value())},
-                        {"mean_similarity", json_number(mean.value())},
-                        {"mean_pull", json_number(pull.value())}});
-  }
-  out.json = {{"definition",
-               "S(X,Y) = mean pairwise cosine of image embeddings; pull = S(d,s) - S(d,ns) "
-               "(ViSAGe 5); permutation test of s/ns labels"},
-              {"identities", rep.identities.size()},
-              {"tested", rep.tested},
-              {"positive_pull", rep.positive},
-              {"permutations", o.permutations},
-              {"alternative", stats::to_string(o.alternative)},
-              {"per_identity", id_json},
-              {"regions", reg_json}};
-  if (!incomplete.empty()) {
-    out.notes.push_back(fmt::format(
-        "{} identities lack a default, stereotypical or non-stereotypical image and have no "
-        "pull: {}",
-        incomplete.size(), fmt::join(incomplete, ", ")));
-  }
-  out.tables.emplace_back("pull_identities", ids.build());
-  out.tables.emplace_back("pull_regions", reg.build());
-  return out;
-}
 
 stats::Alternative parse_alternative(const std::string& a) {
   if (a == "less") return stats::Alternative::Less;
@@ -504,11 +73,9 @@ Json visual_spec_json(const AuditSpec& spec) {
   return j;
 }
 
-}  // namespace
-
-void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+// The inputs the audit reads, for the provenance block.
+Provenance visual_provenance(const AuditSpec& spec) {
   const VisualAuditSpec& v = spec.visual;
-  audits_internal::RunOutput output(run_dir);  // locks the folder before any input is read
   Provenance provenance;
   provenance.command = "audit";
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
@@ -516,6 +83,30 @@ void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_di
                         &v.pull_table, &v.pull_embeddings.path}) {
     if (!p->empty()) provenance.inputs.push_back(p->string());
   }
+  return provenance;
+}
+
+// The annotations table's columns and aggregation, from the spec.
+AnnotationOptions annotation_options(const VisualAuditSpec& v) {
+  AnnotationOptions ao;
+  ao.image_column = v.image_column;
+  ao.attribute_column = v.attribute_column;
+  ao.present_column = v.present_column;
+  ao.task_column = v.task_column;
+  ao.identity_column = v.identity_column;
+  ao.coords_column = v.coords_column;
+  ao.none_option = v.none_option;
+  ao.aggregation = v.aggregation == "majority" ? Aggregation::Majority : Aggregation::PerAnnotation;
+  return ao;
+}
+
+}  // namespace
+
+void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+  using namespace audits_internal;  // NOLINT(build/namespaces): visual_audit_internal.h
+  const VisualAuditSpec& v = spec.visual;
+  RunOutput output(run_dir);  // locks the folder before any input is read
+  Provenance provenance = visual_provenance(spec);
   start_hashing_inputs(provenance);
 
   Progress progress("visual stereotypes", 1 + (v.likelihood.toggle.enabled ? 1 : 0) +
@@ -537,17 +128,7 @@ void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_di
   Annotations annotations;
   bool have_annotations = false;
   if (!v.annotations.empty()) {
-    AnnotationOptions ao;
-    ao.image_column = v.image_column;
-    ao.attribute_column = v.attribute_column;
-    ao.present_column = v.present_column;
-    ao.task_column = v.task_column;
-    ao.identity_column = v.identity_column;
-    ao.coords_column = v.coords_column;
-    ao.none_option = v.none_option;
-    ao.aggregation =
-        v.aggregation == "majority" ? Aggregation::Majority : Aggregation::PerAnnotation;
-    annotations = read_annotations(v.annotations.string(), ao);
+    annotations = read_annotations(v.annotations.string(), annotation_options(v));
     have_annotations = true;
   }
   // One likelihood computation serves both the likelihood section and salience's L column

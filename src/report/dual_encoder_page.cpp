@@ -54,51 +54,10 @@ void dual_facts(Page& page) {
   if (!g.empty()) page.fact("Groups", esc(g));
 }
 
-// Group means with CI bars, one small chart per dimension (paper 001's group comparisons).
-void association_section(Page& page, const std::string& measure) {
-  const Node a = page.root()["analyses"]["association"];
-  if (a.null()) return;
+// Each group against the mean of the others (the association's contrasts): heatmap and forest
+// plot, with a finding per significant contrast.
+void contrasts_section(Page& page, const Node& a) {
   const bool delta = a["has_delta"].boolean();
-  const std::string value_key = delta ? "delta_cos_mean" : "cos_mean";
-  const std::string unit = delta ? "Delta cos (cosine minus the neutral prompt's)" : "cosine";
-  page.section("association", "Association: group means",
-               "Mean " + std::string(delta ? "Delta cos" : "cosine") +
-                   " of each group's images with each dimension's prompts, with bootstrap " +
-                   "confidence intervals over images.");
-  const Node dims = a["dimensions"];
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    const Node dim = dims[d];
-    BarChart chart;
-    chart.title = measure + ": " + dim["dimension"].str();
-    chart.x_label = unit;
-    chart.points = true;
-    BarSeries s;
-    s.name = dim["dimension"].str();
-    DataTable t;
-    t.name = "association_" + dim["dimension"].str();
-    t.columns = {"group", "dimension", "n", value_key, "ci_lower", "ci_upper"};
-    for (std::size_t g = 0; g < dim["groups"].size(); ++g) {
-      const Node grp = dim["groups"][g];
-      chart.categories.push_back(group_label(grp["key"]));
-      s.value.push_back(grp[value_key].number());
-      s.lower.push_back(grp["ci"]["lower"].number());
-      s.upper.push_back(grp["ci"]["upper"].number());
-      t.add({cell(group_label(grp["key"])), cell(dim["dimension"].str()),
-             cell(grp["n"], Fmt::integer), cell(grp[value_key]), cell(grp["ci"]["lower"]),
-             cell(grp["ci"]["upper"])});
-    }
-    chart.series.push_back(std::move(s));
-    page.figure(svg_bar_chart(chart),
-                "Group means on " + dim["dimension"].str() + " with " +
-                    (a["dimensions"][d]["groups"][0]["ci"]["level"].null()
-                         ? std::string("no intervals")
-                         : fmt::format("{:g}% bootstrap intervals",
-                                       100 * dim["groups"][0]["ci"]["level"].number())) +
-                    ".",
-                std::move(t));
-  }
-
-  // Each group against the mean of the others: heatmap and forest plot.
   const Node c = a["contrasts"]["results"];
   if (c.size() == 0) return;
   Heatmap h;
@@ -153,6 +112,52 @@ void association_section(Page& page, const std::string& measure) {
       svg_forest_chart(f),
       "Each contrast with its confidence interval; filled: significant after Holm correction.",
       std::move(tf));
+}
+
+// Group means with CI bars, one small chart per dimension (paper 001's group comparisons).
+void association_section(Page& page, const std::string& measure) {
+  const Node a = page.root()["analyses"]["association"];
+  if (a.null()) return;
+  const bool delta = a["has_delta"].boolean();
+  const std::string value_key = delta ? "delta_cos_mean" : "cos_mean";
+  const std::string unit = delta ? "Delta cos (cosine minus the neutral prompt's)" : "cosine";
+  page.section("association", "Association: group means",
+               "Mean " + std::string(delta ? "Delta cos" : "cosine") +
+                   " of each group's images with each dimension's prompts, with bootstrap " +
+                   "confidence intervals over images.");
+  const Node dims = a["dimensions"];
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const Node dim = dims[d];
+    BarChart chart;
+    chart.title = measure + ": " + dim["dimension"].str();
+    chart.x_label = unit;
+    chart.points = true;
+    BarSeries s;
+    s.name = dim["dimension"].str();
+    DataTable t;
+    t.name = "association_" + dim["dimension"].str();
+    t.columns = {"group", "dimension", "n", value_key, "ci_lower", "ci_upper"};
+    for (std::size_t g = 0; g < dim["groups"].size(); ++g) {
+      const Node grp = dim["groups"][g];
+      chart.categories.push_back(group_label(grp["key"]));
+      s.value.push_back(grp[value_key].number());
+      s.lower.push_back(grp["ci"]["lower"].number());
+      s.upper.push_back(grp["ci"]["upper"].number());
+      t.add({cell(group_label(grp["key"])), cell(dim["dimension"].str()),
+             cell(grp["n"], Fmt::integer), cell(grp[value_key]), cell(grp["ci"]["lower"]),
+             cell(grp["ci"]["upper"])});
+    }
+    chart.series.push_back(std::move(s));
+    page.figure(svg_bar_chart(chart),
+                "Group means on " + dim["dimension"].str() + " with " +
+                    (a["dimensions"][d]["groups"][0]["ci"]["level"].null()
+                         ? std::string("no intervals")
+                         : fmt::format("{:g}% bootstrap intervals",
+                                       100 * dim["groups"][0]["ci"]["level"].number())) +
+                    ".",
+                std::move(t));
+  }
+  contrasts_section(page, a);
 }
 
 // SC-WEAT effect sizes over group pairs x dimensions.

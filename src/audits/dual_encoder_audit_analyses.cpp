@@ -1,6 +1,6 @@
-// The analyses of the dual-encoder audits (papers 001 and 004): association,
-// SC-WEAT, markedness, ranking metrics and trait-pair confidence. Each returns a
-// JSON section and CSV tables; see include/vlbias/audits/audit_analyses.h.
+// The analyses of the dual-encoder audits (paper 001): association, SC-WEAT, markedness and
+// ranking metrics (trait-pair confidence, paper 004: dual_encoder_audit_confidence.cpp). Each
+// returns a JSON section and CSV tables; see include/vlbias/audits/dual_encoder_audit.h.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -8,38 +8,25 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dual_encoder_audit_internal.h"
 #include "table_builder.h"
-#include "vlbias/metrics/association.h"
 #include "vlbias/audits/dual_encoder_audit.h"
-#include "vlbias/stats/compare.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/metrics/ranking_metrics.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/metrics/association.h"
+#include "vlbias/metrics/ranking_metrics.h"
+#include "vlbias/stats/compare.h"
 
 namespace vlbias {
 
-namespace {
+namespace audits_internal {
 
-using audits_internal::TableBuilder;
-
-Json interval_json(const stats::Interval& ci) {
-  return to_json(ci);
-}
-
-// Writes the key columns of a group (one per `by` column) into the current row.
 void put_key(TableBuilder& t, const std::vector<std::string>& by,
              const std::vector<std::string>& key) {
   for (std::size_t c = 0; c < by.size(); ++c) t.put(by[c], key[c]);
 }
 
-// Skew values may be -inf (a class absent from the top k): JSON has no -inf, so it is
-// written as the string "-inf" (as `vlbias metric skew` does).
-Json skew_json(double v) {
-  return std::isinf(v) && v < 0 ? Json("-inf") : json_number(v);
-}
-
-// The image table plus per-image score columns named prefix + label.
 Table with_scores(const Table& images, const std::string& prefix,
                   const std::vector<std::string>& labels, const std::vector<double>& values) {
   Table t = images;
@@ -65,7 +52,6 @@ DescribeReport describe_column(const Table& t, const std::string& value, const G
   return describe_groups(t, o);
 }
 
-// Adds p_holm and p_bh over every p-value of a table (NaN p-values are skipped).
 void adjust(const std::vector<double>& p, std::vector<double>& holm, std::vector<double>& bh) {
   std::vector<double> defined;
   for (double v : p) {
@@ -80,6 +66,22 @@ void adjust(const std::vector<double>& p, std::vector<double>& holm, std::vector
     bh[i] = b[j];
     ++j;
   }
+}
+
+}  // namespace audits_internal
+
+using namespace audits_internal;  // NOLINT(build/namespaces): dual_encoder_audit_internal.h
+
+namespace {
+
+Json interval_json(const stats::Interval& ci) {
+  return to_json(ci);
+}
+
+// Skew values may be -inf (a class absent from the top k): JSON has no -inf, so it is
+// written as the string "-inf" (as `vlbias metric skew` does).
+Json skew_json(double v) {
+  return std::isinf(v) && v < 0 ? Json("-inf") : json_number(v);
 }
 
 std::string join_key(const std::vector<std::string>& key) {
@@ -138,7 +140,8 @@ Json group_contrasts(const std::vector<std::string>& labels, const GroupingOptio
            {"dimension", labels[row.d]},
            {"n", inputs[row.d].moments[row.g].n},
            {"estimate", json_number(r.estimate)},
-           {"ci", {{"lower", json_number(r.lower)}, {"upper", json_number(r.upper)}, {"level", r.level}}},
+           {"ci",
+            {{"lower", json_number(r.lower)}, {"upper", json_number(r.upper)}, {"level", r.level}}},
            {"se", json_number(r.se)},
            {"df", json_number(r.df)},
            {"t", json_number(r.t)},
@@ -211,7 +214,8 @@ AnalysisOutput association_analysis(const Study& study, const GroupingOptions& o
       jg.push_back(e);
       if (m.summary.n >= 2 && std::isfinite(m.summary.sd)) {
         contrast_inputs[d].keys.push_back(m.key);
-        contrast_inputs[d].moments.push_back({m.summary.mean, m.summary.sd * m.summary.sd, m.summary.n});
+        contrast_inputs[d].moments.push_back(
+            {m.summary.mean, m.summary.sd * m.summary.sd, m.summary.n});
       }
     }
     std::vector<double> all_cos(scores.images), all_delta;
@@ -239,8 +243,8 @@ AnalysisOutput association_analysis(const Study& study, const GroupingOptions& o
   out.json["images"] = scores.images;
   out.json["templates"] = study.manifest.templates;
   std::vector<std::pair<std::string, Table>> contrast_table;
-  out.json["contrasts"] = group_contrasts(labels, options, contrast_inputs, scores.has_delta,
-                                          contrast_table);
+  out.json["contrasts"] =
+      group_contrasts(labels, options, contrast_inputs, scores.has_delta, contrast_table);
   out.json["has_delta"] = scores.has_delta;
   out.json["by"] = options.by;
   out.json["dimensions"] = dims;
@@ -252,36 +256,45 @@ AnalysisOutput association_analysis(const Study& study, const GroupingOptions& o
 
 // ---------------------------------------------------------------------- SC-WEAT
 
-AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& options) {
-  AnalysisOutput out;
-  const PromptManifest& m = study.manifest;
-  VLBIAS_CHECK(!m.dimensions.empty(), InputError,
-               "SC-WEAT: the prompt manifest has no attribute prompts to use as targets");
-  // Target sets: each dimension's prompts, then every attribute prompt ("all"), as
-  // positions in `all` (the rows of the cosine block gathered per pair of groups).
+namespace {
+
+// Target sets: each dimension's prompts, then every attribute prompt ("all"), as
+// positions in `all` (the rows of the cosine block gathered per pair of groups).
+struct ScweatTargets {
   std::vector<std::pair<std::string, std::vector<std::size_t>>> targets;
   std::vector<std::size_t> all;
+  std::vector<std::vector<std::size_t>> sets;  // the targets' positions
+};
+
+ScweatTargets scweat_targets(const PromptManifest& m) {
+  ScweatTargets t;
   for (const auto& d : m.dimensions) {
     std::vector<std::size_t> positions;
     for (std::size_t r : d.rows) {
-      positions.push_back(all.size());
-      all.push_back(r);
+      positions.push_back(t.all.size());
+      t.all.push_back(r);
     }
-    targets.emplace_back(d.label, std::move(positions));
+    t.targets.emplace_back(d.label, std::move(positions));
   }
-  std::vector<std::size_t> every(all.size());
-  for (std::size_t i = 0; i < all.size(); ++i) every[i] = i;
-  targets.emplace_back("all", std::move(every));
-  std::vector<std::vector<std::size_t>> sets;
-  for (const auto& t : targets) sets.push_back(t.second);
+  std::vector<std::size_t> every(t.all.size());
+  for (std::size_t i = 0; i < t.all.size(); ++i) every[i] = i;
+  t.targets.emplace_back("all", std::move(every));
+  for (const auto& target : t.targets) t.sets.push_back(target.second);
+  return t;
+}
 
-  struct Pair {
-    std::string grouping, a, b;
-    std::vector<std::uint32_t> images;  // A's images then B's
-    std::size_t n_a = 0;
-    bool small = false;
-  };
-  std::vector<Pair> pairs;
+// Two groups of one grouping, compared on every target set.
+struct GroupPair {
+  std::string grouping, a, b;
+  std::vector<std::uint32_t> images;  // A's images then B's
+  std::size_t n_a = 0;
+  bool small = false;
+};
+
+// Every pair of groups of every grouping, in grouping order.
+std::vector<GroupPair> group_pairs(const Study& study, const ScweatAnalysisOptions& options,
+                                   std::vector<std::string>& notes) {
+  std::vector<GroupPair> pairs;
   for (const auto& cols : options.groupings) {
     const Grouping g = group_by(study.images, cols);
     std::vector<std::vector<std::uint32_t>> members(g.size());
@@ -291,32 +304,38 @@ AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& 
       }
     }
     if (g.size() < 2) {
-      out.notes.push_back(
+      notes.push_back(
           fmt::format("scweat: grouping {} has fewer than two groups", fmt::join(cols, "+")));
     }
     for (std::size_t a = 0; a < g.size(); ++a) {
       for (std::size_t b = a + 1; b < g.size(); ++b) {
-        Pair pair{fmt::format("{}", fmt::join(cols, "+")),
-                  join_key(g.keys[a]),
-                  join_key(g.keys[b]),
-                  members[a],
-                  members[a].size(),
-                  std::min(g.sizes[a], g.sizes[b]) < options.min_group_size};
+        GroupPair pair{fmt::format("{}", fmt::join(cols, "+")),
+                       join_key(g.keys[a]),
+                       join_key(g.keys[b]),
+                       members[a],
+                       members[a].size(),
+                       std::min(g.sizes[a], g.sizes[b]) < options.min_group_size};
         pair.images.insert(pair.images.end(), members[b].begin(), members[b].end());
         pairs.push_back(std::move(pair));
       }
     }
   }
+  return pairs;
+}
 
-  ScweatOptions so;
-  so.p_test = parse_scweat_p_test(options.p_test);
-  so.permutations = options.permutations;
+// SC-WEAT of every pair on every target set: [pair][target].
+std::vector<std::vector<ScweatResult>> scweat_pairs(const Study& study,
+                                                    const ScweatAnalysisOptions& options,
+                                                    const ScweatTargets& targets,
+                                                    const std::vector<GroupPair>& pairs,
+                                                    const ScweatOptions& so) {
+  const std::vector<std::size_t>& all = targets.all;
   // One task per pair of groups: every target set shares its relabellings
   // (sc_weat_target_sets), seeded per pair so results do not depend on threads.
   std::vector<std::vector<ScweatResult>> by_pair(pairs.size());
   Progress progress("SC-WEAT group pairs", pairs.size());
   const auto one_pair = [&](std::size_t k) {
-    const Pair& pair = pairs[k];
+    const GroupPair& pair = pairs[k];
     Matrix block(all.size(), pair.images.size());
     for (std::size_t r = 0; r < all.size(); ++r) {
       const float* src = study.cos.row(all[r]);
@@ -325,7 +344,7 @@ AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& 
     }
     ScweatOptions o = so;
     o.seed = derive_seed(options.seed, k);
-    by_pair[k] = sc_weat_target_sets(block, pair.n_a, sets, o);
+    by_pair[k] = sc_weat_target_sets(block, pair.n_a, targets.sets, o);
     progress.advance();
   };
   // Pairs in parallel when there are enough of them; otherwise one at a time, each
@@ -336,15 +355,22 @@ AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& 
     for (std::size_t k = 0; k < pairs.size(); ++k) one_pair(k);
   }
   progress.finish();
+  return by_pair;
+}
 
+// The tests (pair x target set), with Holm and BH over all of them, as JSON rows and the
+// scweat table.
+Json scweat_tests(const ScweatTargets& targets, const std::vector<GroupPair>& pairs,
+                  const std::vector<std::vector<ScweatResult>>& by_pair, Table& out_table) {
+  const auto& target_sets = targets.targets;
   struct Test {
-    const Pair* pair;
+    const GroupPair* pair;
     std::size_t target;
     const ScweatResult* result;
   };
   std::vector<Test> tests;
   for (std::size_t k = 0; k < pairs.size(); ++k) {
-    for (std::size_t t = 0; t < targets.size(); ++t)
+    for (std::size_t t = 0; t < target_sets.size(); ++t)
       tests.push_back({&pairs[k], t, &by_pair[k][t]});
   }
   std::vector<double> p(tests.size()), holm, bh;
@@ -359,8 +385,8 @@ AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& 
     table.put("grouping", t.pair->grouping);
     table.put("group_a", t.pair->a);
     table.put("group_b", t.pair->b);
-    table.put("dimension", targets[t.target].first);
-    table.put("targets", static_cast<double>(targets[t.target].second.size()));
+    table.put("dimension", target_sets[t.target].first);
+    table.put("targets", static_cast<double>(target_sets[t.target].second.size()));
     table.put("n_a", static_cast<double>(r.n_a));
     table.put("n_b", static_cast<double>(r.n_b));
     table.put("effect_size", r.effect_size);
@@ -374,7 +400,7 @@ AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& 
     Json e{{"grouping", t.pair->grouping},
            {"group_a", t.pair->a},
            {"group_b", t.pair->b},
-           {"dimension", targets[t.target].first},
+           {"dimension", target_sets[t.target].first},
            {"n_a", r.n_a},
            {"n_b", r.n_b},
            {"effect_size", json_number(r.effect_size)},
@@ -389,11 +415,31 @@ AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& 
     if (!r.note.empty()) e["note"] = r.note;
     rows.push_back(e);
   }
+  out_table = table.build();
+  return rows;
+}
+
+}  // namespace
+
+AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& options) {
+  AnalysisOutput out;
+  const PromptManifest& m = study.manifest;
+  VLBIAS_CHECK(!m.dimensions.empty(), InputError,
+               "SC-WEAT: the prompt manifest has no attribute prompts to use as targets");
+  const ScweatTargets targets = scweat_targets(m);
+  const std::vector<GroupPair> pairs = group_pairs(study, options, out.notes);
+  ScweatOptions so;
+  so.p_test = parse_scweat_p_test(options.p_test);
+  so.permutations = options.permutations;
+  const std::vector<std::vector<ScweatResult>> by_pair =
+      scweat_pairs(study, options, targets, pairs, so);
+  Table table;
+  const Json rows = scweat_tests(targets, pairs, by_pair, table);
   out.json["p_test"] = to_string(so.p_test);
   out.json["alternative"] = "two-sided";
   out.json["targets"] = "each dimension's prompts (words x templates), and 'all' of them";
   out.json["tests"] = rows;
-  out.tables.emplace_back("scweat", table.build());
+  out.tables.emplace_back("scweat", std::move(table));
   return out;
 }
 
@@ -517,121 +563,6 @@ AnalysisOutput ranking_analysis(const Study& study, const ImageDimensionScores& 
   out.json["results"] = results;
   out.tables.emplace_back("ranking_skew", skew_table.build());
   out.tables.emplace_back("ranking_ndkl", ndkl_table.build());
-  return out;
-}
-
-// ------------------------------------------------------------ trait confidence
-
-AnalysisOutput confidence_analysis(const Study& study, const ConfidenceAnalysisOptions& options) {
-  AnalysisOutput out;
-  const TraitConfidence tc =
-      trait_confidence(study.cos, study.manifest, options.scale, options.logit_scale);
-  Table images = with_scores(study.images, "confidence_", tc.pairs, tc.confidence);
-  TableBuilder groups("confidence_groups");
-  TableBuilder tests("confidence_tests");
-  Json pairs = Json::array();
-  struct Row {
-    std::string pair, factor, within_column, within_level;
-    const Comparison* c;
-  };
-  std::vector<CompareReport> reports;
-  reports.reserve(tc.pairs.size() * 2);
-  std::vector<Row> test_rows;
-  for (std::size_t p = 0; p < tc.pairs.size(); ++p) {
-    const std::string column = "confidence_" + tc.pairs[p];
-    const DescribeReport d =
-        describe_column(images, column, options.grouping, options.grouping.bootstrap,
-                        derive_seed(options.grouping.seed, p));
-    Json jg = Json::array();
-    for (const GroupDescription& g : d.groups) {
-      groups.row();
-      put_key(groups, options.grouping.by, g.key);
-      groups.put("pair", tc.pairs[p]);
-      groups.put("n", static_cast<double>(g.summary.n));
-      groups.put("mean", g.summary.mean);
-      groups.put("sd", g.summary.sd);
-      groups.put("ci_lower", g.mean_ci.lower);
-      groups.put("ci_upper", g.mean_ci.upper);
-      groups.put("small", g.small ? "true" : "false");
-      Json e{{"key", key_json(options.grouping.by, g.key)},
-             {"n", g.summary.n},
-             {"mean", json_number(g.summary.mean)},
-             {"sd", json_number(g.summary.sd)}};
-      if (options.grouping.bootstrap > 0) e["ci"] = interval_json(g.mean_ci);
-      if (g.small) e["small"] = true;
-      jg.push_back(e);
-    }
-    // Paper 004: ANOVA across `across` within each level of `within`, and a two-group
-    // test across `within` within each level of `across`.
-    auto run = [&](const std::string& by, const std::string& within, const std::string& test) {
-      if (by.empty()) return;
-      CompareOptions co;
-      co.value = column;
-      co.by = {by};
-      if (!within.empty()) co.within = {within};
-      co.test = parse_group_test(test);
-      co.min_group_size = options.grouping.min_group_size;
-      reports.push_back(compare_groups(images, co));
-      for (const Comparison& c : reports.back().comparisons) {
-        test_rows.push_back({tc.pairs[p], by, within, c.within.empty() ? "" : c.within[0], &c});
-      }
-    };
-    run(options.across, options.within, options.test_across);
-    run(options.within, options.across, options.test_within);
-    pairs.push_back(Json{{"pair", tc.pairs[p]},
-                         {"first", tc.first[p]},
-                         {"second", tc.second[p]},
-                         {"mean", json_number(stats::mean(images.numeric(column, true)))},
-                         {"groups", jg}});
-  }
-  std::vector<double> p(test_rows.size()), holm, bh;
-  for (std::size_t k = 0; k < test_rows.size(); ++k) p[k] = test_rows[k].c->result.p_value;
-  adjust(p, holm, bh);
-  Json jt = Json::array();
-  for (std::size_t k = 0; k < test_rows.size(); ++k) {
-    const Row& r = test_rows[k];
-    const stats::TestResult& t = r.c->result;
-    tests.row();
-    tests.put("pair", r.pair);
-    tests.put("factor", r.factor);
-    tests.put("within", r.within_column);
-    tests.put("within_level", r.within_level);
-    tests.put("test", t.test);
-    tests.put("groups", static_cast<double>(r.c->groups.size()));
-    tests.put("statistic", t.statistic);
-    tests.put("df1", t.df.size() > 0 ? t.df[0] : stats::kNaN);
-    tests.put("df2", t.df.size() > 1 ? t.df[1] : stats::kNaN);
-    tests.put("p_value", t.p_value);
-    tests.put("p_holm", holm[k]);
-    tests.put("p_bh", bh[k]);
-    tests.put("effect_size", t.effect_size);
-    tests.put("effect_name", t.effect_name);
-    Json e{{"pair", r.pair},
-           {"factor", r.factor},
-           {"within", r.within_column},
-           {"within_level", r.within_level}};
-    e["result"] = to_json(t);
-    e["p_holm"] = json_number(holm[k]);
-    e["p_bh"] = json_number(bh[k]);
-    Json g = Json::array();
-    for (const GroupStats& s : r.c->groups) {
-      g.push_back(Json{
-          {"level", s.key.empty() ? "" : s.key[0]}, {"n", s.n}, {"mean", json_number(s.mean)}});
-    }
-    e["groups"] = g;
-    jt.push_back(e);
-  }
-  out.json["definition"] =
-      "confidence in the first trait: exp(s0) / (exp(s0) + exp(s1)), s = mean cosine with the "
-      "trait's prompts (raw) or logit_scale times it (logit)";
-  out.json["scale"] = to_string(options.scale);
-  if (options.scale == ConfidenceScale::Logit) out.json["logit_scale"] = options.logit_scale;
-  out.json["pairs"] = pairs;
-  out.json["tests"] = jt;
-  out.json["adjustment"] = "Holm and Benjamini-Hochberg over every test of this table";
-  out.tables.emplace_back("confidence_images", std::move(images));
-  out.tables.emplace_back("confidence_groups", groups.build());
-  out.tables.emplace_back("confidence_tests", tests.build());
   return out;
 }
 

@@ -1,0 +1,349 @@
+// The comparisons of the LVLM counterfactual analysis (lvlm_audit.h, docs/methods.md#paper-003):
+// set-blocked tests of the groups within complete counterfactual sets (Friedman, and a
+// within-set permutation test per group), and paired comparisons of MaxGap between by-levels
+// (mitigation vs baseline, LVLM vs LLM).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "lvlm_audit_internal.h"
+#include "table_builder.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/stats/stats.h"
+
+namespace vlbias {
+
+using namespace audits_internal;  // NOLINT(build/namespaces): lvlm_audit_internal.h
+
+namespace {
+
+// The tests of one by-level (b) and member measure (m).
+struct TestRow {
+  std::size_t b, m, n_sets, incomplete;
+  stats::TestResult friedman;
+  std::vector<std::uint32_t> groups;
+  std::vector<double> mean, gap, p;
+};
+
+// Where each set's run of members starts (members are sorted by set, then group), then the end.
+std::vector<std::size_t> set_runs(const LvlmState& s) {
+  std::vector<std::size_t> run_start;
+  for (std::size_t i = 0; i < s.member_set.size(); ++i) {
+    if (i == 0 || s.member_set[i] != s.member_set[i - 1]) run_start.push_back(i);
+  }
+  run_start.push_back(s.member_set.size());
+  return run_start;
+}
+
+// The complete sets of row.b for measure row.m (every group of the by-level, gl, once, each
+// value defined), k = |gl| values each in group order; counts the others in row.incomplete.
+std::vector<double> complete_blocks(const LvlmState& s, std::size_t M,
+                                    const std::vector<std::uint32_t>& gl,
+                                    const std::vector<std::size_t>& run_start, TestRow& row) {
+  const std::size_t k = gl.size();
+  std::vector<std::uint32_t> slot(s.groups.size(), 0xffffffffu);
+  for (std::size_t j = 0; j < k; ++j) slot[gl[j]] = j;
+  std::vector<double> blocks;  // complete sets, k values each in group order
+  std::vector<double> block(k);
+  for (std::size_t r = 0; r + 1 < run_start.size(); ++r) {
+    const std::size_t a = run_start[r], e = run_start[r + 1];
+    if (s.set_by[s.member_set[a]] != row.b) continue;
+    bool complete = e - a == k;
+    for (std::size_t i = a; complete && i < e; ++i) {
+      const double v = s.member_values[i * M + row.m];
+      const std::uint32_t j = slot[s.member_group[i]];
+      // Sorted by group: a repeated group shows up as a wrong slot.
+      if (std::isnan(v) || j != i - a)
+        complete = false;
+      else
+        block[j] = v;
+    }
+    if (!complete) {
+      ++row.incomplete;
+      continue;
+    }
+    blocks.insert(blocks.end(), block.begin(), block.end());
+  }
+  return blocks;
+}
+
+// Friedman over the n complete sets of k values, and per group the mean gap to the other
+// groups of its set with its permutation p (stream `seed`).
+void set_blocked_tests(const std::vector<double>& blocks, std::size_t n, std::size_t k,
+                       const LvlmReportOptions& o, std::uint64_t seed, TestRow& row) {
+  row.friedman = stats::friedman(blocks, k);
+  // Per set: d_j = x_j - mean of the others. Null: each set's label lands on a uniform member.
+  std::vector<double> d(blocks.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    double sum = 0;
+    for (std::size_t j = 0; j < k; ++j) sum += blocks[i * k + j];
+    for (std::size_t j = 0; j < k; ++j) {
+      const double x = blocks[i * k + j];
+      d[i * k + j] = x - (sum - x) / static_cast<double>(k - 1);
+    }
+  }
+  row.mean.assign(k, 0);
+  row.gap.assign(k, 0);
+  for (std::size_t j = 0; j < k; ++j) {
+    double sm = 0, sg = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      sm += blocks[i * k + j];
+      sg += d[i * k + j];
+    }
+    row.mean[j] = sm / static_cast<double>(n);
+    row.gap[j] = sg / static_cast<double>(n);
+  }
+  std::vector<double> null(o.permutations);
+  parallel_for(o.permutations, [&](std::size_t rep) {
+    Rng rng(seed, rep);
+    double sum = 0;
+    for (std::size_t i = 0; i < n; ++i) sum += d[i * k + rng.uniform_index(k)];
+    null[rep] = sum / static_cast<double>(n);
+  });
+  row.p.assign(k, 0);
+  for (std::size_t j = 0; j < k; ++j) {
+    const double t = std::abs(row.gap[j]) * (1.0 - 1e-12);
+    std::size_t exceed = 0;
+    for (const double x : null) exceed += std::abs(x) >= t;
+    row.p[j] = (1.0 + static_cast<double>(exceed)) / (1.0 + static_cast<double>(o.permutations));
+  }
+}
+
+// The section of the tests: Holm and BH over the Friedman p of every test and over the
+// permutation p of every (test, group) pair.
+AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
+                                   const LvlmReportOptions& o,
+                                   const std::vector<std::string>& measures,
+                                   const std::vector<TestRow>& rows) {
+  std::vector<double> fp, pp;
+  for (const TestRow& r : rows) {
+    fp.push_back(r.friedman.p_value);
+    for (const double p : r.p) pp.push_back(p);
+  }
+  const std::vector<double> f_holm = stats::holm(fp), f_bh = stats::benjamini_hochberg(fp);
+  const std::vector<double> p_holm = stats::holm(pp), p_bh = stats::benjamini_hochberg(pp);
+  AnalysisOutput out;
+  TableBuilder tests("group_tests"), effects("group_effects");
+  Json results = Json::array();
+  std::size_t pi = 0;
+  for (std::size_t t = 0; t < rows.size(); ++t) {
+    const TestRow& r = rows[t];
+    Json j = Json::object();
+    if (!config.by.empty()) j["by"] = level_json(config.by, s.by_levels[r.b]);
+    j["measure"] = measures[r.m];
+    j["complete_sets"] = r.n_sets;
+    j["incomplete_sets"] = r.incomplete;
+    Json fr = to_json(r.friedman);
+    fr["p_holm"] = json_number(f_holm[t]);
+    fr["p_bh"] = json_number(f_bh[t]);
+    j["friedman"] = std::move(fr);
+    tests.row();
+    put_level(tests, config.by, s.by_levels[r.b]);
+    tests.put("measure", measures[r.m]);
+    tests.put("complete_sets", static_cast<double>(r.n_sets));
+    tests.put("incomplete_sets", static_cast<double>(r.incomplete));
+    tests.put("friedman_chi2", r.friedman.statistic);
+    tests.put("df", r.friedman.df.empty() ? kNaN : r.friedman.df[0]);
+    tests.put("p", r.friedman.p_value);
+    tests.put("p_holm", f_holm[t]);
+    tests.put("p_bh", f_bh[t]);
+    tests.put("kendalls_w", r.friedman.effect_size);
+    Json groups = Json::array();
+    for (std::size_t g = 0; g < r.p.size(); ++g, ++pi) {
+      groups.push_back({{"group", level_json(config.group, s.groups[r.groups[g]])},
+                        {"mean", json_number(r.mean[g])},
+                        {"gap_to_others", json_number(r.gap[g])},
+                        {"p", json_number(r.p[g])},
+                        {"p_holm", json_number(p_holm[pi])},
+                        {"p_bh", json_number(p_bh[pi])}});
+      effects.row();
+      put_level(effects, config.by, s.by_levels[r.b]);
+      effects.put("measure", measures[r.m]);
+      put_level(effects, config.group, s.groups[r.groups[g]]);
+      effects.put("mean", r.mean[g]);
+      effects.put("gap_to_others", r.gap[g]);
+      effects.put("p", r.p[g]);
+      effects.put("p_holm", p_holm[pi]);
+      effects.put("p_bh", p_bh[pi]);
+    }
+    j["groups"] = std::move(groups);
+    results.push_back(std::move(j));
+  }
+  out.json["definition"] =
+      "Set-blocked tests over complete counterfactual sets (every group once, value defined): "
+      "Friedman chi-square (scipy.stats.friedmanchisquare); per group the mean gap to the other "
+      "groups of its set, with a Monte Carlo p from permuting the labels within each set, "
+      "p = (1 + #{|T*| >= |T|}) / (1 + B).";
+  out.json["permutations"] = o.permutations;
+  out.json["seed"] = o.seed;
+  out.json["results"] = std::move(results);
+  out.tables.emplace_back("group_tests", tests.build());
+  out.tables.emplace_back("group_effects", effects.build());
+  return out;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ group tests
+
+AnalysisOutput lvlm_group_tests(const LvlmState& s, const LvlmConfig& config,
+                                const LvlmReportOptions& o) {
+  VLBIAS_CHECK(config.keep_members, UsageError, "group tests need the per-row members");
+  VLBIAS_CHECK(o.permutations > 0, UsageError, "group tests need permutations > 0");
+  const std::vector<std::string> measures = config.member_measures();
+  const std::size_t M = measures.size();
+  const auto level_groups = groups_by_level(s);
+  std::vector<TestRow> rows;
+  const std::vector<std::size_t> run_start = set_runs(s);
+  std::size_t task = 0;
+  for (std::size_t b = 0; b < s.by_levels.size(); ++b) {
+    const auto& gl = level_groups[b];
+    const std::size_t k = gl.size();
+    for (std::size_t m = 0; m < M; ++m, ++task) {
+      TestRow row{b, m, 0, 0, {}, gl, {}, {}, {}};
+      const std::vector<double> blocks = complete_blocks(s, M, gl, run_start, row);
+      const std::size_t n = blocks.size() / std::max<std::size_t>(k, 1);
+      row.n_sets = n;
+      if (n == 0 || k < 2) {
+        row.friedman.test = "friedman";
+        row.friedman.note = n == 0 ? "no complete counterfactual set (every group once, "
+                                     "every value defined)"
+                                   : "fewer than 2 groups";
+        rows.push_back(std::move(row));
+        continue;
+      }
+      set_blocked_tests(blocks, n, k, o, derive_seed(o.seed, task), row);
+      rows.push_back(std::move(row));
+    }
+  }
+  return group_tests_section(s, config, o, measures, rows);
+}
+
+// ------------------------------------------------------------------ paired
+
+namespace {
+
+// The paired comparison of by-level b with its baseline b0 on score k (bootstrap stream
+// `task`); writes its row of the paired table.
+Json paired_result(const LvlmState& s, const LvlmConfig& config, const LvlmReportOptions& o,
+                   const std::vector<std::vector<std::uint32_t>>& sets_of, std::size_t b,
+                   std::uint32_t b0, std::size_t k, std::size_t task, TableBuilder& table) {
+  const std::size_t S = config.scores.size();
+  std::unordered_map<std::string, double> base_gap;
+  for (const std::uint32_t i : sets_of[b0]) {
+    const SetScore& a = s.set_scores[i * S + k];
+    if (a.n > 0) base_gap.emplace(s.set_keys[i], a.max - a.min);
+  }
+  std::vector<double> x0, x1;  // baseline, treatment (treatment set order: sorted keys)
+  for (const std::uint32_t i : sets_of[b]) {
+    const SetScore& a = s.set_scores[i * S + k];
+    const auto it = base_gap.find(s.set_keys[i]);
+    if (a.n == 0 || it == base_gap.end()) continue;
+    x0.push_back(it->second);
+    x1.push_back(a.max - a.min);
+  }
+  const std::size_t n = x0.size();
+  const auto mean = [](const std::vector<double>& v) { return stats::mean(v); };
+  const auto p90 = [](std::vector<double> v) {
+    return v.empty() ? kNaN : stats::percentile_select(v, 90);
+  };
+  Json r = Json::object();
+  r["by"] = level_json(config.by, s.by_levels[b]);
+  r["baseline"] = level_json(config.by, s.by_levels[b0]);
+  r["score"] = config.scores[k];
+  r["matched_sets"] = n;
+  const double m0 = n ? mean(x0) : kNaN, m1 = n ? mean(x1) : kNaN;
+  const double q0 = p90(x0), q1 = p90(x1);
+  r["maxgap_mean_baseline"] = json_number(m0);
+  r["maxgap_mean"] = json_number(m1);
+  r["diff_mean"] = json_number(m1 - m0);
+  r["maxgap_p90_baseline"] = json_number(q0);
+  r["maxgap_p90"] = json_number(q1);
+  r["diff_p90"] = json_number(q1 - q0);
+  stats::TestResult pr;
+  pr.test = "pearson";
+  if (n >= 2) {
+    pr = stats::pearson(x0, x1);
+  } else {
+    pr.note = "fewer than 2 matched sets";
+  }
+  r["pearson"] = to_json(pr);
+  stats::Interval ci_mean, ci_p90;
+  if (o.bootstrap > 0) {
+    const std::uint64_t seed = derive_seed(o.seed, task);
+    std::tie(ci_mean, ci_p90) = bootstrap_mean_p90(x1, x0, o, seed);
+    r["ci"] = {{"diff_mean", interval_json(ci_mean, o.bootstrap)},
+               {"diff_p90", interval_json(ci_p90, o.bootstrap)},
+               {"unit", "matched counterfactual set"}};
+  }
+  table.row();
+  put_level(table, config.by, s.by_levels[b]);
+  table.put("baseline", o.compare_baseline);
+  table.put("score", config.scores[k]);
+  table.put("matched_sets", static_cast<double>(n));
+  table.put("maxgap_mean_baseline", m0);
+  table.put("maxgap_mean", m1);
+  table.put("diff_mean", m1 - m0);
+  table.put("diff_mean_lower", ci_mean.lower);
+  table.put("diff_mean_upper", ci_mean.upper);
+  table.put("maxgap_p90_baseline", q0);
+  table.put("maxgap_p90", q1);
+  table.put("diff_p90", q1 - q0);
+  table.put("diff_p90_lower", ci_p90.lower);
+  table.put("diff_p90_upper", ci_p90.upper);
+  table.put("pearson_r", pr.statistic);
+  table.put("pearson_p", pr.p_value);
+  return r;
+}
+
+}  // namespace
+
+AnalysisOutput lvlm_paired(const LvlmState& s, const LvlmConfig& config,
+                           const LvlmReportOptions& o) {
+  VLBIAS_CHECK(!config.scores.empty(), UsageError, "paired comparisons need a score column");
+  const auto col = std::find(config.by.begin(), config.by.end(), o.compare_column);
+  VLBIAS_CHECK(col != config.by.end(), UsageError,
+               "the comparison column '{}' must be one of the by columns", o.compare_column);
+  const std::size_t ci = static_cast<std::size_t>(col - config.by.begin());
+  const std::size_t S = config.scores.size();
+  std::map<std::string, std::uint32_t> level_index;
+  for (std::size_t b = 0; b < s.by_levels.size(); ++b) level_index.emplace(s.by_levels[b], b);
+  const std::vector<std::vector<std::uint32_t>> sets_of = sets_by_level(s);
+  AnalysisOutput out;
+  TableBuilder table("paired");
+  Json results = Json::array();
+  bool any_baseline = false;
+  std::size_t task = 0;
+  for (std::size_t b = 0; b < s.by_levels.size(); ++b) {
+    std::vector<std::string> parts = split_key(s.by_levels[b]);
+    if (parts[ci] == o.compare_baseline) {
+      any_baseline = true;
+      continue;
+    }
+    parts[ci] = o.compare_baseline;
+    const auto base = level_index.find(join_key(parts));
+    if (base == level_index.end()) continue;
+    const std::uint32_t b0 = base->second;
+    for (std::size_t k = 0; k < S; ++k, ++task) {
+      results.push_back(paired_result(s, config, o, sets_of, b, b0, k, task, table));
+    }
+  }
+  VLBIAS_CHECK(any_baseline, InputError,
+               "no by-level has {} = '{}'; expected the baseline value of the comparison column",
+               o.compare_column, o.compare_baseline);
+  out.json["definition"] =
+      "per counterfactual set present in both by-levels: MaxGap in the baseline and in the "
+      "treatment; differences treatment - baseline of the mean and p90 with a paired bootstrap "
+      "over sets; Pearson r of the per-set MaxGap.";
+  out.json["compare_column"] = o.compare_column;
+  out.json["baseline"] = o.compare_baseline;
+  out.json["results"] = std::move(results);
+  out.tables.emplace_back("paired", table.build());
+  return out;
+}
+
+}  // namespace vlbias

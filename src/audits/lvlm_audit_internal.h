@@ -1,0 +1,84 @@
+#pragma once
+// What the sections of the LVLM counterfactual analysis (include/vlbias/audits/lvlm_audit.h)
+// share:
+//   lvlm_audit_sections.cpp     these helpers, responses, ratings, and the section registry
+//   lvlm_audit_maxgap.cpp       MaxGap per counterfactual set
+//   lvlm_audit_words.cpp        PMI words and lexicon rates per group
+//   lvlm_audit_comparisons.cpp  set-blocked group tests, paired comparisons of MaxGap
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "table_builder.h"
+#include "vlbias/audits/lvlm_audit.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/stats/stats.h"
+
+namespace vlbias::audits_internal {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A by- or group-level key as {column: value} ({} without columns).
+Json level_json(const std::vector<std::string>& columns, const std::string& key);
+
+// Writes a level key's values into the current row, one column each.
+void put_level(TableBuilder& t, const std::vector<std::string>& columns, const std::string& key);
+
+// Groups present in each by-level (sorted ids).
+std::vector<std::vector<std::uint32_t>> groups_by_level(const LvlmState& s);
+
+// Counterfactual sets of each by-level (canonical: sets are sorted by by-level, then key).
+std::vector<std::vector<std::uint32_t>> sets_by_level(const LvlmState& s);
+
+// Percentile bootstrap over units i (replicate b draws from Rng(seed, b)) of the mean and
+// the p90 of x[i]; paired with `base` (same length), of the differences mean(x) - mean(base)
+// and p90(x) - p90(base) over the same resampled units.
+std::pair<stats::Interval, stats::Interval> bootstrap_mean_p90(std::span<const double> x,
+                                                               std::span<const double> base,
+                                                               const LvlmReportOptions& o,
+                                                               std::uint64_t seed);
+
+// An interval with the number of resamples behind it.
+Json interval_json(const stats::Interval& i, std::size_t resamples);
+
+// Mean, sd, median and n of a histogram value -> count, summed in key order.
+struct HistStats {
+  std::uint64_t n = 0;
+  double mean = kNaN, sd = kNaN, median = kNaN;
+};
+
+template <typename Map, typename ValueOf>
+HistStats hist_stats(const Map& hist, ValueOf value_of) {
+  HistStats h;
+  for (const auto& [k, c] : hist) h.n += c;
+  if (h.n == 0) return h;
+  double sum = 0;
+  for (const auto& [k, c] : hist) sum += value_of(k) * static_cast<double>(c);
+  h.mean = sum / static_cast<double>(h.n);
+  if (h.n >= 2) {
+    double ss = 0;
+    for (const auto& [k, c] : hist) {
+      const double d = value_of(k) - h.mean;
+      ss += d * d * static_cast<double>(c);
+    }
+    h.sd = std::sqrt(ss / static_cast<double>(h.n - 1));
+  }
+  // Median: type-7 position (n - 1) / 2 between order statistics.
+  const std::uint64_t lo = (h.n - 1) / 2, hi = h.n / 2;
+  double vlo = kNaN, vhi = kNaN;
+  std::uint64_t seen = 0;
+  for (const auto& [k, c] : hist) {
+    if (std::isnan(vlo) && lo < seen + c) vlo = value_of(k);
+    if (std::isnan(vhi) && hi < seen + c) vhi = value_of(k);
+    seen += c;
+  }
+  h.median = (vlo + vhi) / 2.0;
+  return h;
+}
+
+}  // namespace vlbias::audits_internal

@@ -1,0 +1,39 @@
+#pragma once
+// The sections of the visual-stereotypes audit (paper 000, ViSAGe), shared by its runner
+// (visual_audit.cpp) and their file (visual_audit_sections.cpp). Each is one section of
+// results.json with its tables; identities are placed in their region by `regions`
+// (identity -> region; "(no region)" when absent).
+#include <map>
+#include <string>
+
+#include "vlbias/audits/dual_encoder_audit.h"
+#include "vlbias/core/matrix.h"
+#include "vlbias/io/table.h"
+#include "vlbias/metrics/visual_stereotypes.h"
+
+namespace vlbias::audits_internal {
+
+// The visual stereotypes taken from SeeGULL and the visual attributes.
+AnalysisOutput stereotypes_section(const VisualAttributes& visual, const VisualStereotypes& st,
+                                   const std::map<std::string, std::string>& regions,
+                                   std::size_t min_stereotypes);
+
+// Likelihood, theta and offensiveness per identity and by region, from the annotations.
+AnalysisOutput likelihood_section(const Annotations& ann, const LikelihoodReport& rep,
+                                  const std::map<std::string, std::string>& regions,
+                                  const LikelihoodOptions& o);
+
+// Salience of the visual attributes in the captions; `ann` and `lik` (both or neither) add
+// the likelihood of the top stereotypes.
+AnalysisOutput salience_section(const Table& captions, const VisualAttributes& visual,
+                                const VisualStereotypes& st, const Annotations* ann,
+                                const LikelihoodReport* lik,
+                                const std::map<std::string, std::string>& regions,
+                                const CaptionOptions& o);
+
+// The stereotypical pull per identity and by region, from the image embeddings.
+AnalysisOutput pull_section(const Table& table, const Matrix& embeddings,
+                            const std::map<std::string, std::string>& regions,
+                            const PullOptions& o);
+
+}  // namespace vlbias::audits_internal

@@ -1,0 +1,250 @@
+// The report page of the geo-diversity audit (paper 002, DIG-In; src/report/report_page.h).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "report_page.h"
+#include "svg_chart.h"
+
+namespace vlbias::report_internal {
+
+namespace {
+
+// Region gaps (geo-diversity): findings, and a forest plot per prompt form.
+void gap_findings_and_forest(Page& page, const Node& gaps, const std::string& name,
+                             const std::string& what, int rank, double level) {
+  std::vector<std::string> forms;
+  for (std::size_t i = 0; i < gaps.size(); ++i) add_unique(forms, gaps[i]["form"].str());
+  for (const std::string& form : forms) {
+    ForestChart f;
+    f.title = "Region gaps in " + what + ": \"" + form + "\" prompts";
+    f.x_label = "difference (first region minus second)";
+    DataTable t;
+    t.name = name + "_" + form;
+    t.columns = {"form",     "metric",   "region_a", "region_b", "difference",
+                 "ci_lower", "ci_upper", "p_value",  "p_holm"};
+    for (std::size_t i = 0; i < gaps.size(); ++i) {
+      const Node g = gaps[i];
+      if (g["form"].str() != form) continue;
+      const bool sig = g["p_holm"].number() < kAlpha;
+      f.rows.push_back(
+          {g["metric"].str() + ": " + g["region_a"].str() + " \u2212 " + g["region_b"].str(),
+           g["difference"].number(), g["ci"]["lower"].number(), g["ci"]["upper"].number(), sig});
+      t.add({cell(g["form"].str()), cell(g["metric"].str()), cell(g["region_a"].str()),
+             cell(g["region_b"].str()), cell(g["difference"]), cell(g["ci"]["lower"]),
+             cell(g["ci"]["upper"]), cell(g["p_value"], Fmt::p), cell(g["p_holm"], Fmt::p)});
+      if (sig) {
+        const double d = g["difference"].number();
+        page.finding(
+            {rank, std::abs(d),
+             fmt::format("For \"{}\" prompts, generated images for <strong>{}</strong> have {} "
+                         "<strong>{}</strong> than those for <strong>{}</strong>: difference {}, "
+                         "{}, {}.",
+                         esc(form), esc(g["region_a"].str()), d < 0 ? "lower" : "higher",
+                         esc(g["metric"].str()), esc(g["region_b"].str()),
+                         value_span(g["difference"]), ci_text(g["ci"], level),
+                         p_text("p_holm", g["p_holm"]))});
+      }
+    }
+    page.figure(
+        svg_forest_chart(f),
+        "Pairwise region differences for \"" + form +
+            "\" prompts with bootstrap intervals; filled: significant after Holm correction.",
+        std::move(t));
+  }
+}
+
+// Realism and diversity per region (paper 002 Fig. 2), and the gaps between regions.
+void region_section(Page& page, const Node& a) {
+  const Node region = a["region"];
+  if (region.null()) return;
+  page.section("region", "Realism (precision) and diversity (coverage) per region",
+               fmt::format("Precision and coverage of the generated images against the real ones "
+                           "(k = {:g}, {} ball), with {:g}% bootstrap intervals ({}).",
+                           region["k"].number(), region["ball"].str(), 100 * region["ci"].number(),
+                           region["resampled"].str()));
+  for (std::size_t fi = 0; fi < region["forms"].size(); ++fi) {
+    const Node form = region["forms"][fi];
+    BarChart chart;
+    chart.title = "Prompt \"" + form["prompt"].str() + "\"";
+    chart.x_label = "precision / coverage (0 to 1)";
+    BarSeries prec{"precision", {}, {}, {}}, cov{"coverage", {}, {}, {}};
+    DataTable t;
+    t.name = "region_" + form["form"].str();
+    t.columns = {"form",           "region",          "n_real",          "n_generated",
+                 "precision",      "precision_lower", "precision_upper", "coverage",
+                 "coverage_lower", "coverage_upper"};
+    for (std::size_t i = 0; i < form["regions"].size(); ++i) {
+      const Node g = form["regions"][i];
+      chart.categories.push_back(g["region"].str());
+      prec.value.push_back(g["precision"].number());
+      prec.lower.push_back(g["precision_ci"]["lower"].number());
+      prec.upper.push_back(g["precision_ci"]["upper"].number());
+      cov.value.push_back(g["coverage"].number());
+      cov.lower.push_back(g["coverage_ci"]["lower"].number());
+      cov.upper.push_back(g["coverage_ci"]["upper"].number());
+      t.add({cell(form["form"].str()), cell(g["region"].str()), cell(g["n_real"], Fmt::integer),
+             cell(g["n_generated"], Fmt::integer), cell(g["precision"]),
+             cell(g["precision_ci"]["lower"]), cell(g["precision_ci"]["upper"]),
+             cell(g["coverage"]), cell(g["coverage_ci"]["lower"]),
+             cell(g["coverage_ci"]["upper"])});
+    }
+    chart.series = {prec, cov};
+    page.figure(svg_bar_chart(chart),
+                "Precision (realism) and coverage (diversity) per region for " +
+                    form["form"].str() + " prompts, with bootstrap intervals (paper 002 Fig. 2).",
+                std::move(t));
+  }
+  gap_findings_and_forest(page, a["region_gaps"], "region_gaps", "precision and coverage", 0,
+                          region["ci"].number());
+}
+
+// Object x region heatmaps.
+void object_region_section(Page& page, const Node& a) {
+  const Node obj = a["object_region"];
+  if (obj.null() || obj["cells"].size() == 0) return;
+  page.section("object_region", "Per object and region",
+               "Precision per object (rows) and region (columns), one heatmap per prompt form.");
+  std::vector<std::string> forms;
+  for (std::size_t i = 0; i < obj["cells"].size(); ++i)
+    add_unique(forms, obj["cells"][i]["form"].str());
+  for (const std::string& form : forms) {
+    for (const char* metric : {"precision", "coverage"}) {
+      Heatmap h;
+      h.title = std::string(metric) + " per object and region (" + form + ")";
+      h.value_label = metric;
+      h.diverging = false;
+      DataTable t;
+      t.name = std::string("object_region_") + metric + "_" + form;
+      t.columns = {"object", "region", "n_generated", metric, "ci_lower", "ci_upper"};
+      std::vector<GridItem> items;
+      for (std::size_t i = 0; i < obj["cells"].size(); ++i) {
+        const Node c = obj["cells"][i];
+        if (c["form"].str() != form) continue;
+        const Node ci = c[std::string(metric) + "_ci"];
+        items.push_back({c["object"].str(),
+                         c["region"].str(),
+                         c[metric],
+                         Node(nullptr, ""),
+                         {cell(c["object"].str()), cell(c["region"].str()),
+                          cell(c["n_generated"], Fmt::integer), cell(c[metric]), cell(ci["lower"]),
+                          cell(ci["upper"])}});
+      }
+      fill_heatmap(items, h, t);
+      page.figure(
+          svg_heatmap(h),
+          std::string("Generated ") + metric + " per object and region for " + form + " prompts.",
+          std::move(t));
+    }
+  }
+}
+
+// Consistency per region and prompt form, and the gaps between regions.
+void consistency_section(Page& page, const Node& a) {
+  const Node cons = a["consistency"];
+  if (cons.null()) return;
+  page.section(
+      "consistency", "Consistency (CLIPScore) per region",
+      fmt::format(
+          "Prompt-image consistency: {} of the per-object {:g}th percentile CLIPScore ({}); "
+          "{:g}% bootstrap intervals.",
+          cons["aggregate"].str(), cons["percentile"].number(), cons["variant"].str(),
+          100 * cons["ci"].number()));
+  BarChart chart;
+  chart.title = "Consistency per region and prompt form";
+  chart.x_label = "CLIPScore indicator";
+  chart.points = true;
+  std::vector<std::string> regions;
+  for (std::size_t fi = 0; fi < cons["forms"].size(); ++fi) {
+    for (std::size_t i = 0; i < cons["forms"][fi]["regions"].size(); ++i)
+      add_unique(regions, cons["forms"][fi]["regions"][i]["region"].str());
+  }
+  chart.categories = regions;
+  DataTable t;
+  t.name = "consistency";
+  t.columns = {"form", "region", "n", "indicator", "ci_lower", "ci_upper"};
+  for (std::size_t fi = 0; fi < cons["forms"].size(); ++fi) {
+    const Node form = cons["forms"][fi];
+    if (form["regions"].size() == 0) continue;
+    BarSeries s;
+    s.name = form["form"].str();
+    for (const std::string& rg : regions) {
+      double v = NAN, lo = NAN, hi = NAN;
+      for (std::size_t i = 0; i < form["regions"].size(); ++i) {
+        const Node g = form["regions"][i];
+        if (g["region"].str() != rg) continue;
+        v = g["indicator"].number();
+        lo = g["ci"]["lower"].number();
+        hi = g["ci"]["upper"].number();
+        t.add({cell(form["form"].str()), cell(rg), cell(g["n"], Fmt::integer), cell(g["indicator"]),
+               cell(g["ci"]["lower"]), cell(g["ci"]["upper"])});
+      }
+      s.value.push_back(v);
+      s.lower.push_back(lo);
+      s.upper.push_back(hi);
+    }
+    chart.series.push_back(std::move(s));
+  }
+  page.figure(svg_bar_chart(chart),
+              "Consistency per region for each prompt form that names a region.", std::move(t));
+  gap_findings_and_forest(page, a["consistency_gaps"], "consistency_gaps", "consistency", 1,
+                          cons["ci"].number());
+}
+
+// FID and Vendi score per region and prompt form.
+void distribution_section(Page& page, const Node& a) {
+  const Node dist = a["distribution"];
+  if (dist.null() || dist["cells"].size() == 0) return;
+  page.section(
+      "distribution", "Distribution metrics per region",
+      "FID of the generated images against the real ones, and the Vendi score (effective number "
+      "of distinct images) of each.");
+  BarChart fid;
+  fid.title = "FID per region and prompt form (lower = closer to the real images)";
+  fid.x_label = "FID";
+  BarChart vendi;
+  vendi.title = "Vendi score per region and prompt form";
+  vendi.x_label = "Vendi score (effective number of images)";
+  BarSeries fs{"FID", {}, {}, {}}, vg{"generated", {}, {}, {}}, vr{"real", {}, {}, {}};
+  DataTable t;
+  t.name = "distribution";
+  t.columns = {"form", "region", "n_real", "n_generated", "fid", "vendi_generated", "vendi_real"};
+  for (std::size_t i = 0; i < dist["cells"].size(); ++i) {
+    const Node c = dist["cells"][i];
+    const std::string label = c["form"].str() + " \u00b7 " + c["region"].str();
+    fid.categories.push_back(label);
+    vendi.categories.push_back(label);
+    fs.value.push_back(c["fid"].number());
+    vg.value.push_back(c["vendi_generated"].number());
+    vr.value.push_back(c["vendi_real"].number());
+    t.add({cell(c["form"].str()), cell(c["region"].str()), cell(c["n_real"], Fmt::integer),
+           cell(c["n_generated"], Fmt::integer), cell(c["fid"]), cell(c["vendi_generated"]),
+           cell(c["vendi_real"])});
+  }
+  fid.series = {fs};
+  vendi.series = {vg, vr};
+  DataTable t2 = t;
+  t2.name = "distribution_vendi";
+  page.figure(svg_bar_chart(fid), "FID per region and prompt form.", std::move(t));
+  page.figure(svg_bar_chart(vendi), "Vendi score of the generated and the real images.",
+              std::move(t2));
+}
+
+}  // namespace
+
+void build_geo_diversity(Page& page) {
+  const Node& r = page.root();
+  page.fact("Real images", value_span(r["real"]["images"], Fmt::integer) + " over " +
+                               std::to_string(r["real"]["regions"].size()) + " regions and " +
+                               value_span(r["real"]["objects"], Fmt::integer) + " objects");
+  page.fact("Generated images", value_span(r["generated"]["images"], Fmt::integer));
+  const Node a = r["analyses"];
+  region_section(page, a);
+  object_region_section(page, a);
+  consistency_section(page, a);
+  distribution_section(page, a);
+}
+
+}  // namespace vlbias::report_internal
