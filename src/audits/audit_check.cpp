@@ -1,13 +1,16 @@
 // `vlbias audit --check SPEC`: every input the run would read, opened with the run's loaders and
 // held to the run's checks (readable files, the columns the spec names, table and embedding row
-// counts, dimensions), in the run's order, so the first fault gives the run's own message.
-// Nothing is computed beyond loading, and nothing is written: no run folder, no lock.
+// counts, dimensions), in the run's order, so the first fault gives the run's own message:
+// first the up-front check of every provenance input (start_hashing_inputs' check_input_file,
+// in the order each runner lists them), then the loads. Nothing is computed beyond loading,
+// and nothing is written: no run folder, no lock.
 //
 // The checks the runners make themselves (not in a shared loader) are repeated here with the
 // same words; tests/cli/audit_check_test.cpp runs each broken input through both `--check`
 // and the real run and compares the messages, so the two cannot drift apart unnoticed.
 #include <algorithm>
 #include <cstddef>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/audit_analyses.h"
 #include "vlbias/core/error.h"
+#include "vlbias/core/input_file.h"
 #include "vlbias/io/embeddings.h"
 #include "vlbias/io/record_stream.h"
 #include "vlbias/io/table.h"
@@ -24,6 +28,13 @@
 namespace vlbias {
 
 namespace {
+
+// What start_hashing_inputs does before any work: every input is a readable file (or a pipe).
+// Returns their number.
+std::size_t check_inputs(const std::vector<std::filesystem::path>& inputs) {
+  for (const auto& p : inputs) check_input_file(p.string());
+  return inputs.size();
+}
 
 // run_audit's require_columns.
 void require_columns(const Table& images, const std::vector<std::string>& columns,
@@ -66,6 +77,12 @@ std::size_t check_dual_encoder(const AuditSpec& spec) {
   files.prompt_manifest = spec.prompt_manifest;
   files.prompt_embeddings = spec.prompt_embeddings.path;
   files.prompt_tensor = spec.prompt_embeddings.tensor;
+  std::vector<std::filesystem::path> inputs;
+  for (const auto& p : {files.image_embeddings, files.image_table, files.image_index,
+                        files.prompt_manifest, files.prompt_embeddings}) {
+    if (!p.empty()) inputs.push_back(p);
+  }
+  const std::size_t checked = check_inputs(inputs);
   // The run's loader: shapes, dimensions, the id join and the manifest, as the run checks them.
   const Study study = load_study(files);
   std::vector<std::string> ordinal;
@@ -100,7 +117,7 @@ std::size_t check_dual_encoder(const AuditSpec& spec) {
       require_table_columns(study.images, {spec.ellipses.points_by});
     }
   }
-  return study.inputs.size();
+  return checked;
 }
 
 std::size_t check_geo(const AuditSpec& spec) {
@@ -112,7 +129,17 @@ std::size_t check_geo(const AuditSpec& spec) {
                UsageError,
                "analysis 'consistency' was requested but cannot run: it needs generated.clip "
                "(CLIP image embeddings) and objects (the object text embeddings)");
-  std::size_t inputs = 2;
+  std::vector<std::filesystem::path> inputs = {g.real_table, g.real_features.path};
+  for (const GeoSource& s : g.generated) {
+    inputs.push_back(s.table);
+    inputs.push_back(s.features.path);
+    if (!s.clip.path.empty()) inputs.push_back(s.clip.path);
+  }
+  if (can_score) {
+    inputs.push_back(g.objects_table);
+    inputs.push_back(g.objects_embeddings.path);
+  }
+  const std::size_t checked = check_inputs(inputs);
   // The real images (geo_diversity.cpp's load_real).
   const Table real = read_table(g.real_table.string());
   const Matrix x = read_embeddings(g.real_features.path, g.real_features.tensor);
@@ -126,7 +153,6 @@ std::size_t check_geo(const AuditSpec& spec) {
   for (const GeoSource& src : g.generated) {
     const Table t = read_table(src.table.string());
     const Matrix f = read_embeddings(src.features.path, src.features.tensor);
-    inputs += 2;
     VLBIAS_CHECK(t.rows == f.rows, InputError,
                  "{} has {} rows but {} has {} feature rows; expected one row per generated "
                  "image.",
@@ -137,7 +163,6 @@ std::size_t check_geo(const AuditSpec& spec) {
                  src.features.path.string(), f.cols, x.cols);
     if (!src.clip.path.empty()) {
       const Matrix c = read_embeddings(src.clip.path, src.clip.tensor);
-      ++inputs;
       VLBIAS_CHECK(c.rows == t.rows, InputError,
                    "{} has {} rows but {} has {}; expected one CLIP embedding per generated "
                    "image.",
@@ -153,7 +178,6 @@ std::size_t check_geo(const AuditSpec& spec) {
   if (g.consistency.toggle.enabled && can_score) {
     const Table objects = read_table(g.objects_table.string());
     const Matrix texts = read_embeddings(g.objects_embeddings.path, g.objects_embeddings.tensor);
-    inputs += 2;
     VLBIAS_CHECK(objects.rows == texts.rows, InputError,
                  "{} has {} rows but {} has {}; expected one text embedding per object.",
                  objects.source, objects.rows, g.objects_embeddings.path.string(), texts.rows);
@@ -163,20 +187,20 @@ std::size_t check_geo(const AuditSpec& spec) {
                  g.objects_embeddings.path.string(), texts.cols, clip_dim);
     objects.column(g.objects_column);
   }
-  return inputs;
+  return checked;
 }
 
 std::size_t check_lvlm(const AuditSpec& spec) {
   const AuditSpec::Lvlm& l = spec.lvlm;
-  std::size_t inputs = 0;
   // Stop words and the lexicon's split apply only with a lexicon (lvlm_audit.cpp's config).
   const bool lexicon = l.lexicon.toggle.enabled;
   const std::string stop_words = lexicon ? l.lexicon.stop_words : "none";
   const std::string lexicon_by = lexicon ? l.lexicon.by : "";
-  if (lexicon) {
-    read_lexicon(l.lexicon.file.string(), l.lexicon.word_column);
-    ++inputs;
-  }
+  // The run reads the lexicon first (into its scan configuration), then checks its inputs.
+  if (lexicon) read_lexicon(l.lexicon.file.string(), l.lexicon.word_column);
+  std::vector<std::filesystem::path> inputs = l.generations;
+  if (lexicon) inputs.push_back(l.lexicon.file);
+  const std::size_t checked = check_inputs(inputs);
   // The scan's columns, in lvlm_scan's order (its message names the first one missing).
   std::vector<std::string> columns;
   const auto add = [&](const std::string& c) {
@@ -192,7 +216,6 @@ std::size_t check_lvlm(const AuditSpec& spec) {
     if (!r.where_column.empty()) add(r.where_column);
   }
   StopWords::from_spec(stop_words);
-  if (stop_words != "english" && stop_words != "none") ++inputs;
   // Score cells must be numbers where the scan reads them: rows with every group and by cell.
   const auto at = [&](const std::vector<std::string>& names) {
     std::vector<std::size_t> out;
@@ -212,14 +235,18 @@ std::size_t check_lvlm(const AuditSpec& spec) {
       }
       for (const std::size_t i : scores) row.number(i);
     });
-    ++inputs;
   }
-  return inputs;
+  return checked;
 }
 
 std::size_t check_visual(const AuditSpec& spec) {
   const AuditSpec::Visual& v = spec.visual;
-  std::size_t inputs = 2;
+  std::vector<std::filesystem::path> inputs;
+  for (const auto* p : {&v.seegull, &v.visual_attributes, &v.regions, &v.annotations, &v.captions,
+                        &v.pull_table, &v.pull_embeddings.path}) {
+    if (!p->empty()) inputs.push_back(*p);
+  }
+  const std::size_t checked = check_inputs(inputs);
   // visual_audit.cpp's order: the attributes, SeeGULL, the regions, then each section's input.
   const VisualAttributes visual = read_visual_attributes(v.visual_attributes.string());
   StereotypeOptions so;
@@ -228,7 +255,6 @@ std::size_t check_visual(const AuditSpec& spec) {
   so.rule = v.vote_rule == "any" ? VoteRule::Any : VoteRule::All;
   build_visual_stereotypes(read_table(v.seegull.string()), visual, so);
   read_regions(v.regions.string());
-  if (!v.regions.empty()) ++inputs;
   if (!v.annotations.empty()) {
     AnnotationOptions ao;
     ao.image_column = v.image_column;
@@ -241,12 +267,10 @@ std::size_t check_visual(const AuditSpec& spec) {
     ao.aggregation =
         v.aggregation == "majority" ? Aggregation::Majority : Aggregation::PerAnnotation;
     read_annotations(v.annotations.string(), ao);
-    ++inputs;
   }
   if (v.salience.toggle.enabled) {
     // caption_salience's checks.
     const Table captions = read_table(v.captions.string());
-    ++inputs;
     VLBIAS_CHECK(!visual.attributes.empty(), InputError, "there are no visual attributes to find");
     VLBIAS_CHECK(captions.rows > 0, InputError, "'{}' has no captions", captions.source);
     captions.column(v.caption_image_column);
@@ -257,7 +281,6 @@ std::size_t check_visual(const AuditSpec& spec) {
     // stereotypical_pull's checks.
     const Matrix embeddings = read_embeddings(v.pull_embeddings.path, v.pull_embeddings.tensor);
     const Table table = read_table(v.pull_table.string());
-    inputs += 2;
     VLBIAS_CHECK(table.rows == embeddings.rows, InputError,
                  "'{}' has {} rows but the embeddings have {}; row i of the table must be "
                  "embedding row i",
@@ -267,7 +290,7 @@ std::size_t check_visual(const AuditSpec& spec) {
     table.column(v.pull_identity_column);
     table.column(v.pull_set_column);
   }
-  return inputs;
+  return checked;
 }
 
 }  // namespace
