@@ -140,7 +140,7 @@ std::size_t check_geo(const AuditSpec& spec) {
     inputs.push_back(g.objects_embeddings.path);
   }
   const std::size_t checked = check_inputs(inputs);
-  // The real images (geo_diversity.cpp's load_real).
+  // The real images (the geo runner's load_real).
   const Table real = read_table(g.real_table.string());
   const Matrix x = read_embeddings(g.real_features.path, g.real_features.tensor);
   VLBIAS_CHECK(real.rows == x.rows, InputError,
@@ -192,7 +192,7 @@ std::size_t check_geo(const AuditSpec& spec) {
 
 std::size_t check_lvlm(const AuditSpec& spec) {
   const AuditSpec::Lvlm& l = spec.lvlm;
-  // Stop words and the lexicon's split apply only with a lexicon (lvlm_audit.cpp's config).
+  // Stop words and the lexicon's split apply only with a lexicon (run_lvlm_audit's config).
   const bool lexicon = l.lexicon.toggle.enabled;
   const std::string stop_words = lexicon ? l.lexicon.stop_words : "none";
   const std::string lexicon_by = lexicon ? l.lexicon.by : "";
@@ -247,7 +247,7 @@ std::size_t check_visual(const AuditSpec& spec) {
     if (!p->empty()) inputs.push_back(*p);
   }
   const std::size_t checked = check_inputs(inputs);
-  // visual_audit.cpp's order: the attributes, SeeGULL, the regions, then each section's input.
+  // run_visual_stereotypes_audit's order: attributes, SeeGULL, regions, then each section's.
   const VisualAttributes visual = read_visual_attributes(v.visual_attributes.string());
   StereotypeOptions so;
   so.vote_columns = v.vote_columns;
