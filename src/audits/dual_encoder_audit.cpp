@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dual_encoder_audit_internal.h"
 #include "run_output.h"
 #include "table_builder.h"
 #include "vlbias/audits/audit.h"
@@ -222,6 +223,10 @@ AnalysisOutput ellipses_section(const Study& study, const ImageDimensionScores& 
 
 // Analyses that belong to the other dual-encoder kind may not be requested; checked before any
 // input is read.
+}  // namespace
+
+namespace audits_internal {
+
 void refuse_other_kind_analyses(const AuditSpec& spec) {
   const DualEncoderAuditSpec& d = spec.dual_encoder;
   const auto refuse = [&](const AnalysisToggle& t, const char* name) {
@@ -271,6 +276,12 @@ void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d) {
   require_columns(study.images, ordinal_names, "ordinal");
   require_columns(study.images, d.categorical_factors, "categorical");
 }
+
+}  // namespace audits_internal
+
+namespace {
+
+using namespace audits_internal;
 
 // The sections run so far and the notes, with one bar over the analyses (SC-WEAT also draws
 // its own over its tests); analyses skipped by default leave the bar short, finish() closes it.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "table_builder.h"
+#include "vlbias/audits/audit.h"
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/io/table.h"
 #include "vlbias/stats/compare.h"
@@ -31,5 +32,14 @@ DescribeReport describe_column(const Table& t, const std::string& value, const G
 // Holm and BH adjustments over every p-value of a table (NaN p-values are skipped and stay
 // NaN).
 void adjust(const std::vector<double>& p, std::vector<double>& holm, std::vector<double>& bh);
+
+// The dual-encoder run's checks before any analysis (dual_encoder_audit.cpp), shared with
+// `vlbias audit --check` (audit_check.cpp) so the two give the same messages in the same order:
+// naming the other kind's analyses is a UsageError; the study's files; the inputs as
+// results.json's provenance lists them (the spec first); every factor column present.
+void refuse_other_kind_analyses(const AuditSpec& spec);
+StudyFiles study_files(const DualEncoderAuditSpec& d);
+std::vector<std::string> provenance_inputs(const AuditSpec& spec, const StudyFiles& files);
+void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d);
 
 }  // namespace vlbias::audits_internal

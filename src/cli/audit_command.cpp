@@ -19,12 +19,13 @@ void add_audit_command(CLI::App& app) {
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto save_state = std::make_shared<std::string>();
   auto from_states = std::make_shared<std::vector<std::string>>();
+  auto check = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "audit",
       "Run the audit a YAML spec describes (kind: social-perception | trait-pairs |\n"
       "geo-diversity | lvlm-counterfactual | visual-stereotypes) and write\n"
-      "RUN_DIR/results.json, RUN_DIR/tables/*.csv and RUN_DIR/report.html (spec format:\n"
-      "include/vlbias/audits/audit.h)");
+      "RUN_DIR/results.json, RUN_DIR/tables/*.csv and RUN_DIR/report.html. Every key of\n"
+      "every kind: docs/specs.md; a starter: 'vlbias spec template KIND'");
   cmd->add_option("spec", *spec_path, "The audit spec (YAML)")->required();
   cmd->add_option("--out", *out, "The run folder (created if absent)");
   cmd->add_option("--input", *inputs,
@@ -33,8 +34,20 @@ void add_audit_command(CLI::App& app) {
                   "lvlm-counterfactual: write the scanned state (a shard) instead of results");
   cmd->add_option("--from-state", *from_states,
                   "lvlm-counterfactual: merge these saved shard states instead of scanning");
-  cmd->callback([spec_path, out, inputs, save_state, from_states] {
+  cmd->add_flag("--check", *check,
+                "Validate the spec and its inputs (files, columns, row counts) without running;\n"
+                "prints 'ok: KIND spec, N inputs checked' or the error the run would give");
+  cmd->callback([spec_path, out, inputs, save_state, from_states, check] {
     const AuditSpec spec = load_audit_spec(*spec_path);
+    if (*check) {
+      VLBIAS_CHECK(out->empty() && inputs->empty() && save_state->empty() && from_states->empty(),
+                   UsageError,
+                   "--check runs nothing; it takes no --out, --input, --save-state "
+                   "or --from-state");
+      const std::size_t n = check_audit_inputs(spec);
+      fmt::print("ok: {} spec, {} input{} checked\n", to_string(spec.kind), n, n == 1 ? "" : "s");
+      return;
+    }
     const bool sharding = !inputs->empty() || !save_state->empty() || !from_states->empty();
     VLBIAS_CHECK(!sharding || spec.kind == AuditKind::LvlmCounterfactual, UsageError,
                  "--input, --save-state and --from-state apply to lvlm-counterfactual audits only");

@@ -1,16 +1,22 @@
 #include "cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
+#include <string_view>
+#include <utility>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/stats/stats.h"
 #include "vlbias/io/table.h"
+#include "vlbias/stats/stats.h"
 #include "vlbias/version.h"
 
 namespace vlbias::cli_internal {
@@ -64,6 +70,148 @@ std::vector<double> value_matrix(const Table& table, const std::vector<std::stri
   return values;
 }
 
+namespace {
+
+// One line per command for the command list (`vlbias`, `vlbias help`), as git lists its
+// commands; a command missing here shows the first line of its description.
+constexpr std::pair<const char*, const char*> kSummaries[] = {
+    {"compare", "Compare a numeric column across groups (ANOVA, t, rank tests; adjusted p)"},
+    {"describe", "Per-group n, mean, sd, percentiles and bootstrap CIs of a column"},
+    {"prompts", "Write a prompt manifest (social-perception, trait-pairs, ...) as CSV"},
+    {"metric", "Compute one metric (skew, scweat, clipscore, fid, pmi, ...) as JSON"},
+    {"audit", "Run the audit a YAML spec describes; --check validates it without running"},
+    {"report", "Re-render an audit run's report.html from its results.json"},
+    {"encode", "CLIP embeddings of images or texts from a model folder (resumable)"},
+    {"generate", "Drive an LVLM or text-to-image model over HTTP into a run folder"},
+    {"score", "Score texts with an external service over HTTP (Perspective API)"},
+    {"spec", "Print a commented starter spec for an audit or generate kind"},
+    {"help", "Show this list, or a command's help ('vlbias help metric skew')"},
+};
+
+std::string summary_of(const CLI::App& command) {
+  for (const auto& [name, line] : kSummaries) {
+    if (command.get_name() == name) return line;
+  }
+  const std::string& d = command.get_description();
+  return d.substr(0, d.find('\n'));
+}
+
+// The command list: what `vlbias` alone and `vlbias help` print.
+std::string command_list(const CLI::App& app) {
+  std::string out =
+      "usage: vlbias [--threads N] [--quiet] [--version] COMMAND [ARGS]\n\n"
+      "Audit vision-language systems for social bias. The commands:\n\n";
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    out += fmt::format("   {:<10} {}\n", sub->get_name(), summary_of(*sub));
+  }
+  out +=
+      "\nSee 'vlbias help COMMAND' for a command's options ('vlbias help metric skew' for a\n"
+      "subcommand's). Spec formats: docs/specs.md ('vlbias spec template KIND' prints a\n"
+      "starter). Exit codes: 0 ok, 2 usage or input error, 1 internal failure.\n";
+  return out;
+}
+
+// `vlbias --version`: the version, the commit it was built from and the BLAS library linked.
+std::string version_line() {
+  return fmt::format("vlbias {} (commit {}; BLAS: {})\n", VLBIAS_VERSION, build_commit(),
+                     blas_library());
+}
+
+// Levenshtein distance, for suggesting a command name.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'audit'?)" when `given` is within two edits (or a third of its length) of a
+// subcommand of `parent`.
+std::string command_suggestion(const CLI::App& parent, const std::string& given) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, given.size() / 3) + 1;
+  for (const CLI::App* sub : parent.get_subcommands({})) {
+    const std::size_t d = edit_distance(given, sub->get_name());
+    if (d < best_distance) {
+      best = sub->get_name();
+      best_distance = d;
+    }
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+CLI::App* find_subcommand(CLI::App& parent, const std::string& name) {
+  try {
+    return parent.get_subcommand(name);
+  } catch (const CLI::OptionNotFound&) {
+    return nullptr;
+  }
+}
+
+// Whether the command line names no command: only the global options (git prints its
+// command list then).
+bool names_no_command(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--threads" && i + 1 < argc) {
+      ++i;
+    } else if (arg != "--quiet" && arg.rfind("--threads=", 0) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runs CLI11 on the command line and maps every failure to a message and an exit code.
+int parse_and_run(CLI::App& app, int argc, char** argv) {
+  try {
+    // CLI11 reports an unknown command as a missing one; name it instead.
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--threads") {
+        ++i;
+        continue;
+      }
+      if (arg.empty() || arg[0] == '-') continue;
+      VLBIAS_CHECK(find_subcommand(app, arg) != nullptr, UsageError,
+                   "unknown command '{}'{}; run 'vlbias help' for the list", arg,
+                   command_suggestion(app, arg));
+      break;
+    }
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion&) {
+    std::fputs(version_line().c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "vlbias: error: %s\nRun 'vlbias help' for usage.\n", e.what());
+    return 2;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "vlbias: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "vlbias: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vlbias: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
 int run(int argc, char** argv) {
   CLI::App app{"vlbias: audit vision-language systems for social bias", "vlbias"};
   app.require_subcommand(1);
@@ -79,7 +227,8 @@ int run(int argc, char** argv) {
   });
   app.footer(
       "Run 'vlbias help COMMAND' or 'vlbias COMMAND --help' for a command's options.\n"
-      "Exit codes: 0 ok, 2 usage or input error, 1 internal failure.");
+      "Spec formats: docs/specs.md. Exit codes: 0 ok, 2 usage or input error, 1 internal "
+      "failure.");
 
   add_compare_command(app);
   add_describe_command(app);
@@ -90,66 +239,35 @@ int run(int argc, char** argv) {
   add_encode_command(app);
   add_generate_command(app);
   add_score_command(app);
+  add_spec_command(app);
 
   std::vector<std::string> help_topic;
   CLI::App* help =
       app.add_subcommand("help", "Show help for a command ('vlbias help metric skew')");
   help->add_option("command", help_topic, "Command name, and subcommand names");
   help->callback([&] {
+    if (help_topic.empty()) {
+      std::fputs(command_list(app).c_str(), stdout);
+      return;
+    }
     CLI::App* target = &app;
     for (const auto& name : help_topic) {
-      CLI::App* sub = nullptr;
-      try {
-        sub = target->get_subcommand(name);
-      } catch (const CLI::OptionNotFound&) {
-        sub = nullptr;
-      }
+      CLI::App* sub = find_subcommand(*target, name);
       VLBIAS_CHECK(sub != nullptr && sub != help, UsageError,
-                   "no command named '{}'; run 'vlbias help'", fmt::join(help_topic, " "));
+                   "no command named '{}'{}; run 'vlbias help' for the list",
+                   fmt::join(help_topic, " "), command_suggestion(*target, name));
       target = sub;
     }
     std::fputs(target->help().c_str(), stdout);
   });
 
-  try {
-    // CLI11 reports an unknown command as a missing one; name it instead.
-    for (int i = 1; i < argc; ++i) {
-      const std::string arg = argv[i];
-      if (arg == "--threads") {
-        ++i;
-        continue;
-      }
-      if (arg.empty() || arg[0] == '-') continue;
-      bool known = true;
-      try {
-        app.get_subcommand(arg);
-      } catch (const CLI::OptionNotFound&) {
-        known = false;
-      }
-      VLBIAS_CHECK(known, UsageError, "unknown command '{}'; run 'vlbias help' for the list", arg);
-      break;
-    }
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "vlbias: error: %s\nRun 'vlbias help' for usage.\n", e.what());
+  // `vlbias` alone lists the commands, as git does, but exits 2: no command ran, and a
+  // script that lost its command word must fail (git's 1 is our internal-failure code).
+  if (names_no_command(argc, argv)) {
+    std::fputs(command_list(app).c_str(), stdout);
     return 2;
-  } catch (const Error& e) {
-    std::fprintf(stderr, "vlbias: error: %s\n", e.what());
-    return e.exit_code();
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "vlbias: error: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "vlbias: internal error: %s\n", e.what());
-    return 1;
   }
-  return 0;
+  return parse_and_run(app, argc, argv);
 }
 
 }  // namespace vlbias::cli_internal

@@ -10,7 +10,9 @@ class Validator;
 }  // namespace CLI
 namespace vlbias {
 struct Table;
-}
+struct LvlmJob;
+struct T2iJob;
+}  // namespace vlbias
 
 namespace vlbias::cli_internal {
 
@@ -44,8 +46,14 @@ void add_distribution_metrics(CLI::App& metric);
 void add_lvlm_metrics(CLI::App& metric);
 // `vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR` (generate_command.cpp).
 void add_generate_command(CLI::App& app);
+// The generate specs (generate_command.cpp; every key in docs/specs.md): reads and checks the
+// spec file, UsageError naming the key on any fault; input files are not opened.
+LvlmJob parse_lvlm_spec(const std::string& path);
+T2iJob parse_t2i_spec(const std::string& path);
 // `vlbias score perspective INPUT --out RUN_DIR` (generate_command.cpp).
 void add_score_command(CLI::App& app);
+// `vlbias spec template KIND`: a commented starter spec for each kind (spec_command.cpp).
+void add_spec_command(CLI::App& app);
 // `vlbias encode`: native CLIP image and text embeddings (encode_command.cpp).
 void add_encode_command(CLI::App& app);
 

@@ -123,6 +123,8 @@ YAML::Node open_spec(Job& job, Context& ctx, const char* kind, const char* holds
   return load_spec(ctx, job.spec_text, kind, holds);
 }
 
+}  // namespace
+
 LvlmJob parse_lvlm_spec(const std::string& path) {
   LvlmJob job;
   Context ctx{path, std::filesystem::path(path).parent_path(), 0};
@@ -231,6 +233,8 @@ T2iJob parse_t2i_spec(const std::string& path) {
   return job;
 }
 
+namespace {
+
 // Command-line settings that override the spec's `requests` block.
 struct Overrides {
   std::string out;
@@ -321,8 +325,8 @@ void add_generate_command(CLI::App& app) {
   CLI::App* gen = app.add_subcommand(
       "generate",
       "Drive a model over HTTP into a resumable run folder (store.sqlite, requests.jsonl,\n"
-      "run.json and the analytics file); spec formats: include/vlbias/generate/generate.h,\n"
-      "examples/generate/");
+      "run.json and the analytics file); every key of the specs: docs/specs.md; starters:\n"
+      "'vlbias spec template generate-lvlm|generate-t2i'; examples: examples/generate/");
   gen->require_subcommand(1);
 
   add_spec_command<LvlmJob>(

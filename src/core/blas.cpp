@@ -10,6 +10,7 @@
 #include <climits>
 #include <cmath>
 #include <mutex>
+#include <string>
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
@@ -52,6 +53,16 @@ std::size_t block_edge(std::size_t size, std::size_t blocks, std::size_t e) {
 }
 
 }  // namespace
+
+std::string blas_library() {
+  // The core is built against OpenBLAS (it calls openblas_set_num_threads), so the library
+  // linked is OpenBLAS; its own string names the version, the build options and the kernel
+  // chosen for this CPU.
+  const char* config = openblas_get_config();
+  std::string text = config != nullptr ? config : "OpenBLAS";
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.pop_back();
+  return text;
+}
 
 void set_blas_threads(int n) {
   g_blas_threads.store(n < 0 ? 0 : n);

@@ -179,7 +179,6 @@ struct ErrorCase {
 
 TEST(CliErrors, ClearMessageAndExitCode) {
   const ErrorCase cases[] = {
-      {"", 2, "subcommand"},
       {"compare " + kTable + " --value nope --by race", 2, "nope"},
       {"compare " + kTable + " --value confidence --by nope", 2, "nope"},
       {"compare " + kTable + " --value race --by gender", 2, "not numeric"},

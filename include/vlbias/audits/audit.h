@@ -84,4 +84,12 @@ AuditSpec load_audit_spec(const std::filesystem::path& path);
 // byte-identical files apart from the provenance timestamp, whatever the thread count.
 void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
 
+// `vlbias audit --check SPEC` (src/audits/audit_check.cpp): opens every input the run would read
+// with the run's loaders and makes the run's checks on them (readable files, the columns the
+// spec names, table and embedding row counts and dimensions), in the run's order, so the first
+// fault throws the run's own error; computes no analysis and writes nothing (no RUN_DIR, no
+// lock). Cell contents are checked only where loading checks them. Returns the number of input
+// files checked.
+std::size_t check_audit_inputs(const AuditSpec& spec);
+
 }  // namespace vlbias

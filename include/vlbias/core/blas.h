@@ -8,6 +8,7 @@
 // (OpenBLAS's own threading is not: it changes the last bits). Inside a pool task
 // the blocks run serially, so a task never starts threads of its own.
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "vlbias/core/matrix.h"
@@ -17,6 +18,10 @@ namespace vlbias {
 // Multiply-adds (m * n * k) from which a GEMM outside a parallel region is run
 // multi-threaded.
 inline constexpr std::size_t kBlasThreadedFlops = std::size_t{1} << 24;
+
+// The BLAS library in use, as it describes itself (for `vlbias --version`): OpenBLAS's
+// configuration string, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64".
+std::string blas_library();
 
 // Sets the number of threads big GEMMs outside parallel regions may use; 1 runs
 // them serially, anything else uses the pool (0 = the pool's thread_count()). Default: 0.

@@ -1,0 +1,287 @@
+// `vlbias audit --check SPEC`: every input the run would read, opened with the run's loaders and
+// held to the run's checks (readable files, the columns the spec names, table and embedding row
+// counts, dimensions), in the run's order, so the first fault gives the run's own message:
+// first the up-front check of every provenance input (start_hashing_inputs' check_input_file,
+// in the order each runner lists them), then the loads. Nothing is computed beyond loading,
+// and nothing is written: no run folder, no lock.
+//
+// The checks the runners make themselves (not in a shared loader) are repeated here with the
+// same words; tests/cli/audit_check_test.cpp runs each broken input through both `--check`
+// and the real run and compares the messages, so the two cannot drift apart unnoticed.
+#include <algorithm>
+#include <cstddef>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "vlbias/audits/audit.h"
+#include "dual_encoder_audit_internal.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/input_file.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/io/record_stream.h"
+#include "vlbias/io/table.h"
+#include "vlbias/metrics/visual_stereotypes.h"
+#include "vlbias/score/text_measures.h"
+
+namespace vlbias {
+
+namespace {
+
+// What start_hashing_inputs does before any work: every input is a readable file (or a pipe).
+// Returns their number.
+std::size_t check_inputs(const std::vector<std::filesystem::path>& inputs) {
+  for (const auto& p : inputs) check_input_file(p.string());
+  return inputs.size();
+}
+
+// run_audit's require_columns.
+void require_columns(const Table& images, const std::vector<std::string>& columns,
+                     const std::string& role) {
+  for (const std::string& c : columns) {
+    VLBIAS_CHECK(images.find(c).has_value(), InputError,
+                 "the spec names '{}' as a {} factor, but image table {} has no such column", c,
+                 role, images.source);
+  }
+}
+
+// Columns an analysis groups or splits by: Table::column's message, as the analysis gives it.
+void require_table_columns(const Table& table, const std::vector<std::string>& columns) {
+  for (const std::string& c : columns) table.column(c);
+}
+
+std::size_t check_dual_encoder(const AuditSpec& spec) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  const bool traits = spec.kind == AuditKind::TraitPairs;
+  audits_internal::refuse_other_kind_analyses(spec);
+  const StudyFiles files = audits_internal::study_files(d);
+  std::vector<std::filesystem::path> inputs;
+  for (const std::string& p : audits_internal::provenance_inputs(spec, files)) {
+    if (p != spec.spec_path.string()) inputs.push_back(p);
+  }
+  const std::size_t checked = check_inputs(inputs);
+  // The run's loader: shapes, dimensions, the id join and the manifest, as the run checks them.
+  const Study study = load_study(files);
+  audits_internal::check_factor_columns(study, d);
+
+  if (traits && d.confidence.toggle.enabled) {
+    const std::string across =
+        d.confidence.across.empty() ? d.group_factors[0] : d.confidence.across;
+    std::string within = d.confidence.within;
+    for (std::size_t g = 0; within.empty() && g < d.group_factors.size(); ++g) {
+      if (d.group_factors[g] != across) within = d.group_factors[g];
+    }
+    VLBIAS_CHECK(within != across, UsageError,
+                 "analyses.confidence: across and within are both '{}'", across);
+    require_columns(study.images, {across}, "confidence.across");
+    if (!within.empty()) require_columns(study.images, {within}, "confidence.within");
+  }
+  if (d.scweat.toggle.enabled) {
+    for (const auto& grouping : d.scweat.groupings)
+      require_table_columns(study.images, grouping);
+  }
+  if (!traits) {
+    if (d.markedness.toggle.enabled) {
+      require_table_columns(study.images, d.markedness.attributes);
+    }
+    if (d.ranking.toggle.enabled) require_table_columns(study.images, d.ranking.attributes);
+    if (d.trends.toggle.enabled) require_table_columns(study.images, d.trends.x);
+    if (d.ellipses.toggle.enabled && !d.ellipses.points_by.empty()) {
+      require_table_columns(study.images, {d.ellipses.points_by});
+    }
+  }
+  return checked;
+}
+
+std::size_t check_geo(const AuditSpec& spec) {
+  const GeoAuditSpec& g = spec.geo;
+  const bool any_clip = std::any_of(g.generated.begin(), g.generated.end(),
+                                    [](const GeoSource& s) { return !s.clip.path.empty(); });
+  const bool can_score = any_clip && !g.objects_table.empty();
+  VLBIAS_CHECK(!(g.consistency.toggle.explicit_ && g.consistency.toggle.enabled && !can_score),
+               UsageError,
+               "analysis 'consistency' was requested but cannot run: it needs generated.clip "
+               "(CLIP image embeddings) and objects (the object text embeddings)");
+  std::vector<std::filesystem::path> inputs = {g.real_table, g.real_features.path};
+  for (const GeoSource& s : g.generated) {
+    inputs.push_back(s.table);
+    inputs.push_back(s.features.path);
+    if (!s.clip.path.empty()) inputs.push_back(s.clip.path);
+  }
+  if (can_score) {
+    inputs.push_back(g.objects_table);
+    inputs.push_back(g.objects_embeddings.path);
+  }
+  const std::size_t checked = check_inputs(inputs);
+  // The real images (the geo runner's load_real).
+  const Table real = read_table(g.real_table.string());
+  const Matrix x = read_embeddings(g.real_features.path, g.real_features.tensor);
+  VLBIAS_CHECK(real.rows == x.rows, InputError,
+               "{} has {} rows but {} has {} feature rows; expected one row per real image.",
+               real.source, real.rows, g.real_features.path.string(), x.rows);
+  real.column(g.real_region_column);
+  real.column(g.real_object_column);
+  // The generated sources (load_generated).
+  std::size_t clip_dim = 0;
+  for (const GeoSource& src : g.generated) {
+    const Table t = read_table(src.table.string());
+    const Matrix f = read_embeddings(src.features.path, src.features.tensor);
+    VLBIAS_CHECK(t.rows == f.rows, InputError,
+                 "{} has {} rows but {} has {} feature rows; expected one row per generated "
+                 "image.",
+                 t.source, t.rows, src.features.path.string(), f.rows);
+    VLBIAS_CHECK(f.cols == x.cols, InputError,
+                 "{} has {} columns but the real features have {}; both must come from the same "
+                 "feature extractor.",
+                 src.features.path.string(), f.cols, x.cols);
+    if (!src.clip.path.empty()) {
+      const Matrix c = read_embeddings(src.clip.path, src.clip.tensor);
+      VLBIAS_CHECK(c.rows == t.rows, InputError,
+                   "{} has {} rows but {} has {}; expected one CLIP embedding per generated "
+                   "image.",
+                   src.clip.path.string(), c.rows, t.source, t.rows);
+      VLBIAS_CHECK(clip_dim == 0 || c.cols == clip_dim, InputError,
+                   "{} has {} columns but an earlier CLIP file has {}.", src.clip.path.string(),
+                   c.cols, clip_dim);
+      clip_dim = c.cols;
+    }
+    t.column(src.object_column);  // region, country and form columns may be absent
+  }
+  // The object texts, read only when the consistency indicator runs (consistency_analysis).
+  if (g.consistency.toggle.enabled && can_score) {
+    const Table objects = read_table(g.objects_table.string());
+    const Matrix texts = read_embeddings(g.objects_embeddings.path, g.objects_embeddings.tensor);
+    VLBIAS_CHECK(objects.rows == texts.rows, InputError,
+                 "{} has {} rows but {} has {}; expected one text embedding per object.",
+                 objects.source, objects.rows, g.objects_embeddings.path.string(), texts.rows);
+    VLBIAS_CHECK(texts.cols == clip_dim, InputError,
+                 "{} has {} columns but the generated CLIP embeddings have {}; both must come "
+                 "from the same CLIP model.",
+                 g.objects_embeddings.path.string(), texts.cols, clip_dim);
+    objects.column(g.objects_column);
+  }
+  return checked;
+}
+
+std::size_t check_lvlm(const AuditSpec& spec) {
+  const LvlmAuditSpec& l = spec.lvlm;
+  // Stop words and the lexicon's split apply only with a lexicon (run_lvlm_audit's config).
+  const bool lexicon = l.lexicon.toggle.enabled;
+  const std::string stop_words = lexicon ? l.lexicon.stop_words : "none";
+  const std::string lexicon_by = lexicon ? l.lexicon.by : "";
+  // The run reads the lexicon first (into its scan configuration), then checks its inputs.
+  if (lexicon) read_lexicon(l.lexicon.file.string(), l.lexicon.word_column);
+  std::vector<std::filesystem::path> inputs = l.generations;
+  if (lexicon) inputs.push_back(l.lexicon.file);
+  const std::size_t checked = check_inputs(inputs);
+  // The scan's columns, in lvlm_scan's order (its message names the first one missing).
+  std::vector<std::string> columns;
+  const auto add = [&](const std::string& c) {
+    if (std::find(columns.begin(), columns.end(), c) == columns.end()) columns.push_back(c);
+  };
+  for (const auto* list : {&l.set_key, &l.group, &l.by, &l.scores}) {
+    for (const auto& c : *list) add(c);
+  }
+  for (const std::string* c : {&l.text, &l.responses.refusal_column, &lexicon_by}) {
+    if (!c->empty()) add(*c);
+  }
+  for (const RatingSpecYaml& r : l.ratings) {
+    if (!r.where_column.empty()) add(r.where_column);
+  }
+  StopWords::from_spec(stop_words);
+  // Score cells must be numbers where the scan reads them: rows with every group and by cell.
+  const auto at = [&](const std::vector<std::string>& names) {
+    std::vector<std::size_t> out;
+    for (const auto& n : names) {
+      out.push_back(
+          static_cast<std::size_t>(std::find(columns.begin(), columns.end(), n) - columns.begin()));
+    }
+    return out;
+  };
+  const std::vector<std::size_t> keyed = at(l.group), by = at(l.by), scores = at(l.scores);
+  for (const auto& path : l.generations) {
+    for_each_record(path.string(), columns, [&](const Record& row) {
+      const auto missing = [&](std::size_t i) { return row.missing(i); };
+      if (std::any_of(keyed.begin(), keyed.end(), missing) ||
+          std::any_of(by.begin(), by.end(), missing)) {
+        return;
+      }
+      for (const std::size_t i : scores) row.number(i);
+    });
+  }
+  return checked;
+}
+
+std::size_t check_visual(const AuditSpec& spec) {
+  const VisualAuditSpec& v = spec.visual;
+  std::vector<std::filesystem::path> inputs;
+  for (const auto* p : {&v.seegull, &v.visual_attributes, &v.regions, &v.annotations, &v.captions,
+                        &v.pull_table, &v.pull_embeddings.path}) {
+    if (!p->empty()) inputs.push_back(*p);
+  }
+  const std::size_t checked = check_inputs(inputs);
+  // run_visual_stereotypes_audit's order: attributes, SeeGULL, regions, then each section's.
+  const VisualAttributes visual = read_visual_attributes(v.visual_attributes.string());
+  StereotypeOptions so;
+  so.vote_columns = v.vote_columns;
+  so.min_votes = v.min_votes;
+  so.rule = v.vote_rule == "any" ? VoteRule::Any : VoteRule::All;
+  build_visual_stereotypes(read_table(v.seegull.string()), visual, so);
+  read_regions(v.regions.string());
+  if (!v.annotations.empty()) {
+    AnnotationOptions ao;
+    ao.image_column = v.image_column;
+    ao.attribute_column = v.attribute_column;
+    ao.present_column = v.present_column;
+    ao.task_column = v.task_column;
+    ao.identity_column = v.identity_column;
+    ao.coords_column = v.coords_column;
+    ao.none_option = v.none_option;
+    ao.aggregation =
+        v.aggregation == "majority" ? Aggregation::Majority : Aggregation::PerAnnotation;
+    read_annotations(v.annotations.string(), ao);
+  }
+  if (v.salience.toggle.enabled) {
+    // caption_salience's checks.
+    const Table captions = read_table(v.captions.string());
+    VLBIAS_CHECK(!visual.attributes.empty(), InputError, "there are no visual attributes to find");
+    VLBIAS_CHECK(captions.rows > 0, InputError, "'{}' has no captions", captions.source);
+    captions.column(v.caption_image_column);
+    captions.column(v.caption_column);
+    if (!v.caption_identity_column.empty()) captions.column(v.caption_identity_column);
+  }
+  if (v.pull.toggle.enabled) {
+    // stereotypical_pull's checks.
+    const Matrix embeddings = read_embeddings(v.pull_embeddings.path, v.pull_embeddings.tensor);
+    const Table table = read_table(v.pull_table.string());
+    VLBIAS_CHECK(table.rows == embeddings.rows, InputError,
+                 "'{}' has {} rows but the embeddings have {}; row i of the table must be "
+                 "embedding row i",
+                 table.source, table.rows, embeddings.rows);
+    VLBIAS_CHECK(table.rows > 0 && embeddings.cols > 0, InputError, "'{}': no images to compare",
+                 table.source);
+    table.column(v.pull_identity_column);
+    table.column(v.pull_set_column);
+  }
+  return checked;
+}
+
+}  // namespace
+
+std::size_t check_audit_inputs(const AuditSpec& spec) {
+  switch (spec.kind) {
+    case AuditKind::SocialPerception:
+    case AuditKind::TraitPairs:
+      return check_dual_encoder(spec);
+    case AuditKind::GeoDiversity:
+      return check_geo(spec);
+    case AuditKind::LvlmCounterfactual:
+      return check_lvlm(spec);
+    case AuditKind::VisualStereotypes:
+      return check_visual(spec);
+  }
+  VLBIAS_FAIL(InternalError, "check_audit_inputs: unknown audit kind");
+}
+
+}  // namespace vlbias
