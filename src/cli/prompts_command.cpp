@@ -17,11 +17,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/metrics/prompt_sets.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/table.h"
+#include "vlbias/metrics/prompt_sets.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias::cli_internal {
@@ -89,13 +89,8 @@ struct GeoObjectArgs {
   std::string table, column = "object", objects, template_text = "{}", out;
 };
 
-}  // namespace
-
-void add_prompts_command(CLI::App& app) {
-  CLI::App* prompts =
-      app.add_subcommand("prompts", "Write a prompt manifest (one row per text prompt) as CSV");
-  prompts->require_subcommand(1);
-
+// prompts social-perception (paper 001).
+void add_social_perception_prompts(CLI::App* prompts) {
   auto social = std::make_shared<SocialArgs>();
   CLI::App* sp = prompts->add_subcommand(
       "social-perception",
@@ -120,7 +115,10 @@ void add_prompts_command(CLI::App& app) {
     o.group_prompts = !social->no_group_prompts;
     write_manifest(social_perception_prompts(o), social->out);
   });
+}
 
+// prompts trait-pairs (paper 004).
+void add_trait_pair_prompts(CLI::App* prompts) {
   auto trait = std::make_shared<TraitArgs>();
   CLI::App* tp = prompts->add_subcommand(
       "trait-pairs", "Captions for opposing trait pairs (Baherwani and Vincent; paper 004)");
@@ -139,7 +137,10 @@ void add_prompts_command(CLI::App& app) {
     o.neutral = !trait->no_neutral;
     write_manifest(trait_pair_prompts(o), trait->out);
   });
+}
 
+// prompts visual-stereotypes (paper 000).
+void add_visual_stereotype_prompts(CLI::App* prompts) {
   auto vis = std::make_shared<VisualArgs>();
   CLI::App* vp = prompts->add_subcommand(
       "visual-stereotypes",
@@ -195,7 +196,10 @@ void add_prompts_command(CLI::App& app) {
     o.seed = vis->seed;
     write_manifest(visual_stereotype_prompts(st, visual, o), vis->out);
   });
+}
 
+// prompts geo-objects (paper 002).
+void add_geo_object_prompts(CLI::App* prompts) {
   auto geo = std::make_shared<GeoObjectArgs>();
   CLI::App* gp = prompts->add_subcommand(
       "geo-objects",
@@ -222,6 +226,19 @@ void add_prompts_command(CLI::App& app) {
     }
     write_manifest(geo_object_prompts(objects, geo->template_text), geo->out);
   });
+}
+
+}  // namespace
+
+void add_prompts_command(CLI::App& app) {
+  CLI::App* prompts =
+      app.add_subcommand("prompts", "Write a prompt manifest (one row per text prompt) as CSV");
+  prompts->require_subcommand(1);
+
+  add_social_perception_prompts(prompts);
+  add_trait_pair_prompts(prompts);
+  add_visual_stereotype_prompts(prompts);
+  add_geo_object_prompts(prompts);
 }
 
 }  // namespace vlbias::cli_internal

@@ -20,8 +20,8 @@
 #include <fmt/format.h>
 
 #include "clip_model_internal.h"
-#include "vlbias/encode/clip_model.h"
 #include "vlbias/core/error.h"
+#include "vlbias/encode/clip_model.h"
 #include "vlbias/io/json.h"
 
 namespace vlbias {
@@ -336,6 +336,59 @@ std::size_t mlp_width(const Node& n, std::size_t width) {
   return static_cast<std::size_t>(static_cast<double>(width) * ratio);
 }
 
+// The vision tower's options: open_clip's CLIPVisionCfg, ViT with token pooling only.
+void check_open_clip_vision_options(const Node& vision) {
+  std::vector<OptionRule> vision_rules = block_rules();
+  vision_rules.insert(
+      vision_rules.end(),
+      {
+          {"patch_dropout", OptionRule::Ignored},  // training only
+          {"attentional_pool", OptionRule::FalseOrNull, "attentional pooling"},
+          {"attn_pooler_queries", OptionRule::Ignored},  // used by attentional_pool only
+          {"attn_pooler_heads", OptionRule::Ignored},
+          {"no_ln_pre", OptionRule::FalseOrNull, "a tower without ln_pre"},
+          {"pos_embed_type", OptionRule::StringIs, "learnable"},
+          {"pool_type", OptionRule::StringIs, "tok"},
+          {"input_patchnorm", OptionRule::FalseOrNull, "patch normalisation"},
+          {"global_average_pool", OptionRule::FalseOrNull, "global average pooling"},
+          {"timm_model_name", OptionRule::Null, "a timm vision tower"},
+          {"timm_model_pretrained", OptionRule::Ignored},  // used by timm towers only
+          {"timm_pool", OptionRule::Ignored},
+          {"timm_proj", OptionRule::Ignored},
+          {"timm_proj_bias", OptionRule::Ignored},
+          {"timm_drop", OptionRule::Ignored},
+          {"timm_drop_path", OptionRule::Ignored},
+      });
+  check_options(vision, vision_rules,
+                {"layers", "width", "head_width", "mlp_ratio", "patch_size", "image_size"});
+}
+
+// The text tower's options: open_clip's CLIPTextCfg, argmax pooling and a linear projection only.
+void check_open_clip_text_options(const Node& text) {
+  std::vector<OptionRule> text_rules = block_rules();
+  text_rules.insert(
+      text_rules.end(),
+      {
+          {"hf_tokenizer_name", OptionRule::Ignored},  // the tokenizer's business
+          {"tokenizer_kwargs", OptionRule::Ignored},
+          {"tokenizer_mode", OptionRule::Ignored},
+          {"embed_cls", OptionRule::FalseOrNull, "a CLS token embedding (CoCa)"},
+          {"pad_id", OptionRule::IntIs, "", 0},
+          {"eos_id", OptionRule::Ignored},  // used by pool_type "eos" only
+          {"no_causal_mask", OptionRule::FalseOrNull, "a text tower without causal mask"},
+          {"pool_type", OptionRule::StringIs, "argmax"},
+          {"proj_bias", OptionRule::FalseOrNull, "a text projection bias"},
+          {"proj_type", OptionRule::StringIs, "linear"},
+          {"ln_post_emb", OptionRule::FalseOrNull, "a LayerNorm after the embeddings"},
+          {"hf_model_name", OptionRule::Null, "a Hugging Face text tower"},
+          {"hf_model_pretrained", OptionRule::Ignored},  // used by HF text towers only
+          {"hf_proj_type", OptionRule::Ignored},
+          {"hf_pooler_type", OptionRule::Ignored},
+      });
+  check_options(text, text_rules,
+                {"context_length", "vocab_size", "width", "heads", "layers", "mlp_ratio"});
+}
+
 ClipConfig parse_open_clip(const Json& root, std::string_view source) {
   const Node top{root, "", source};
   const Node model = top.child("model_cfg", true);
@@ -362,52 +415,8 @@ ClipConfig parse_open_clip(const Json& root, std::string_view source) {
                "are not supported (ViT only)",
                source);
 
-  std::vector<OptionRule> vision_rules = block_rules();
-  vision_rules.insert(
-      vision_rules.end(),
-      {
-          {"patch_dropout", OptionRule::Ignored},  // training only
-          {"attentional_pool", OptionRule::FalseOrNull, "attentional pooling"},
-          {"attn_pooler_queries", OptionRule::Ignored},  // used by attentional_pool only
-          {"attn_pooler_heads", OptionRule::Ignored},
-          {"no_ln_pre", OptionRule::FalseOrNull, "a tower without ln_pre"},
-          {"pos_embed_type", OptionRule::StringIs, "learnable"},
-          {"pool_type", OptionRule::StringIs, "tok"},
-          {"input_patchnorm", OptionRule::FalseOrNull, "patch normalisation"},
-          {"global_average_pool", OptionRule::FalseOrNull, "global average pooling"},
-          {"timm_model_name", OptionRule::Null, "a timm vision tower"},
-          {"timm_model_pretrained", OptionRule::Ignored},  // used by timm towers only
-          {"timm_pool", OptionRule::Ignored},
-          {"timm_proj", OptionRule::Ignored},
-          {"timm_proj_bias", OptionRule::Ignored},
-          {"timm_drop", OptionRule::Ignored},
-          {"timm_drop_path", OptionRule::Ignored},
-      });
-  check_options(vision, vision_rules,
-                {"layers", "width", "head_width", "mlp_ratio", "patch_size", "image_size"});
-
-  std::vector<OptionRule> text_rules = block_rules();
-  text_rules.insert(
-      text_rules.end(),
-      {
-          {"hf_tokenizer_name", OptionRule::Ignored},  // the tokenizer's business
-          {"tokenizer_kwargs", OptionRule::Ignored},
-          {"tokenizer_mode", OptionRule::Ignored},
-          {"embed_cls", OptionRule::FalseOrNull, "a CLS token embedding (CoCa)"},
-          {"pad_id", OptionRule::IntIs, "", 0},
-          {"eos_id", OptionRule::Ignored},  // used by pool_type "eos" only
-          {"no_causal_mask", OptionRule::FalseOrNull, "a text tower without causal mask"},
-          {"pool_type", OptionRule::StringIs, "argmax"},
-          {"proj_bias", OptionRule::FalseOrNull, "a text projection bias"},
-          {"proj_type", OptionRule::StringIs, "linear"},
-          {"ln_post_emb", OptionRule::FalseOrNull, "a LayerNorm after the embeddings"},
-          {"hf_model_name", OptionRule::Null, "a Hugging Face text tower"},
-          {"hf_model_pretrained", OptionRule::Ignored},  // used by HF text towers only
-          {"hf_proj_type", OptionRule::Ignored},
-          {"hf_pooler_type", OptionRule::Ignored},
-      });
-  check_options(text, text_rules,
-                {"context_length", "vocab_size", "width", "heads", "layers", "mlp_ratio"});
+  check_open_clip_vision_options(vision);
+  check_open_clip_text_options(text);
 
   ClipConfig c;
   c.layout = ClipLayout::OpenClip;

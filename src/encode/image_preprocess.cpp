@@ -14,9 +14,9 @@
 #include <utility>
 
 #include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/io/json.h"
-#include "vlbias/core/log.h"
 #include "vlbias/io/mapped_file.h"
 
 namespace vlbias {
@@ -154,13 +154,10 @@ std::size_t square_size(const ConfigReader& cfg, const std::string& key) {
   return h;
 }
 
-}  // namespace
-
-ImagePreprocess read_hf_preprocessor_config(const std::filesystem::path& path) {
-  const Json json = read_json_file(path);
-  const ConfigReader cfg(json, path.string(), "");
+// Refuses a processor that is not CLIP's, or settings that change the computation and that
+// CLIPImageProcessor's PIL path does not have (or that vlbias does not implement).
+void refuse_unsupported_hf_settings(const ConfigReader& cfg) {
   const std::string& file = cfg.file();
-
   for (const char* type_key : {"image_processor_type", "feature_extractor_type"}) {
     if (!cfg.has(type_key)) continue;
     const std::string type = cfg.string(type_key, "");
@@ -170,8 +167,7 @@ ImagePreprocess read_hf_preprocessor_config(const std::filesystem::path& path) {
                  file, type_key, type);
   }
 
-  // Settings that change the computation and that CLIPImageProcessor's PIL path does not have
-  // (or that vlbias does not implement): refused when they would take effect.
+  // Refused when they would take effect.
   for (const char* flag :
        {"do_pad", "do_flip_channel_order", "do_color_quantize", "rescale_offset", "use_square_size",
         "do_image_splitting", "keep_aspect_ratio", "default_to_square"}) {
@@ -187,15 +183,11 @@ ImagePreprocess read_hf_preprocessor_config(const std::filesystem::path& path) {
                  "shortest-edge resize, center crop, rescale and normalize)",
                  file, key, cfg.at(key).dump());
   }
+}
 
-  ImagePreprocess p;
-  p.crop_rounding = CropRounding::Floor;
-  p.do_convert_rgb = cfg.boolean("do_convert_rgb", true);
-  p.do_resize = cfg.boolean("do_resize", true);
-  p.do_center_crop = cfg.boolean("do_center_crop", true);
-  p.do_rescale = cfg.boolean("do_rescale", true);
-  p.do_normalize = cfg.boolean("do_normalize", true);
-
+// The resize, crop and resampling keys: "size", "crop_size", "resample".
+void read_hf_geometry(const ConfigReader& cfg, ImagePreprocess& p) {
+  const std::string& file = cfg.file();
   if (cfg.has("size")) {
     const Json& size = cfg.at("size");
     if (size.is_object()) {
@@ -234,6 +226,24 @@ ImagePreprocess read_hf_preprocessor_config(const std::filesystem::path& path) {
                  "'{}': 'resample' is {} ({}); vlbias implements only 3 (BICUBIC)", file, v,
                  resample_name(v));
   }
+}
+
+}  // namespace
+
+ImagePreprocess read_hf_preprocessor_config(const std::filesystem::path& path) {
+  const Json json = read_json_file(path);
+  const ConfigReader cfg(json, path.string(), "");
+  refuse_unsupported_hf_settings(cfg);
+
+  ImagePreprocess p;
+  p.crop_rounding = CropRounding::Floor;
+  p.do_convert_rgb = cfg.boolean("do_convert_rgb", true);
+  p.do_resize = cfg.boolean("do_resize", true);
+  p.do_center_crop = cfg.boolean("do_center_crop", true);
+  p.do_rescale = cfg.boolean("do_rescale", true);
+  p.do_normalize = cfg.boolean("do_normalize", true);
+
+  read_hf_geometry(cfg, p);
   p.rescale_factor = cfg.number("rescale_factor", 1.0 / 255.0);
   p.mean = cfg.channels("image_mean", p.mean, false);
   p.std = cfg.channels("image_std", p.std, true);

@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/version.h"
 
 namespace vlbias::generate_internal {
@@ -230,6 +230,39 @@ void RunFolder::write_run_json(JobSummary& summary, const Endpoint& endpoint,
                         out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
   summary.outputs.push_back("run.json");
   for (const auto& w : summary.warnings) warn("{}", w);
+}
+
+JobSummary run_request_job(const fs::path& run_dir, const JobRecord& record,
+                           const RequestJob& job) {
+  RunFolder folder(run_dir, record.kind, record.fingerprint, record.control,
+                   secrets_of(record.endpoint, record.api_key));
+  job.plan(folder);
+  const BuildRequest build = [&job](const std::string& key, const std::string& request) {
+    return job.build(key, request);
+  };
+  const ReadResponse read = [&job](const std::string& key, const std::string& request,
+                                   const HttpResponse& response) {
+    return job.read(key, request, response);
+  };
+  JobSummary summary = folder.run(build, read, record.label);
+  job.export_outputs(folder, summary);
+
+  Json parameters = record.fingerprint;
+  for (const auto& [key, value] : record.parameters.items()) parameters[key] = value;
+  Json inputs = Json::array();
+  for (const fs::path& input : record.inputs) inputs.push_back(input_record(input));
+  folder.write_run_json(summary, record.endpoint, parameters, inputs, record.spec_text);
+  return summary;
+}
+
+void check_added_columns(const Table& table, const fs::path& path, const std::string& what,
+                         const std::vector<std::string>& added, const std::string& output) {
+  for (const auto& c : table.columns) {
+    for (const auto& name : added) {
+      VLBIAS_CHECK(c.name != name, UsageError, "{}: {} has a column '{}', which {} adds; rename it",
+                   path.string(), what, name, output);
+    }
+  }
 }
 
 Json stored_json(std::string_view text, const std::string& key) {

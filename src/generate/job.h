@@ -1,5 +1,6 @@
 #pragma once
-// What the generation and scoring jobs share (generate.h): the run folder (lock, store,
+// What the generation and scoring jobs share (generate.h): the outline every request job
+// follows (run_request_job; each kind supplies a RequestJob), the run folder (lock, store,
 // resume rule), the API key, base64 and image sniffing, API error bodies, run.json.
 #include <cstddef>
 #include <filesystem>
@@ -114,6 +115,50 @@ class RunFolder {
   std::vector<std::pair<std::string, std::string>> queued_;
   void flush();
 };
+
+// The parts one kind of request job supplies (t2i, lvlm, perspective); run_request_job runs
+// the outline they share. build and read are called from the driver's threads at once.
+class RequestJob {
+ public:
+  virtual ~RequestJob() = default;
+  // Queues every request of the job (RunFolder::add), in input order.
+  virtual void plan(RunFolder& folder) const = 0;
+  // The HTTP request for a stored request, and what its reply means (driver.h).
+  virtual HttpRequest build(const std::string& key, const std::string& request) const = 0;
+  virtual Verdict read(const std::string& key, const std::string& request,
+                       const HttpResponse& response) const = 0;
+  // Writes the kind's own outputs from the store: counts summary.exported and names the files
+  // in summary.outputs.
+  virtual void export_outputs(RunFolder& folder, JobSummary& summary) const = 0;
+};
+
+// What the run folder and run.json record of a job.
+struct JobRecord {
+  std::string kind;   // the store's and run.json's kind ("generate-t2i")
+  std::string label;  // the progress bar's ("t2i requests")
+  Endpoint endpoint;
+  JobControl control;
+  std::string api_key;
+  // What shapes the requests (RunFolder): a resume must agree on it.
+  Json fingerprint;
+  // run.json's parameters after the fingerprint's.
+  Json parameters = Json::object();
+  // run.json's inputs, recorded (input_record) once the outputs are written.
+  std::vector<std::filesystem::path> inputs;
+  std::string spec_text;  // the spec as given ("" when none)
+};
+
+// The outline every request job follows: open RUN_DIR (lock, store, the resume rule), queue
+// the job's requests, drive the Pending ones (retries, progress; RunFolder::run), export the
+// kind's outputs, then write run.json.
+JobSummary run_request_job(const std::filesystem::path& run_dir, const JobRecord& record,
+                           const RequestJob& job);
+
+// UsageError when the input table has a column that an output adds: "PATH: WHAT has a column
+// 'NAME', which OUTPUT adds; rename it".
+void check_added_columns(const Table& table, const std::filesystem::path& path,
+                         const std::string& what, const std::vector<std::string>& added,
+                         const std::string& output);
 
 // A request or response text from the run store (store.sqlite is a file anyone may have
 // edited): InputError naming the request's key when it is not JSON or nests too deeply.

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "job.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/mapped_file.h"
 #include "vlbias/io/table.h"
 
@@ -53,27 +53,11 @@ void check_job(const LvlmJob& job) {
                "top_p must be in (0, 1]");
 }
 
-}  // namespace
-
-JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
-  check_job(job);
-  const std::string api_key = read_api_key(job.endpoint);
-  const Table manifest = read_table(job.manifest.string());
-  VLBIAS_CHECK(manifest.rows > 0, InputError, "{}: the manifest has no rows",
-               job.manifest.string());
-  const std::size_t image_col = *manifest.find(manifest.column(job.image_column).name);
-  const std::size_t id_col =
-      job.id_column.empty() ? image_col : *manifest.find(manifest.column(job.id_column).name);
-  for (const auto& c : manifest.columns) {
-    for (const auto& added : kAddedColumns) {
-      VLBIAS_CHECK(c.name != added, UsageError,
-                   "{}: the manifest has a column '{}', which generations.jsonl adds; rename it",
-                   job.manifest.string(), added);
-    }
-  }
-  const fs::path root = job.image_root.empty() ? job.manifest.parent_path() : job.image_root;
-
-  // Every image must exist and be an image before the first request.
+// The image id of every manifest row; every image must exist and be an image before the first
+// request.
+std::vector<std::string> check_images(const LvlmJob& job, const Table& manifest,
+                                      std::size_t image_col, std::size_t id_col,
+                                      const fs::path& root) {
   std::vector<std::string> ids(manifest.rows);
   std::set<std::string> seen;
   for (std::size_t r = 0; r < manifest.rows; ++r) {
@@ -94,32 +78,43 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
                  "{} line {}: {} is not a JPEG, PNG, GIF or WebP image", job.manifest.string(),
                  line, path.string());
   }
+  return ids;
+}
 
-  Json fingerprint = {{"model", job.endpoint.model},
-                      {"system", job.system_prompt},
-                      {"temperature", job.temperature},
-                      {"max_tokens", job.max_tokens},
-                      {"top_p", job.top_p ? Json(*job.top_p) : Json()},
-                      {"send_seed", job.send_seed}};
-  RunFolder folder(run_dir, "generate-lvlm", fingerprint, job.control,
-                   secrets_of(job.endpoint, api_key));
-  const std::size_t reply_limit = chat_reply_limit(job.control, job.max_tokens);
-  for (std::size_t r = 0; r < manifest.rows; ++r) {
-    for (const auto& prompt : job.prompts) {
-      for (const std::uint64_t seed : job.seeds) {
-        const Json request = {{"row", r},
-                              {"image", manifest.columns[image_col].text(r)},
-                              {"prompt", prompt.name},
-                              {"prompt_text", prompt.text},
-                              {"seed", seed}};
-        folder.add(fmt::format("{}|{}|{}", ids[r], prompt.name, seed), request.dump());
+// The lvlm job's parts: one chat completion per image, prompt and seed, generations.jsonl
+// listing the answers.
+class LvlmRequests final : public RequestJob {
+ public:
+  LvlmRequests(const LvlmJob& job, const fs::path& run_dir, const std::string& api_key,
+               const Table& manifest, std::size_t image_col, const std::vector<std::string>& ids,
+               const fs::path& root)
+      : job_(job),
+        run_dir_(run_dir),
+        api_key_(api_key),
+        manifest_(manifest),
+        image_col_(image_col),
+        ids_(ids),
+        root_(root),
+        reply_limit_(chat_reply_limit(job.control, job.max_tokens)) {}
+
+  void plan(RunFolder& folder) const override {
+    for (std::size_t r = 0; r < manifest_.rows; ++r) {
+      for (const auto& prompt : job_.prompts) {
+        for (const std::uint64_t seed : job_.seeds) {
+          const Json request = {{"row", r},
+                                {"image", manifest_.columns[image_col_].text(r)},
+                                {"prompt", prompt.name},
+                                {"prompt_text", prompt.text},
+                                {"seed", seed}};
+          folder.add(fmt::format("{}|{}|{}", ids_[r], prompt.name, seed), request.dump());
+        }
       }
     }
   }
 
-  const BuildRequest build = [&](const std::string& key, const std::string& text) {
+  HttpRequest build(const std::string& key, const std::string& text) const override {
     const Json request = stored_json(text, key);
-    const MappedFile image(root / request["image"].get<std::string>());
+    const MappedFile image(root_ / request["image"].get<std::string>());
     const std::string_view bytes = bytes_of(image);
     const auto kind = sniff_image(bytes);
     VLBIAS_CHECK(kind.has_value(), InputError, "{}: is no longer an image", image.path().string());
@@ -130,61 +125,100 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
          {"image_url",
           {{"url", fmt::format("data:{};base64,{}", kind->mime, base64_encode(bytes))}}}});
     Json messages = Json::array();
-    if (!job.system_prompt.empty())
-      messages.push_back({{"role", "system"}, {"content", job.system_prompt}});
+    if (!job_.system_prompt.empty())
+      messages.push_back({{"role", "system"}, {"content", job_.system_prompt}});
     messages.push_back({{"role", "user"}, {"content", content}});
     Json body;
-    if (!job.endpoint.model.empty()) body["model"] = job.endpoint.model;
+    if (!job_.endpoint.model.empty()) body["model"] = job_.endpoint.model;
     body["messages"] = messages;
-    body["temperature"] = job.temperature;
-    body["max_tokens"] = job.max_tokens;
-    if (job.top_p) body["top_p"] = *job.top_p;
-    if (job.send_seed) body["seed"] = request["seed"];
-    return post_json(job.endpoint, body, api_key, reply_limit);
-  };
-  const ReadResponse read = [](const std::string&, const std::string&, const HttpResponse& r) {
+    body["temperature"] = job_.temperature;
+    body["max_tokens"] = job_.max_tokens;
+    if (job_.top_p) body["top_p"] = *job_.top_p;
+    if (job_.send_seed) body["seed"] = request["seed"];
+    return post_json(job_.endpoint, body, api_key_, reply_limit_);
+  }
+
+  Verdict read(const std::string&, const std::string&, const HttpResponse& r) const override {
     return read_chat_completion(r);
-  };
-  JobSummary summary = folder.run(build, read, "lvlm requests");
+  }
 
   // generations.jsonl: the manifest's columns, then what was asked and answered.
-  AtomicWriter writer(run_dir / "generations.jsonl");
-  folder.store().for_each([&](const RequestRecord& rec) {
-    if (rec.status != RequestStatus::Done && rec.status != RequestStatus::Refused) return;
-    const Json request = stored_json(rec.request, rec.key);
-    const Json response = try_parse_json(rec.response).value;
-    const std::size_t row = request["row"].get<std::size_t>();
-    Json line;
-    for (std::size_t c = 0; c < manifest.columns.size(); ++c)
-      line[manifest.columns[c].name] = cell_json(manifest, c, row);
-    line["prompt"] = request["prompt"];
-    line["seed"] = request["seed"];
-    line["model"] = job.endpoint.model;
-    const bool ok = response.is_object();
-    line["text"] = ok && response.contains("text") ? response["text"] : Json("");
-    line["refused"] = rec.status == RequestStatus::Refused;
-    line["refusal_reason"] = rec.status == RequestStatus::Refused ? Json(rec.error) : Json();
-    line["finish_reason"] =
-        ok && response.contains("finish_reason") ? response["finish_reason"] : Json();
-    const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
-    writer.write(text.data(), text.size());
-    ++summary.exported;
-  });
-  writer.commit();
-  summary.outputs.push_back("generations.jsonl");
+  void export_outputs(RunFolder& folder, JobSummary& summary) const override {
+    AtomicWriter writer(run_dir_ / "generations.jsonl");
+    folder.store().for_each([&](const RequestRecord& rec) {
+      if (rec.status != RequestStatus::Done && rec.status != RequestStatus::Refused) return;
+      const Json request = stored_json(rec.request, rec.key);
+      const Json response = try_parse_json(rec.response).value;
+      const std::size_t row = request["row"].get<std::size_t>();
+      Json line;
+      for (std::size_t c = 0; c < manifest_.columns.size(); ++c)
+        line[manifest_.columns[c].name] = cell_json(manifest_, c, row);
+      line["prompt"] = request["prompt"];
+      line["seed"] = request["seed"];
+      line["model"] = job_.endpoint.model;
+      const bool ok = response.is_object();
+      line["text"] = ok && response.contains("text") ? response["text"] : Json("");
+      line["refused"] = rec.status == RequestStatus::Refused;
+      line["refusal_reason"] = rec.status == RequestStatus::Refused ? Json(rec.error) : Json();
+      line["finish_reason"] =
+          ok && response.contains("finish_reason") ? response["finish_reason"] : Json();
+      const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+      writer.write(text.data(), text.size());
+      ++summary.exported;
+    });
+    writer.commit();
+    summary.outputs.push_back("generations.jsonl");
+  }
 
-  Json parameters = fingerprint;
-  parameters["image_column"] = job.image_column;
-  parameters["id_column"] = job.id_column;
-  parameters["image_root"] = root.string();
-  parameters["seeds"] = job.seeds;
-  parameters["prompts"] = Json::array();
-  for (const auto& p : job.prompts)
-    parameters["prompts"].push_back({{"name", p.name}, {"text", p.text}});
-  Json inputs = Json::array({input_record(job.manifest)});
-  if (!job.spec_path.empty()) inputs.push_back(input_record(job.spec_path));
-  folder.write_run_json(summary, job.endpoint, parameters, inputs, job.spec_text);
-  return summary;
+ private:
+  const LvlmJob& job_;
+  const fs::path run_dir_;
+  const std::string& api_key_;
+  const Table& manifest_;
+  const std::size_t image_col_;
+  const std::vector<std::string>& ids_;
+  const fs::path root_;
+  const std::size_t reply_limit_;
+};
+
+}  // namespace
+
+JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
+  check_job(job);
+  const std::string api_key = read_api_key(job.endpoint);
+  const Table manifest = read_table(job.manifest.string());
+  VLBIAS_CHECK(manifest.rows > 0, InputError, "{}: the manifest has no rows",
+               job.manifest.string());
+  const std::size_t image_col = *manifest.find(manifest.column(job.image_column).name);
+  const std::size_t id_col =
+      job.id_column.empty() ? image_col : *manifest.find(manifest.column(job.id_column).name);
+  check_added_columns(manifest, job.manifest, "the manifest", kAddedColumns, "generations.jsonl");
+  const fs::path root = job.image_root.empty() ? job.manifest.parent_path() : job.image_root;
+  const std::vector<std::string> ids = check_images(job, manifest, image_col, id_col, root);
+
+  Json prompts = Json::array();
+  for (const auto& p : job.prompts) prompts.push_back({{"name", p.name}, {"text", p.text}});
+  JobRecord record{.kind = "generate-lvlm",
+                   .label = "lvlm requests",
+                   .endpoint = job.endpoint,
+                   .control = job.control,
+                   .api_key = api_key,
+                   .fingerprint = {{"model", job.endpoint.model},
+                                   {"system", job.system_prompt},
+                                   {"temperature", job.temperature},
+                                   {"max_tokens", job.max_tokens},
+                                   {"top_p", job.top_p ? Json(*job.top_p) : Json()},
+                                   {"send_seed", job.send_seed}},
+                   .parameters = {{"image_column", job.image_column},
+                                  {"id_column", job.id_column},
+                                  {"image_root", root.string()},
+                                  {"seeds", job.seeds},
+                                  {"prompts", prompts}},
+                   .inputs = {job.manifest},
+                   .spec_text = job.spec_text};
+  if (!job.spec_path.empty()) record.inputs.push_back(job.spec_path);
+  return run_request_job(run_dir, record,
+                         LvlmRequests(job, run_dir, api_key, manifest, image_col, ids, root));
 }
 
 }  // namespace vlbias

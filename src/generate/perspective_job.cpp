@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "job.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {
@@ -23,6 +23,89 @@ std::string lower(std::string s) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
+
+// The Perspective job's parts: one comments:analyze request per non-empty text, scored.jsonl
+// holding every input row with its scores.
+class PerspectiveRequests final : public RequestJob {
+ public:
+  PerspectiveRequests(const PerspectiveJob& job, const fs::path& run_dir, const Endpoint& endpoint,
+                      const std::string& api_key, const Table& input, std::size_t text_col,
+                      const std::vector<std::string>& columns)
+      : job_(job),
+        run_dir_(run_dir),
+        endpoint_(endpoint),
+        api_key_(api_key),
+        input_(input),
+        text_col_(text_col),
+        columns_(columns),
+        reply_limit_(perspective_reply_limit(job.control)) {
+    for (const auto& a : job.attributes) requested_[a] = Json::object();
+  }
+
+  void plan(RunFolder& folder) const override {
+    for (std::size_t r = 0; r < input_.rows; ++r) {
+      const std::string text = input_.columns[text_col_].text(r);
+      if (text.empty()) continue;  // the API rejects empty comments; scored.jsonl says so
+      folder.add(std::to_string(r), Json{{"text", text}}.dump());
+    }
+  }
+
+  HttpRequest build(const std::string& key, const std::string& text) const override {
+    Json body;
+    body["comment"] = {{"text", stored_json(text, key)["text"]}};
+    body["requestedAttributes"] = requested_;
+    if (!job_.languages.empty()) body["languages"] = job_.languages;
+    body["doNotStore"] = true;
+    return post_json(endpoint_, body, api_key_, reply_limit_, "x-goog-api-key");
+  }
+
+  Verdict read(const std::string&, const std::string&, const HttpResponse& r) const override {
+    return read_perspective(r, job_.attributes, columns_);
+  }
+
+  // scored.jsonl: every input row, in order, with its scores (null where not scored).
+  void export_outputs(RunFolder& folder, JobSummary& summary) const override {
+    std::vector<Json> scored(input_.rows);  // only the scores: small beside the table itself
+    std::vector<std::string> errors(input_.rows);
+    folder.store().for_each([&](const RequestRecord& rec) {
+      const std::size_t r = std::stoull(rec.key);
+      if (rec.status == RequestStatus::Done)
+        scored[r] = stored_json(rec.response, rec.key);
+      else
+        errors[r] = rec.error.empty() ? to_string(rec.status) : rec.error;
+    });
+    AtomicWriter writer(run_dir_ / "scored.jsonl");
+    for (std::size_t r = 0; r < input_.rows; ++r) {
+      Json line;
+      for (std::size_t c = 0; c < input_.columns.size(); ++c)
+        line[input_.columns[c].name] = cell_json(input_, c, r);
+      for (const auto& name : columns_)
+        line[name] = scored[r].is_object() ? scored[r][name] : Json();
+      if (scored[r].is_object()) {
+        line["perspective_error"] = nullptr;
+        ++summary.exported;
+      } else {
+        line["perspective_error"] =
+            input_.columns[text_col_].text(r).empty() ? std::string("empty text") : errors[r];
+      }
+      const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+      writer.write(text.data(), text.size());
+    }
+    writer.commit();
+    summary.outputs.push_back("scored.jsonl");
+  }
+
+ private:
+  const PerspectiveJob& job_;
+  const fs::path run_dir_;
+  const Endpoint& endpoint_;
+  const std::string& api_key_;
+  const Table& input_;
+  const std::size_t text_col_;
+  const std::vector<std::string>& columns_;
+  const std::size_t reply_limit_;
+  Json requested_ = Json::object();  // requestedAttributes: {ATTRIBUTE: {}}
+};
 
 }  // namespace
 
@@ -63,64 +146,19 @@ JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir)
     }
   }
 
-  Json fingerprint = {{"attributes", job.attributes}, {"languages", job.languages}};
-  RunFolder folder(run_dir, "score-perspective", fingerprint, job.control,
-                   secrets_of(endpoint, api_key));
-  const std::size_t reply_limit = perspective_reply_limit(job.control);
-  for (std::size_t r = 0; r < input.rows; ++r) {
-    const std::string text = input.columns[text_col].text(r);
-    if (text.empty()) continue;  // the API rejects empty comments; scored.jsonl says so
-    folder.add(std::to_string(r), Json{{"text", text}}.dump());
-  }
-
-  Json requested = Json::object();
-  for (const auto& a : job.attributes) requested[a] = Json::object();
-  const BuildRequest build = [&](const std::string& key, const std::string& text) {
-    Json body;
-    body["comment"] = {{"text", stored_json(text, key)["text"]}};
-    body["requestedAttributes"] = requested;
-    if (!job.languages.empty()) body["languages"] = job.languages;
-    body["doNotStore"] = true;
-    return post_json(endpoint, body, api_key, reply_limit, "x-goog-api-key");
-  };
-  const ReadResponse read = [&](const std::string&, const std::string&, const HttpResponse& r) {
-    return read_perspective(r, job.attributes, columns);
-  };
-  JobSummary summary = folder.run(build, read, "perspective requests");
-
-  // scored.jsonl: every input row, in order, with its scores (null where not scored).
-  std::vector<Json> scored(input.rows);  // only the scores: small beside the table itself
-  std::vector<std::string> errors(input.rows);
-  folder.store().for_each([&](const RequestRecord& rec) {
-    const std::size_t r = std::stoull(rec.key);
-    if (rec.status == RequestStatus::Done)
-      scored[r] = stored_json(rec.response, rec.key);
-    else
-      errors[r] = rec.error.empty() ? to_string(rec.status) : rec.error;
-  });
-  AtomicWriter writer(run_dir / "scored.jsonl");
-  for (std::size_t r = 0; r < input.rows; ++r) {
-    Json line;
-    for (std::size_t c = 0; c < input.columns.size(); ++c)
-      line[input.columns[c].name] = cell_json(input, c, r);
-    for (const auto& name : columns) line[name] = scored[r].is_object() ? scored[r][name] : Json();
-    if (scored[r].is_object()) {
-      line["perspective_error"] = nullptr;
-      ++summary.exported;
-    } else {
-      line["perspective_error"] =
-          input.columns[text_col].text(r).empty() ? std::string("empty text") : errors[r];
-    }
-    const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
-    writer.write(text.data(), text.size());
-  }
-  writer.commit();
-  summary.outputs.push_back("scored.jsonl");
-
-  Json parameters = fingerprint;
-  parameters["text_column"] = job.text_column;
-  folder.write_run_json(summary, endpoint, parameters, Json::array({input_record(job.input)}), "");
-  return summary;
+  const JobRecord record{
+      .kind = "score-perspective",
+      .label = "perspective requests",
+      .endpoint = endpoint,
+      .control = job.control,
+      .api_key = api_key,
+      .fingerprint = {{"attributes", job.attributes}, {"languages", job.languages}},
+      .parameters = {{"text_column", job.text_column}},
+      .inputs = {job.input},
+      .spec_text = ""};
+  return run_request_job(
+      run_dir, record,
+      PerspectiveRequests(job, run_dir, endpoint, api_key, input, text_col, columns));
 }
 
 }  // namespace vlbias

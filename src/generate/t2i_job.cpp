@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "job.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {
@@ -40,25 +40,8 @@ std::optional<std::int64_t> reported_seed(const Json& response) {
   return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<std::pair<std::size_t, std::size_t>> openai_size_pixels(std::string_view size) {
-  if (size == "auto") return std::pair{kOpenAiAutoSide, kOpenAiAutoSide};
-  const auto x = size.find('x');
-  if (x == std::string_view::npos) return std::nullopt;
-  auto side = [](std::string_view digits) -> std::optional<std::size_t> {
-    std::size_t v = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-    if (ec != std::errc() || end != digits.data() + digits.size() || v < 1 || v > kMaxImageSide)
-      return std::nullopt;
-    return v;
-  };
-  const auto w = side(size.substr(0, x)), h = side(size.substr(x + 1));
-  if (!w || !h) return std::nullopt;
-  return std::pair{*w, *h};
-}
-
-JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
+// Everything generate_t2i checks before the first request; the OpenAI size as pixels.
+std::optional<std::pair<std::size_t, std::size_t>> check_t2i_job(const T2iJob& job) {
   VLBIAS_CHECK(!job.endpoint.url.empty(), UsageError, "endpoint.url is required");
   check_request_settings(job.endpoint, job.control);
   VLBIAS_CHECK(job.images_per_prompt >= 1 && job.images_per_prompt <= kMaxImagesPerPrompt,
@@ -81,27 +64,13 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
                    job.seed + job.images_per_prompt - 1 <= 0xFFFFFFFFull,
                UsageError,
                "seed + images_per_prompt - 1 must fit in 32 bits (the web UI's seed range)");
-  const std::string api_key = read_api_key(job.endpoint);
-  const Table prompts = read_table(job.prompts.string());
-  VLBIAS_CHECK(prompts.rows > 0, InputError, "{}: the prompt table has no rows",
-               job.prompts.string());
-  const std::size_t prompt_col = *prompts.find(prompts.column(job.prompt_column).name);
-  for (const auto& c : prompts.columns) {
-    for (const auto& added : kAddedColumns) {
-      VLBIAS_CHECK(c.name != added, UsageError,
-                   "{}: the prompt table has a column '{}', which manifest.csv adds; rename it",
-                   job.prompts.string(), added);
-    }
-  }
-  for (std::size_t r = 0; r < prompts.rows; ++r) {
-    VLBIAS_CHECK(!prompts.columns[prompt_col].text(r).empty(), InputError,
-                 "{} line {}: empty prompt in column '{}'", job.prompts.string(),
-                 prompts.line_of_row[r], job.prompt_column);
-  }
+  return openai_pixels;
+}
 
-  const bool sd = job.api == T2iApi::SdWebui;
+// What shapes the images: the API and its settings.
+Json t2i_fingerprint(const T2iJob& job) {
   Json fingerprint = {{"api", api_name(job.api)}, {"model", job.endpoint.model}};
-  if (sd) {
+  if (job.api == T2iApi::SdWebui) {
     fingerprint["negative_prompt"] = job.negative_prompt;
     fingerprint["steps"] = job.steps;
     fingerprint["cfg_scale"] = job.cfg_scale;
@@ -113,48 +82,42 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
     fingerprint["quality"] = job.quality;
     fingerprint["response_format"] = job.response_format;
   }
-  RunFolder folder(run_dir, "generate-t2i", fingerprint, job.control,
-                   secrets_of(job.endpoint, api_key));
-  const std::size_t reply_limit =
-      sd ? image_reply_limit(job.control, job.width, job.height)
-         : image_reply_limit(job.control, openai_pixels->first, openai_pixels->second);
-  for (std::size_t r = 0; r < prompts.rows; ++r) {
-    for (std::size_t i = 0; i < job.images_per_prompt; ++i) {
-      Json request = {{"row", r}, {"prompt", prompts.columns[prompt_col].text(r)}, {"sample", i}};
-      if (sd) request["seed"] = job.seed + i;
-      folder.add(fmt::format("{}|{}", r, i), request.dump());
+  return fingerprint;
+}
+
+// The t2i job's parts: images_per_prompt requests per prompt row, each image saved under
+// images/ROW/SAMPLE.EXT, manifest.csv listing them.
+class T2iRequests final : public RequestJob {
+ public:
+  T2iRequests(const T2iJob& job, const fs::path& run_dir, const std::string& api_key,
+              const Table& prompts, std::size_t prompt_col, std::size_t reply_limit)
+      : job_(job),
+        run_dir_(run_dir),
+        api_key_(api_key),
+        prompts_(prompts),
+        prompt_col_(prompt_col),
+        reply_limit_(reply_limit),
+        sd_(job.api == T2iApi::SdWebui) {}
+
+  void plan(RunFolder& folder) const override {
+    for (std::size_t r = 0; r < prompts_.rows; ++r) {
+      for (std::size_t i = 0; i < job_.images_per_prompt; ++i) {
+        Json request = {
+            {"row", r}, {"prompt", prompts_.columns[prompt_col_].text(r)}, {"sample", i}};
+        if (sd_) request["seed"] = job_.seed + i;
+        folder.add(fmt::format("{}|{}", r, i), request.dump());
+      }
     }
   }
 
-  const BuildRequest build = [&](const std::string& key, const std::string& text) {
+  HttpRequest build(const std::string& key, const std::string& text) const override {
     const Json request = stored_json(text, key);
-    Json body;
-    if (sd) {
-      body["prompt"] = request["prompt"];
-      body["negative_prompt"] = job.negative_prompt;
-      body["seed"] = request["seed"];
-      body["steps"] = job.steps;
-      body["cfg_scale"] = job.cfg_scale;
-      body["width"] = job.width;
-      body["height"] = job.height;
-      if (!job.sampler.empty()) body["sampler_name"] = job.sampler;
-      body["batch_size"] = 1;
-      body["n_iter"] = 1;
-      if (!job.endpoint.model.empty())
-        body["override_settings"] = {{"sd_model_checkpoint", job.endpoint.model}};
-    } else {
-      if (!job.endpoint.model.empty()) body["model"] = job.endpoint.model;
-      body["prompt"] = request["prompt"];
-      body["n"] = 1;
-      body["size"] = job.size;
-      if (!job.quality.empty()) body["quality"] = job.quality;
-      if (!job.response_format.empty()) body["response_format"] = job.response_format;
-    }
-    return post_json(job.endpoint, body, api_key, reply_limit);
-  };
+    return post_json(job_.endpoint, sd_ ? sd_body(request) : openai_body(request), api_key_,
+                     reply_limit_);
+  }
 
-  const ReadResponse read = [&](const std::string& key, const std::string& text,
-                                const HttpResponse& r) -> Verdict {
+  Verdict read(const std::string& key, const std::string& text,
+               const HttpResponse& r) const override {
     if (r.status < 200 || r.status > 299) {
       if (content_policy_error(r.body)) {
         return {RequestStatus::Refused, Json{{"error", api_error_message(r.body)}}.dump(),
@@ -168,26 +131,7 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
     if (!j.is_object()) return {RequestStatus::Pending, "", "malformed response: not JSON"};
     std::string b64;
     Json out;
-    if (sd) {
-      if (!j.contains("images") || !j["images"].is_array() || j["images"].empty() ||
-          !j["images"][0].is_string())
-        return {RequestStatus::Pending, "", "malformed response: no images[0]"};
-      b64 = j["images"][0].get<std::string>();
-    } else {
-      if (!j.contains("data") || !j["data"].is_array() || j["data"].empty() ||
-          !j["data"][0].is_object())
-        return {RequestStatus::Pending, "", "malformed response: no data[0]"};
-      const Json& d = j["data"][0];
-      if (!d.contains("b64_json") || !d["b64_json"].is_string()) {
-        return {RequestStatus::Failed, "",
-                d.contains("url") ? "the endpoint answered with a URL, not the image; set "
-                                    "openai.response_format: b64_json"
-                                  : "malformed response: no data[0].b64_json"};
-      }
-      b64 = d["b64_json"].get<std::string>();
-      if (d.contains("revised_prompt") && d["revised_prompt"].is_string())
-        out["revised_prompt"] = d["revised_prompt"];
-    }
+    if (const auto refused = find_image(j, b64, out)) return *refused;
     // The web UI may prefix a data URI; the image is what follows the comma.
     if (b64.rfind("data:", 0) == 0 && b64.find(',') != std::string::npos)
       b64 = b64.substr(b64.find(',') + 1);
@@ -197,7 +141,7 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
     if (!kind || kind->extension == std::string("gif"))
       return {RequestStatus::Pending, "", "malformed response: not a PNG, JPEG or WebP image"};
     const Json request = stored_json(text, key);
-    if (sd) {
+    if (sd_) {
       const auto used = reported_seed(j);
       const std::int64_t asked = request["seed"].get<std::int64_t>();
       if (used && *used != asked) {
@@ -209,16 +153,82 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
     }
     const std::string file = fmt::format("images/{}/{}.{}", request["row"].get<std::size_t>(),
                                          request["sample"].get<std::size_t>(), kind->extension);
-    make_output_folders(run_dir, fs::path(file).parent_path());  // refuses planted links
-    write_file_atomically(run_dir / file, *bytes);
+    make_output_folders(run_dir_, fs::path(file).parent_path());  // refuses planted links
+    write_file_atomically(run_dir_ / file, *bytes);
     out["file"] = file;
     out["bytes"] = bytes->size();
     out["sha256"] = sha256_hex(*bytes);
     return {RequestStatus::Done, out.dump(), ""};
-  };
-  JobSummary summary = folder.run(build, read, "t2i requests");
+  }
 
-  // manifest.csv: one row per saved image, in request order.
+  void export_outputs(RunFolder& folder, JobSummary& summary) const override;
+
+ private:
+  Json sd_body(const Json& request) const {
+    Json body;
+    body["prompt"] = request["prompt"];
+    body["negative_prompt"] = job_.negative_prompt;
+    body["seed"] = request["seed"];
+    body["steps"] = job_.steps;
+    body["cfg_scale"] = job_.cfg_scale;
+    body["width"] = job_.width;
+    body["height"] = job_.height;
+    if (!job_.sampler.empty()) body["sampler_name"] = job_.sampler;
+    body["batch_size"] = 1;
+    body["n_iter"] = 1;
+    if (!job_.endpoint.model.empty())
+      body["override_settings"] = {{"sd_model_checkpoint", job_.endpoint.model}};
+    return body;
+  }
+
+  Json openai_body(const Json& request) const {
+    Json body;
+    if (!job_.endpoint.model.empty()) body["model"] = job_.endpoint.model;
+    body["prompt"] = request["prompt"];
+    body["n"] = 1;
+    body["size"] = job_.size;
+    if (!job_.quality.empty()) body["quality"] = job_.quality;
+    if (!job_.response_format.empty()) body["response_format"] = job_.response_format;
+    return body;
+  }
+
+  // The base64 image of a 2xx reply into `b64` (and OpenAI's revised prompt into `out`); the
+  // verdict when the reply holds none.
+  std::optional<Verdict> find_image(const Json& j, std::string& b64, Json& out) const {
+    if (sd_) {
+      if (!j.contains("images") || !j["images"].is_array() || j["images"].empty() ||
+          !j["images"][0].is_string())
+        return Verdict{RequestStatus::Pending, "", "malformed response: no images[0]"};
+      b64 = j["images"][0].get<std::string>();
+      return std::nullopt;
+    }
+    if (!j.contains("data") || !j["data"].is_array() || j["data"].empty() ||
+        !j["data"][0].is_object())
+      return Verdict{RequestStatus::Pending, "", "malformed response: no data[0]"};
+    const Json& d = j["data"][0];
+    if (!d.contains("b64_json") || !d["b64_json"].is_string()) {
+      return Verdict{RequestStatus::Failed, "",
+                     d.contains("url") ? "the endpoint answered with a URL, not the image; set "
+                                         "openai.response_format: b64_json"
+                                       : "malformed response: no data[0].b64_json"};
+    }
+    b64 = d["b64_json"].get<std::string>();
+    if (d.contains("revised_prompt") && d["revised_prompt"].is_string())
+      out["revised_prompt"] = d["revised_prompt"];
+    return std::nullopt;
+  }
+
+  const T2iJob& job_;
+  const fs::path run_dir_;
+  const std::string& api_key_;
+  const Table& prompts_;
+  const std::size_t prompt_col_;
+  const std::size_t reply_limit_;
+  const bool sd_;
+};
+
+// manifest.csv: one row per saved image, in request order.
+void T2iRequests::export_outputs(RunFolder& folder, JobSummary& summary) const {
   std::vector<std::string> image, sample, seed, model, sha, revised;
   std::vector<std::size_t> rows;
   folder.store().for_each([&](const RequestRecord& rec) {
@@ -230,15 +240,15 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
     sample.push_back(std::to_string(request["sample"].get<std::size_t>()));
     seed.push_back(response.contains("seed") ? std::to_string(response["seed"].get<std::int64_t>())
                                              : "");
-    model.push_back(job.endpoint.model);
+    model.push_back(job_.endpoint.model);
     sha.push_back(response["sha256"].get<std::string>());
     revised.push_back(response.value("revised_prompt", ""));
   });
   Table out;
-  out.source = (run_dir / "manifest.csv").string();
+  out.source = (run_dir_ / "manifest.csv").string();
   out.rows = rows.size();
   add_string_column(out, "image", image);
-  for (const auto& c : prompts.columns) {
+  for (const auto& c : prompts_.columns) {
     std::vector<std::string> values;
     values.reserve(rows.size());
     for (const std::size_t r : rows) values.push_back(c.text(r));
@@ -249,18 +259,61 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
   add_string_column(out, "model", model);
   add_string_column(out, "sha256", sha);
   add_string_column(out, "revised_prompt", revised);
-  write_csv(out, (run_dir / "manifest.csv").string());
+  write_csv(out, (run_dir_ / "manifest.csv").string());
   summary.exported = rows.size();
   summary.outputs.push_back("manifest.csv");
+}
 
-  Json parameters = fingerprint;
-  parameters["prompt_column"] = job.prompt_column;
-  parameters["images_per_prompt"] = job.images_per_prompt;
-  parameters["seed"] = job.seed;
-  Json inputs = Json::array({input_record(job.prompts)});
-  if (!job.spec_path.empty()) inputs.push_back(input_record(job.spec_path));
-  folder.write_run_json(summary, job.endpoint, parameters, inputs, job.spec_text);
-  return summary;
+}  // namespace
+
+std::optional<std::pair<std::size_t, std::size_t>> openai_size_pixels(std::string_view size) {
+  if (size == "auto") return std::pair{kOpenAiAutoSide, kOpenAiAutoSide};
+  const auto x = size.find('x');
+  if (x == std::string_view::npos) return std::nullopt;
+  auto side = [](std::string_view digits) -> std::optional<std::size_t> {
+    std::size_t v = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec != std::errc() || end != digits.data() + digits.size() || v < 1 || v > kMaxImageSide)
+      return std::nullopt;
+    return v;
+  };
+  const auto w = side(size.substr(0, x)), h = side(size.substr(x + 1));
+  if (!w || !h) return std::nullopt;
+  return std::pair{*w, *h};
+}
+
+JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
+  const auto openai_pixels = check_t2i_job(job);
+  const std::string api_key = read_api_key(job.endpoint);
+  const Table prompts = read_table(job.prompts.string());
+  VLBIAS_CHECK(prompts.rows > 0, InputError, "{}: the prompt table has no rows",
+               job.prompts.string());
+  const std::size_t prompt_col = *prompts.find(prompts.column(job.prompt_column).name);
+  check_added_columns(prompts, job.prompts, "the prompt table", kAddedColumns, "manifest.csv");
+  for (std::size_t r = 0; r < prompts.rows; ++r) {
+    VLBIAS_CHECK(!prompts.columns[prompt_col].text(r).empty(), InputError,
+                 "{} line {}: empty prompt in column '{}'", job.prompts.string(),
+                 prompts.line_of_row[r], job.prompt_column);
+  }
+
+  const std::size_t reply_limit =
+      job.api == T2iApi::SdWebui
+          ? image_reply_limit(job.control, job.width, job.height)
+          : image_reply_limit(job.control, openai_pixels->first, openai_pixels->second);
+  JobRecord record{.kind = "generate-t2i",
+                   .label = "t2i requests",
+                   .endpoint = job.endpoint,
+                   .control = job.control,
+                   .api_key = api_key,
+                   .fingerprint = t2i_fingerprint(job),
+                   .parameters = {{"prompt_column", job.prompt_column},
+                                  {"images_per_prompt", job.images_per_prompt},
+                                  {"seed", job.seed}},
+                   .inputs = {job.prompts},
+                   .spec_text = job.spec_text};
+  if (!job.spec_path.empty()) record.inputs.push_back(job.spec_path);
+  return run_request_job(run_dir, record,
+                         T2iRequests(job, run_dir, api_key, prompts, prompt_col, reply_limit));
 }
 
 }  // namespace vlbias

@@ -170,27 +170,9 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-}  // namespace
-
-std::string Grouping::label(std::size_t g) const {
-  std::string out;
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    if (c > 0) out += ", ";
-    out += columns[c];
-    out += '=';
-    out += keys[g][c];
-  }
-  return out;
-}
-
-Grouping group_by(const Table& table, const std::vector<std::string>& columns,
-                  const std::vector<bool>& row_mask) {
-  VLBIAS_CHECK(!columns.empty(), InputError,
-               "cannot group '{}' by an empty list of columns; expected at least one column",
-               table.source);
-  VLBIAS_CHECK(row_mask.empty() || row_mask.size() == table.rows, InternalError,
-               "group_by on '{}': row mask has {} entries for {} rows", table.source,
-               row_mask.size(), table.rows);
+// The columns to group by, each named once.
+std::vector<const Column*> grouping_columns(const Table& table,
+                                            const std::vector<std::string>& columns) {
   std::vector<const Column*> cols;
   std::unordered_set<std::string_view> seen;
   for (const auto& name : columns) {
@@ -199,18 +181,18 @@ Grouping group_by(const Table& table, const std::vector<std::string>& columns,
                  "cannot group '{}' by column '{}' twice; expected distinct columns", table.source,
                  name);
   }
+  return cols;
+}
 
-  const std::size_t rows = table.rows;
-  VLBIAS_CHECK(rows < kNoGroup32, InputError, "'{}' has {} rows, too many to group", table.source,
-               rows);
-  Grouping out;
-  out.columns = columns;
+// Folds every column's level ranks into the row keys (out.group_of_row), then compresses them
+// to group ids in key order; returns the number of groups.
+std::uint64_t key_rows(const std::vector<const Column*>& cols, const std::vector<bool>& row_mask,
+                       std::vector<SortedLevels>& levels, Grouping& out) {
   // The row keys live in group_of_row itself: no wider per-row array is needed.
   std::vector<std::uint32_t>& keys = out.group_of_row;
-  keys.resize(rows);
-  for (std::size_t row = 0; row < rows; ++row) keys[row] = row_in(row_mask, row) ? 0 : kNoGroup32;
-
-  std::vector<SortedLevels> levels(cols.size());
+  for (std::size_t row = 0; row < keys.size(); ++row) {
+    keys[row] = row_in(row_mask, row) ? 0 : kNoGroup32;
+  }
   std::vector<std::uint32_t> ids;
   std::uint64_t bound = 1;  // every live key is < bound
   for (std::size_t c = 0; c < cols.size(); ++c) {
@@ -233,31 +215,15 @@ Grouping group_by(const Table& table, const std::vector<std::string>& columns,
     }
   }
   std::vector<std::uint32_t>().swap(ids);
-  const std::uint64_t groups = compress(keys, bound);
+  return compress(keys, bound);
+}
 
-  // Group sizes; the first row of each group gives its levels.
-  out.sizes.assign(groups, 0);
-  std::vector<std::size_t> first_row(groups, rows);
-  for (std::size_t row = 0; row < rows; ++row) {
-    const std::uint32_t g = keys[row];
-    if (g == kNoGroup32) continue;
-    if (out.sizes[g]++ == 0) first_row[g] = row;
-  }
-
-  // Empty intersectional cells come from the cross product of observed levels;
-  // it is walked only when small enough to list.
-  std::uint64_t combinations = 1;
-  bool too_many = false;
-  for (const auto& l : levels) {
-    const std::uint64_t n = l.text.size();
-    if (n != 0 && combinations > kMaxCombinations / n) too_many = true;
-    combinations = too_many ? kMaxCombinations + 1 : combinations * n;
-  }
-  // (A column with no observed level leaves no rows and no cells.)
-  const bool list_empty = !too_many && combinations > groups;
-
-  const std::size_t ncols = cols.size();
-  std::vector<std::uint32_t> ranks(list_empty ? groups * ncols : 0);
+// Each group's levels, from its first row; with `ranks` non-empty, their ranks too
+// (group-major).
+void add_group_keys(const std::vector<const Column*>& cols, const std::vector<SortedLevels>& levels,
+                    const std::vector<std::size_t>& first_row, std::vector<std::uint32_t>& ranks,
+                    Grouping& out) {
+  const std::size_t groups = first_row.size(), ncols = cols.size();
   out.keys.resize(groups);
   for (std::size_t g = 0; g < groups; ++g) {
     out.keys[g].reserve(ncols);
@@ -272,24 +238,18 @@ Grouping group_by(const Table& table, const std::vector<std::string>& columns,
       } else {
         rank = levels[c].rank_of_code[col.codes[first_row[g]]];
       }
-      if (list_empty) ranks[g * ncols + c] = rank;
+      if (!ranks.empty()) ranks[g * ncols + c] = rank;
       out.keys[g].push_back(levels[c].text[rank]);
     }
   }
+}
 
-  if (too_many) {
-    double product = 1;
-    for (const auto& l : levels) product *= static_cast<double>(l.text.size());
-    if (product > static_cast<double>(groups)) {
-      warn(
-          "grouping '{}' by {}: the {:.0f} combinations of observed levels exceed {}; "
-          "{:.0f} empty cells are not listed",
-          table.source, joined(columns), product, kMaxCombinations,
-          product - static_cast<double>(groups));
-    }
-  }
-  if (!list_empty) return out;
-  // Walk the cross product in key order beside the (sorted) groups.
+// Walks the cross product of observed levels in key order beside the (sorted) groups,
+// listing the combinations no group has.
+void add_empty_cells(const std::vector<SortedLevels>& levels,
+                     const std::vector<std::uint32_t>& ranks, std::uint64_t combinations,
+                     Grouping& out) {
+  const std::size_t groups = out.keys.size(), ncols = levels.size();
   std::vector<std::uint32_t> combo(ncols, 0);
   std::size_t g = 0;
   for (std::uint64_t i = 0; i < combinations; ++i) {
@@ -306,6 +266,75 @@ Grouping group_by(const Table& table, const std::vector<std::string>& columns,
       combo[c] = 0;
     }
   }
+}
+
+}  // namespace
+
+std::string Grouping::label(std::size_t g) const {
+  std::string out;
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    if (c > 0) out += ", ";
+    out += columns[c];
+    out += '=';
+    out += keys[g][c];
+  }
+  return out;
+}
+
+Grouping group_by(const Table& table, const std::vector<std::string>& columns,
+                  const std::vector<bool>& row_mask) {
+  VLBIAS_CHECK(!columns.empty(), InputError,
+               "cannot group '{}' by an empty list of columns; expected at least one column",
+               table.source);
+  VLBIAS_CHECK(row_mask.empty() || row_mask.size() == table.rows, InternalError,
+               "group_by on '{}': row mask has {} entries for {} rows", table.source,
+               row_mask.size(), table.rows);
+  const std::vector<const Column*> cols = grouping_columns(table, columns);
+
+  const std::size_t rows = table.rows;
+  VLBIAS_CHECK(rows < kNoGroup32, InputError, "'{}' has {} rows, too many to group", table.source,
+               rows);
+  Grouping out;
+  out.columns = columns;
+  out.group_of_row.resize(rows);
+  std::vector<SortedLevels> levels(cols.size());
+  const std::uint64_t groups = key_rows(cols, row_mask, levels, out);
+
+  // Group sizes; the first row of each group gives its levels.
+  out.sizes.assign(groups, 0);
+  std::vector<std::size_t> first_row(groups, rows);
+  for (std::size_t row = 0; row < rows; ++row) {
+    const std::uint32_t g = out.group_of_row[row];
+    if (g == kNoGroup32) continue;
+    if (out.sizes[g]++ == 0) first_row[g] = row;
+  }
+
+  // Empty intersectional cells come from the cross product of observed levels;
+  // it is walked only when small enough to list.
+  std::uint64_t combinations = 1;
+  bool too_many = false;
+  for (const auto& l : levels) {
+    const std::uint64_t n = l.text.size();
+    if (n != 0 && combinations > kMaxCombinations / n) too_many = true;
+    combinations = too_many ? kMaxCombinations + 1 : combinations * n;
+  }
+  // (A column with no observed level leaves no rows and no cells.)
+  const bool list_empty = !too_many && combinations > groups;
+
+  std::vector<std::uint32_t> ranks(list_empty ? groups * cols.size() : 0);
+  add_group_keys(cols, levels, first_row, ranks, out);
+  if (too_many) {
+    double product = 1;
+    for (const auto& l : levels) product *= static_cast<double>(l.text.size());
+    if (product > static_cast<double>(groups)) {
+      warn(
+          "grouping '{}' by {}: the {:.0f} combinations of observed levels exceed {}; "
+          "{:.0f} empty cells are not listed",
+          table.source, joined(columns), product, kMaxCombinations,
+          product - static_cast<double>(groups));
+    }
+  }
+  if (list_empty) add_empty_cells(levels, ranks, combinations, out);
   return out;
 }
 

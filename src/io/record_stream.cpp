@@ -43,6 +43,68 @@ simdjson::dom::element find_path(simdjson::dom::object object, std::string_view 
   return e;
 }
 
+// One non-blank line's object, parsed from `scratch` (the line padded as simdjson needs).
+simdjson::dom::object parse_line_object(simdjson::dom::parser& parser, std::vector<char>& scratch,
+                                        std::string_view line, const std::string& path,
+                                        std::size_t line_no) {
+  if (scratch.size() < line.size() + simdjson::SIMDJSON_PADDING) {
+    scratch.resize(line.size() + simdjson::SIMDJSON_PADDING);
+  }
+  std::memcpy(scratch.data(), line.data(), line.size());
+  std::memset(scratch.data() + line.size(), ' ', simdjson::SIMDJSON_PADDING);
+  simdjson::dom::element root;
+  const auto error = parser.parse(scratch.data(), line.size(), false).get(root);
+  if (error == simdjson::UTF8_ERROR) {
+    VLBIAS_FAIL(InputError, "'{}' line {} is not valid UTF-8; expected UTF-8 text", path, line_no);
+  }
+  VLBIAS_CHECK(!error, InputError,
+               "'{}' line {} is not valid JSON ({}); expected one JSON object per line", path,
+               line_no, io_internal::error_text(error));
+  simdjson::dom::object object;
+  VLBIAS_CHECK(!root.get_object().get(object), InputError,
+               "'{}' line {} does not hold an object; expected one JSON object per line", path,
+               line_no);
+  return object;
+}
+
+// Field k of the record from its JSON value: a string as it is, a number formatted (and kept
+// as the number), a boolean as true/false, an array or object minified; null is missing.
+// `owned` holds the text the record points to when it is not in the line itself.
+void set_field(Record& record, std::size_t k, const simdjson::dom::element& v, std::string& owned) {
+  switch (v.type()) {
+    case simdjson::dom::element_type::STRING:
+      record.text_[k] = v.get_string().value_unsafe();
+      record.present_[k] = !record.text_[k].empty();
+      break;
+    case simdjson::dom::element_type::INT64:
+    case simdjson::dom::element_type::UINT64:
+    case simdjson::dom::element_type::DOUBLE: {
+      const double x = v.type() == simdjson::dom::element_type::DOUBLE
+                           ? v.get_double().value_unsafe()
+                       : v.type() == simdjson::dom::element_type::INT64
+                           ? static_cast<double>(v.get_int64().value_unsafe())
+                           : static_cast<double>(v.get_uint64().value_unsafe());
+      owned = fmt::format("{}", x);
+      record.text_[k] = owned;
+      record.json_number_[k] = x;
+      record.present_[k] = true;
+      break;
+    }
+    case simdjson::dom::element_type::BOOL:
+      record.text_[k] = v.get_bool().value_unsafe() ? "true" : "false";
+      record.present_[k] = true;
+      break;
+    case simdjson::dom::element_type::ARRAY:
+    case simdjson::dom::element_type::OBJECT:
+      owned = simdjson::minify(v);
+      record.text_[k] = owned;
+      record.present_[k] = true;
+      break;
+    case simdjson::dom::element_type::NULL_VALUE:
+      break;
+  }
+}
+
 std::size_t stream_jsonl(const std::string& path, const std::vector<std::string>& columns,
                          Record& record, const std::function<void(const Record&)>& on_row,
                          const std::function<void(std::size_t, std::size_t)>& on_progress) {
@@ -68,24 +130,7 @@ std::size_t stream_jsonl(const std::string& path, const std::vector<std::string>
       line.remove_prefix(3);
     }
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    if (scratch.size() < line.size() + simdjson::SIMDJSON_PADDING) {
-      scratch.resize(line.size() + simdjson::SIMDJSON_PADDING);
-    }
-    std::memcpy(scratch.data(), line.data(), line.size());
-    std::memset(scratch.data() + line.size(), ' ', simdjson::SIMDJSON_PADDING);
-    simdjson::dom::element root;
-    const auto error = parser.parse(scratch.data(), line.size(), false).get(root);
-    if (error == simdjson::UTF8_ERROR) {
-      VLBIAS_FAIL(InputError, "'{}' line {} is not valid UTF-8; expected UTF-8 text", path,
-                  this_line);
-    }
-    VLBIAS_CHECK(!error, InputError,
-                 "'{}' line {} is not valid JSON ({}); expected one JSON object per line", path,
-                 this_line, io_internal::error_text(error));
-    simdjson::dom::object object;
-    VLBIAS_CHECK(!root.get_object().get(object), InputError,
-                 "'{}' line {} does not hold an object; expected one JSON object per line", path,
-                 this_line);
+    const simdjson::dom::object object = parse_line_object(parser, scratch, line, path, this_line);
     for (std::size_t k = 0; k < columns.size(); ++k) {
       bool found = false;
       const simdjson::dom::element v = find_path(object, columns[k], &found);
@@ -94,38 +139,7 @@ std::size_t stream_jsonl(const std::string& path, const std::vector<std::string>
       record.json_number_[k] = kNaN;
       if (!found) continue;
       seen[k] = true;
-      switch (v.type()) {
-        case simdjson::dom::element_type::STRING:
-          record.text_[k] = v.get_string().value_unsafe();
-          record.present_[k] = !record.text_[k].empty();
-          break;
-        case simdjson::dom::element_type::INT64:
-        case simdjson::dom::element_type::UINT64:
-        case simdjson::dom::element_type::DOUBLE: {
-          const double x = v.type() == simdjson::dom::element_type::DOUBLE
-                               ? v.get_double().value_unsafe()
-                           : v.type() == simdjson::dom::element_type::INT64
-                               ? static_cast<double>(v.get_int64().value_unsafe())
-                               : static_cast<double>(v.get_uint64().value_unsafe());
-          owned[k] = fmt::format("{}", x);
-          record.text_[k] = owned[k];
-          record.json_number_[k] = x;
-          record.present_[k] = true;
-          break;
-        }
-        case simdjson::dom::element_type::BOOL:
-          record.text_[k] = v.get_bool().value_unsafe() ? "true" : "false";
-          record.present_[k] = true;
-          break;
-        case simdjson::dom::element_type::ARRAY:
-        case simdjson::dom::element_type::OBJECT:
-          owned[k] = simdjson::minify(v);
-          record.text_[k] = owned[k];
-          record.present_[k] = true;
-          break;
-        case simdjson::dom::element_type::NULL_VALUE:
-          break;
-      }
+      set_field(record, k, v, owned[k]);
     }
     record.line_ = this_line;
     on_row(record);
@@ -169,7 +183,7 @@ std::size_t for_each_record(const std::string& path, const std::vector<std::stri
   std::size_t rows = 0;
   if (ext == ".csv" || ext == ".tsv") {
     rows = io_internal::stream_csv(path, ext == ".tsv" ? '\t' : ',', columns, record, on_row,
-                                on_progress);
+                                   on_progress);
   } else if (ext == ".jsonl" || ext == ".ndjson") {
     rows = stream_jsonl(path, columns, record, on_row, on_progress);
   } else {

@@ -1,8 +1,9 @@
 #pragma once
-// Internal to the LVLM scan and merge (lvlm_scan.cpp, lvlm_state.cpp): finds a
-// counterfactual set by (by-level, set key) in an LvlmState without a second copy
-// of its key text (an open-addressing table of set ids; the keys stay in
-// state.set_keys).
+// Internal to the LVLM scan, merge and state files (lvlm_scan.cpp, lvlm_state.cpp,
+// lvlm_state_file.cpp): finds a counterfactual set by (by-level, set key) in an LvlmState
+// without a second copy of its key text (an open-addressing table of set ids; the keys stay
+// in state.set_keys), and the state's widths.
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,15 @@
 #include "vlbias/metrics/lvlm.h"
 
 namespace vlbias::metrics_internal {
+
+// Score columns (MaxGap) of a state.
+inline std::size_t score_count(const LvlmState& s) {
+  return s.rows_missing_score.size();
+}
+// Member measures per member row of a state (0 without members).
+inline std::size_t member_width(const LvlmState& s) {
+  return s.member_set.empty() ? 0 : s.member_values.size() / s.member_set.size();
+}
 
 class SetIndex {
  public:

@@ -324,38 +324,34 @@ PrdcResult prdc_with_real_radii(MatrixView real, std::span<const double> real_ra
 
 namespace {
 
-// Everything after the real radii: the fake radii, then the real x fake pass. Inputs checked.
-PrdcResult measure(const Points& pr, std::span<const double> real_radius_squared, MatrixView fake,
-                   const PrdcOptions& options) {
-  const MatrixView real = pr.x;
-  const std::size_t k = options.k;
+// What the real x fake pass finds.
+struct CrossCounts {
+  std::vector<std::uint32_t> ball_count;  // per fake row: real balls holding it
+  std::vector<std::uint8_t> covered;      // per real row: its ball holds a fake row
+  std::vector<std::uint8_t> in_fake;      // per real row: inside a fake ball (recall)
+  // Per task (kCrossRows real rows): the (real, fake) pairs of ball members.
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> members;
+};
+
+// The real x fake pass, in tiles: an sgemm per tile, the error bounds, and an exact distance
+// only for pairs the bounds cannot decide. `fake_radii` empty: no recall.
+CrossCounts cross_pass(const Points& pr, const Points& pf,
+                       std::span<const double> real_radius_squared,
+                       const std::vector<double>& fake_radii, const ErrorModel& em,
+                       const PrdcOptions& options) {
+  const MatrixView real = pr.x, fake = pf.x;
   const std::size_t nr = real.rows, nf = fake.rows, d = real.cols;
-  const Points pf = prepare(fake, "generated features");
-  const ErrorModel em(d, "features");
   const bool strict = options.rule == BallRule::Strict;
-
-  PrdcResult out;
-  out.k = k;
-  out.n_real = nr;
-  out.n_fake = nf;
-  out.rule = options.rule;
-  std::vector<double> fake_radii;
-  if (options.recall && nf > k) {
-    fake_radii = knn_radii(pf, k, em, options.progress ? "prdc: generated radii" : nullptr);
-  } else if (options.recall) {
-    out.note = fmt::format(
-        "recall is undefined: {} generated rows, the k-th nearest neighbour (k = {}) needs at "
-        "least {}",
-        nf, k, k + 1);
-  }
   const bool with_recall = !fake_radii.empty();
-
   std::vector<std::atomic<std::uint32_t>> ball_count(nf);
   for (auto& v : ball_count) v.store(0, std::memory_order_relaxed);
-  std::vector<std::uint8_t> covered(nr, 0), in_fake(nr, 0);
+  CrossCounts out;
+  out.covered.assign(nr, 0);
+  out.in_fake.assign(nr, 0);
+  std::vector<std::uint8_t>& covered = out.covered;
+  std::vector<std::uint8_t>& in_fake = out.in_fake;
   const std::size_t tasks = (nr + kCrossRows - 1) / kCrossRows;
-  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> members(
-      options.ball_members ? tasks : 0);
+  out.members.resize(options.ball_members ? tasks : 0);
   const float* xr = real.data;
   const float* xf = fake.data;
   std::unique_ptr<Progress> progress;
@@ -388,7 +384,8 @@ PrdcResult measure(const Points& pr, std::span<const double> real_radius_squared
             ball_count[j].fetch_add(1, std::memory_order_relaxed);
             covered[i] = 1;
             if (options.ball_members) {
-              members[t].emplace_back(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j));
+              out.members[t].emplace_back(static_cast<std::uint32_t>(i),
+                                          static_cast<std::uint32_t>(j));
             }
           }
           if (with_recall && !in_fake[i] && l <= fake_radii[j] &&
@@ -401,17 +398,64 @@ PrdcResult measure(const Points& pr, std::span<const double> real_radius_squared
     if (progress) progress->advance();
   });
   if (progress) progress->finish();
+  out.ball_count.resize(nf);
+  for (std::size_t j = 0; j < nf; ++j) {
+    out.ball_count[j] = ball_count[j].load(std::memory_order_relaxed);
+  }
+  return out;
+}
+
+// The ball members as CSR: members_offsets[i]..[i + 1] index the fake rows in real row i's
+// ball, in order.
+void add_ball_members(PrdcResult& out, std::size_t nr,
+                      std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>>& members) {
+  out.members_offsets.assign(nr + 1, 0);
+  std::size_t total = 0;
+  for (auto& m : members) {
+    std::sort(m.begin(), m.end());
+    total += m.size();
+    for (const auto& [i, j] : m) ++out.members_offsets[std::size_t{i} + 1];
+  }
+  for (std::size_t i = 0; i < nr; ++i) out.members_offsets[i + 1] += out.members_offsets[i];
+  out.members.reserve(total);
+  for (const auto& m : members)
+    for (const auto& [i, j] : m) out.members.push_back(j);  // tasks are in row order
+}
+
+// Everything after the real radii: the fake radii, then the real x fake pass. Inputs checked.
+PrdcResult measure(const Points& pr, std::span<const double> real_radius_squared, MatrixView fake,
+                   const PrdcOptions& options) {
+  const MatrixView real = pr.x;
+  const std::size_t k = options.k;
+  const std::size_t nr = real.rows, nf = fake.rows, d = real.cols;
+  const Points pf = prepare(fake, "generated features");
+  const ErrorModel em(d, "features");
+
+  PrdcResult out;
+  out.k = k;
+  out.n_real = nr;
+  out.n_fake = nf;
+  out.rule = options.rule;
+  std::vector<double> fake_radii;
+  if (options.recall && nf > k) {
+    fake_radii = knn_radii(pf, k, em, options.progress ? "prdc: generated radii" : nullptr);
+  } else if (options.recall) {
+    out.note = fmt::format(
+        "recall is undefined: {} generated rows, the k-th nearest neighbour (k = {}) needs at "
+        "least {}",
+        nf, k, k + 1);
+  }
+  const bool with_recall = !fake_radii.empty();
+  CrossCounts cross = cross_pass(pr, pf, real_radius_squared, fake_radii, em, options);
 
   std::size_t inside_any = 0, total_inside = 0, covered_n = 0, recalled = 0;
-  std::vector<std::uint32_t> counts(nf);
   for (std::size_t j = 0; j < nf; ++j) {
-    counts[j] = ball_count[j].load(std::memory_order_relaxed);
-    inside_any += counts[j] > 0 ? 1 : 0;
-    total_inside += counts[j];
+    inside_any += cross.ball_count[j] > 0 ? 1 : 0;
+    total_inside += cross.ball_count[j];
   }
   for (std::size_t i = 0; i < nr; ++i) {
-    covered_n += covered[i];
-    recalled += in_fake[i];
+    covered_n += cross.covered[i];
+    recalled += cross.in_fake[i];
   }
   out.precision = static_cast<double>(inside_any) / static_cast<double>(nf);
   out.density =
@@ -427,23 +471,11 @@ PrdcResult measure(const Points& pr, std::span<const double> real_radius_squared
     out.fake_radius.resize(fake_radii.size());
     for (std::size_t j = 0; j < fake_radii.size(); ++j)
       out.fake_radius[j] = std::sqrt(fake_radii[j]);
-    out.fake_ball_count = counts;
-    out.real_covered = covered;
-    if (with_recall) out.real_in_fake_balls = in_fake;
+    out.fake_ball_count = cross.ball_count;
+    out.real_covered = cross.covered;
+    if (with_recall) out.real_in_fake_balls = cross.in_fake;
   }
-  if (options.ball_members) {
-    out.members_offsets.assign(nr + 1, 0);
-    std::size_t total = 0;
-    for (auto& m : members) {
-      std::sort(m.begin(), m.end());
-      total += m.size();
-      for (const auto& [i, j] : m) ++out.members_offsets[std::size_t{i} + 1];
-    }
-    for (std::size_t i = 0; i < nr; ++i) out.members_offsets[i + 1] += out.members_offsets[i];
-    out.members.reserve(total);
-    for (const auto& m : members)
-      for (const auto& [i, j] : m) out.members.push_back(j);  // tasks are in row order
-  }
+  if (options.ball_members) add_ball_members(out, nr, cross.members);
   return out;
 }
 

@@ -9,8 +9,8 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/stats/stats.h"
 #include "vlbias/metrics/visual_stereotypes.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias {
 
@@ -128,42 +128,33 @@ double median_with_infinity(std::vector<double> x) {
   return (x[m - 1] + x[m]) / 2;
 }
 
-}  // namespace
-
-LikelihoodReport visual_likelihood(const Annotations& ann, const VisualStereotypes& stereotypes,
-                                   const LikelihoodOptions& o) {
-  VLBIAS_CHECK(!ann.judgements.empty(), InputError, "no annotations to compute likelihoods from");
-  VLBIAS_CHECK(o.bootstrap == 0 || (o.ci > 0 && o.ci < 1), UsageError,
-               "the confidence level must be in (0, 1), got {}", o.ci);
-  stats::check_resamples(o.bootstrap, "bootstrap");
+// Per identity: its images, the attributes shown with them (and their roles), and the
+// per-image counts.
+std::vector<IdentityCounts> count_by_identity(const Annotations& ann,
+                                              const VisualStereotypes& stereotypes) {
   const std::size_t n_id = ann.identities.size();
-
-  // Per identity: images, shown attributes, per-image counts.
   std::vector<IdentityCounts> counts(n_id);
   for (std::uint32_t im = 0; im < ann.images.size(); ++im) {
     counts[ann.image_identity[im]].images.push_back(im);
   }
-  {
-    std::vector<std::vector<bool>> shown(n_id, std::vector<bool>(ann.attributes.size(), false));
-    for (const Judgement& j : ann.judgements)
-      shown[ann.image_identity[j.image]][j.attribute] = true;
-    for (std::size_t i = 0; i < n_id; ++i) {
-      IdentityCounts& c = counts[i];
-      for (std::uint32_t a = 0; a < ann.attributes.size(); ++a) {
-        if (!shown[i][a]) continue;
-        c.attributes.push_back(a);
-        const Stereotype* s = stereotypes.find(ann.identities[i], ann.attributes[a]);
-        if (s != nullptr) {
-          c.roles.push_back(Role::Stereotype);
-          c.offensiveness.push_back(s->offensiveness);
-        } else {
-          c.roles.push_back(ann.attributes[a] == ann.none_option ? Role::Option : Role::Random);
-          c.offensiveness.push_back(0);
-        }
+  std::vector<std::vector<bool>> shown(n_id, std::vector<bool>(ann.attributes.size(), false));
+  for (const Judgement& j : ann.judgements) shown[ann.image_identity[j.image]][j.attribute] = true;
+  for (std::size_t i = 0; i < n_id; ++i) {
+    IdentityCounts& c = counts[i];
+    for (std::uint32_t a = 0; a < ann.attributes.size(); ++a) {
+      if (!shown[i][a]) continue;
+      c.attributes.push_back(a);
+      const Stereotype* s = stereotypes.find(ann.identities[i], ann.attributes[a]);
+      if (s != nullptr) {
+        c.roles.push_back(Role::Stereotype);
+        c.offensiveness.push_back(s->offensiveness);
+      } else {
+        c.roles.push_back(ann.attributes[a] == ann.none_option ? Role::Option : Role::Random);
+        c.offensiveness.push_back(0);
       }
-      c.k.assign(c.images.size() * c.attributes.size(), 0);
-      c.n.assign(c.images.size() * c.attributes.size(), 0);
     }
+    c.k.assign(c.images.size() * c.attributes.size(), 0);
+    c.n.assign(c.images.size() * c.attributes.size(), 0);
   }
   for (const Judgement& j : ann.judgements) {
     IdentityCounts& c = counts[ann.image_identity[j.image]];
@@ -176,70 +167,74 @@ LikelihoodReport visual_likelihood(const Annotations& ann, const VisualStereotyp
     c.k[cell] += j.present ? 1 : 0;
     c.n[cell] += 1;
   }
+  return counts;
+}
 
-  LikelihoodReport report;
-  report.identities.resize(n_id);
-  // Replicates per identity (for the pooled interval): [identity][b].
-  std::vector<std::vector<double>> rep_stereo(n_id), rep_random(n_id);
-  parallel_for(n_id, [&](std::size_t i) {
-    const IdentityCounts& c = counts[i];
-    const std::size_t na = c.attributes.size(), m = c.images.size();
-    std::vector<double> k(na, 0), n(na, 0);
-    for (std::size_t r = 0; r < m; ++r) {
-      for (std::size_t a = 0; a < na; ++a) {
-        k[a] += c.k[r * na + a];
-        n[a] += c.n[r * na + a];
-      }
-    }
-    IdentityLikelihood& out = report.identities[i];
-    out.identity = static_cast<std::uint32_t>(i);
-    out.visual_stereotypes = stereotypes.count(ann.identities[i]);
-    out.included = out.visual_stereotypes >= o.min_stereotypes;
-    out.images = m;
-    for (std::size_t a = 0; a < na; ++a) {
-      out.shown_stereotypes += c.roles[a] == Role::Stereotype ? 1 : 0;
-      out.shown_random +=
-          c.roles[a] == Role::Random || (c.roles[a] == Role::Option && o.none_as_random) ? 1 : 0;
-    }
-    const Estimate e = estimate(c, k, n, o.none_as_random);
-    out.l_stereo = e.l_stereo;
-    out.l_random = e.l_random;
-    out.theta = e.theta;
-    out.status = e.status;
-    out.offensiveness = e.offensiveness;
-    out.mean_offensiveness = e.mean_offensiveness;
-    out.present_stereotypes = e.present_stereotypes;
-    if (o.bootstrap == 0) return;
+// Adds the counts of image row r to the per-attribute sums.
+void add_image_counts(const IdentityCounts& c, std::size_t r, std::vector<double>& k,
+                      std::vector<double>& n) {
+  const std::size_t na = c.attributes.size();
+  for (std::size_t a = 0; a < na; ++a) {
+    k[a] += c.k[r * na + a];
+    n[a] += c.n[r * na + a];
+  }
+}
 
-    const std::uint64_t seed = derive_seed(derive_seed(o.seed, 1), i);
-    std::vector<double> ls(o.bootstrap), lr(o.bootstrap), th(o.bootstrap), off(o.bootstrap);
-    for (std::size_t b = 0; b < o.bootstrap; ++b) {
-      Rng rng(seed, b);
-      std::fill(k.begin(), k.end(), 0.0);
-      std::fill(n.begin(), n.end(), 0.0);
-      for (std::size_t d = 0; d < m; ++d) {
-        const std::size_t r = static_cast<std::size_t>(rng.uniform_index(m));
-        for (std::size_t a = 0; a < na; ++a) {
-          k[a] += c.k[r * na + a];
-          n[a] += c.n[r * na + a];
-        }
-      }
-      const Estimate x = estimate(c, k, n, o.none_as_random);
-      ls[b] = x.l_stereo;
-      lr[b] = x.l_random;
-      th[b] = x.theta;
-      off[b] = x.offensiveness;
-    }
-    out.ci_l_stereo = interval_with_infinity(ls, o.ci, o.bootstrap, seed);
-    out.ci_l_random = interval_with_infinity(lr, o.ci, o.bootstrap, seed);
-    out.ci_theta = interval_with_infinity(th, o.ci, o.bootstrap, seed);
-    out.ci_offensiveness = interval_with_infinity(off, o.ci, o.bootstrap, seed);
-    rep_stereo[i] = std::move(ls);
-    rep_random[i] = std::move(lr);
-  });
+// Identity i's estimates and, with o.bootstrap, its intervals from resampling its images;
+// the replicates of l_stereo and l_random are kept for the pooled interval.
+void estimate_identity(const Annotations& ann, const VisualStereotypes& stereotypes,
+                       const LikelihoodOptions& o, std::size_t i, const IdentityCounts& c,
+                       IdentityLikelihood& out, std::vector<double>& rep_stereo,
+                       std::vector<double>& rep_random) {
+  const std::size_t na = c.attributes.size(), m = c.images.size();
+  std::vector<double> k(na, 0), n(na, 0);
+  for (std::size_t r = 0; r < m; ++r) add_image_counts(c, r, k, n);
+  out.identity = static_cast<std::uint32_t>(i);
+  out.visual_stereotypes = stereotypes.count(ann.identities[i]);
+  out.included = out.visual_stereotypes >= o.min_stereotypes;
+  out.images = m;
+  for (std::size_t a = 0; a < na; ++a) {
+    out.shown_stereotypes += c.roles[a] == Role::Stereotype ? 1 : 0;
+    out.shown_random +=
+        c.roles[a] == Role::Random || (c.roles[a] == Role::Option && o.none_as_random) ? 1 : 0;
+  }
+  const Estimate e = estimate(c, k, n, o.none_as_random);
+  out.l_stereo = e.l_stereo;
+  out.l_random = e.l_random;
+  out.theta = e.theta;
+  out.status = e.status;
+  out.offensiveness = e.offensiveness;
+  out.mean_offensiveness = e.mean_offensiveness;
+  out.present_stereotypes = e.present_stereotypes;
+  if (o.bootstrap == 0) return;
 
-  // The (identity, attribute) table.
-  for (std::size_t i = 0; i < n_id; ++i) {
+  const std::uint64_t seed = derive_seed(derive_seed(o.seed, 1), i);
+  std::vector<double> ls(o.bootstrap), lr(o.bootstrap), th(o.bootstrap), off(o.bootstrap);
+  for (std::size_t b = 0; b < o.bootstrap; ++b) {
+    Rng rng(seed, b);
+    std::fill(k.begin(), k.end(), 0.0);
+    std::fill(n.begin(), n.end(), 0.0);
+    for (std::size_t d = 0; d < m; ++d) {
+      add_image_counts(c, static_cast<std::size_t>(rng.uniform_index(m)), k, n);
+    }
+    const Estimate x = estimate(c, k, n, o.none_as_random);
+    ls[b] = x.l_stereo;
+    lr[b] = x.l_random;
+    th[b] = x.theta;
+    off[b] = x.offensiveness;
+  }
+  out.ci_l_stereo = interval_with_infinity(ls, o.ci, o.bootstrap, seed);
+  out.ci_l_random = interval_with_infinity(lr, o.ci, o.bootstrap, seed);
+  out.ci_theta = interval_with_infinity(th, o.ci, o.bootstrap, seed);
+  out.ci_offensiveness = interval_with_infinity(off, o.ci, o.bootstrap, seed);
+  rep_stereo = std::move(ls);
+  rep_random = std::move(lr);
+}
+
+// The (identity, attribute) table.
+std::vector<AttributeLikelihood> attribute_table(const std::vector<IdentityCounts>& counts) {
+  std::vector<AttributeLikelihood> table;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
     const IdentityCounts& c = counts[i];
     const std::size_t na = c.attributes.size();
     for (std::size_t a = 0; a < na; ++a) {
@@ -253,15 +248,21 @@ LikelihoodReport visual_likelihood(const Annotations& ann, const VisualStereotyp
         x.images += c.n[r * na + a] > 0 ? 1 : 0;
       }
       x.likelihood = static_cast<double>(x.k) / static_cast<double>(x.n);
-      report.attributes.push_back(x);
+      table.push_back(x);
     }
   }
+  return table;
+}
 
-  // Pooled over the included identities.
-  PooledLikelihood& p = report.pooled;
+// Pooled over the included identities; the ratio's interval from the identities' replicates.
+PooledLikelihood pool_identities(const std::vector<IdentityLikelihood>& identities,
+                                 const std::vector<std::vector<double>>& rep_stereo,
+                                 const std::vector<std::vector<double>>& rep_random,
+                                 const LikelihoodOptions& o) {
+  PooledLikelihood p;
   double sum_s = 0, sum_r = 0, sum_finite = 0;
   std::vector<double> thetas;
-  for (const IdentityLikelihood& x : report.identities) {
+  for (const IdentityLikelihood& x : identities) {
     if (!x.included) continue;
     ++p.identities;
     if (x.status == ThetaStatus::Finite) {
@@ -282,25 +283,46 @@ LikelihoodReport visual_likelihood(const Annotations& ann, const VisualStereotyp
   p.ratio = sum_r > 0 ? sum_s / sum_r : (sum_s > 0 ? kInf : stats::kNaN);
   p.mean_finite_theta = p.finite > 0 ? sum_finite / static_cast<double>(p.finite) : stats::kNaN;
   p.median_theta = median_with_infinity(thetas);
-  if (o.bootstrap > 0 && p.identities > 0) {
-    std::vector<double> pooled(o.bootstrap, stats::kNaN);
-    for (std::size_t b = 0; b < o.bootstrap; ++b) {
-      double s = 0, r = 0;
-      bool defined = true;
-      for (std::size_t i = 0; i < n_id && defined; ++i) {
-        if (!report.identities[i].included) continue;
-        // An identity whose point estimate is undefined (a side never shown) stays out.
-        if (std::isnan(report.identities[i].l_stereo) || std::isnan(report.identities[i].l_random))
-          continue;
-        defined = !std::isnan(rep_stereo[i][b]) && !std::isnan(rep_random[i][b]);
-        s += rep_stereo[i][b];
-        r += rep_random[i][b];
-      }
-      if (defined) pooled[b] = r > 0 ? s / r : (s > 0 ? kInf : stats::kNaN);
+  if (o.bootstrap == 0 || p.identities == 0) return p;
+  std::vector<double> pooled(o.bootstrap, stats::kNaN);
+  for (std::size_t b = 0; b < o.bootstrap; ++b) {
+    double s = 0, r = 0;
+    bool defined = true;
+    for (std::size_t i = 0; i < identities.size() && defined; ++i) {
+      if (!identities[i].included) continue;
+      // An identity whose point estimate is undefined (a side never shown) stays out.
+      if (std::isnan(identities[i].l_stereo) || std::isnan(identities[i].l_random)) continue;
+      defined = !std::isnan(rep_stereo[i][b]) && !std::isnan(rep_random[i][b]);
+      s += rep_stereo[i][b];
+      r += rep_random[i][b];
     }
-    p.ci_ratio =
-        interval_with_infinity(std::move(pooled), o.ci, o.bootstrap, derive_seed(o.seed, 1));
+    if (defined) pooled[b] = r > 0 ? s / r : (s > 0 ? kInf : stats::kNaN);
   }
+  p.ci_ratio = interval_with_infinity(std::move(pooled), o.ci, o.bootstrap, derive_seed(o.seed, 1));
+  return p;
+}
+
+}  // namespace
+
+LikelihoodReport visual_likelihood(const Annotations& ann, const VisualStereotypes& stereotypes,
+                                   const LikelihoodOptions& o) {
+  VLBIAS_CHECK(!ann.judgements.empty(), InputError, "no annotations to compute likelihoods from");
+  VLBIAS_CHECK(o.bootstrap == 0 || (o.ci > 0 && o.ci < 1), UsageError,
+               "the confidence level must be in (0, 1), got {}", o.ci);
+  stats::check_resamples(o.bootstrap, "bootstrap");
+  const std::size_t n_id = ann.identities.size();
+  const std::vector<IdentityCounts> counts = count_by_identity(ann, stereotypes);
+
+  LikelihoodReport report;
+  report.identities.resize(n_id);
+  // Replicates per identity (for the pooled interval): [identity][b].
+  std::vector<std::vector<double>> rep_stereo(n_id), rep_random(n_id);
+  parallel_for(n_id, [&](std::size_t i) {
+    estimate_identity(ann, stereotypes, o, i, counts[i], report.identities[i], rep_stereo[i],
+                      rep_random[i]);
+  });
+  report.attributes = attribute_table(counts);
+  report.pooled = pool_identities(report.identities, rep_stereo, rep_random, o);
   return report;
 }
 

@@ -250,36 +250,35 @@ bool parse_present(const std::string& text, const Table& t, std::size_t row,
               t.line_of_row[row], column, text);
 }
 
-}  // namespace
+// The columns of an annotation table; task, identity and coords are optional (nullptr).
+struct AnnotationColumns {
+  const Column& image;
+  const Column& attribute;
+  const Column& present;
+  const Column* task;
+  const Column* identity;
+  const Column* coords;
+};
 
-Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
-  const Column& image = t.column(o.image_column);
-  const Column& attribute = t.column(o.attribute_column);
-  const Column& present = t.column(o.present_column);
-  const Column* task = o.task_column.empty() ? nullptr : &t.column(o.task_column);
-  const Column* identity = o.identity_column.empty() ? nullptr : &t.column(o.identity_column);
-  const Column* coords = nullptr;
-  if (!o.coords_column.empty() && t.find(o.coords_column)) coords = &t.column(o.coords_column);
+// One kept annotation row.
+struct AnnotationRow {
+  std::string image, attribute;
+  bool present;
+  std::size_t run;
+};
 
-  Annotations out;
-  out.rows = t.rows;
-  out.aggregation = o.aggregation;
-  out.none_option = o.none_option;
-
-  // Pass 1: the kept rows, run by run (duplicate runs dropped).
-  struct Row {
-    std::string image, attribute;
-    bool present;
-    std::size_t run;
-  };
-  std::vector<Row> rows;
+// Pass 1: the kept rows, run by run (duplicate runs dropped), counting empty rows, runs and
+// duplicates into `out`.
+std::vector<AnnotationRow> kept_rows(const Table& t, const AnnotationColumns& col,
+                                     const AnnotationOptions& o, Annotations& out) {
+  std::vector<AnnotationRow> rows;
   rows.reserve(t.rows);
   // (task, image) -> the contents of its runs so far (a set: searching a list of them was
   // quadratic in the runs of one image)
   std::map<std::pair<std::string, std::string>, std::set<std::string>> runs_of;
   std::size_t r = 0;
   while (r < t.rows) {
-    const std::string img = cell(image, r), attr = cell(attribute, r);
+    const std::string img = cell(col.image, r), attr = cell(col.attribute, r);
     if (img.empty() && attr.empty()) {
       ++out.empty_rows;
       ++r;
@@ -289,21 +288,21 @@ Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
                  "'{}' line {}: the {} cell is empty (a row needs both an image and an attribute)",
                  t.source, t.line_of_row[r], img.empty() ? o.image_column : o.attribute_column);
     // The run: consecutive rows with this (task, image); without a task column, one row.
-    const std::string tk = task != nullptr ? cell(*task, r) : std::string();
+    const std::string tk = col.task != nullptr ? cell(*col.task, r) : std::string();
     std::size_t end = r + 1;
-    if (task != nullptr) {
-      while (end < t.rows && cell(image, end) == img && cell(*task, end) == tk) ++end;
+    if (col.task != nullptr) {
+      while (end < t.rows && cell(col.image, end) == img && cell(*col.task, end) == tk) ++end;
     }
     std::string content;
     for (std::size_t i = r; i < end; ++i) {
-      content += cell(attribute, i);
+      content += cell(col.attribute, i);
       content.push_back('\x1f');
-      content += cell(present, i);
+      content += cell(col.present, i);
       content.push_back('\x1f');
-      if (coords != nullptr) content += cell(*coords, i);
+      if (col.coords != nullptr) content += cell(*col.coords, i);
       content.push_back('\x1e');
     }
-    if (task != nullptr) {
+    if (col.task != nullptr) {
       if (!runs_of[{tk, img}].insert(std::move(content)).second) {
         ++out.duplicate_runs;
         out.duplicate_rows += end - r;
@@ -313,27 +312,31 @@ Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
     }
     ++out.runs;  // kept runs
     for (std::size_t i = r; i < end; ++i) {
-      const std::string a = cell(attribute, i);
+      const std::string a = cell(col.attribute, i);
       VLBIAS_CHECK(!a.empty(), InputError, "'{}' line {}: the {} cell is empty", t.source,
                    t.line_of_row[i], o.attribute_column);
       rows.push_back(
-          {img, a, parse_present(cell(present, i), t, i, o.present_column), out.runs - 1});
+          {img, a, parse_present(cell(col.present, i), t, i, o.present_column), out.runs - 1});
     }
     r = end;
   }
   VLBIAS_CHECK(!rows.empty(), InputError, "'{}' has no annotation rows", t.source);
+  return rows;
+}
 
-  // Images, identities and attributes, sorted. The identity is per image: from its name,
-  // once per image, or from the identity column, which must agree on every row of the image.
+// The identity is per image: from its name, once per image, or from the identity column,
+// which must agree on every row of the image.
+std::map<std::string, std::string> identity_of_images(const Table& t, const AnnotationColumns& col,
+                                                      const AnnotationOptions& o) {
   std::map<std::string, std::string> image_identity;
   for (std::size_t i = 0; i < t.rows; ++i) {
-    const std::string img = cell(image, i);
+    const std::string img = cell(col.image, i);
     if (img.empty()) continue;
-    if (identity == nullptr) {
+    if (col.identity == nullptr) {
       if (!image_identity.count(img)) image_identity.emplace(img, identity_from_image_name(img));
       continue;
     }
-    const std::string id = cell(*identity, i);
+    const std::string id = cell(*col.identity, i);
     VLBIAS_CHECK(!id.empty(), InputError, "'{}' line {}: the {} cell is empty", t.source,
                  t.line_of_row[i], o.identity_column);
     const auto [it, fresh] = image_identity.emplace(img, id);
@@ -341,9 +344,20 @@ Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
                  "'{}' line {}: image '{}' is labelled '{}' here and '{}' before", t.source,
                  t.line_of_row[i], img, id, it->second);
   }
+  return image_identity;
+}
+
+std::uint32_t index_in(const std::vector<std::string>& sorted, const std::string& x) {
+  return static_cast<std::uint32_t>(std::lower_bound(sorted.begin(), sorted.end(), x) -
+                                    sorted.begin());
+}
+
+// Images, identities and attributes, sorted, and each image's identity.
+void index_levels(const std::vector<AnnotationRow>& rows,
+                  const std::map<std::string, std::string>& image_identity, Annotations& out) {
   std::set<std::string> attrs;
   std::set<std::string> images;
-  for (const Row& x : rows) {
+  for (const AnnotationRow& x : rows) {
     attrs.insert(x.attribute);
     images.insert(x.image);
   }
@@ -352,20 +366,21 @@ Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
   out.images.assign(images.begin(), images.end());
   out.attributes.assign(attrs.begin(), attrs.end());
   out.identities.assign(ids.begin(), ids.end());
-  const auto index_of = [](const std::vector<std::string>& v, const std::string& x) {
-    return static_cast<std::uint32_t>(std::lower_bound(v.begin(), v.end(), x) - v.begin());
-  };
   out.image_identity.resize(out.images.size());
   for (std::size_t i = 0; i < out.images.size(); ++i) {
-    out.image_identity[i] = index_of(out.identities, image_identity.at(out.images[i]));
+    out.image_identity[i] = index_in(out.identities, image_identity.at(out.images[i]));
   }
+}
 
-  // Judgements: one per row, or one per (run, attribute) by majority.
-  if (o.aggregation == Aggregation::PerAnnotation) {
+// Judgements: one per row, or one per (run, attribute) by majority (per (image, attribute)
+// without runs); sorted by (image, attribute).
+void add_judgements(const std::vector<AnnotationRow>& rows, bool runs, Aggregation aggregation,
+                    Annotations& out) {
+  if (aggregation == Aggregation::PerAnnotation) {
     out.judgements.reserve(rows.size());
-    for (const Row& x : rows) {
+    for (const AnnotationRow& x : rows) {
       out.judgements.push_back(
-          {index_of(out.images, x.image), index_of(out.attributes, x.attribute), x.present});
+          {index_in(out.images, x.image), index_in(out.attributes, x.attribute), x.present});
     }
   } else {
     // (run or image, attribute) -> yes, total; in first-appearance order.
@@ -375,10 +390,10 @@ Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
     };
     std::vector<Votes> items;
     std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, std::size_t> where;
-    for (const Row& x : rows) {
-      const std::uint32_t im = index_of(out.images, x.image);
-      const std::uint32_t at = index_of(out.attributes, x.attribute);
-      const std::size_t unit = task != nullptr ? x.run : 0;
+    for (const AnnotationRow& x : rows) {
+      const std::uint32_t im = index_in(out.images, x.image);
+      const std::uint32_t at = index_in(out.attributes, x.attribute);
+      const std::size_t unit = runs ? x.run : 0;
       const auto [it, fresh] = where.emplace(std::make_tuple(unit, im, at), items.size());
       if (fresh) items.push_back({im, at});
       Votes& v = items[it->second];
@@ -393,6 +408,27 @@ Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
                    [](const Judgement& a, const Judgement& b) {
                      return a.image != b.image ? a.image < b.image : a.attribute < b.attribute;
                    });
+}
+
+}  // namespace
+
+Annotations annotations_from_table(const Table& t, const AnnotationOptions& o) {
+  const Column* coords = nullptr;
+  if (!o.coords_column.empty() && t.find(o.coords_column)) coords = &t.column(o.coords_column);
+  const AnnotationColumns col{t.column(o.image_column),
+                              t.column(o.attribute_column),
+                              t.column(o.present_column),
+                              o.task_column.empty() ? nullptr : &t.column(o.task_column),
+                              o.identity_column.empty() ? nullptr : &t.column(o.identity_column),
+                              coords};
+
+  Annotations out;
+  out.rows = t.rows;
+  out.aggregation = o.aggregation;
+  out.none_option = o.none_option;
+  const std::vector<AnnotationRow> rows = kept_rows(t, col, o, out);
+  index_levels(rows, identity_of_images(t, col, o), out);
+  add_judgements(rows, col.task != nullptr, o.aggregation, out);
   return out;
 }
 

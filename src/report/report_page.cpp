@@ -336,12 +336,9 @@ void Page::table(const std::string& caption, DataTable numbers) {
   tables_.push_back(std::move(numbers));
 }
 
-std::string Page::render() const {
+std::string Page::render_head(const std::string& title) const {
   const Node prov = root_["provenance"];
   const std::string kind = root_["kind"].str();
-  std::string title = root_["title"].str();
-  if (title.empty()) title = "vlbias audit: " + kind;
-
   std::string out;
   out += "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n";
   out +=
@@ -382,12 +379,11 @@ std::string Page::render() const {
          xml_escape(prov["parameters"].json().dump(2)) + "</pre>\n</details>\n";
   out += "</header>\n";
 
-  // Contents.
-  out += "<nav>\n<h2>Contents</h2>\n<ol>\n<li><a href=\"#findings\">Findings</a></li>\n";
-  for (const auto& [id, t] : toc_)
-    out += fmt::format("<li><a href=\"#{}\">{}</a></li>\n", xml_escape(id), xml_escape(t));
-  out += "<li><a href=\"#notes\">Notes</a></li>\n</ol>\n</nav>\n";
+  return out;
+}
 
+std::string Page::render_findings() const {
+  std::string out;
   // Findings, largest first within each study.
   std::vector<Finding> findings = findings_;
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
@@ -431,9 +427,11 @@ std::string Page::render() const {
   }
   out += "</section>\n";
 
-  out += body_;
-  if (in_section_) out += "</section>\n";
+  return out;
+}
 
+std::string Page::render_notes() const {
+  std::string out;
   out += "<section id=\"notes\">\n<h2>Notes</h2>\n<ul class=\"notes\">\n";
   const Node run_notes = root_["notes"];
   for (std::size_t i = 0; i < run_notes.size(); ++i)
@@ -441,6 +439,25 @@ std::string Page::render() const {
   for (const std::string& n : notes_) out += "<li>" + xml_escape(n) + "</li>\n";
   if (run_notes.size() == 0 && notes_.empty()) out += "<li>None.</li>\n";
   out += "</ul>\n</section>\n";
+  return out;
+}
+
+std::string Page::render() const {
+  const Node prov = root_["provenance"];
+  std::string title = root_["title"].str();
+  if (title.empty()) title = "vlbias audit: " + root_["kind"].str();
+
+  std::string out = render_head(title);
+  // Contents.
+  out += "<nav>\n<h2>Contents</h2>\n<ol>\n<li><a href=\"#findings\">Findings</a></li>\n";
+  for (const auto& [id, t] : toc_)
+    out += fmt::format("<li><a href=\"#{}\">{}</a></li>\n", xml_escape(id), xml_escape(t));
+  out += "<li><a href=\"#notes\">Notes</a></li>\n</ol>\n</nav>\n";
+
+  out += render_findings();
+  out += body_;
+  if (in_section_) out += "</section>\n";
+  out += render_notes();
   out += "<footer><p>Written by vlbias " + xml_escape(prov["vlbias_version"].str()) +
          " from results.json; <code>vlbias report RUN_DIR</code> re-renders it.</p></footer>\n";
   out += "</body>\n</html>\n";

@@ -111,6 +111,11 @@ class Page {
   // "fig_<slug of name>", made unique within the page (_2, _3, ...).
   std::string unique_name(const std::string& name);
   void close_section();
+  // The parts of render(): the <head> and header (what, when, how), the findings section,
+  // the notes section.
+  std::string render_head(const std::string& title) const;
+  std::string render_findings() const;
+  std::string render_notes() const;
 
   Node root_;
   std::vector<std::pair<std::string, std::string>> facts_;

@@ -1,0 +1,73 @@
+#pragma once
+// Internal to the encode job (encode_job.cpp, encode_job_checkpoint.cpp): what the job's phases
+// share, and the checkpoint folder OUT.partial/ that lets an interrupted run resume.
+#include <algorithm>
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "image_prefetch.h"
+#include "vlbias/core/matrix.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/io/json.h"
+
+namespace vlbias::encode_internal {
+
+// One input item: an image path (resolved) or a text, with what the rows file shows.
+struct Items {
+  std::vector<std::string> values;   // resolved path / text; "" with `missing`
+  std::vector<std::string> display;  // the path as given / the text
+  std::vector<bool> missing;         // a missing table cell
+  std::string input_sha256;          // table file, or the directory listing
+  std::string row_order;
+};
+
+// What every phase of one encode job shares: the options, the model, the items and the chunking.
+struct EncodeContext {
+  const EncodeJobOptions& o;
+  const ClipEncoder& encoder;
+  const Items& items;
+  const std::vector<ImageItem>& image_items;  // empty for texts
+  bool images;
+  std::size_t n, dim, batch, chunk, chunks;
+  std::filesystem::path partial;  // the checkpoint folder
+
+  std::size_t chunk_end(std::size_t c) const { return std::min(n, (c + 1) * chunk); }
+  std::size_t chunk_rows(std::size_t c) const { return chunk_end(c) - c * chunk; }
+};
+
+// Failed items of one chunk: input row -> error.
+using Failures = std::vector<std::pair<std::size_t, std::string>>;
+
+// Starts the checkpoint folder with `job` (everything that shapes the output), or checks that
+// the interrupted run in it is this job (--resume).
+void open_checkpoints(const EncodeContext& ctx, const Json& job);
+
+struct ResumeState {
+  std::vector<bool> done;            // per chunk
+  std::size_t resumed = 0;           // items in done chunks
+  std::vector<std::size_t> changed;  // input rows of images changed since their chunk
+};
+
+// Finds the chunks an earlier run finished; those holding images changed since are to be
+// encoded again (with a warning naming them).
+ResumeState find_finished_chunks(const EncodeContext& ctx);
+
+// Finishes chunk c: rows of failed items are zero in the .npy and listed in the .json, with
+// the SHA-256 of each image as decoded (images only).
+void write_chunk_checkpoint(const EncodeContext& ctx, std::size_t c, const Matrix& m,
+                            const Failures& failed, const std::vector<std::string>& sha256);
+
+// The chunks put together: failed rows dropped.
+struct Assembled {
+  Matrix all;
+  Failures failed;               // sorted by input row
+  std::vector<bool> failed_row;  // per input row
+};
+
+// Reads every chunk back, dropping failed rows.
+Assembled assemble_chunks(const EncodeContext& ctx);
+
+}  // namespace vlbias::encode_internal
