@@ -46,6 +46,9 @@ void add_lvlm_metrics(CLI::App& metric);
 void add_generate_command(CLI::App& app);
 // `vlbias score perspective INPUT --out RUN_DIR` (generate_command.cpp).
 void add_score_command(CLI::App& app);
+// `vlbias score classifier --model DIR INPUT --out RUN_DIR`, registered on `score` by
+// add_score_command (score_classifier_command.cpp).
+void add_score_classifier_command(CLI::App& score);
 // `vlbias encode`: native CLIP image and text embeddings (encode_command.cpp).
 void add_encode_command(CLI::App& app);
 
