@@ -101,6 +101,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--short-texts", type=int, default=512)
+    ap.add_argument("--long-texts", type=int, default=64)
+    ap.add_argument("--sets", default="short,long", help="which length sets to time")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()}", flush=True)
     weights = make_model(args.model)
@@ -108,7 +111,8 @@ def main():
     del weights
     bench = os.path.join(REPO, "build", "bench", "bench_classifier")
     torch.set_num_threads(args.threads)
-    for name, lo, hi, texts in (("short", 10, 60, 512), ("long", 200, 512, 64)):
+    sets = (("short", 10, 60, args.short_texts), ("long", 200, 512, args.long_texts))
+    for name, lo, hi, texts in (s for s in sets if s[0] in args.sets.split(",")):
         dump = os.path.join(tempfile.gettempdir(), f"vlbias-cls-ids-{name}.json")
         out = subprocess.run([bench, "--model", args.model, "--texts", str(texts), "--len-min",
                               str(lo), "--len-max", str(hi), "--batch", str(args.batch),
