@@ -54,6 +54,9 @@ T2iJob parse_t2i_spec(const std::string& path);
 void add_score_command(CLI::App& app);
 // `vlbias spec template KIND`: a commented starter spec for each kind (spec_command.cpp).
 void add_spec_command(CLI::App& app);
+// `vlbias score classifier --model DIR INPUT --out RUN_DIR`, registered on `score` by
+// add_score_command (score_classifier_command.cpp).
+void add_score_classifier_command(CLI::App& score);
 // `vlbias encode`: native CLIP image and text embeddings (encode_command.cpp).
 void add_encode_command(CLI::App& app);
 

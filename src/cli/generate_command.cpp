@@ -344,8 +344,10 @@ void add_generate_command(CLI::App& app) {
 }
 
 void add_score_command(CLI::App& app) {
-  CLI::App* score = app.add_subcommand("score", "Score texts with an external service over HTTP");
+  CLI::App* score = app.add_subcommand(
+      "score", "Score texts with a native classifier or an external service over HTTP");
   score->require_subcommand(1);
+  add_score_classifier_command(*score);
   auto input = std::make_shared<std::string>();
   auto o = std::make_shared<Overrides>();
   auto job = std::make_shared<PerspectiveJob>();

@@ -1,4 +1,5 @@
-// ClipModel: loading and the float32 forward of both towers. See include/vlbias/encode/clip_model.h.
+// ClipModel: loading and the float32 forward of both towers. See
+// include/vlbias/encode/clip_model.h.
 //
 // Layout of the work: many images (or texts) are packed into one token matrix h (rows = tokens
 // of all sequences back to back, no padding), so every linear layer is one large sgemm (fixed
@@ -28,6 +29,7 @@
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
+#include "vlbias/nn/layers.h"
 
 namespace vlbias {
 
@@ -39,42 +41,8 @@ using encode_internal::Tower;
 
 // Tokens per forward pass (bounds the activation memory: ~ rows x (5 width + mlp) floats).
 constexpr std::size_t kMaxChunkTokens = 4096;
-// Rows per task of the row-wise kernels.
-constexpr std::size_t kRowChunk = 64;
 
-// One sequence in the packed token matrix: rows [offset, offset + length).
-struct Seq {
-  std::size_t offset = 0;
-  std::size_t length = 0;
-  std::size_t pooled = 0;  // pooled position within the sequence
-};
-
-// y = x W^T (+ existing y when accumulate) for `rows` rows of x (stride ldx).
-void linear_gemm(const float* x, std::size_t ldx, std::size_t rows, const Linear& l, float* y,
-                 std::size_t ldy, bool accumulate) {
-  sgemm(Transpose::No, Transpose::Yes, rows, l.out, l.in, 1.0f, x, ldx, l.w.data(), l.in,
-        accumulate ? 1.0f : 0.0f, y, ldy);
-}
-
-// fn(begin, end) over [0, rows) in fixed chunks of kRowChunk, on the pool.
-template <typename Fn>
-void for_row_chunks(std::size_t rows, Fn fn) {
-  parallel_chunks(rows, kRowChunk,
-                  [&](std::size_t, std::size_t begin, std::size_t end) { fn(begin, end); });
-}
-
-void layer_norm_rows(const float* x, float* y, std::size_t rows, std::size_t width,
-                     const encode_internal::LayerNormWeights& ln, float eps) {
-  for_row_chunks(rows, [&](std::size_t b, std::size_t e) {
-    encode_internal::layer_norm(x + b * width, width, y + b * width, width, e - b, width, ln, eps);
-  });
-}
-
-void add_bias_rows(float* y, std::size_t rows, std::size_t cols, const std::vector<float>& bias) {
-  for_row_chunks(rows, [&](std::size_t b, std::size_t e) {
-    encode_internal::add_bias(y + b * cols, cols, e - b, cols, bias.data());
-  });
-}
+using Seq = PackedSequence;
 
 // A Scratch set taken from the model's pool for one call, returned on destruction.
 class ScratchLease {
@@ -100,34 +68,11 @@ class ScratchLease {
   std::unique_ptr<encode_internal::Scratch> s_;
 };
 
-// Attention of head `head` of sequence `s` for its queries [q0, q1) (all keys, or keys <= query
-// when causal), written to out rows [out_row, out_row + q1 - q0) at columns head * d (stride w).
-// transformers eager_attention_forward / torch.nn.functional.multi_head_attention_forward:
-// softmax(q k^T * d^-1/2 + mask) v, the mask -inf above the diagonal for text.
-void attend(const float* qkv, std::size_t w, std::size_t heads, const Seq& s, std::size_t head,
-            std::size_t q0, std::size_t q1, bool causal, float* out, std::size_t out_row) {
-  const std::size_t d = w / heads, n = s.length, m = q1 - q0, ld = 3 * w;
-  const float* q = qkv + (s.offset + q0) * ld + head * d;
-  const float* k = qkv + s.offset * ld + w + head * d;
-  const float* v = qkv + s.offset * ld + 2 * w + head * d;
-  thread_local std::vector<float> scores;
-  scores.resize(m * n);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  sgemm(Transpose::No, Transpose::Yes, m, n, d, scale, q, ld, k, ld, 0.0f, scores.data(), n);
-  for (std::size_t i = 0; i < m; ++i) {
-    float* row = scores.data() + i * n;
-    const std::size_t keys = causal ? q0 + i + 1 : n;  // keys [0, keys) are visible
-    encode_internal::softmax(row, keys);
-    std::fill(row + keys, row + n, 0.0f);
-  }
-  sgemm(Transpose::No, Transpose::No, m, d, n, 1.0f, scores.data(), n, v, ld, 0.0f,
-        out + out_row * w + head * d, w);
-}
-
 // Runs all blocks of `t` over the packed token matrix h (rows x width) and returns the pooled
 // rows after the last block (seqs.size() x width), in sequence order.
 std::vector<float> run_tower(const Tower& t, float* h, std::size_t rows,
-                             const std::vector<Seq>& seqs, bool causal, encode_internal::Scratch& sc) {
+                             const std::vector<Seq>& seqs, bool causal,
+                             encode_internal::Scratch& sc) {
   const ClipTowerConfig& c = t.cfg;
   const std::size_t w = c.width, mw = c.mlp_width, heads = c.heads, ns = seqs.size();
   float* x = sc.x.reserve(rows * w);
@@ -140,21 +85,12 @@ std::vector<float> run_tower(const Tower& t, float* h, std::size_t rows,
     const bool last = li + 1 == t.blocks.size();
     // x = LN1(h); qkv = x Wqkv^T + b (keys and values of every token are needed).
     layer_norm_rows(h, x, rows, w, b.ln1, c.layer_norm_eps);
-    linear_gemm(x, w, rows, b.qkv, qkv, 3 * w, false);
+    linear_rows(x, w, rows, b.qkv, qkv, 3 * w, false);
     add_bias_rows(qkv, rows, 3 * w, b.qkv.b);
     float* stream = h;  // the residual stream the rest of the block updates
     std::size_t n = rows;
-    if (!last) {
-      parallel_for(ns * heads, [&](std::size_t task) {
-        const Seq& s = seqs[task / heads];
-        attend(qkv, w, heads, s, task % heads, 0, s.length, causal, attn, s.offset);
-      });
-    } else {
-      parallel_for(ns * heads, [&](std::size_t task) {
-        const std::size_t si = task / heads;
-        const Seq& s = seqs[si];
-        attend(qkv, w, heads, s, task % heads, s.pooled, s.pooled + 1, causal, attn, si);
-      });
+    packed_attention(qkv, w, heads, seqs, causal, /*pooled_only=*/last, attn);
+    if (last) {
       for (std::size_t si = 0; si < ns; ++si) {
         std::memcpy(hp.data() + si * w, h + (seqs[si].offset + seqs[si].pooled) * w,
                     w * sizeof(float));
@@ -164,25 +100,23 @@ std::vector<float> run_tower(const Tower& t, float* h, std::size_t rows,
     }
     // h += attn Wo^T + bo
     add_bias_rows(stream, n, w, b.out.b);
-    linear_gemm(attn, w, n, b.out, stream, w, true);
+    linear_rows(attn, w, n, b.out, stream, w, true);
     // h += act(LN2(h) W1^T + b1) W2^T + b2
     layer_norm_rows(stream, x, n, w, b.ln2, c.layer_norm_eps);
-    linear_gemm(x, w, n, b.fc1, mlp, mw, false);
-    for_row_chunks(n, [&](std::size_t rb, std::size_t re) {
-      encode_internal::bias_activation(mlp + rb * mw, mw, re - rb, mw, b.fc1.b.data(), c.activation);
-    });
+    linear_rows(x, w, n, b.fc1, mlp, mw, false);
+    bias_activation_rows(mlp, n, mw, b.fc1.b, c.activation);
     add_bias_rows(stream, n, w, b.fc2.b);
-    linear_gemm(mlp, mw, n, b.fc2, stream, w, true);
+    linear_rows(mlp, mw, n, b.fc2, stream, w, true);
   }
   return hp;
 }
 
 // LN(pooled) P^T: the projected embeddings (seqs x embed) written to out rows [row0, ...).
-void project(std::vector<float>& pooled, std::size_t n, const encode_internal::LayerNormWeights& ln, float eps,
+void project(std::vector<float>& pooled, std::size_t n, const LayerNormWeights& ln, float eps,
              const Linear& proj, Matrix& out, std::size_t row0) {
   const std::size_t w = proj.in;
   layer_norm_rows(pooled.data(), pooled.data(), n, w, ln, eps);
-  linear_gemm(pooled.data(), w, n, proj, out.row(row0), out.cols, false);
+  linear_rows(pooled.data(), w, n, proj, out.row(row0), out.cols, false);
 }
 
 void require_finite_rows(const Matrix& out, std::size_t row0, std::size_t n, const char* what) {
@@ -334,15 +268,9 @@ Matrix ClipModel::encode_texts(const std::vector<std::vector<std::int32_t>>& ids
     }
     // h = token_emb[id] + pos_emb[position]
     float* h = sc.h.reserve(rows * w);
-    parallel_for(seqs.size(), [&](std::size_t si) {
-      const Seq& s = seqs[si];
-      for (std::size_t t = 0; t < s.length; ++t) {
-        const float* te = tw.token_emb.data() + static_cast<std::size_t>(ids[i0 + si][t]) * w;
-        const float* pe = tw.pos_emb.data() + t * w;
-        float* r = h + (s.offset + t) * w;
-        for (std::size_t j = 0; j < w; ++j) r[j] = te[j] + pe[j];
-      }
-    });
+    std::vector<const std::int32_t*> seq_ids(seqs.size());
+    for (std::size_t si = 0; si < seqs.size(); ++si) seq_ids[si] = ids[i0 + si].data();
+    gather_embeddings(seqs, seq_ids, {}, tw.token_emb.data(), tw.pos_emb.data(), nullptr, w, h);
     std::vector<float> pooled_rows = run_tower(tw.tower, h, rows, seqs, /*causal=*/true, sc);
     project(pooled_rows, seqs.size(), tw.ln_final, c.text.layer_norm_eps, tw.proj, out, i0);
     require_finite_rows(out, i0, seqs.size(), "text");

@@ -1,6 +1,6 @@
 #pragma once
-// Internals of the native CLIP encoder (include/vlbias/encode/clip_model.h): the weights in float32,
-// the loader's file names and the forward's kernels.
+// Internals of the native CLIP encoder (include/vlbias/encode/clip_model.h): the weights in float32
+// and the loader's file names (the kernels are the nn stage's: include/vlbias/nn/layers.h).
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "vlbias/encode/clip_model.h"
+#include "vlbias/nn/layers.h"
 
 namespace vlbias {
 
@@ -20,16 +21,10 @@ const char* weights_name(ClipLayout layout);
 
 namespace encode_internal {
 
-// y = x W^T + b (torch.nn.Linear): w is [out, in] row-major, b is [out] (empty: no bias).
-struct Linear {
-  std::size_t out = 0, in = 0;
-  std::vector<float> w;
-  std::vector<float> b;
-};
-
-struct LayerNormWeights {
-  std::vector<float> gamma, beta;  // [width]
-};
+// The shared layer types (include/vlbias/nn/kernels.h, layers.h).
+using vlbias::FloatBuffer;
+using vlbias::LayerNormWeights;
+using vlbias::Linear;
 
 // One pre-LN residual block. qkv is fused: rows [0, w) are q, [w, 2w) k, [2w, 3w) v, exactly
 // open_clip's attn.in_proj_weight (and HF's q_proj, k_proj, v_proj stacked).
@@ -60,22 +55,6 @@ struct TextWeights {
   Linear proj;  // [embed, width], no bias
 };
 
-// A float buffer that only grows and is never zeroed (every use writes before it reads).
-class FloatBuffer {
- public:
-  float* reserve(std::size_t n) {
-    if (n > size_) {
-      data_ = std::make_unique_for_overwrite<float[]>(n);
-      size_ = n;
-    }
-    return data_.get();
-  }
-
- private:
-  std::unique_ptr<float[]> data_;
-  std::size_t size_ = 0;
-};
-
 // Activation buffers of one forward call: the token matrix h, the LayerNorm output x, q/k/v,
 // the attention output and the MLP hidden layer (also the im2col patches).
 struct Scratch {
@@ -100,32 +79,6 @@ namespace encode_internal {
 // Loads and checks every tensor of `path` for `config` (clip_model_load.cpp).
 void load_weights(const std::filesystem::path& path, ClipConfig& config, VisionWeights& vision,
                   TextWeights& text);
-
-// ---- Kernels (clip_model_kernels.cpp). Plain loops written to vectorise; rows are
-// independent, so callers may split rows over threads without changing any result.
-
-// e^x for x in [-87, 88] (clamped there): Cephes expf (range reduction x = n ln2 + r, degree-6
-// polynomial on |r| <= ln2 / 2), within 2 ulp of std::exp; vectorisable, unlike libm's.
-float exp_approx(float x);
-
-// y = LayerNorm(x) * gamma + beta over each of `rows` rows of `width` (torch.nn.LayerNorm,
-// biased variance, eps inside the square root). Mean and variance two-pass with float lanes
-// combined in double. x and y may be the same rows.
-void layer_norm(const float* x, std::size_t ldx, float* y, std::size_t ldy, std::size_t rows,
-                std::size_t width, const LayerNormWeights& ln, float eps);
-
-// y[i][j] += b[j] over rows x cols at stride ld.
-void add_bias(float* y, std::size_t ld, std::size_t rows, std::size_t cols, const float* b);
-
-// y[i][j] = act(y[i][j] + b[j]):
-//   QuickGelu: x * sigmoid(1.702 x) = x / (1 + e^(-1.702 x))   (OpenAI CLIP QuickGELU)
-//   Gelu:      0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2), erfc by Numerical Recipes'
-//              erfcc (Press et al., 2nd ed., sec. 6.2: fractional error < 1.2e-7)
-void bias_activation(float* y, std::size_t ld, std::size_t rows, std::size_t cols, const float* b,
-                     Activation act);
-
-// Softmax of row[0..n) in place: e^(x - max) / sum (sum in double). n >= 1.
-void softmax(float* row, std::size_t n);
 
 }  // namespace encode_internal
 }  // namespace vlbias

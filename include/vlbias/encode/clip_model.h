@@ -13,9 +13,9 @@
 //          projection
 // Embeddings come back projected and NOT L2-normalised.
 //
-// Determinism (docs/design.md#determinism): results do not depend on the thread count (sgemm's fixed partition,
-// attention per (sequence, head) task). They can differ in the last bits with the batch
-// composition (a row's place in a GEMM tile), as in PyTorch.
+// Determinism (docs/design.md#determinism): results do not depend on the thread count (sgemm's
+// fixed partition, attention per (sequence, head) task). They can differ in the last bits with the
+// batch composition (a row's place in a GEMM tile), as in PyTorch.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "vlbias/core/matrix.h"
+#include "vlbias/nn/kernels.h"
 
 namespace vlbias {
 
@@ -33,10 +34,6 @@ namespace vlbias {
 //   OpenClip:    open_clip_config.json ({"model_cfg": ..., "preprocess_cfg": ...})
 //                + open_clip_model.safetensors
 enum class ClipLayout { HuggingFace, OpenClip };
-
-// MLP activation. QuickGelu: x * sigmoid(1.702 x) (OpenAI CLIP); Gelu: the exact erf GELU
-// 0.5 x (1 + erf(x / sqrt 2)) (torch.nn.GELU / transformers "gelu").
-enum class Activation { QuickGelu, Gelu };
 
 // One transformer tower.
 struct ClipTowerConfig {

@@ -1,4 +1,4 @@
-// Element-wise and row-wise kernels of the CLIP forward: see clip_model_internal.h.
+// Element-wise and row-wise kernels of the transformer forwards: see include/vlbias/nn/kernels.h.
 // Plain loops with no cross-iteration dependences (or fixed float lanes for sums), so GCC -O3
 // vectorises them without -ffast-math; results do not depend on how rows are split over threads.
 #include <algorithm>
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "clip_model_internal.h"
+#include "vlbias/nn/kernels.h"
 
-namespace vlbias::encode_internal {
+namespace vlbias {
 
 namespace {
 
@@ -93,6 +93,13 @@ void lane_sums_centered(const float* x, std::size_t n, float mean, double& sum_d
   return x / (1.0f + exp_inline(-1.702f * x));
 }
 
+[[gnu::always_inline]] inline float gelu_tanh(float x) {
+  // 0.5 x (1 + tanh u) = x sigmoid(2 u) = x / (1 + e^(-2 u)), u = sqrt(2 / pi) (x + 0.044715 x^3)
+  // (transformers NewGELUActivation).
+  const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  return x / (1.0f + exp_inline(-2.0f * u));
+}
+
 [[gnu::always_inline]] inline float gelu(float x) {
   // 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(u), u = -x / sqrt 2 (torch.nn.GELU, exact form).
   // erfc by Numerical Recipes' erfcc: for z = |u|, t = 1 / (1 + z / 2),
@@ -148,6 +155,8 @@ void lane_sums_centered(const float* x, std::size_t n, float mean, double& sum_d
     float* yr = y + r * ld;
     if (act == Activation::QuickGelu) {
       for (std::size_t j = 0; j < cols; ++j) yr[j] = quick_gelu(yr[j] + b[j]);
+    } else if (act == Activation::GeluTanh) {
+      for (std::size_t j = 0; j < cols; ++j) yr[j] = gelu_tanh(yr[j] + b[j]);
     } else {
       for (std::size_t j = 0; j < cols; ++j) yr[j] = gelu(yr[j] + b[j]);
     }
@@ -165,7 +174,7 @@ void lane_sums_centered(const float* x, std::size_t n, float mean, double& sum_d
 // The same loops compiled for AVX2 (8 floats a vector instead of SSE2's 4), chosen at run time.
 // No FMA and the same operation order, so both paths give identical bits.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define VLBIAS_CLIP_AVX2 1
+#define VLBIAS_NN_AVX2 1
 [[gnu::target("avx2")]] void layer_norm_avx2(const float* x, std::size_t ldx, float* y,
                                              std::size_t ldy, std::size_t rows, std::size_t width,
                                              const LayerNormWeights& ln, float eps) {
@@ -196,7 +205,7 @@ void add_bias(float* y, std::size_t ld, std::size_t rows, std::size_t cols, cons
 
 void layer_norm(const float* x, std::size_t ldx, float* y, std::size_t ldy, std::size_t rows,
                 std::size_t width, const LayerNormWeights& ln, float eps) {
-#ifdef VLBIAS_CLIP_AVX2
+#ifdef VLBIAS_NN_AVX2
   if (use_avx2()) return layer_norm_avx2(x, ldx, y, ldy, rows, width, ln, eps);
 #endif
   layer_norm_body(x, ldx, y, ldy, rows, width, ln, eps);
@@ -204,17 +213,17 @@ void layer_norm(const float* x, std::size_t ldx, float* y, std::size_t ldy, std:
 
 void bias_activation(float* y, std::size_t ld, std::size_t rows, std::size_t cols, const float* b,
                      Activation act) {
-#ifdef VLBIAS_CLIP_AVX2
+#ifdef VLBIAS_NN_AVX2
   if (use_avx2()) return bias_activation_avx2(y, ld, rows, cols, b, act);
 #endif
   bias_activation_body(y, ld, rows, cols, b, act);
 }
 
 void softmax(float* row, std::size_t n) {
-#ifdef VLBIAS_CLIP_AVX2
+#ifdef VLBIAS_NN_AVX2
   if (use_avx2()) return softmax_avx2(row, n);
 #endif
   softmax_body(row, n);
 }
 
-}  // namespace vlbias::encode_internal
+}  // namespace vlbias

@@ -1,10 +1,10 @@
-// The CLIP forward's kernels against double-precision formulas.
+// The transformer kernels (src/nn/kernels.cpp) against double-precision formulas.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "clip_model_internal.h"
+#include "vlbias/nn/kernels.h"
 
 namespace vlbias {
 namespace {
@@ -14,18 +14,18 @@ double ulp_distance(float a, double exact) {
   return std::abs(a - exact) / std::abs(std::nextafter(e, INFINITY) - e);
 }
 
-TEST(ClipModelKernels, ExpWithinTwoUlp) {
+TEST(NnKernels, ExpWithinTwoUlp) {
   double worst = 0.0;
   for (double x = -87.0; x <= 88.0; x += 0.0007) {
     const float xf = static_cast<float>(x);
-    worst = std::max(worst, ulp_distance(encode_internal::exp_approx(xf), std::exp(static_cast<double>(xf))));
+    worst = std::max(worst, ulp_distance(exp_approx(xf), std::exp(static_cast<double>(xf))));
   }
   EXPECT_LE(worst, 2.0);
-  EXPECT_EQ(encode_internal::exp_approx(0.0f), 1.0f);
+  EXPECT_EQ(exp_approx(0.0f), 1.0f);
   // Clamped outside [-87, 88]: finite, positive, monotone enough for softmax / sigmoid.
-  EXPECT_GT(encode_internal::exp_approx(-1000.0f), 0.0f);
-  EXPECT_LT(encode_internal::exp_approx(-1000.0f), 1e-37f);
-  EXPECT_TRUE(std::isfinite(encode_internal::exp_approx(1000.0f)));
+  EXPECT_GT(exp_approx(-1000.0f), 0.0f);
+  EXPECT_LT(exp_approx(-1000.0f), 1e-37f);
+  EXPECT_TRUE(std::isfinite(exp_approx(1000.0f)));
 }
 
 double quick_gelu_exact(double x) {
@@ -34,38 +34,46 @@ double quick_gelu_exact(double x) {
 double gelu_exact(double x) {
   return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
 }
+double gelu_tanh_exact(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+const char* activation_name(Activation act) {
+  return act == Activation::Gelu ? "gelu" : act == Activation::GeluTanh ? "gelu_new" : "quick_gelu";
+}
 
-TEST(ClipModelKernels, ActivationsMatchDoubleFormulas) {
+TEST(NnKernels, ActivationsMatchDoubleFormulas) {
   std::vector<float> xs;
   for (double x = -30.0; x <= 30.0; x += 0.00731) xs.push_back(static_cast<float>(x));
   const std::vector<float> bias(xs.size(), 0.0f);
-  for (Activation act : {Activation::QuickGelu, Activation::Gelu}) {
+  for (Activation act : {Activation::QuickGelu, Activation::Gelu, Activation::GeluTanh}) {
     std::vector<float> y = xs;
-    encode_internal::bias_activation(y.data(), y.size(), 1, y.size(), bias.data(), act);
+    bias_activation(y.data(), y.size(), 1, y.size(), bias.data(), act);
     double worst = 0.0;
     for (std::size_t i = 0; i < xs.size(); ++i) {
       const double x = xs[i];
-      const double want = act == Activation::Gelu ? gelu_exact(x) : quick_gelu_exact(x);
+      const double want = act == Activation::Gelu       ? gelu_exact(x)
+                          : act == Activation::GeluTanh ? gelu_tanh_exact(x)
+                                                        : quick_gelu_exact(x);
       // Relative to max(|x|, 1): the activations' own scale.
       worst = std::max(worst, std::abs(y[i] - want) / std::max(std::abs(x), 1.0));
     }
-    EXPECT_LE(worst, 4e-7) << (act == Activation::Gelu ? "gelu" : "quick_gelu");
+    EXPECT_LE(worst, 4e-7) << activation_name(act);
   }
 }
 
-TEST(ClipModelKernels, BiasIsAddedBeforeTheActivation) {
+TEST(NnKernels, BiasIsAddedBeforeTheActivation) {
   std::vector<float> y = {0.5f, -1.0f, 2.0f, 0.0f, 1.0f, -3.0f};  // 2 rows x 3
   const std::vector<float> b = {0.25f, 1.0f, -2.0f};
-  encode_internal::bias_activation(y.data(), 3, 2, 3, b.data(), Activation::Gelu);
+  bias_activation(y.data(), 3, 2, 3, b.data(), Activation::Gelu);
   EXPECT_NEAR(y[0], gelu_exact(0.75), 1e-7);
   EXPECT_NEAR(y[1], 0.0, 1e-7);
   EXPECT_NEAR(y[5], gelu_exact(-5.0), 1e-7);
   std::vector<float> z = {1.0f, 2.0f, 3.0f, 4.0f};
-  encode_internal::add_bias(z.data(), 2, 2, 2, b.data());
+  add_bias(z.data(), 2, 2, 2, b.data());
   EXPECT_EQ(z, (std::vector<float>{1.25f, 3.0f, 3.25f, 5.0f}));
 }
 
-TEST(ClipModelKernels, LayerNormMatchesDouble) {
+TEST(NnKernels, LayerNormMatchesDouble) {
   const std::size_t w = 77;  // not a multiple of the 16 lanes
   std::vector<float> x(3 * w), gamma(w), beta(w);
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -75,9 +83,9 @@ TEST(ClipModelKernels, LayerNormMatchesDouble) {
     gamma[j] = 1.0f + 0.01f * static_cast<float>(j);
     beta[j] = 0.1f * static_cast<float>(j % 5);
   }
-  const encode_internal::LayerNormWeights ln{gamma, beta};
+  const LayerNormWeights ln{gamma, beta};
   std::vector<float> y(x.size());
-  encode_internal::layer_norm(x.data(), w, y.data(), w, 3, w, ln, 1e-5f);
+  layer_norm(x.data(), w, y.data(), w, 3, w, ln, 1e-5f);
   for (std::size_t r = 0; r < 3; ++r) {
     double mean = 0.0, var = 0.0;
     for (std::size_t j = 0; j < w; ++j) mean += x[r * w + j];
@@ -91,13 +99,13 @@ TEST(ClipModelKernels, LayerNormMatchesDouble) {
   }
   // In place gives the same result.
   std::vector<float> z = x;
-  encode_internal::layer_norm(z.data(), w, z.data(), w, 3, w, ln, 1e-5f);
+  layer_norm(z.data(), w, z.data(), w, 3, w, ln, 1e-5f);
   EXPECT_EQ(z, y);
 }
 
-TEST(ClipModelKernels, SoftmaxMatchesDouble) {
+TEST(NnKernels, SoftmaxMatchesDouble) {
   std::vector<float> row = {1.0f, -2.0f, 30.0f, 29.5f, -100.0f};
-  encode_internal::softmax(row.data(), row.size());
+  softmax(row.data(), row.size());
   double sum = 0.0;
   std::vector<double> want(row.size());
   const double m = 30.0;
@@ -107,7 +115,7 @@ TEST(ClipModelKernels, SoftmaxMatchesDouble) {
   }
   for (std::size_t j = 0; j < row.size(); ++j) EXPECT_NEAR(row[j], want[j] / sum, 1e-7);
   float one = 5.0f;
-  encode_internal::softmax(&one, 1);
+  softmax(&one, 1);
   EXPECT_EQ(one, 1.0f);
 }
 

@@ -1,0 +1,50 @@
+#pragma once
+// The element-wise and row-wise kernels of the transformer forwards vlbias runs natively (CLIP in
+// src/encode, the sequence classifiers in src/score): one copy of each, in src/nn/kernels.cpp.
+// Plain loops written to vectorise (AVX2 chosen at run time, identical bits either way); rows are
+// independent, so callers may split rows over threads without changing any result.
+#include <cstddef>
+#include <vector>
+
+namespace vlbias {
+
+// MLP activations:
+//   QuickGelu: x * sigmoid(1.702 x) = x / (1 + e^(-1.702 x))   (OpenAI CLIP QuickGELU)
+//   Gelu:      0.5 x (1 + erf(x / sqrt 2))   (torch.nn.GELU, transformers "gelu")
+//   GeluTanh:  0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))   (transformers "gelu_new")
+enum class Activation { QuickGelu, Gelu, GeluTanh };
+
+// y = x W^T + b (torch.nn.Linear): w is [out, in] row-major, b is [out] (empty: no bias).
+struct Linear {
+  std::size_t out = 0, in = 0;
+  std::vector<float> w;
+  std::vector<float> b;
+};
+
+struct LayerNormWeights {
+  std::vector<float> gamma, beta;  // [width]
+};
+
+// e^x for x in [-87, 88] (clamped there): Cephes expf (range reduction x = n ln2 + r, degree-6
+// polynomial on |r| <= ln2 / 2), within 2 ulp of std::exp; vectorisable, unlike libm's.
+float exp_approx(float x);
+
+// y = LayerNorm(x) * gamma + beta over each of `rows` rows of `width` (torch.nn.LayerNorm,
+// biased variance, eps inside the square root). Mean and variance two-pass with float lanes
+// combined in double. x and y may be the same rows.
+void layer_norm(const float* x, std::size_t ldx, float* y, std::size_t ldy, std::size_t rows,
+                std::size_t width, const LayerNormWeights& ln, float eps);
+
+// y[i][j] += b[j] over rows x cols at stride ld.
+void add_bias(float* y, std::size_t ld, std::size_t rows, std::size_t cols, const float* b);
+
+// y[i][j] = act(y[i][j] + b[j]) (see Activation). Gelu's erf by Numerical Recipes' erfcc
+// (Press et al., 2nd ed., sec. 6.2: fractional error < 1.2e-7); GeluTanh as x sigmoid(2 u),
+// the same value as 0.5 x (1 + tanh u) without tanh's cancellation near 0.
+void bias_activation(float* y, std::size_t ld, std::size_t rows, std::size_t cols, const float* b,
+                     Activation act);
+
+// Softmax of row[0..n) in place: e^(x - max) / sum (sum in double). n >= 1.
+void softmax(float* row, std::size_t n);
+
+}  // namespace vlbias

@@ -1,0 +1,49 @@
+#pragma once
+// `vlbias score classifier`: every text of a table scored by a native sequence classifier
+// (include/vlbias/score/classifier.h), resumable like `vlbias encode`.
+//
+// RUN_DIR/scored.jsonl: every input row, in order, with one column per label (the label
+//   lower-cased, as the audits read them: toxic, severe_toxic, ...) holding the sigmoid or
+//   softmax score, and classifier_truncated (the text was cut to the model's length). Empty
+//   and missing texts are scored (as the special tokens alone), never dropped.
+// RUN_DIR/manifest.json: the model (folder, architecture, SHA-256 of model.safetensors and
+//   config.json, labels, activation, max length), the tokenizer, the input (path, SHA-256,
+//   rows, column), the truncation count, the throughput (texts/s, tokens/s, threads).
+// Checkpoints: RUN_DIR/checkpoints/ holds job.json (everything that shapes the output) and one
+//   chunk_NNNNNN.json per finished chunk of rows; a killed run continues with --resume, and the
+//   outputs are written only once every chunk is done (then the checkpoints are removed).
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+#include "vlbias/score/classifier.h"
+
+namespace vlbias {
+
+struct ClassifierJobOptions {
+  std::filesystem::path model_dir;
+  std::filesystem::path input;  // CSV or JSONL table
+  std::string text_column = "text";
+  std::filesystem::path run_dir;
+  bool resume = false;
+  std::size_t batch = 0;  // texts per forward pass (0: 64)
+  std::size_t chunk = 0;  // rows per checkpoint (0: 2048)
+  ClassifierOptions classifier;
+};
+
+struct ClassifierJobResult {
+  std::size_t rows = 0;       // input rows (all scored)
+  std::size_t resumed = 0;    // rows taken from an earlier run's checkpoints
+  std::size_t truncated = 0;  // texts cut to the model's length
+  double seconds = 0.0;       // this run's scoring time
+  double texts_per_second = 0.0;
+  std::filesystem::path scored, manifest;
+};
+
+// Runs the job. UsageError for options that contradict each other or the folder (a run
+// folder holding an interrupted run without --resume, a resumed run whose model, input or
+// options changed, a label column the input already has); InputError for unreadable inputs
+// and bad model folders.
+ClassifierJobResult run_classifier_job(const ClassifierJobOptions& options);
+
+}  // namespace vlbias

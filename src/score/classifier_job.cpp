@@ -1,0 +1,315 @@
+// The `vlbias score classifier` job: table rows -> checkpointed chunks of logits -> scored.jsonl
+// and manifest.json. See include/vlbias/score/classifier_job.h.
+#include "vlbias/score/classifier_job.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/sha256.h"
+#include "vlbias/core/timestamp.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/io/json.h"
+#include "vlbias/io/run_lock.h"
+#include "vlbias/io/table.h"
+#include "vlbias/version.h"
+
+namespace vlbias {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string chunk_name(std::size_t c) {
+  return fmt::format("chunk_{:06d}.json", c);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// A table cell as JSON: null when missing, whole numbers as integers, text as strings.
+Json cell_json(const Table& table, std::size_t column, std::size_t row) {
+  const Column& c = table.columns[column];
+  if (c.missing(row)) return nullptr;
+  if (c.type == ColumnType::Numeric) {
+    const double v = c.numbers[row];
+    if (std::floor(v) == v && std::fabs(v) < 9007199254740992.0) {
+      return static_cast<std::int64_t>(v);
+    }
+    return v;
+  }
+  return c.levels[c.codes[row]];
+}
+
+// Output column names: the labels lower-cased, distinct, not already in the input.
+std::vector<std::string> label_columns(const SequenceClassifier& model, const Table& input,
+                                       const fs::path& input_path) {
+  std::vector<std::string> columns;
+  std::set<std::string> seen;
+  for (const std::string& label : model.labels()) {
+    std::string name = lower(label);
+    VLBIAS_CHECK(seen.insert(name).second, InputError,
+                 "the model's labels give the column '{}' twice once lower-cased; rename one in "
+                 "config.json's id2label",
+                 name);
+    VLBIAS_CHECK(!input.find(name).has_value(), UsageError,
+                 "{}: the input already has a column '{}'; the scores would overwrite it (rename "
+                 "it)",
+                 input_path.string(), name);
+    columns.push_back(std::move(name));
+  }
+  VLBIAS_CHECK(!input.find("classifier_truncated").has_value(), UsageError,
+               "{}: the input has a column 'classifier_truncated', which scored.jsonl adds",
+               input_path.string());
+  return columns;
+}
+
+Json read_checkpoint(const fs::path& path, const fs::path& dir) {
+  std::string text;
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    char buf[65536];
+    std::size_t got = 0;
+    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
+    std::fclose(f);
+  }
+  try {
+    Json j = parse_json(text, path.string());
+    if (j.is_object()) return j;
+  } catch (const InputError&) {
+  }
+  VLBIAS_FAIL(UsageError, "checkpoint {} is damaged; delete {} and start over", path.string(),
+              dir.string());
+}
+
+// Texts of the input: the text column's cells, "" where missing (scored like an empty text).
+std::vector<std::string> texts_of(const Table& input, const std::string& column) {
+  const Column& c = input.column(column);  // UsageError naming the column when absent
+  std::vector<std::string> texts(input.rows);
+  for (std::size_t r = 0; r < input.rows; ++r) {
+    if (!c.missing(r)) texts[r] = c.text(r);
+  }
+  return texts;
+}
+
+struct ChunkResult {
+  std::vector<std::vector<float>> logits;
+  std::vector<std::size_t> tokens;
+  std::vector<bool> truncated;
+};
+
+// Scores rows [begin, end) in batches and writes the chunk's checkpoint.
+void score_chunk(const SequenceClassifier& model, const std::vector<std::string>& texts,
+                 std::size_t begin, std::size_t end, std::size_t batch, const fs::path& file,
+                 Progress& progress) {
+  Json logits = Json::array(), tokens = Json::array(), truncated = Json::array();
+  for (std::size_t b = begin; b < end; b += batch) {
+    const std::size_t e = std::min(end, b + batch);
+    const std::vector<std::string> part(texts.begin() + static_cast<std::ptrdiff_t>(b),
+                                        texts.begin() + static_cast<std::ptrdiff_t>(e));
+    const ClassifierScores s = model.score(part);
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      logits.push_back(std::vector<float>(s.logits.row(i), s.logits.row(i) + s.logits.cols));
+      tokens.push_back(s.tokens[i]);
+      truncated.push_back(static_cast<bool>(s.truncated[i]));
+    }
+    progress.advance(e - b);
+  }
+  const Json chunk{{"begin", begin},
+                   {"end", end},
+                   {"logits", logits},
+                   {"tokens", tokens},
+                   {"truncated", truncated}};
+  write_file_atomically(file, chunk.dump() + "\n");
+}
+
+// The chunk's checkpoint, checked against the rows and labels it must hold.
+ChunkResult load_chunk(const fs::path& file, const fs::path& dir, std::size_t begin,
+                       std::size_t end, std::size_t labels) {
+  const Json j = read_checkpoint(file, dir);
+  ChunkResult r;
+  try {
+    VLBIAS_CHECK(j.at("begin").get<std::size_t>() == begin && j.at("end").get<std::size_t>() == end,
+                 UsageError, "rows");
+    for (const Json& row : j.at("logits")) {
+      r.logits.push_back(row.get<std::vector<float>>());
+      VLBIAS_CHECK(r.logits.back().size() == labels, UsageError, "labels");
+    }
+    r.tokens = j.at("tokens").get<std::vector<std::size_t>>();
+    for (const Json& t : j.at("truncated")) r.truncated.push_back(t.get<bool>());
+  } catch (const std::exception&) {
+    r.logits.clear();
+  }
+  const std::size_t n = end - begin;
+  VLBIAS_CHECK(r.logits.size() == n && r.tokens.size() == n && r.truncated.size() == n, UsageError,
+               "checkpoint {} does not hold rows {} to {}; delete {} and start over", file.string(),
+               begin, end, dir.string());
+  return r;
+}
+
+// Creates the checkpoint folder with job.json, or checks an existing one against `job`.
+void open_checkpoints(const fs::path& dir, const Json& job, bool resume) {
+  refuse_symbolic_link(dir, "the checkpoint folder");
+  if (!fs::exists(dir)) {
+    fs::create_directories(dir);
+    write_file_atomically(dir / "job.json", job.dump(2) + "\n");
+    return;
+  }
+  VLBIAS_CHECK(resume, UsageError,
+               "{} holds an interrupted run; pass --resume to continue it, or delete the folder "
+               "to start over",
+               dir.string());
+  const Json previous = read_checkpoint(dir / "job.json", dir);
+  for (auto it = job.begin(); it != job.end(); ++it) {
+    VLBIAS_CHECK(previous.contains(it.key()) && previous[it.key()] == it.value(), UsageError,
+                 "cannot resume {}: its '{}' differs from this run's (the model, input or "
+                 "options changed); delete the folder to start over",
+                 dir.string(), it.key());
+  }
+}
+
+// scored.jsonl: every input row with its scores, written atomically.
+void write_scored(const fs::path& path, const Table& input, const SequenceClassifier& model,
+                  const std::vector<std::string>& columns,
+                  const std::vector<std::vector<float>>& logits,
+                  const std::vector<bool>& truncated) {
+  AtomicWriter writer(path);
+  std::vector<double> p(columns.size());
+  for (std::size_t r = 0; r < input.rows; ++r) {
+    Json line;
+    for (std::size_t c = 0; c < input.columns.size(); ++c) {
+      line[input.columns[c].name] = cell_json(input, c, r);
+    }
+    model.activate(logits[r].data(), p.data());
+    for (std::size_t j = 0; j < columns.size(); ++j) line[columns[j]] = p[j];
+    line["classifier_truncated"] = static_cast<bool>(truncated[r]);
+    const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+    writer.write(text.data(), text.size());
+  }
+  writer.commit();
+}
+
+Json model_json(const SequenceClassifier& model, const fs::path& dir) {
+  const ClassifierConfig& c = model.config();
+  return Json{{"folder", dir.string()},
+              {"architecture", to_string(c.architecture)},
+              {"weights_sha256", sha256_file(model.weights_path().string())},
+              {"config_sha256", sha256_file((dir / "config.json").string())},
+              {"labels", model.labels()},
+              {"activation", to_string(model.activation())},
+              {"hidden_size", c.hidden},
+              {"layers", c.layers},
+              {"max_length", model.max_length()},
+              {"max_length_source", model.tokenizer().max_length_source()}};
+}
+
+}  // namespace
+
+ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
+  RunLock lock(o.run_dir);
+  const fs::path checkpoints = o.run_dir / "checkpoints";
+  ClassifierJobResult result;
+  result.scored = o.run_dir / "scored.jsonl";
+  result.manifest = o.run_dir / "manifest.json";
+  VLBIAS_CHECK(o.resume || !fs::exists(result.scored), UsageError,
+               "{} already holds scored.jsonl; pass --resume to write it again from the "
+               "checkpoints, or choose another --out",
+               o.run_dir.string());
+  const SequenceClassifier model = SequenceClassifier::load(o.model_dir, o.classifier);
+  const Table input = read_table(o.input.string());
+  const std::vector<std::string> texts = texts_of(input, o.text_column);
+  const std::vector<std::string> columns = label_columns(model, input, o.input);
+  const std::size_t n = texts.size(), batch = o.batch ? o.batch : 64;
+  const std::size_t chunk = o.chunk ? o.chunk : 2048, chunks = (n + chunk - 1) / chunk;
+  Json model_info = model_json(model, o.model_dir);
+  // Everything that shapes the checkpoints: a resumed run must agree on all of it.
+  const Json job{{"weights_sha256", model_info["weights_sha256"]},
+                 {"config_sha256", model_info["config_sha256"]},
+                 {"tokenizer", model.tokenizer().source()},
+                 {"max_length", model.max_length()},
+                 {"input_sha256", sha256_file(o.input.string())},
+                 {"text_column", o.text_column},
+                 {"rows", n},
+                 {"chunk", chunk},
+                 {"batch", batch},
+                 {"checkpoint_format", 1}};
+  open_checkpoints(checkpoints, job, o.resume);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t scored_tokens = 0;
+  std::vector<bool> resumed_chunk(chunks, false);
+  {
+    Progress progress("score texts", n);
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const std::size_t begin = c * chunk, end = std::min(n, begin + chunk);
+      if (fs::exists(checkpoints / chunk_name(c))) {
+        result.resumed += end - begin;
+        resumed_chunk[c] = true;
+        progress.advance(end - begin);
+        continue;
+      }
+      score_chunk(model, texts, begin, end, batch, checkpoints / chunk_name(c), progress);
+    }
+    progress.finish();
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::vector<std::vector<float>> logits;
+  std::vector<bool> truncated;
+  std::size_t empty = 0;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::size_t begin = c * chunk, end = std::min(n, begin + chunk);
+    ChunkResult r =
+        load_chunk(checkpoints / chunk_name(c), checkpoints, begin, end, columns.size());
+    for (std::size_t i = 0; i < r.logits.size(); ++i) {
+      logits.push_back(std::move(r.logits[i]));
+      truncated.push_back(r.truncated[i]);
+      result.truncated += r.truncated[i] ? 1 : 0;
+      if (!resumed_chunk[c]) scored_tokens += r.tokens[i];
+    }
+  }
+  for (const std::string& t : texts) empty += t.empty() ? 1 : 0;
+  write_scored(result.scored, input, model, columns, logits, truncated);
+
+  result.rows = n;
+  const double fresh = static_cast<double>(n - result.resumed);
+  result.texts_per_second = fresh / std::max(result.seconds, 1e-9);
+  const Json manifest{{"vlbias_version", VLBIAS_VERSION},
+                      {"created_utc", utc_now()},
+                      {"command", "score classifier"},
+                      {"complete", true},
+                      {"model", model_info},
+                      {"tokenizer", Json{{"kind", to_string(model.tokenizer().kind())},
+                                         {"source", model.tokenizer().source()},
+                                         {"unicode", TextTokenizer::unicode_version()}}},
+                      {"input", Json{{"path", o.input.string()},
+                                     {"sha256", job["input_sha256"]},
+                                     {"rows", n},
+                                     {"text_column", o.text_column}}},
+                      {"output", Json{{"path", "scored.jsonl"},
+                                      {"columns", columns},
+                                      {"truncated_column", "classifier_truncated"}}},
+                      {"truncated", result.truncated},
+                      {"empty_texts", empty},
+                      {"resumed_rows", result.resumed},
+                      {"throughput", Json{{"seconds", result.seconds},
+                                          {"texts_per_second", result.texts_per_second},
+                                          {"tokens_per_second", static_cast<double>(scored_tokens) /
+                                                                    std::max(result.seconds, 1e-9)},
+                                          {"threads", thread_count()},
+                                          {"batch", batch}}}};
+  write_file_atomically(result.manifest, manifest.dump(2) + "\n");
+  fs::remove_all(checkpoints);
+  return result;
+}
+
+}  // namespace vlbias

@@ -1,0 +1,171 @@
+// Classifier weights from model.safetensors: the transformers parameter names of the four
+// architectures, shape / dtype / finiteness checks, q/k/v fusion. See
+// include/vlbias/score/classifier.h.
+//
+// Names follow transformers' modeling_bert.py, modeling_roberta.py (XLM-R shares it) and
+// modeling_distilbert.py. Every tensor of the file must be used: one left over means the config
+// and the weights disagree (an extra layer, a different head), which would otherwise be ignored.
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "classifier_internal.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/safetensors.h"
+
+namespace vlbias::score_internal {
+
+namespace {
+
+using Shape = std::vector<std::size_t>;
+
+class Reader {
+ public:
+  explicit Reader(const SafetensorsFile& file) : file_(file) {}
+
+  std::vector<float> read(const std::string& name, const Shape& shape) {
+    VLBIAS_CHECK(file_.contains(name), InputError,
+                 "'{}' has no tensor '{}'; expected it for the architecture in config.json",
+                 file_.source(), name);
+    const SafetensorsTensorInfo& t = file_.info(name);
+    VLBIAS_CHECK(t.dtype == SafetensorsDtype::F32 || t.dtype == SafetensorsDtype::F16 ||
+                     t.dtype == SafetensorsDtype::BF16,
+                 InputError, "'{}': tensor '{}' has dtype {}; expected F32, F16 or BF16",
+                 file_.source(), name, dtype_name(t.dtype));
+    VLBIAS_CHECK(t.shape == shape, InputError,
+                 "'{}': tensor '{}' has shape [{}]; expected [{}] for the model in config.json",
+                 file_.source(), name, fmt::join(t.shape, ", "), fmt::join(shape, ", "));
+    used_.insert(name);
+    return file_.read_floats(name, NonFinite::Reject);  // InputError naming a NaN / inf
+  }
+
+  LayerNormWeights layer_norm(const std::string& prefix, std::size_t width) {
+    LayerNormWeights ln;
+    ln.gamma = read(prefix + ".weight", {width});
+    ln.beta = read(prefix + ".bias", {width});
+    return ln;
+  }
+
+  Linear linear(const std::string& prefix, std::size_t out, std::size_t in) {
+    Linear l;
+    l.out = out;
+    l.in = in;
+    l.w = read(prefix + ".weight", {out, in});
+    l.b = read(prefix + ".bias", {out});
+    return l;
+  }
+
+  // q, k, v stacked into one [3 w, w] layer (one GEMM instead of three).
+  Linear fused_qkv(const std::string& q, const std::string& k, const std::string& v,
+                   std::size_t w) {
+    Linear fused;
+    fused.out = 3 * w;
+    fused.in = w;
+    for (const std::string* name : {&q, &k, &v}) {
+      Linear part = linear(*name, w, w);
+      fused.w.insert(fused.w.end(), part.w.begin(), part.w.end());
+      fused.b.insert(fused.b.end(), part.b.begin(), part.b.end());
+    }
+    return fused;
+  }
+
+  void require_all_used() const {
+    // Buffers transformers keeps in some checkpoints; not parameters.
+    static const std::set<std::string> kBuffers = {
+        "bert.embeddings.position_ids", "roberta.embeddings.position_ids",
+        "distilbert.embeddings.position_ids", "bert.embeddings.token_type_ids",
+        "roberta.embeddings.token_type_ids",
+        // RobertaForSequenceClassification builds its encoder without the pooler; checkpoints
+        // saved from a RobertaModel keep it, and transformers drops it on load with a warning.
+        "roberta.pooler.dense.weight", "roberta.pooler.dense.bias"};
+    for (const std::string& name : file_.names()) {
+      VLBIAS_CHECK(used_.count(name) > 0 || kBuffers.count(name) > 0, InputError,
+                   "'{}' holds tensor '{}', which the model described by config.json does not "
+                   "have; the config and the weights disagree",
+                   file_.source(), name);
+    }
+  }
+
+ private:
+  const SafetensorsFile& file_;
+  std::set<std::string> used_;
+};
+
+void load_distilbert(Reader& r, const ClassifierConfig& c, ClassifierWeights& w) {
+  const std::size_t h = c.hidden, n = c.labels.size();
+  const std::string p = "distilbert.";
+  w.word_emb = r.read(p + "embeddings.word_embeddings.weight", {c.vocab_size, h});
+  w.pos_emb = r.read(p + "embeddings.position_embeddings.weight", {c.max_positions, h});
+  w.ln_emb = r.layer_norm(p + "embeddings.LayerNorm", h);
+  for (std::size_t i = 0; i < c.layers; ++i) {
+    const std::string q = fmt::format("{}transformer.layer.{}.", p, i);
+    EncoderLayer l;
+    l.qkv = r.fused_qkv(q + "attention.q_lin", q + "attention.k_lin", q + "attention.v_lin", h);
+    l.out = r.linear(q + "attention.out_lin", h, h);
+    l.ln_attn = r.layer_norm(q + "sa_layer_norm", h);
+    l.fc1 = r.linear(q + "ffn.lin1", c.intermediate, h);
+    l.fc2 = r.linear(q + "ffn.lin2", h, c.intermediate);
+    l.ln_out = r.layer_norm(q + "output_layer_norm", h);
+    w.layers.push_back(std::move(l));
+  }
+  w.head_dense = r.linear("pre_classifier", h, h);
+  w.head_out = r.linear("classifier", n, h);
+  w.head_act = HeadActivation::Relu;
+}
+
+void load_bert_like(Reader& r, const ClassifierConfig& c, ClassifierWeights& w) {
+  const std::size_t h = c.hidden, n = c.labels.size();
+  const bool bert = c.architecture == ClassifierArchitecture::Bert;
+  const std::string p = bert ? "bert." : "roberta.";
+  w.word_emb = r.read(p + "embeddings.word_embeddings.weight", {c.vocab_size, h});
+  w.pos_emb = r.read(p + "embeddings.position_embeddings.weight", {c.max_positions, h});
+  const std::vector<float> types =
+      r.read(p + "embeddings.token_type_embeddings.weight", {c.type_vocab_size, h});
+  w.type_row.assign(types.begin(), types.begin() + static_cast<std::ptrdiff_t>(h));
+  w.ln_emb = r.layer_norm(p + "embeddings.LayerNorm", h);
+  for (std::size_t i = 0; i < c.layers; ++i) {
+    const std::string q = fmt::format("{}encoder.layer.{}.", p, i);
+    EncoderLayer l;
+    l.qkv = r.fused_qkv(q + "attention.self.query", q + "attention.self.key",
+                        q + "attention.self.value", h);
+    l.out = r.linear(q + "attention.output.dense", h, h);
+    l.ln_attn = r.layer_norm(q + "attention.output.LayerNorm", h);
+    l.fc1 = r.linear(q + "intermediate.dense", c.intermediate, h);
+    l.fc2 = r.linear(q + "output.dense", h, c.intermediate);
+    l.ln_out = r.layer_norm(q + "output.LayerNorm", h);
+    w.layers.push_back(std::move(l));
+  }
+  if (bert) {
+    w.head_dense = r.linear(p + "pooler.dense", h, h);
+    w.head_out = r.linear("classifier", n, h);
+  } else {
+    w.head_dense = r.linear("classifier.dense", h, h);
+    w.head_out = r.linear("classifier.out_proj", n, h);
+  }
+  w.head_act = HeadActivation::Tanh;
+}
+
+}  // namespace
+
+ClassifierWeights load_classifier_weights(const std::filesystem::path& path,
+                                          const ClassifierConfig& config) {
+  VLBIAS_CHECK(std::filesystem::is_regular_file(path), InputError,
+               "the model folder '{}' has no model.safetensors (only safetensors weights are "
+               "read; convert a pytorch_model.bin with transformers' save_pretrained)",
+               path.parent_path().string());
+  const SafetensorsFile file = SafetensorsFile::open(path);
+  Reader r(file);
+  ClassifierWeights w;
+  if (config.architecture == ClassifierArchitecture::DistilBert) {
+    load_distilbert(r, config, w);
+  } else {
+    load_bert_like(r, config, w);
+  }
+  r.require_all_used();
+  return w;
+}
+
+}  // namespace vlbias::score_internal
