@@ -66,7 +66,7 @@ YAML::Node load_document(const std::string& yaml_text, const std::string& source
     root = YAML::Load(yaml_text);
     documents = count_documents(yaml_text);
   } catch (const YAML::DeepRecursion& e) {
-    // yaml-cpp's DepthGuard (see audit_spec.cpp); its own message is "bad file".
+    // yaml-cpp's DepthGuard (see src/audits/audit_yaml.cpp); its own message is "bad file".
     VLBIAS_FAIL(UsageError,
                 "{} line {} column {}: malformed YAML: nested too deeply (a spec needs five "
                 "levels).",

@@ -3,7 +3,7 @@
 // image embeddings against prompt embeddings. This header holds the kind's spec
 // (DualEncoderAuditSpec, AuditSpec::dual_encoder), its runner (src/audits/dual_encoder_audit.cpp),
 // the study loader (src/audits/dual_encoder_audit_study.cpp) and the analyses
-// (src/audits/analyses.cpp). Each analysis takes a loaded study and returns its
+// (src/audits/dual_encoder_audit_analyses.cpp). Each analysis takes a loaded study and returns its
 // JSON section plus CSV tables; `vlbias audit` runs several of them, `vlbias metric
 // associate|markedness|trait-confidence` run one.
 //

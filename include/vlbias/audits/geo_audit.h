@@ -2,7 +2,7 @@
 // The geo-diversity audit (kind: geo-diversity; paper 002, DIG-In): its spec (GeoAuditSpec,
 // AuditSpec::geo), how each indicator composes its generated sets, and the resampling that puts
 // intervals on them. Implemented in src/audits/geo_audit_sampling.cpp (these building blocks)
-// and src/audits/geo_diversity.cpp (the audit, run_geo_audit).
+// and src/audits/geo_audit*.cpp (the audit, run_geo_audit).
 //
 // Spec keys: text-to-image realism, diversity and consistency by region (the keys every kind
 // shares, and the rules for all specs, are in audit.h):
@@ -156,7 +156,7 @@ struct GeoAuditSpec {
   } distribution;
 };
 
-// Runs a geo-diversity audit (src/audits/geo_diversity.cpp); run_audit calls it for that kind.
+// Runs a geo-diversity audit (src/audits/geo_audit*.cpp); run_audit calls it for that kind.
 // Reads spec.geo and the common fields.
 void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
 
