@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/metrics/association.h"
-#include "vlbias/metrics/distribution_metrics.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/io/npy.h"
+#include "vlbias/metrics/association.h"
+#include "vlbias/metrics/distribution_metrics.h"
 #include "vlbias/metrics/prdc.h"
 
 int main(int argc, char** argv) {

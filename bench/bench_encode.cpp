@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "vlbias/core/blas.h"
-#include "vlbias/encode/clip_model.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/npy.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/encode/clip_model.h"
+#include "vlbias/io/npy.h"
 
 namespace {
 

@@ -21,9 +21,9 @@
 #include <fmt/format.h>
 
 #include "../tests/generate/http_test_server.h"
+#include "vlbias/core/log.h"
 #include "vlbias/generate/driver.h"
 #include "vlbias/generate/generate.h"
-#include "vlbias/core/log.h"
 
 int main(int argc, char** argv) {
   std::size_t requests = 5000;

@@ -24,10 +24,10 @@
 #include <nlohmann/json.hpp>
 
 #include "vlbias/core/blas.h"
-#include "vlbias/io/npy.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/metrics/prdc.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/metrics/prdc.h"
 
 namespace {
 

@@ -5,10 +5,10 @@
 #include <string>
 
 #include "bench_data.h"
-#include "vlbias/stats/compare.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/stats/stats.h"
 #include "vlbias/io/table.h"
+#include "vlbias/stats/compare.h"
+#include "vlbias/stats/stats.h"
 
 using namespace vlbias;
 

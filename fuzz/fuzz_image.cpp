@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
 #include "vlbias/core/log.h"
+#include "vlbias/encode/image.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   vlbias::set_quiet(true);

@@ -9,8 +9,8 @@
 
 #include "job.h"
 #include "vlbias/generate/http_client.h"
-#include "vlbias/io/json.h"
 #include "vlbias/generate/redact.h"
+#include "vlbias/io/json.h"
 
 using namespace vlbias;
 using namespace vlbias::generate_internal;

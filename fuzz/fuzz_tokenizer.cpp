@@ -21,8 +21,8 @@
 #include <system_error>
 #include <vector>
 
-#include "vlbias/encode/clip_tokenizer.h"
 #include "vlbias/core/error.h"
+#include "vlbias/encode/clip_tokenizer.h"
 
 namespace {
 

@@ -19,23 +19,23 @@
 #include <fstream>
 #include <sstream>
 
-#include "vlbias/metrics/association.h"
 #include "vlbias/audits/audit.h"
-#include "vlbias/metrics/clipscore.h"
-#include "vlbias/stats/compare.h"
-#include "vlbias/metrics/distribution_metrics.h"
-#include "vlbias/encode/encode.h"
-#include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/report/json_output.h"
 #include "vlbias/audits/lvlm_audit.h"
-#include "vlbias/metrics/lvlm.h"
+#include "vlbias/core/error.h"
 #include "vlbias/core/matrix.h"
-#include "vlbias/report/metric_json.h"
 #include "vlbias/core/parallel.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/io/table.h"
+#include "vlbias/metrics/association.h"
+#include "vlbias/metrics/clipscore.h"
+#include "vlbias/metrics/distribution_metrics.h"
+#include "vlbias/metrics/lvlm.h"
 #include "vlbias/metrics/prdc.h"
 #include "vlbias/metrics/ranking_metrics.h"
-#include "vlbias/io/table.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/report/metric_json.h"
+#include "vlbias/stats/compare.h"
 #include "vlbias/version.h"
 
 namespace py = pybind11;
@@ -254,8 +254,7 @@ py::dict skew(const py::handle& scores, const py::sequence& labels, std::size_t 
 
 py::dict ndkl(const py::handle& scores, const py::sequence& labels, const std::string& desired) {
   const RankedItems items = ranked_items(scores, labels);
-  return to_python(ndkl_json(ndkl(items, parse_desired_distribution(desired)),
-                             items.class_names));
+  return to_python(ndkl_json(ndkl(items, parse_desired_distribution(desired)), items.class_names));
 }
 
 py::dict clipscore(const py::handle& images, const py::handle& texts, const std::string& variant,

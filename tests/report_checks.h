@@ -19,8 +19,8 @@
 #include <libxml/xmlerror.h>
 
 #include "report_page.h"
-#include "vlbias/report/json_output.h"
 #include "vlbias/io/table.h"
+#include "vlbias/report/json_output.h"
 
 namespace vlbias::report_checks {
 
@@ -130,7 +130,8 @@ inline ReportSummary check_report(const std::filesystem::path& run_dir) {
     const Json& v = results.at(pointer);
     ASSERT_TRUE(v.is_number() || v.is_null()) << ptr << " is not a number: " << v.dump();
     const double x = v.is_null() ? NAN : v.get<double>();
-    EXPECT_EQ(text_of(e), report_internal::format_number(x, report_internal::parse_fmt(attr(e, "data-fmt"))))
+    EXPECT_EQ(text_of(e),
+              report_internal::format_number(x, report_internal::parse_fmt(attr(e, "data-fmt"))))
         << "at " << ptr << " (results.json has " << v.dump() << ")";
   });
 
@@ -169,7 +170,8 @@ inline ReportSummary check_report(const std::filesystem::path& run_dir) {
           EXPECT_EQ(text_of(cells[c]), col.text(r)) << id << " row " << r << " column " << col.name;
         } else {
           const double x = col.missing(r) ? NAN : std::stod(col.text(r));
-          EXPECT_EQ(text_of(cells[c]), report_internal::format_number(x, report_internal::parse_fmt(fmt)))
+          EXPECT_EQ(text_of(cells[c]),
+                    report_internal::format_number(x, report_internal::parse_fmt(fmt)))
               << id << " row " << r << " column " << col.name;
         }
       }

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/audits/audit.h"
 #include "dual_encoder_audit_internal.h"
+#include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
 #include "vlbias/io/embeddings.h"
@@ -78,8 +78,7 @@ std::size_t check_dual_encoder(const AuditSpec& spec) {
     if (!within.empty()) require_columns(study.images, {within}, "confidence.within");
   }
   if (d.scweat.toggle.enabled) {
-    for (const auto& grouping : d.scweat.groupings)
-      require_table_columns(study.images, grouping);
+    for (const auto& grouping : d.scweat.groupings) require_table_columns(study.images, grouping);
   }
   if (!traits) {
     if (d.markedness.toggle.enabled) {

@@ -27,7 +27,6 @@
 
 namespace vlbias::audits_internal {
 
-
 // The prompt forms, in the order every output lists them.
 enum class Form : int { Object = 0, ObjectRegion = 1, ObjectCountry = 2 };
 inline constexpr Form kForms[] = {Form::Object, Form::ObjectRegion, Form::ObjectCountry};

@@ -1,6 +1,6 @@
-// MaxGap of the LVLM counterfactual analysis (lvlm_audit.h, docs/methods.md#paper-003): per by-level and
-// score, the distribution of max - min over each counterfactual set's rows, which groups hold
-// the max, and bootstrap intervals over sets.
+// MaxGap of the LVLM counterfactual analysis (lvlm_audit.h, docs/methods.md#paper-003): per
+// by-level and score, the distribution of max - min over each counterfactual set's rows, which
+// groups hold the max, and bootstrap intervals over sets.
 #include <algorithm>
 #include <bit>
 #include <map>

@@ -1,6 +1,6 @@
-// Sections of the LVLM counterfactual analysis (lvlm_audit.h, docs/methods.md#paper-003): the helpers
-// they share (lvlm_audit_internal.h), responses and ratings per group, and the registry of the
-// sections that `vlbias metric` prints.
+// Sections of the LVLM counterfactual analysis (lvlm_audit.h, docs/methods.md#paper-003): the
+// helpers they share (lvlm_audit_internal.h), responses and ratings per group, and the registry of
+// the sections that `vlbias metric` prints.
 #include <algorithm>
 #include <map>
 

@@ -1,6 +1,6 @@
-// The word-based sections of the LVLM counterfactual analysis (lvlm_audit.h, docs/methods.md#paper-003):
-// PMI words per group against the other groups of its by-level, and the rates of lexicon
-// categories per group, pooled over the lexicon_by levels with enough texts.
+// The word-based sections of the LVLM counterfactual analysis (lvlm_audit.h,
+// docs/methods.md#paper-003): PMI words per group against the other groups of its by-level, and the
+// rates of lexicon categories per group, pooled over the lexicon_by levels with enough texts.
 #include <algorithm>
 #include <cmath>
 #include <limits>

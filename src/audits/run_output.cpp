@@ -10,8 +10,8 @@
 #include <string_view>
 #include <system_error>
 
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/report/report.h"
 
 namespace vlbias::audits_internal {

@@ -20,7 +20,6 @@ namespace vlbias {
 
 namespace {
 
-
 stats::Alternative parse_alternative(const std::string& a) {
   if (a == "less") return stats::Alternative::Less;
   if (a == "two-sided") return stats::Alternative::TwoSided;

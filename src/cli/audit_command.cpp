@@ -8,8 +8,8 @@
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/report/report.h"
 #include "vlbias/io/run_lock.h"
+#include "vlbias/report/report.h"
 
 namespace vlbias::cli_internal {
 

@@ -2,9 +2,9 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
-#include "vlbias/stats/compare.h"
-#include "vlbias/report/json_output.h"
 #include "vlbias/io/table.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/stats/compare.h"
 
 namespace vlbias::cli_internal {
 

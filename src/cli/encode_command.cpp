@@ -2,9 +2,9 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
-#include "vlbias/encode/encode.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/encode/encode.h"
 
 namespace vlbias::cli_internal {
 

@@ -9,12 +9,12 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/io/spec_yaml.h"
 #include "commands.h"
 #include "vlbias/core/error.h"
-#include "vlbias/generate/generate.h"
-#include "vlbias/report/json_output.h"
 #include "vlbias/core/log.h"
+#include "vlbias/generate/generate.h"
+#include "vlbias/io/spec_yaml.h"
+#include "vlbias/report/json_output.h"
 
 namespace vlbias::cli_internal {
 

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "commands.h"
-#include "vlbias/metrics/absdiff.h"
 #include "vlbias/core/error.h"
-#include "vlbias/report/json_output.h"
 #include "vlbias/io/table.h"
+#include "vlbias/metrics/absdiff.h"
+#include "vlbias/report/json_output.h"
 
 namespace vlbias::cli_internal {
 

@@ -5,8 +5,8 @@
 
 #include "commands.h"
 #include "vlbias/audits/dual_encoder_audit.h"
-#include "vlbias/report/json_output.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/report/json_output.h"
 
 namespace vlbias::cli_internal {
 

@@ -4,12 +4,12 @@
 #include <cmath>
 
 #include "commands.h"
-#include "vlbias/metrics/clipscore.h"
-#include "vlbias/io/embeddings.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/io/table.h"
+#include "vlbias/metrics/clipscore.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/metric_json.h"
-#include "vlbias/io/table.h"
 
 namespace vlbias::cli_internal {
 
@@ -114,8 +114,7 @@ void add_clipscore_metric(CLI::App& metric) {
       write_csv(t, args->per_sample);
     }
     p.command = "metric clipscore";
-    p.parameters =
-        Json{{"variant", to_string(variant)}, {"percentiles", numbers_json(levels)}};
+    p.parameters = Json{{"variant", to_string(variant)}, {"percentiles", numbers_json(levels)}};
     if (!args->text_row.empty()) p.parameters["text_row"] = args->text_row;
     if (!args->by.empty()) p.parameters["by"] = args->by;
     out["provenance"] = provenance_json(p);

@@ -1,17 +1,18 @@
 // `vlbias metric prdc|fid|kid|vendi`: realism, diversity and distribution distances of
-// generated features against real ones (docs/methods.md#fid, #kid, #vendi; prdc.h, distribution_metrics.h).
+// generated features against real ones (docs/methods.md#fid, #kid, #vendi; prdc.h,
+// distribution_metrics.h).
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <limits>
 
 #include "commands.h"
-#include "vlbias/metrics/distribution_metrics.h"
-#include "vlbias/io/embeddings.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/io/table.h"
+#include "vlbias/metrics/distribution_metrics.h"
+#include "vlbias/metrics/prdc.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/metric_json.h"
-#include "vlbias/metrics/prdc.h"
-#include "vlbias/io/table.h"
 
 namespace vlbias::cli_internal {
 

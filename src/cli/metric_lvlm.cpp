@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "commands.h"
-#include "vlbias/core/error.h"
-#include "vlbias/report/json_output.h"
-#include "vlbias/metrics/lvlm.h"
 #include "vlbias/audits/lvlm_audit.h"
+#include "vlbias/core/error.h"
+#include "vlbias/metrics/lvlm.h"
+#include "vlbias/report/json_output.h"
 
 namespace vlbias::cli_internal {
 

@@ -12,10 +12,10 @@
 
 #include "commands.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
+#include "vlbias/metrics/ranking_metrics.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/metric_json.h"
-#include "vlbias/metrics/ranking_metrics.h"
-#include "vlbias/io/table.h"
 
 namespace vlbias::cli_internal {
 
@@ -28,7 +28,7 @@ struct RankingArgs {
 
 // Scores and class labels of every row of `table`.
 RankedItems read_ranked_items(const Table& table, const std::string& score,
-                                       const std::string& attribute) {
+                              const std::string& attribute) {
   RankedItems items;
   set_classes(items, table, attribute);
   items.scores = table.numeric(score);
@@ -98,9 +98,8 @@ void add_ndkl_metric(CLI::App& metric) {
     const NdklResult r = ndkl(items, desired);
     Json out = ndkl_json(r, items.class_names);
     p.command = "metric ndkl";
-    p.parameters = Json{{"score", args->score},
-                        {"attribute", args->attribute},
-                        {"desired", to_string(desired)}};
+    p.parameters = Json{
+        {"score", args->score}, {"attribute", args->attribute}, {"desired", to_string(desired)}};
     out["provenance"] = provenance_json(p);
     write_json(out, args->out);
   });

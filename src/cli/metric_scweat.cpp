@@ -3,10 +3,10 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "vlbias/io/npy.h"
 #include "vlbias/metrics/association.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/metric_json.h"
-#include "vlbias/io/npy.h"
 
 namespace vlbias::cli_internal {
 

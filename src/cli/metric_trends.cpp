@@ -1,5 +1,6 @@
 // `vlbias metric trends`: quadratic trend fits per group and k-sigma covariance
-// ellipses (paper 001, Hausladen et al. Fig. 3, 4, S.2, S.3; docs/methods.md#trends; src/stats/trends.cpp).
+// ellipses (paper 001, Hausladen et al. Fig. 3, 4, S.2, S.3; docs/methods.md#trends;
+// src/stats/trends.cpp).
 //
 // Each --values column is one dimension (e.g. Delta cos of "agency+" and
 // "agency-"); rows are images. Rows with a missing --x or --by cell are skipped
@@ -11,8 +12,8 @@
 
 #include "commands.h"
 #include "vlbias/core/error.h"
-#include "vlbias/report/json_output.h"
 #include "vlbias/io/table.h"
+#include "vlbias/report/json_output.h"
 #include "vlbias/stats/trends.h"
 
 namespace vlbias::cli_internal {

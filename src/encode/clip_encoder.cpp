@@ -2,11 +2,11 @@
 #include <cmath>
 
 #include "vlbias/core/blas.h"
-#include "vlbias/encode/encode.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/json.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/io/json.h"
 
 namespace vlbias {
 

@@ -20,10 +20,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "vlbias/text/unicode_text.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/mapped_file.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias {
 namespace {

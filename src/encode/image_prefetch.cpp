@@ -7,10 +7,10 @@
 #include <string_view>
 
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
 #include "vlbias/core/log.h"
-#include "vlbias/io/mapped_file.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/io/mapped_file.h"
 
 namespace vlbias::encode_internal {
 

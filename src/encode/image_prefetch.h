@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "vlbias/encode/encode.h"
 #include "vlbias/core/memory_budget.h"
+#include "vlbias/encode/encode.h"
 
 namespace vlbias::encode_internal {
 

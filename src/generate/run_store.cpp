@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/json.h"
 #include "vlbias/core/timestamp.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/io/json.h"
 
 namespace vlbias {
 

@@ -18,8 +18,8 @@
 #include <simdjson.h>
 
 #include "table_detail.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/record_stream.h"
 #include "vlbias/io/table.h"
 

@@ -30,10 +30,11 @@ void check_ids_present(const Table& table, const Column& col, const std::string&
 
 [[noreturn]] void fail_duplicate(const Table& index, const Column& col, std::size_t first,
                                  std::size_t second) {
-  VLBIAS_FAIL(
-      InputError, "index '{}' lists id {} of column '{}' twice ({} and {}); expected each id once",
-      index.source, id_text(col, second), col.name, io_internal::where_row(index.line_of_row, first),
-      io_internal::where_row(index.line_of_row, second));
+  VLBIAS_FAIL(InputError,
+              "index '{}' lists id {} of column '{}' twice ({} and {}); expected each id once",
+              index.source, id_text(col, second), col.name,
+              io_internal::where_row(index.line_of_row, first),
+              io_internal::where_row(index.line_of_row, second));
 }
 
 // Index ids keyed by text, for string ids (or a string/number mix, compared as text).

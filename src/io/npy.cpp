@@ -10,9 +10,9 @@
 
 #include "float_decode.h"
 #include "text_escape.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/mapped_file.h"
 
 namespace vlbias {
@@ -443,15 +443,16 @@ NpyArray parse_npy(std::span<const std::uint8_t> bytes, std::string_view source,
   out.header = parse_npy_header(bytes, source);
   const NpyHeader& h = out.header;
   const io_internal::FloatKind kind = h.itemsize == 2   ? io_internal::FloatKind::F16
-                                    : h.itemsize == 4 ? io_internal::FloatKind::F32
-                                                      : io_internal::FloatKind::F64;
+                                      : h.itemsize == 4 ? io_internal::FloatKind::F32
+                                                        : io_internal::FloatKind::F64;
   if (kind == io_internal::FloatKind::F64 && h.count > 0) {
     warn("'{}' stores float64 values; they are narrowed to float32", source);
   }
   const bool swap = h.big_endian != (std::endian::native == std::endian::big);
   out.data.resize(h.count);
-  io_internal::decode_float_array(bytes.data() + h.data_offset, kind, swap, h.shape, h.fortran_order,
-                                nonfinite, fmt::format("'{}'", source), out.data.data());
+  io_internal::decode_float_array(bytes.data() + h.data_offset, kind, swap, h.shape,
+                                  h.fortran_order, nonfinite, fmt::format("'{}'", source),
+                                  out.data.data());
   return out;
 }
 

@@ -12,10 +12,10 @@
 
 #include "float_decode.h"
 #include "text_escape.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/json.h"
 #include "vlbias/core/log.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/io/json.h"
 
 namespace vlbias {
 
@@ -365,8 +365,8 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& t, NonFinite nonfinit
   // The format is little-endian.
   const bool swap = std::endian::native == std::endian::big;
   io_internal::decode_float_array(image_.data() + data_offset_ + t.begin, kind, swap, t.shape,
-                                /*fortran=*/false, nonfinite,
-                                fmt::format("tensor '{}' in '{}'", q(t.name), source_), dst);
+                                  /*fortran=*/false, nonfinite,
+                                  fmt::format("tensor '{}' in '{}'", q(t.name), source_), dst);
 }
 
 Matrix SafetensorsFile::read_matrix(std::string_view name, NonFinite nonfinite) const {

@@ -126,7 +126,8 @@ const std::vector<double>& Table::numeric(std::string_view name, bool allow_miss
       }
       if (is_number[code] == 0) {
         VLBIAS_FAIL(InputError, "column '{}' in '{}' is not numeric: {} holds {}", name, source,
-                    io_internal::where_row(line_of_row, row), io_internal::quoted(col.levels[code]));
+                    io_internal::where_row(line_of_row, row),
+                    io_internal::quoted(col.levels[code]));
       }
     }
     VLBIAS_CHECK(first_present != col.codes.size(), InputError,

@@ -11,8 +11,8 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/score/text_measures.h"
 #include "vlbias/metrics/visual_stereotypes.h"
+#include "vlbias/score/text_measures.h"
 
 namespace vlbias {
 

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/version.h"
 
 namespace vlbias {

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "report_page.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {

@@ -2,8 +2,8 @@
 #include <array>
 #include <cstring>
 
-#include "vlbias/text/unicode_text.h"
 #include "vlbias/score/text_measures.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias {
 

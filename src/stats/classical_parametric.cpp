@@ -194,11 +194,10 @@ void check_contrast_inputs(std::span<const GroupMoments> groups, double level) {
   VLBIAS_CHECK(level > 0 && level < 1, InputError, "confidence level must be in (0, 1), got {}",
                level);
   for (std::size_t j = 0; j < groups.size(); ++j) {
-    VLBIAS_CHECK(groups[j].n >= 2 && std::isfinite(groups[j].mean) &&
-                     std::isfinite(groups[j].variance),
-                 InputError,
-                 "a contrast needs at least 2 finite values per group; group {} has n = {}", j,
-                 groups[j].n);
+    VLBIAS_CHECK(
+        groups[j].n >= 2 && std::isfinite(groups[j].mean) && std::isfinite(groups[j].variance),
+        InputError, "a contrast needs at least 2 finite values per group; group {} has n = {}", j,
+        groups[j].n);
   }
 }
 

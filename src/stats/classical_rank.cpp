@@ -43,7 +43,6 @@ double mwu_exact_cdf(std::size_t k, std::size_t m, std::size_t n) {
 
 namespace vlbias::stats {
 
-
 TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b) {
   TestResult r = stats_internal::new_result("mannwhitney", "rank_biserial");
   stats_internal::require_nonempty(a, "mannwhitney", "sample a");
@@ -67,7 +66,8 @@ TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b) 
   if (exact) {
     r.method = std::string("exact");
     // scipy _MWU.sf(U) = cdf(m n - U): by symmetry, P(U' >= U) = P(U' <= m n - U).
-    p = 2.0 * stats_internal::mwu_exact_cdf(static_cast<std::size_t>(n1 * n2 - u), a.size(), b.size());
+    p = 2.0 *
+        stats_internal::mwu_exact_cdf(static_cast<std::size_t>(n1 * n2 - u), a.size(), b.size());
   } else {
     r.method = std::string("asymptotic");
     if (ranks.all_tied) {

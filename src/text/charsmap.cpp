@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "text_files.h"
-#include "vlbias/text/unicode_text.h"
 #include "vlbias/core/error.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias::text_internal {
 namespace {

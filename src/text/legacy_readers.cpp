@@ -12,9 +12,9 @@
 
 #include "byte_bpe.h"
 #include "text_files.h"
+#include "vlbias/core/error.h"
 #include "vlbias/text/unicode_text.h"
 #include "wordpiece.h"
-#include "vlbias/core/error.h"
 
 namespace vlbias::text_internal {
 

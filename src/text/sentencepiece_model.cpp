@@ -7,8 +7,8 @@
 #include <string>
 
 #include "text_files.h"
-#include "vlbias/text/unicode_text.h"
 #include "vlbias/core/error.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias::text_internal {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "text_files.h"
 #include "tokenizer_pipeline.h"
-#include "vlbias/text/unicode_text.h"
 #include "vlbias/core/error.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias {
 

@@ -12,10 +12,10 @@
 #include "text_files.h"
 #include "tokenizer_json_parts.h"
 #include "tokenizer_pipeline.h"
-#include "vlbias/text/unicode_text.h"
 #include "unigram.h"
-#include "wordpiece.h"
 #include "vlbias/core/error.h"
+#include "vlbias/text/unicode_text.h"
+#include "wordpiece.h"
 
 namespace vlbias::text_internal {
 namespace {

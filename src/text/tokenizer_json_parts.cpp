@@ -7,9 +7,9 @@
 #include <unordered_map>
 
 #include "text_files.h"
-#include "vlbias/text/unicode_text.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/base64.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias::text_internal {
 namespace {

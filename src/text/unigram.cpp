@@ -15,10 +15,10 @@
 
 #include "piece_trie.h"
 #include "text_files.h"
-#include "vlbias/text/unicode_text.h"
 #include "unigram_viterbi.h"
-#include "wordpiece.h"
 #include "vlbias/core/error.h"
+#include "vlbias/text/unicode_text.h"
+#include "wordpiece.h"
 
 namespace vlbias::text_internal {
 namespace {

@@ -103,11 +103,14 @@ analyses:
   EXPECT_DOUBLE_EQ(s.dual_encoder.ordinal_factors[0].second, 1.1);
   EXPECT_EQ(s.dual_encoder.ordinal_factors[1].first, "smiling");
   EXPECT_DOUBLE_EQ(s.dual_encoder.ordinal_factors[1].second, 0.0);
-  EXPECT_EQ(s.dual_encoder.categorical_factors, (std::vector<std::string>{"lighting", "pose", "seed"}));
+  EXPECT_EQ(s.dual_encoder.categorical_factors,
+            (std::vector<std::string>{"lighting", "pose", "seed"}));
 
   for (const AnalysisToggle* t :
-       {&s.dual_encoder.association.toggle, &s.dual_encoder.scweat.toggle, &s.dual_encoder.markedness.toggle, &s.dual_encoder.ranking.toggle,
-        &s.dual_encoder.absdiff.toggle, &s.dual_encoder.trends.toggle, &s.dual_encoder.ellipses.toggle, &s.dual_encoder.confidence.toggle}) {
+       {&s.dual_encoder.association.toggle, &s.dual_encoder.scweat.toggle,
+        &s.dual_encoder.markedness.toggle, &s.dual_encoder.ranking.toggle,
+        &s.dual_encoder.absdiff.toggle, &s.dual_encoder.trends.toggle,
+        &s.dual_encoder.ellipses.toggle, &s.dual_encoder.confidence.toggle}) {
     EXPECT_TRUE(t->enabled);
     EXPECT_TRUE(t->explicit_);
   }
@@ -154,8 +157,10 @@ TEST(AuditSpec, MinimalSpecGetsDefaults) {
   EXPECT_TRUE(s.dual_encoder.ordinal_factors.empty());
   EXPECT_TRUE(s.dual_encoder.categorical_factors.empty());
   for (const AnalysisToggle* t :
-       {&s.dual_encoder.association.toggle, &s.dual_encoder.scweat.toggle, &s.dual_encoder.markedness.toggle, &s.dual_encoder.ranking.toggle,
-        &s.dual_encoder.absdiff.toggle, &s.dual_encoder.trends.toggle, &s.dual_encoder.ellipses.toggle, &s.dual_encoder.confidence.toggle}) {
+       {&s.dual_encoder.association.toggle, &s.dual_encoder.scweat.toggle,
+        &s.dual_encoder.markedness.toggle, &s.dual_encoder.ranking.toggle,
+        &s.dual_encoder.absdiff.toggle, &s.dual_encoder.trends.toggle,
+        &s.dual_encoder.ellipses.toggle, &s.dual_encoder.confidence.toggle}) {
     EXPECT_TRUE(t->enabled);
     EXPECT_FALSE(t->explicit_);
   }

@@ -21,8 +21,8 @@
 
 #include "audits/geo_study.h"
 #include "cli/cli_util.h"
-#include "vlbias/io/npy.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/io/npy.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {

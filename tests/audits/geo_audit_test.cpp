@@ -20,12 +20,12 @@
 #include "cli/cli_util.h"
 #include "test_util.h"
 #include "vlbias/audits/audit.h"
-#include "vlbias/core/error.h"
 #include "vlbias/audits/geo_audit.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/metrics/prdc.h"
+#include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/io/npy.h"
 #include "vlbias/io/table.h"
+#include "vlbias/metrics/prdc.h"
 
 namespace vlbias {
 namespace {

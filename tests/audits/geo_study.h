@@ -35,8 +35,8 @@
 #include <fmt/format.h>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/io/npy.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/io/npy.h"
 
 namespace vlbias::synthetic {
 

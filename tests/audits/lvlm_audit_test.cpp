@@ -10,10 +10,10 @@
 #include <sstream>
 
 #include "test_util.h"
-#include "vlbias/core/error.h"
-#include "vlbias/report/json_output.h"
-#include "vlbias/metrics/lvlm.h"
 #include "vlbias/audits/lvlm_audit.h"
+#include "vlbias/core/error.h"
+#include "vlbias/metrics/lvlm.h"
+#include "vlbias/report/json_output.h"
 
 namespace vlbias {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "cli_util.h"
 #include "generate/http_test_server.h"
-#include "vlbias/io/base64.h"
 #include "generate_util.h"
+#include "vlbias/io/base64.h"
 
 namespace vlbias {
 namespace {

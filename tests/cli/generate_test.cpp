@@ -31,9 +31,9 @@
 
 #include "cli_util.h"
 #include "generate/http_test_server.h"
-#include "vlbias/io/base64.h"
 #include "generate_util.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/io/base64.h"
 
 namespace vlbias {
 namespace {
@@ -554,11 +554,7 @@ TEST(GenerateT2i, LinkedImagesFolderIsRefused) {
     const json b = json::parse(req.body);
     const json info{{"seed", b["seed"]}};
     return Response{
-        200,
-        json{{"images", {base64_encode(png)}}, {"info", info.dump()}}.dump(),
-        {},
-        0,
-        false};
+        200, json{{"images", {base64_encode(png)}}, {"info", info.dump()}}.dump(), {}, 0, false};
   });
   const fs::path dir = temp_dir();
   fs::remove_all(dir / "run");
@@ -790,19 +786,14 @@ TEST(GenerateExamples, ShippedSpecsRunAgainstLocalServers) {
 
   const std::string png = read_file(examples / "images/c.png");
   Server sd([&](const Request&) {
-    return Response{
-        200, json{{"images", {base64_encode(png)}}}.dump(), {}, 0, false};
+    return Response{200, json{{"images", {base64_encode(png)}}}.dump(), {}, 0, false};
   });
   r = run_cli("generate t2i " + localised("t2i_sd_webui.yaml", sd.url("/sdapi/v1/txt2img")));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["store"]["done"], 36);  // 9 prompts x 4 images
 
   Server openai([&](const Request&) {
-    return Response{200,
-                    json{{"data", {{{"b64_json", base64_encode(png)}}}}}.dump(),
-                    {},
-                    0,
-                    false};
+    return Response{200, json{{"data", {{{"b64_json", base64_encode(png)}}}}}.dump(), {}, 0, false};
   });
   r = run_cli("generate t2i " + localised("t2i_openai.yaml", openai.url("/v1/images/generations")),
               std::string("OPENAI_API_KEY=") + kSecret);

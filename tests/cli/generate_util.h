@@ -82,8 +82,7 @@ inline std::map<std::string, json> by_key(const std::vector<json>& rows) {
 struct ImageIndex {
   std::map<std::string, std::string> name_of_base64;
   ImageIndex() {
-    for (const auto& f : kImageFiles)
-      name_of_base64[base64_encode(read_file(kImages / f))] = f;
+    for (const auto& f : kImageFiles) name_of_base64[base64_encode(read_file(kImages / f))] = f;
   }
 };
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "encode/clip_model_test_util.h"
-#include "vlbias/encode/clip_model.h"
 #include "vlbias/core/error.h"
+#include "vlbias/encode/clip_model.h"
 
 namespace vlbias {
 namespace {

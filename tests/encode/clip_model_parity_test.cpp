@@ -13,9 +13,9 @@
 
 #include "encode/clip_model_test_util.h"
 #include "vlbias/core/blas.h"
+#include "vlbias/core/parallel.h"
 #include "vlbias/encode/clip_model.h"
 #include "vlbias/io/npy.h"
-#include "vlbias/core/parallel.h"
 
 namespace vlbias {
 namespace {

@@ -17,8 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vlbias/io/npy.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/io/npy.h"
 #include "vlbias/io/safetensors.h"
 
 namespace vlbias::clip_test {

@@ -12,8 +12,8 @@
 
 #include "encode/image_test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
 #include "vlbias/core/log.h"
+#include "vlbias/encode/image.h"
 #include "vlbias/io/npy.h"
 
 namespace vlbias {

@@ -19,8 +19,8 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/encode/image.h"
 
 namespace vlbias::image_test {
 

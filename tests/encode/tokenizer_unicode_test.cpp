@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "encode/tokenizer_test_util.h"
-#include "vlbias/text/unicode_text.h"
 #include "test_util.h"
-#include "vlbias/encode/clip_tokenizer.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/encode/clip_tokenizer.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias {
 namespace {

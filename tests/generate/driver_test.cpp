@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "http_test_server.h"
-#include "vlbias/generate/driver.h"
 #include "vlbias/core/error.h"
+#include "vlbias/generate/driver.h"
 
 namespace vlbias {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <unistd.h>
 
-#include "vlbias/io/embeddings.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/embeddings.h"
 #include "vlbias/io/npy.h"
 #include "vlbias/io/safetensors.h"
 #include "vlbias/io/table.h"

@@ -15,8 +15,8 @@
 #include "io/table_test_util.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
-#include "vlbias/io/record_stream.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/io/record_stream.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "io/binary_test_util.h"
 #include "float_decode.h"
+#include "io/binary_test_util.h"
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/finite.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/io/finite.h"
 #include "vlbias/io/mapped_file.h"
 #include "vlbias/io/npy.h"
-#include "vlbias/core/rng.h"
 
 namespace vlbias {
 namespace {
@@ -544,7 +544,7 @@ TEST(HalfFloat, DecodeArraySwapsAndReorders) {
   const std::size_t shape[] = {2, 2};
   float dst[4];
   io_internal::decode_float_array(src, io_internal::FloatKind::F16, /*swap=*/true, shape,
-                                /*fortran=*/true, NonFinite::Reject, "x", dst);
+                                  /*fortran=*/true, NonFinite::Reject, "x", dst);
   EXPECT_EQ(std::vector<float>(dst, dst + 4), (std::vector<float>{1, 2, 3, 4}));
 }
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "io/table_test_util.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/run_lock.h"
 
 namespace vlbias {

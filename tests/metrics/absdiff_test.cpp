@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
-#include "vlbias/metrics/absdiff.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/io/table.h"
+#include "vlbias/metrics/absdiff.h"
 
 namespace {
 

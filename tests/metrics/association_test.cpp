@@ -6,9 +6,9 @@
 #include <string>
 
 #include "test_util.h"
-#include "vlbias/metrics/association.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/npy.h"
+#include "vlbias/metrics/association.h"
 
 namespace vlbias {
 namespace {

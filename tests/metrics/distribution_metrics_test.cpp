@@ -11,9 +11,9 @@
 #include "test_util.h"
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/npy.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/io/npy.h"
 
 namespace vlbias {
 namespace {

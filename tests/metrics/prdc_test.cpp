@@ -10,8 +10,8 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/npy.h"
 #include "vlbias/core/parallel.h"
+#include "vlbias/io/npy.h"
 
 namespace vlbias {
 namespace {

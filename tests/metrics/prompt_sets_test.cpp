@@ -14,8 +14,8 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/metrics/prompt_sets.h"
 #include "vlbias/io/table.h"
+#include "vlbias/metrics/prompt_sets.h"
 
 namespace {
 

@@ -6,12 +6,12 @@
 #include <string>
 
 #include "test_util.h"
-#include "vlbias/metrics/association.h"
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/npy.h"
-#include "vlbias/metrics/social_perception.h"
 #include "vlbias/io/table.h"
+#include "vlbias/metrics/association.h"
+#include "vlbias/metrics/social_perception.h"
 
 namespace vlbias {
 namespace {

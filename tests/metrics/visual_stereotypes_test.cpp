@@ -11,8 +11,8 @@
 #include <string>
 
 #include "test_util.h"
-#include "vlbias/io/embeddings.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/embeddings.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias {

@@ -8,9 +8,9 @@
 #include <limits>
 #include <string>
 
+#include "report_checks.h"
 #include "report_page.h"
 #include "svg_chart.h"
-#include "report_checks.h"
 #include "vlbias/core/error.h"
 
 namespace vlbias::report_internal {

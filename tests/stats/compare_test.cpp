@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "test_util.h"
-#include "vlbias/stats/compare.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/table.h"
+#include "vlbias/stats/compare.h"
 
 namespace vlbias {
 namespace {

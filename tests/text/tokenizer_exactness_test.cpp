@@ -14,8 +14,8 @@
 
 #include "test_util.h"
 #include "text/text_tokenizer_test_util.h"
-#include "vlbias/text/unicode_text.h"
 #include "vlbias/text/tokenizer.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias {
 namespace {

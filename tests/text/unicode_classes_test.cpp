@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "test_util.h"
-#include "vlbias/text/unicode_text.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/text/unicode_text.h"
 
 namespace vlbias {
 namespace {

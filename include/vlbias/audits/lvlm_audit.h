@@ -1,8 +1,8 @@
 #pragma once
-// The lvlm-counterfactual audit (kind: lvlm-counterfactual; paper 003, docs/methods.md#paper-003): its spec
-// (LvlmAuditSpec, AuditSpec::lvlm), its runner (src/audits/lvlm_audit.cpp) and its sections
-// (src/audits/lvlm_audit_*.cpp). The results come from a scanned LvlmState: each measure is one
-// section (JSON + CSV tables) of the audit, and the `vlbias metric maxgap|pmi|lexicon|
+// The lvlm-counterfactual audit (kind: lvlm-counterfactual; paper 003, docs/methods.md#paper-003):
+// its spec (LvlmAuditSpec, AuditSpec::lvlm), its runner (src/audits/lvlm_audit.cpp) and its
+// sections (src/audits/lvlm_audit_*.cpp). The results come from a scanned LvlmState: each measure
+// is one section (JSON + CSV tables) of the audit, and the `vlbias metric maxgap|pmi|lexicon|
 // ratings|responses|paired` commands print one section each. Every section is computed from the
 // canonical state (canonicalize), so shards merged in any order give identical bits.
 //

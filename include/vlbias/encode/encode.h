@@ -17,10 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vlbias/core/matrix.h"
 #include "vlbias/encode/clip_model.h"
 #include "vlbias/encode/clip_tokenizer.h"
 #include "vlbias/encode/image.h"
-#include "vlbias/core/matrix.h"
 
 namespace vlbias {
 

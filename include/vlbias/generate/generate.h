@@ -100,8 +100,8 @@
 #include <vector>
 
 #include "vlbias/generate/driver.h"
-#include "vlbias/io/json.h"
 #include "vlbias/generate/run_store.h"
+#include "vlbias/io/json.h"
 
 namespace vlbias {
 

@@ -1,5 +1,6 @@
 #pragma once
-// Finite-value checks for float arrays read from files (never a silent NaN: docs/design.md#no-silent-nan). Shared by the .npy and .safetensors readers.
+// Finite-value checks for float arrays read from files (never a silent NaN:
+// docs/design.md#no-silent-nan). Shared by the .npy and .safetensors readers.
 #include <cstddef>
 #include <span>
 #include <string>

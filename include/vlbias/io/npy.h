@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "vlbias/io/finite.h"
 #include "vlbias/core/matrix.h"
+#include "vlbias/io/finite.h"
 
 namespace vlbias {
 

@@ -23,9 +23,9 @@
 #include <utility>
 #include <vector>
 
+#include "vlbias/core/matrix.h"
 #include "vlbias/io/finite.h"
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/core/matrix.h"
 
 namespace vlbias {
 

@@ -18,10 +18,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-
 namespace vlbias::yaml {
 
-constexpr std::size_t kMaxValues = 1'000'000;  // scalars converted per spec
+constexpr std::size_t kMaxValues = 1'000'000;                // scalars converted per spec
 constexpr std::size_t kMaxSpecBytes = std::size_t{1} << 20;  // 1 MiB: a spec is a few hundred
 
 // Parses a spec text that must be exactly one YAML document (`expected` says what it should

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/stats/stats.h"
 #include "vlbias/io/table.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias {
 

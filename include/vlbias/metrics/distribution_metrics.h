@@ -1,6 +1,7 @@
 #pragma once
-// Distances and diversity of feature distributions beyond DIG-In's indicators (docs/methods.md#fid, #kid, #vendi, "Beyond the paper"): FID, KID and the Vendi score, on any features (Inception pool3,
-// CLIP image embeddings, ...).
+// Distances and diversity of feature distributions beyond DIG-In's indicators (docs/methods.md#fid,
+// #kid, #vendi, "Beyond the paper"): FID, KID and the Vendi score, on any features (Inception
+// pool3, CLIP image embeddings, ...).
 //
 // Data convention: row-major float32 matrices, row i = item i; both sets of a comparison
 // have the same number of columns. Everything is accumulated in double; big products go

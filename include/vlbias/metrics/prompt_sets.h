@@ -79,8 +79,9 @@ Table trait_pair_prompts(const TraitPairPromptOptions& options = {});
 // "smart/dumb,happy/sad" -> pairs; malformed items are a UsageError.
 std::vector<std::pair<std::string, std::string>> parse_trait_pairs(std::string_view text);
 
-// The object prompts of DIG-In's consistency indicator (paper 002, docs/methods.md#geo-object-prompts): one row per
-// distinct object, columns object and text = fill_template(template_text, object) (the default
+// The object prompts of DIG-In's consistency indicator (paper 002,
+// docs/methods.md#geo-object-prompts): one row per distinct object, columns object and text =
+// fill_template(template_text, object) (the default
 // "{}" gives the bare "{object}" DIG-In scores against). Objects are deduplicated and sorted
 // by bytes; empty names are dropped. No object left, or a template without exactly one "{}",
 // is a UsageError.

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/stats/stats.h"
 #include "vlbias/io/table.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias {
 

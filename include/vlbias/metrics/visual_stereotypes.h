@@ -1,10 +1,10 @@
 #pragma once
 // Visual stereotypes in text-to-image generation (paper 000, ViSAGe, Jha et al. 2024;
-// docs/methods.md#paper-000), implemented in src/metrics/visual_stereotypes.cpp, visual_likelihood.cpp and
-// visual_salience_pull.cpp. Inputs are the
-// real release formats: SeeGULL's stereotypes_global_v2.csv, ViSAGe's
-// all_visual_attr.csv (Likert ratings) and full_set_annotations.csv, a caption table and
-// image embeddings of the default / stereotypical / non-stereotypical prompt sets.
+// docs/methods.md#paper-000), implemented in src/metrics/visual_stereotypes.cpp,
+// visual_likelihood.cpp and visual_salience_pull.cpp. Inputs are the real release formats:
+// SeeGULL's stereotypes_global_v2.csv, ViSAGe's all_visual_attr.csv (Likert ratings) and
+// full_set_annotations.csv, a caption table and image embeddings of the default / stereotypical /
+// non-stereotypical prompt sets.
 //
 // Names: identities and attributes are compared as exact text after trimming ASCII
 // spaces (SeeGULL v2 attributes are already lower case; ViSAGe's match them). Every
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/stats/stats.h"
 #include "vlbias/io/table.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias {
 

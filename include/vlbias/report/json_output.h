@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "vlbias/io/json.h"
 #include "vlbias/metrics/absdiff.h"
 #include "vlbias/stats/compare.h"
-#include "vlbias/io/json.h"
 #include "vlbias/stats/stats.h"
 #include "vlbias/stats/trends.h"
 

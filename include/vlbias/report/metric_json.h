@@ -8,9 +8,9 @@
 #include "vlbias/metrics/association.h"
 #include "vlbias/metrics/clipscore.h"
 #include "vlbias/metrics/distribution_metrics.h"
-#include "vlbias/report/json_output.h"
 #include "vlbias/metrics/prdc.h"
 #include "vlbias/metrics/ranking_metrics.h"
+#include "vlbias/report/json_output.h"
 
 namespace vlbias {
 

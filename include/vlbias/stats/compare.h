@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/stats/stats.h"
 #include "vlbias/io/table.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias {
 

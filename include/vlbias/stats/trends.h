@@ -1,8 +1,8 @@
 #pragma once
-// Trend fits and covariance ellipses (src/stats/trends.cpp; docs/methods.md#trends): per race x gender group, a quadratic fit of Delta cos against an
-// ordinal factor (age, smiling), fitted to the group's means per factor level as
-// Hausladen et al. Fig. 3 does (or to every image, as an option); and the
-// 2-sigma covariance ellipse of a group's points in a plane of two dimensions
+// Trend fits and covariance ellipses (src/stats/trends.cpp; docs/methods.md#trends): per race x
+// gender group, a quadratic fit of Delta cos against an ordinal factor (age, smiling), fitted to
+// the group's means per factor level as Hausladen et al. Fig. 3 does (or to every image, as an
+// option); and the 2-sigma covariance ellipse of a group's points in a plane of two dimensions
 // (Fig. 4: Delta cos of positive vs negative agency, one point per age level).
 #include <cstddef>
 #include <span>
@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/stats/stats.h"
 #include "vlbias/io/table.h"
+#include "vlbias/stats/stats.h"
 
 namespace vlbias {
 
