@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "dual_encoder_audit_internal.h"
+#include "geo_audit_internal.h"
+#include "visual_audit_internal.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
@@ -34,16 +36,6 @@ namespace {
 std::size_t check_inputs(const std::vector<std::filesystem::path>& inputs) {
   for (const auto& p : inputs) check_input_file(p.string());
   return inputs.size();
-}
-
-// run_audit's require_columns.
-void require_columns(const Table& images, const std::vector<std::string>& columns,
-                     const std::string& role) {
-  for (const std::string& c : columns) {
-    VLBIAS_CHECK(images.find(c).has_value(), InputError,
-                 "the spec names '{}' as a {} factor, but image table {} has no such column", c,
-                 role, images.source);
-  }
 }
 
 // Columns an analysis groups or splits by: Table::column's message, as the analysis gives it.
@@ -74,8 +66,9 @@ std::size_t check_dual_encoder(const AuditSpec& spec) {
     }
     VLBIAS_CHECK(within != across, UsageError,
                  "analyses.confidence: across and within are both '{}'", across);
-    require_columns(study.images, {across}, "confidence.across");
-    if (!within.empty()) require_columns(study.images, {within}, "confidence.within");
+    audits_internal::require_columns(study.images, {across}, "confidence.across");
+    if (!within.empty())
+      audits_internal::require_columns(study.images, {within}, "confidence.within");
   }
   if (d.scweat.toggle.enabled) {
     for (const auto& grouping : d.scweat.groupings) require_table_columns(study.images, grouping);
@@ -113,40 +106,12 @@ std::size_t check_geo(const AuditSpec& spec) {
     inputs.push_back(g.objects_embeddings.path);
   }
   const std::size_t checked = check_inputs(inputs);
-  // The real images (the geo runner's load_real).
-  const Table real = read_table(g.real_table.string());
-  const Matrix x = read_embeddings(g.real_features.path, g.real_features.tensor);
-  VLBIAS_CHECK(real.rows == x.rows, InputError,
-               "{} has {} rows but {} has {} feature rows; expected one row per real image.",
-               real.source, real.rows, g.real_features.path.string(), x.rows);
-  real.column(g.real_region_column);
-  real.column(g.real_object_column);
-  // The generated sources (load_generated).
-  std::size_t clip_dim = 0;
-  for (const GeoSource& src : g.generated) {
-    const Table t = read_table(src.table.string());
-    const Matrix f = read_embeddings(src.features.path, src.features.tensor);
-    VLBIAS_CHECK(t.rows == f.rows, InputError,
-                 "{} has {} rows but {} has {} feature rows; expected one row per generated "
-                 "image.",
-                 t.source, t.rows, src.features.path.string(), f.rows);
-    VLBIAS_CHECK(f.cols == x.cols, InputError,
-                 "{} has {} columns but the real features have {}; both must come from the same "
-                 "feature extractor.",
-                 src.features.path.string(), f.cols, x.cols);
-    if (!src.clip.path.empty()) {
-      const Matrix c = read_embeddings(src.clip.path, src.clip.tensor);
-      VLBIAS_CHECK(c.rows == t.rows, InputError,
-                   "{} has {} rows but {} has {}; expected one CLIP embedding per generated "
-                   "image.",
-                   src.clip.path.string(), c.rows, t.source, t.rows);
-      VLBIAS_CHECK(clip_dim == 0 || c.cols == clip_dim, InputError,
-                   "{} has {} columns but an earlier CLIP file has {}.", src.clip.path.string(),
-                   c.cols, clip_dim);
-      clip_dim = c.cols;
-    }
-    t.column(src.object_column);  // region, country and form columns may be absent
-  }
+  // The runner's loaders: shapes, dimensions and the columns of the real and generated sets.
+  std::vector<std::string> notes;
+  const audits_internal::RealData real = audits_internal::load_real(spec, notes);
+  const audits_internal::GeneratedData gen =
+      audits_internal::load_generated(spec, real.features.cols, notes);
+  const std::size_t clip_dim = gen.clip.cols;
   // The object texts, read only when the consistency indicator runs (consistency_analysis).
   if (g.consistency.toggle.enabled && can_score) {
     const Table objects = read_table(g.objects_table.string());
@@ -229,16 +194,7 @@ std::size_t check_visual(const AuditSpec& spec) {
   build_visual_stereotypes(read_table(v.seegull.string()), visual, so);
   read_regions(v.regions.string());
   if (!v.annotations.empty()) {
-    AnnotationOptions ao;
-    ao.image_column = v.image_column;
-    ao.attribute_column = v.attribute_column;
-    ao.present_column = v.present_column;
-    ao.task_column = v.task_column;
-    ao.identity_column = v.identity_column;
-    ao.coords_column = v.coords_column;
-    ao.none_option = v.none_option;
-    ao.aggregation =
-        v.aggregation == "majority" ? Aggregation::Majority : Aggregation::PerAnnotation;
+    const AnnotationOptions ao = audits_internal::annotation_options(v);
     read_annotations(v.annotations.string(), ao);
   }
   if (v.salience.toggle.enabled) {

@@ -29,6 +29,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "vlbias/audits/audit.h"
+#include "vlbias/core/edit_distance.h"
 #include "vlbias/core/error.h"
 
 namespace vlbias {
@@ -94,22 +95,6 @@ using namespace audits_internal;  // NOLINT(build/namespaces): the spec helpers,
 constexpr AuditKind kKinds[] = {AuditKind::SocialPerception, AuditKind::TraitPairs,
                                 AuditKind::GeoDiversity, AuditKind::LvlmCounterfactual,
                                 AuditKind::VisualStereotypes};
-
-// Levenshtein distance, for suggesting a kind (a few short words: no need to be clever).
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // " (did you mean 'geo-diversity'?)" when `given` is a near miss or a prefix of one kind.
 std::string kind_suggestion(const std::string& given) {

@@ -48,15 +48,6 @@ Json spec_json(const AuditSpec& spec) {
               {"factors", factors}};
 }
 
-void require_columns(const Table& images, const std::vector<std::string>& columns,
-                     const std::string& role) {
-  for (const std::string& c : columns) {
-    VLBIAS_CHECK(images.find(c).has_value(), InputError,
-                 "the spec names '{}' as a {} factor, but image table {} has no such column", c,
-                 role, images.source);
-  }
-}
-
 // Whether an analysis runs: enabled and applicable. Applicable-by-default analyses
 // that cannot run are skipped with a note; explicitly requested ones are an error.
 bool decide(const AnalysisToggle& t, bool applicable, const std::string& name,
@@ -226,6 +217,15 @@ AnalysisOutput ellipses_section(const Study& study, const ImageDimensionScores& 
 }  // namespace
 
 namespace audits_internal {
+
+void require_columns(const Table& images, const std::vector<std::string>& columns,
+                     const std::string& role) {
+  for (const std::string& c : columns) {
+    VLBIAS_CHECK(images.find(c).has_value(), InputError,
+                 "the spec names '{}' as a {} factor, but image table {} has no such column", c,
+                 role, images.source);
+  }
+}
 
 void refuse_other_kind_analyses(const AuditSpec& spec) {
   const DualEncoderAuditSpec& d = spec.dual_encoder;

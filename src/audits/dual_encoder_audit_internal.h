@@ -41,5 +41,8 @@ void refuse_other_kind_analyses(const AuditSpec& spec);
 StudyFiles study_files(const DualEncoderAuditSpec& d);
 std::vector<std::string> provenance_inputs(const AuditSpec& spec, const StudyFiles& files);
 void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d);
+// InputError naming the spec's role of the first of `columns` the image table lacks.
+void require_columns(const Table& images, const std::vector<std::string>& columns,
+                     const std::string& role);
 
 }  // namespace vlbias::audits_internal

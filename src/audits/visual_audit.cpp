@@ -85,7 +85,10 @@ Provenance visual_provenance(const AuditSpec& spec) {
   return provenance;
 }
 
-// The annotations table's columns and aggregation, from the spec.
+}  // namespace
+
+namespace audits_internal {
+
 AnnotationOptions annotation_options(const VisualAuditSpec& v) {
   AnnotationOptions ao;
   ao.image_column = v.image_column;
@@ -99,7 +102,7 @@ AnnotationOptions annotation_options(const VisualAuditSpec& v) {
   return ao;
 }
 
-}  // namespace
+}  // namespace audits_internal
 
 void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
   using namespace audits_internal;  // NOLINT(build/namespaces): visual_audit_internal.h

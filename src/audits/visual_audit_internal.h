@@ -7,11 +7,15 @@
 #include <string>
 
 #include "vlbias/audits/dual_encoder_audit.h"
+#include "vlbias/audits/visual_audit.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/io/table.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias::audits_internal {
+
+// The annotations table's columns and aggregation, from the spec (also `audit --check`'s).
+AnnotationOptions annotation_options(const VisualAuditSpec& v);
 
 // The visual stereotypes taken from SeeGULL and the visual attributes.
 AnalysisOutput stereotypes_section(const VisualAttributes& visual, const VisualStereotypes& st,

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "vlbias/core/blas.h"
+#include "vlbias/core/edit_distance.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
@@ -115,22 +116,6 @@ std::string command_list(const CLI::App& app) {
 std::string version_line() {
   return fmt::format("vlbias {} (commit {}; BLAS: {})\n", VLBIAS_VERSION, build_commit(),
                      blas_library());
-}
-
-// Levenshtein distance, for suggesting a command name.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
 }
 
 // " (did you mean 'audit'?)" when `given` is within two edits (or a third of its length) of a
