@@ -82,23 +82,41 @@ echo "== libFuzzer (${fuzz_seconds}s per parser) (${SECONDS}s)"
 fuzz_targets=$(for f in fuzz/fuzz_*.cpp; do basename "$f" .cpp; done | tr '\n' ' ')
 if targets=$fuzz_targets CC=clang CXX=clang++ build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVLBIAS_FUZZ=ON \
     -DVLBIAS_TESTS=OFF -DVLBIAS_BENCH=OFF; then
+  # One fuzzer per core at a time; each writes its verdict to its own file, read in name order.
+  verdicts=$(mktemp -d)
+  started=0
   for fuzzer in build-fuzz/fuzz/fuzz_*; do
     [ -x "$fuzzer" ] || continue
+    started=$((started + 1))
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
     name=$(basename "$fuzzer")
-    corpus_seed="fuzz/corpus/${name#fuzz_}"
-    work=$(mktemp -d)
-    [ -d "$corpus_seed" ] && cp -r "$corpus_seed"/. "$work"/
-    if "$fuzzer" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -print_final_stats=0 \
-        "$work" >"$work.log" 2>&1; then
-      echo "fuzz $name: ok ($(grep -Eo 'Done [0-9]+ runs' "$work.log" | tail -n1))"
-      passed=$((passed + 1))
-    else
-      echo "fuzz $name: FAILED"
-      tail -n 40 "$work.log"
-      failed=$((failed + 1))
-    fi
-    rm -rf "$work" "$work.log"
+    (
+      corpus_seed="fuzz/corpus/${name#fuzz_}"
+      work=$(mktemp -d)
+      [ -d "$corpus_seed" ] && cp -r "$corpus_seed"/. "$work"/
+      if "$fuzzer" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -print_final_stats=0 \
+          "$work" >"$work.log" 2>&1; then
+        echo "fuzz $name: ok ($(grep -Eo 'Done [0-9]+ runs' "$work.log" | tail -n1))" >"$verdicts/$name.ok"
+      else
+        { echo "fuzz $name: FAILED"; tail -n 40 "$work.log"; } >"$verdicts/$name.failed"
+      fi
+      rm -rf "$work" "$work.log"
+    ) &
   done
+  wait
+  for verdict in "$verdicts"/*; do
+    [ -e "$verdict" ] || continue
+    cat "$verdict"
+    case "$verdict" in
+      *.ok) passed=$((passed + 1)) ;;
+      *) failed=$((failed + 1)) ;;
+    esac
+  done
+  if [ "$started" -eq 0 ] || [ "$(ls "$verdicts" | wc -l)" -ne "$started" ]; then
+    echo "fuzz: $started fuzzers started, $(ls "$verdicts" | wc -l) verdicts"
+    failed=$((failed + 1))
+  fi
+  rm -rf "$verdicts"
 else
   failed=$((failed + 1))
 fi
