@@ -277,19 +277,6 @@ Json input_record(const fs::path& path) {
           {"sha256", sha256_file(path.string())}};
 }
 
-Json cell_json(const Table& table, std::size_t column, std::size_t row) {
-  const Column& c = table.columns[column];
-  if (c.missing(row)) return nullptr;
-  if (c.type == ColumnType::Numeric) {
-    // Whole numbers stay whole ("rank": 26, not 26.0), as they were written.
-    const double v = c.numbers[row];
-    if (std::floor(v) == v && std::fabs(v) < 9007199254740992.0)
-      return static_cast<std::int64_t>(v);
-    return v;
-  }
-  return c.levels[c.codes[row]];
-}
-
 }  // namespace vlbias::generate_internal
 
 namespace vlbias {

@@ -167,7 +167,4 @@ Json stored_json(std::string_view text, const std::string& key);
 // {"path", "bytes", "sha256"} of an input file.
 Json input_record(const std::filesystem::path& path);
 
-// A table cell as JSON: a number for numeric columns, a string, or null when missing.
-Json cell_json(const Table& table, std::size_t column, std::size_t row);
-
 }  // namespace vlbias::generate_internal

@@ -1,12 +1,15 @@
 // JSON from outside with a nesting limit (include/vlbias/io/json.h).
 #include "vlbias/io/json.h"
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "text_escape.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 
@@ -85,6 +88,19 @@ ParsedJson try_parse_json(std::string_view text, int max_depth) {
     out.error = "not JSON";
   }
   return out;
+}
+
+Json cell_json(const Table& table, std::size_t column, std::size_t row) {
+  const Column& c = table.columns[column];
+  if (c.missing(row)) return nullptr;
+  if (c.type == ColumnType::Numeric) {
+    const double v = c.numbers[row];
+    if (std::floor(v) == v && std::fabs(v) < 9007199254740992.0) {
+      return static_cast<std::int64_t>(v);
+    }
+    return v;
+  }
+  return c.levels[c.codes[row]];
 }
 
 }  // namespace vlbias

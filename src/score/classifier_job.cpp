@@ -37,20 +37,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-// A table cell as JSON: null when missing, whole numbers as integers, text as strings.
-Json cell_json(const Table& table, std::size_t column, std::size_t row) {
-  const Column& c = table.columns[column];
-  if (c.missing(row)) return nullptr;
-  if (c.type == ColumnType::Numeric) {
-    const double v = c.numbers[row];
-    if (std::floor(v) == v && std::fabs(v) < 9007199254740992.0) {
-      return static_cast<std::int64_t>(v);
-    }
-    return v;
-  }
-  return c.levels[c.codes[row]];
-}
-
 // Output column names: the labels lower-cased, distinct, not already in the input.
 std::vector<std::string> label_columns(const SequenceClassifier& model, const Table& input,
                                        const fs::path& input_path) {

@@ -12,6 +12,7 @@
 // callback free for what a caller needs it for (safetensors' duplicate keys); nlohmann's
 // parser callback would instead switch every DOM parse to its slower callback builder and
 // could not guard a SAX parse.
+#include <cstddef>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -50,5 +51,11 @@ struct ParsedJson {
   bool ok() const { return error.empty(); }
 };
 ParsedJson try_parse_json(std::string_view text, int max_depth = kMaxJsonDepth);
+
+struct Table;
+// Cell (column, row) of a table as JSON, as the row-preserving outputs (scored.jsonl,
+// generations.jsonl) copy input rows: null when missing, whole numbers below 2^53 as integers
+// ("rank": 26, not 26.0, as they were written), other numbers as doubles, text as strings.
+Json cell_json(const Table& table, std::size_t column, std::size_t row);
 
 }  // namespace vlbias
