@@ -16,7 +16,7 @@ namespace vlbias::cli_internal {
 namespace {
 
 struct ClassifierArgs {
-  std::string model, input, text_column = "text", out, activation;
+  std::string model, input, text_column = "text", out, activation, prefix;
   bool resume = false;
   std::size_t batch = 0, chunk = 0, max_length = 0;
 };
@@ -39,6 +39,9 @@ void add_score_classifier_command(CLI::App& score) {
   cmd->add_option("--text-column", args->text_column, "Column holding the text")
       ->capture_default_str();
   cmd->add_option("--out", args->out, "Run folder")->required();
+  cmd->add_option("--prefix", args->prefix,
+                  "Put before every added column's name (e.g. detoxify_ gives detoxify_toxic,\n"
+                  "detoxify_scorer): to keep another scorer's columns beside these");
   cmd->add_flag("--resume", args->resume, "Continue an interrupted run from RUN_DIR/checkpoints/");
   cmd->add_option("--batch", args->batch, "Texts per forward pass (default 64)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
@@ -56,6 +59,7 @@ void add_score_classifier_command(CLI::App& score) {
     o.model_dir = args->model;
     o.input = args->input;
     o.text_column = args->text_column;
+    o.prefix = args->prefix;
     o.run_dir = args->out;
     o.resume = args->resume;
     o.batch = args->batch;

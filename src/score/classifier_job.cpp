@@ -37,27 +37,48 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Output column names: the labels lower-cased, distinct, not already in the input.
-std::vector<std::string> label_columns(const SequenceClassifier& model, const Table& input,
-                                       const fs::path& input_path) {
-  std::vector<std::string> columns;
-  std::set<std::string> seen;
+// The columns scored.jsonl adds: the labels lower-cased, then the truncation flag and the
+// scorer, each behind the prefix; distinct, and none already in the input.
+struct OutputColumns {
+  std::vector<std::string> labels;
+  std::string truncated, scorer;
+};
+
+OutputColumns output_columns(const SequenceClassifier& model, const Table& input,
+                             const fs::path& input_path, const std::string& prefix) {
+  // A '.' would read as a nested key where tables are read by dotted names (record_stream.h).
+  VLBIAS_CHECK(std::all_of(prefix.begin(), prefix.end(),
+                           [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-'; }),
+               UsageError, "--prefix '{}' may hold only letters, digits, '_' and '-'", prefix);
+  OutputColumns out;
+  out.truncated = prefix + "classifier_truncated";
+  out.scorer = prefix + "scorer";
+  std::set<std::string> seen{out.truncated, out.scorer};
   for (const std::string& label : model.labels()) {
-    std::string name = lower(label);
+    std::string name = prefix + lower(label);
     VLBIAS_CHECK(seen.insert(name).second, InputError,
-                 "the model's labels give the column '{}' twice once lower-cased; rename one in "
-                 "config.json's id2label",
-                 name);
-    VLBIAS_CHECK(!input.find(name).has_value(), UsageError,
-                 "{}: the input already has a column '{}'; the scores would overwrite it (rename "
-                 "it)",
-                 input_path.string(), name);
-    columns.push_back(std::move(name));
+                 "the model's labels give the column '{}' twice once lower-cased (or clash with "
+                 "'{}' or '{}'); rename one in config.json's id2label",
+                 name, out.truncated, out.scorer);
+    out.labels.push_back(std::move(name));
   }
-  VLBIAS_CHECK(!input.find("classifier_truncated").has_value(), UsageError,
-               "{}: the input has a column 'classifier_truncated', which scored.jsonl adds",
-               input_path.string());
-  return columns;
+  for (const std::string& name : seen) {
+    VLBIAS_CHECK(!input.find(name).has_value(), UsageError,
+                 "{}: the input already has a column '{}', which scored.jsonl adds (rename it, "
+                 "or give the scores a --prefix)",
+                 input_path.string(), name);
+  }
+  return out;
+}
+
+// The `scorer` cell of every row: what scored it, so a file read on its own still says so
+// (the architecture, the folder's name and the first 16 hex digits of the weights' SHA-256;
+// manifest.json has the whole digest).
+std::string scorer_text(const SequenceClassifier& model, const fs::path& dir,
+                        const std::string& weights_sha256) {
+  const fs::path name = dir.filename().empty() ? dir.parent_path().filename() : dir.filename();
+  return fmt::format("classifier {} {} sha256:{}", to_string(model.config().architecture),
+                     name.string(), weights_sha256.substr(0, 16));
 }
 
 Json read_checkpoint(const fs::path& path, const fs::path& dir) {
@@ -165,19 +186,20 @@ void open_checkpoints(const fs::path& dir, const Json& job, bool resume) {
 
 // scored.jsonl: every input row with its scores, written atomically.
 void write_scored(const fs::path& path, const Table& input, const SequenceClassifier& model,
-                  const std::vector<std::string>& columns,
+                  const OutputColumns& columns, const std::string& scorer,
                   const std::vector<std::vector<float>>& logits,
                   const std::vector<bool>& truncated) {
   AtomicWriter writer(path);
-  std::vector<double> p(columns.size());
+  std::vector<double> p(columns.labels.size());
   for (std::size_t r = 0; r < input.rows; ++r) {
     Json line;
     for (std::size_t c = 0; c < input.columns.size(); ++c) {
       line[input.columns[c].name] = cell_json(input, c, r);
     }
     model.activate(logits[r].data(), p.data());
-    for (std::size_t j = 0; j < columns.size(); ++j) line[columns[j]] = p[j];
-    line["classifier_truncated"] = static_cast<bool>(truncated[r]);
+    for (std::size_t j = 0; j < p.size(); ++j) line[columns.labels[j]] = p[j];
+    line[columns.truncated] = static_cast<bool>(truncated[r]);
+    line[columns.scorer] = scorer;
     const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
     writer.write(text.data(), text.size());
   }
@@ -213,7 +235,7 @@ ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
   const SequenceClassifier model = SequenceClassifier::load(o.model_dir, o.classifier);
   const Table input = read_table(o.input.string());
   const std::vector<std::string> texts = texts_of(input, o.text_column);
-  const std::vector<std::string> columns = label_columns(model, input, o.input);
+  const OutputColumns columns = output_columns(model, input, o.input, o.prefix);
   const std::size_t n = texts.size(), batch = o.batch ? o.batch : 64;
   const std::size_t chunk = o.chunk ? o.chunk : 2048, chunks = (n + chunk - 1) / chunk;
   Json model_info = model_json(model, o.model_dir);
@@ -224,6 +246,7 @@ ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
                  {"max_length", model.max_length()},
                  {"input_sha256", sha256_file(o.input.string())},
                  {"text_column", o.text_column},
+                 {"prefix", o.prefix},
                  {"rows", n},
                  {"chunk", chunk},
                  {"batch", batch},
@@ -255,7 +278,7 @@ ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
   for (std::size_t c = 0; c < chunks; ++c) {
     const std::size_t begin = c * chunk, end = std::min(n, begin + chunk);
     ChunkResult r =
-        load_chunk(checkpoints / chunk_name(c), checkpoints, begin, end, columns.size());
+        load_chunk(checkpoints / chunk_name(c), checkpoints, begin, end, columns.labels.size());
     for (std::size_t i = 0; i < r.logits.size(); ++i) {
       logits.push_back(std::move(r.logits[i]));
       truncated.push_back(r.truncated[i]);
@@ -264,7 +287,8 @@ ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
     }
   }
   for (const std::string& t : texts) empty += t.empty() ? 1 : 0;
-  write_scored(result.scored, input, model, columns, logits, truncated);
+  const std::string scorer = scorer_text(model, o.model_dir, model_info["weights_sha256"]);
+  write_scored(result.scored, input, model, columns, scorer, logits, truncated);
 
   result.rows = n;
   const double fresh = static_cast<double>(n - result.resumed);
@@ -282,8 +306,10 @@ ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
                                      {"rows", n},
                                      {"text_column", o.text_column}}},
                       {"output", Json{{"path", "scored.jsonl"},
-                                      {"columns", columns},
-                                      {"truncated_column", "classifier_truncated"}}},
+                                      {"columns", columns.labels},
+                                      {"truncated_column", columns.truncated},
+                                      {"scorer_column", columns.scorer},
+                                      {"scorer", scorer}}},
                       {"truncated", result.truncated},
                       {"empty_texts", empty},
                       {"resumed_rows", result.resumed},

@@ -83,6 +83,45 @@ TEST(CliScoreClassifier, WritesEveryRowWithOneLowerCaseColumnPerLabelMatchingThe
   EXPECT_GT(m["throughput"]["texts_per_second"].get<double>(), 0.0);
   EXPECT_GE(m["empty_texts"].get<std::size_t>(), 1u);  // the fixture's empty text is scored
   EXPECT_FALSE(fs::exists(run / "checkpoints"));
+  // Every row names its scorer; the manifest has the same text and the whole digest.
+  const std::string scorer =
+      "classifier DistilBertForSequenceClassification distilbert_single "
+      "sha256:" +
+      m["model"]["weights_sha256"].get<std::string>().substr(0, 16);
+  EXPECT_EQ(m["output"]["scorer"], scorer);
+  for (const json& row : rows) EXPECT_EQ(row["scorer"], scorer);
+}
+
+TEST(CliScoreClassifier, APrefixKeepsAnotherScorersColumnsBesideItsOwn) {
+  // A table already scored (toxic, scorer) scored again under a prefix: both sets of columns.
+  const fs::path first = temp_dir() / "first", second = temp_dir() / "second";
+  ASSERT_EQ(run_cli("score classifier --model " + kModels + "bert_multilabel '" +
+                    texts_table().string() + "' --out '" + first.string() + "'")
+                .exit_code,
+            0);
+  const CliResult r =
+      run_cli("score classifier --model " + kModels + "bert_tanh_single '" +
+              (first / "scored.jsonl").string() + "' --out '" + second.string() + "' --prefix b_");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<json> rows = read_jsonl(second / "scored.jsonl");
+  ASSERT_FALSE(rows.empty());
+  for (const char* key : {"toxic", "scorer", "classifier_truncated", "b_benign", "b_offensive",
+                          "b_scorer", "b_classifier_truncated"}) {
+    SCOPED_TRACE(key);
+    EXPECT_TRUE(rows[0].contains(key));
+  }
+  EXPECT_NE(rows[0]["scorer"], rows[0]["b_scorer"]);
+  // Without the prefix the second scorer's columns would overwrite the first's.
+  const CliResult clash = run_cli("score classifier --model " + kModels + "bert_multilabel '" +
+                                  (first / "scored.jsonl").string() + "' --out '" +
+                                  (temp_dir() / "clash").string() + "'");
+  EXPECT_EQ(clash.exit_code, 2);
+  EXPECT_NE(clash.err.find("--prefix"), std::string::npos) << clash.err;
+  const CliResult dotted =
+      run_cli("score classifier --model " + kModels + "bert_multilabel '" + texts_table().string() +
+              "' --out '" + (temp_dir() / "dotted").string() + "' --prefix a.b");
+  EXPECT_EQ(dotted.exit_code, 2);
+  EXPECT_NE(dotted.err.find("only letters"), std::string::npos) << dotted.err;
 }
 
 TEST(CliScoreClassifier, TakesTheActivationAndMaxLengthOverrides) {

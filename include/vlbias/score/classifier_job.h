@@ -4,7 +4,11 @@
 //
 // RUN_DIR/scored.jsonl: every input row, in order, with one column per label (the label
 //   lower-cased, as the audits read them: toxic, severe_toxic, ...) holding the sigmoid or
-//   softmax score, and classifier_truncated (the text was cut to the model's length). Empty
+//   softmax score, classifier_truncated (the text was cut to the model's length) and scorer
+//   ("classifier <architecture> <model folder name> sha256:<first 16 hex digits of the
+//   weights' SHA-256>", so the file names its scorer wherever it is copied; the audits show
+//   it). With a prefix P every added column is P + name (P + "toxic", P + "scorer"): two
+//   scorers' columns then sit side by side in one table (`vlbias metric agreement`). Empty
 //   and missing texts are scored (as the special tokens alone), never dropped.
 // RUN_DIR/manifest.json: the model (folder, architecture, SHA-256 of model.safetensors and
 //   config.json, labels, activation, max length), the tokenizer, the input (path, SHA-256,
@@ -24,6 +28,7 @@ struct ClassifierJobOptions {
   std::filesystem::path model_dir;
   std::filesystem::path input;  // CSV or JSONL table
   std::string text_column = "text";
+  std::string prefix;  // put before every added column's name ("" = none)
   std::filesystem::path run_dir;
   bool resume = false;
   std::size_t batch = 0;  // texts per forward pass (0: 64)
