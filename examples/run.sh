@@ -44,6 +44,16 @@ build/vlbias audit examples/lvlm_counterfactual/spec.yaml --save-state "$out/lvl
 build/vlbias audit examples/lvlm_counterfactual/spec.yaml --out "$out/lvlm_from_state" \
   --from-state "$out/lvlm_all.state"
 
+# Paper 003 without Perspective (it stops serving at the end of 2026): the same answers scored
+# natively by a Detoxify-compatible classifier, then audited with the scorer named in the
+# report. The classifier is a tiny random BERT-shaped model that ships in tests/ (its scores
+# mean nothing; point --model at a Detoxify folder for real ones). --prefix keeps the
+# synthetic toxicity beside the classifier's tiny_toxic.
+build/vlbias score classifier --model tests/fixtures/classifier/bert_multilabel \
+  examples/lvlm_counterfactual/generations.jsonl --prefix tiny_ --out "$out/lvlm_scored"
+build/vlbias audit examples/lvlm_counterfactual/classifier.yaml \
+  --input "$out/lvlm_scored/scored.jsonl" --out "$out/lvlm_classifier"
+
 # Visual stereotypes in text-to-image generation (paper 000, ViSAGe: likelihood of SeeGULL's
 # visual stereotypes in annotated images, theta, offensiveness, caption salience and the
 # stereotypical pull, by region) on real SeeGULL + ViSAGe extracts for 12 identities with
@@ -67,6 +77,7 @@ echo "example outputs (each audit: results.json, tables/*.csv, report.html):"
 ls -1 "$out"/*.json "$out"/*.npy "$out"/visual_stereotype_prompts.csv
 echo
 echo "reports (open in a browser; self-contained, printable):"
-for run in social_perception trait_pairs geo_diversity lvlm_counterfactual visual_stereotypes; do
+for run in social_perception trait_pairs geo_diversity lvlm_counterfactual lvlm_classifier \
+  visual_stereotypes; do
   echo "  $out/$run/report.html"
 done

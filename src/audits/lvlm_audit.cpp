@@ -1,6 +1,7 @@
 // The lvlm-counterfactual audit (include/vlbias/audits/lvlm_audit.h): scan the generations (or
 // merge saved shard states), then write every requested section (src/audits/lvlm_audit_*.cpp).
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,6 +27,8 @@ LvlmConfig lvlm_config(const AuditSpec& spec) {
   c.group = l.group;
   c.by = l.by;
   c.scores = l.scores;
+  c.scorers = l.scorer;
+  c.scorers_optional = !l.scorer_given;
   c.text = l.text;
   c.pmi = l.pmi.toggle.enabled;
   c.responses = l.responses.toggle.enabled;
@@ -96,6 +99,7 @@ Json lvlm_spec_json(const AuditSpec& spec) {
                 {"group", l.group},
                 {"by", l.by},
                 {"scores", l.scores},
+                {"scorer", l.scorer},
                 {"text", l.text}}},
               {"analyses", analyses}};
 }
@@ -168,7 +172,33 @@ std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditSpe
   return sections;
 }
 
-Json generations_json(const LvlmState& state, std::size_t shards) {
+// The scorers the rows name: [{column, scorer (null: not recorded), rows}], and a note per
+// column whose rows mix scorers (their scores are not comparable across rows).
+Json scorers_json(const LvlmState& state, std::vector<std::string>& notes) {
+  Json out = Json::array();
+  std::map<std::string, std::vector<std::string>> named;  // column -> "scorer (n rows)"
+  for (const auto& [key, rows] : state.scorers) {
+    const std::size_t cut = key.find('\x1f');
+    const std::string column = key.substr(0, cut);
+    const std::string value = cut == std::string::npos ? std::string() : key.substr(cut + 1);
+    out.push_back(
+        {{"column", column}, {"scorer", value.empty() ? Json() : Json(value)}, {"rows", rows}});
+    named[column].push_back(
+        fmt::format("{} ({} rows)", value.empty() ? "not recorded" : value, rows));
+  }
+  for (const auto& [column, list] : named) {
+    if (list.size() < 2) continue;
+    std::string joined;
+    for (const std::string& s : list) joined += (joined.empty() ? "" : "; ") + s;
+    notes.push_back(fmt::format(
+        "the rows' scores come from {} scorers (column '{}': {}); scores from different "
+        "scorers are not comparable, so gaps between groups may reflect the scorers",
+        list.size(), column, joined));
+  }
+  return out;
+}
+
+Json generations_json(const LvlmState& state, std::size_t shards, std::vector<std::string>& notes) {
   Json groups = Json::array();
   for (const std::string& g : state.groups) groups.push_back(split_key(g));
   return Json{{"rows", state.rows},
@@ -178,7 +208,8 @@ Json generations_json(const LvlmState& state, std::size_t shards) {
               {"groups", groups},
               {"by_levels", state.by_levels.size()},
               {"vocabulary", state.vocabulary.size()},
-              {"shards", shards}};
+              {"shards", shards},
+              {"scorers", scorers_json(state, notes)}};
 }
 
 }  // namespace
@@ -221,10 +252,11 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
         fmt::format("{} rows without a by or set-key value were left out of the set measures",
                     state.rows_missing_key));
   }
+  Json generations = generations_json(state, inputs.size(), notes);
   Json tables;
   Json analyses = output->add_sections(sections, tables, notes);
   Json results{{"kind", to_string(spec.kind)},
-               {"generations", generations_json(state, inputs.size())},
+               {"generations", std::move(generations)},
                {"spec", lvlm_spec_json(spec)},
                {"analyses", analyses},
                {"tables", tables},

@@ -11,7 +11,8 @@ namespace vlbias::audits_internal {
 namespace {
 
 void parse_columns(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
-  const Entries e = check_map(ctx, node, "columns", {"set_key", "group", "by", "scores", "text"});
+  const Entries e =
+      check_map(ctx, node, "columns", {"set_key", "group", "by", "scores", "text", "scorer"});
   const auto list = [&](const char* key, std::vector<std::string>& out, bool required) {
     const YAML::Node* v = required ? &require(ctx, node, e, "columns", key) : find(e, key);
     if (v == nullptr) return;
@@ -24,6 +25,10 @@ void parse_columns(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
   list("by", l.by, false);
   list("scores", l.scores, false);
   if (const YAML::Node* v = find(e, "text")) l.text = as_string(ctx, *v, "columns.text");
+  // The scorer column: given, it must exist; by default `scorer` is read where a file has it.
+  l.scorer_given = find(e, "scorer") != nullptr;
+  list("scorer", l.scorer, false);
+  if (!l.scorer_given && !l.scores.empty()) l.scorer = {"scorer"};
 }
 
 RatingSpecYaml parse_rating(Context& ctx, const YAML::Node& node, const std::string& path) {

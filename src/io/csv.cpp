@@ -188,7 +188,8 @@ class CsvReader {
   // Streams the rows, handing the requested columns of each to on_row (record_stream.h).
   std::size_t stream(const std::vector<std::string>& columns, Record& record,
                      const std::function<void(const Record&)>& on_row,
-                     const std::function<void(std::size_t, std::size_t)>& on_progress) {
+                     const std::function<void(std::size_t, std::size_t)>& on_progress,
+                     std::size_t required) {
     if (end_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
     validate_ahead();
     skip_blank_lines();
@@ -199,6 +200,7 @@ class CsvReader {
     std::vector<std::size_t> wanted(ncols, std::string::npos);
     for (std::size_t k = 0; k < columns.size(); ++k) {
       const auto it = std::find(names_.begin(), names_.end(), columns[k]);
+      if (it == names_.end() && k >= required) continue;  // optional: missing in every row
       if (it == names_.end()) {
         std::string names;
         for (const std::string& n : names_) names += (names.empty() ? "" : ", ") + n;
@@ -475,10 +477,11 @@ namespace io_internal {
 std::size_t stream_csv(const std::string& path, char delimiter,
                        const std::vector<std::string>& columns, Record& record,
                        const std::function<void(const Record&)>& on_row,
-                       const std::function<void(std::size_t, std::size_t)>& on_progress) {
+                       const std::function<void(std::size_t, std::size_t)>& on_progress,
+                       std::size_t required) {
   FileBytes file(path);
   CsvReader reader(file.view(), path, delimiter, &file);
-  return reader.stream(columns, record, on_row, on_progress);
+  return reader.stream(columns, record, on_row, on_progress, required);
 }
 }  // namespace io_internal
 

@@ -107,7 +107,8 @@ void set_field(Record& record, std::size_t k, const simdjson::dom::element& v, s
 
 std::size_t stream_jsonl(const std::string& path, const std::vector<std::string>& columns,
                          Record& record, const std::function<void(const Record&)>& on_row,
-                         const std::function<void(std::size_t, std::size_t)>& on_progress) {
+                         const std::function<void(std::size_t, std::size_t)>& on_progress,
+                         std::size_t required) {
   io_internal::FileBytes file(path);
   const std::string_view text = file.view();
   simdjson::dom::parser parser;
@@ -154,8 +155,8 @@ std::size_t stream_jsonl(const std::string& path, const std::vector<std::string>
     }
   }
   for (std::size_t k = 0; k < columns.size(); ++k) {
-    VLBIAS_CHECK(seen[k] || rows == 0, InputError, "'{}' has no column '{}': no row holds that key",
-                 path, columns[k]);
+    VLBIAS_CHECK(seen[k] || rows == 0 || k >= required, InputError,
+                 "'{}' has no column '{}': no row holds that key", path, columns[k]);
   }
   if (on_progress) on_progress(text.size(), text.size());
   return rows;
@@ -175,7 +176,8 @@ double Record::number(std::size_t i) const {
 
 std::size_t for_each_record(const std::string& path, const std::vector<std::string>& columns,
                             const std::function<void(const Record&)>& on_row,
-                            const std::function<void(std::size_t, std::size_t)>& on_progress) {
+                            const std::function<void(std::size_t, std::size_t)>& on_progress,
+                            std::size_t required) {
   Record record;
   record.source_ = &path;
   record.names_ = &columns;
@@ -183,9 +185,9 @@ std::size_t for_each_record(const std::string& path, const std::vector<std::stri
   std::size_t rows = 0;
   if (ext == ".csv" || ext == ".tsv") {
     rows = io_internal::stream_csv(path, ext == ".tsv" ? '\t' : ',', columns, record, on_row,
-                                   on_progress);
+                                   on_progress, required);
   } else if (ext == ".jsonl" || ext == ".ndjson") {
-    rows = stream_jsonl(path, columns, record, on_row, on_progress);
+    rows = stream_jsonl(path, columns, record, on_row, on_progress, required);
   } else {
     VLBIAS_FAIL(InputError,
                 "cannot read '{}' as a table: unsupported extension '{}'; expected .csv, .tsv, "
@@ -197,9 +199,13 @@ std::size_t for_each_record(const std::string& path, const std::vector<std::stri
 }
 
 std::size_t for_each_record(const Table& table, const std::vector<std::string>& columns,
-                            const std::function<void(const Record&)>& on_row) {
+                            const std::function<void(const Record&)>& on_row,
+                            std::size_t required) {
   std::vector<const Column*> cols;
-  for (const auto& name : columns) cols.push_back(&table.column(name));
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const auto at = table.find(columns[k]);
+    cols.push_back(k >= required && !at ? nullptr : &table.column(columns[k]));
+  }
   Record record;
   record.source_ = &table.source;
   record.names_ = &columns;
@@ -208,7 +214,7 @@ std::size_t for_each_record(const Table& table, const std::vector<std::string>& 
   std::vector<std::string> cells(columns.size());
   for (std::size_t row = 0; row < table.rows; ++row) {
     for (std::size_t i = 0; i < cols.size(); ++i) {
-      record.present_[i] = !cols[i]->missing(row);
+      record.present_[i] = cols[i] != nullptr && !cols[i]->missing(row);
       cells[i] = record.present_[i] ? cols[i]->text(row) : std::string();
       record.text_[i] = cells[i];
     }

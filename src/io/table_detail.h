@@ -71,6 +71,7 @@ std::string lower_extension(const std::string& path);
 std::size_t stream_csv(const std::string& path, char delimiter,
                        const std::vector<std::string>& columns, Record& record,
                        const std::function<void(const Record&)>& on_row,
-                       const std::function<void(std::size_t, std::size_t)>& on_progress);
+                       const std::function<void(std::size_t, std::size_t)>& on_progress,
+                       std::size_t required);
 
 }  // namespace vlbias::io_internal

@@ -78,6 +78,8 @@ std::string LvlmConfig::fingerprint() const {
   list("group", group);
   list("by", by);
   list("scores", scores);
+  list("scorers", scorers);
+  f += fmt::format("|scorers_optional={}", scorers_optional);
   f += fmt::format("|text={}:{}|pmi={}|responses={}", text.size(), text, pmi, responses);
   list("refusal_patterns", refusal_patterns);
   f += fmt::format("|refusal_column={}", refusal_column);
@@ -129,9 +131,11 @@ void check_config(const LvlmConfig& c) {
 }
 
 // Hands every row of a source (a file, or a table in memory) to on_row, with progress in bytes.
-using RecordFeed = std::function<void(
-    const std::vector<std::string>& columns, const std::function<void(const Record&)>& on_row,
-    const std::function<void(std::size_t, std::size_t)>& on_progress)>;
+// Columns from index `required` on may be absent from the source (record_stream.h).
+using RecordFeed =
+    std::function<void(const std::vector<std::string>& columns, std::size_t required,
+                       const std::function<void(const Record&)>& on_row,
+                       const std::function<void(std::size_t, std::size_t)>& on_progress)>;
 
 constexpr std::uint32_t kNoSet = std::numeric_limits<std::uint32_t>::max();
 
@@ -167,13 +171,18 @@ class RecordScanner {
     for (const RatingSpec& r : config.ratings) {
       rating_cols_.push_back(r.where_column.empty() ? 0 : column(r.where_column));
     }
+    // Last, so that optional scorer columns are the tail of the requested list.
+    required_ = config.scorers_optional ? columns_.size() : static_cast<std::size_t>(-1);
+    for (const auto& c : config.scorers) scorer_cols_.push_back(column(c));
     vocab_dict_.rebuild(state.vocabulary);
   }
 
   const std::vector<std::string>& columns() const { return columns_; }
+  std::size_t required() const { return required_; }
 
   void add(const Record& rec) {
     ++state_.rows;
+    add_scorers(rec);
     if (!tuple(rec, group_cols_, key_)) {
       ++state_.rows_missing_group;
       return;
@@ -250,6 +259,20 @@ class RecordScanner {
       state_.empty.push_back(0);
     }
     return it->second;
+  }
+
+  // Rows per (scorer column, value).
+  void add_scorers(const Record& rec) {
+    for (std::size_t i = 0; i < scorer_cols_.size(); ++i) {
+      key_ = config_.scorers[i];
+      key_ += '\x1f';
+      key_ += rec.text(scorer_cols_[i]);
+      ++state_.scorers[key_];
+      VLBIAS_CHECK(state_.scorers.size() <= LvlmState::kMaxScorers, InputError,
+                   "'{}' line {}: column '{}' holds more than {} distinct scorers; it does not "
+                   "name what scored the rows (columns.scorer)",
+                   path_, rec.line(), config_.scorers[i], LvlmState::kMaxScorers);
+    }
   }
 
   // The score columns: MaxGap's per-set maximum (with the groups reaching it) and minimum.
@@ -386,6 +409,8 @@ class RecordScanner {
   LvlmState& state_;
   std::vector<std::string> columns_;
   std::vector<std::size_t> key_cols_, group_cols_, by_cols_, score_cols_, rating_cols_;
+  std::vector<std::size_t> scorer_cols_;
+  std::size_t required_ = 0;
   std::size_t text_col_ = 0, refusal_col_ = 0, lexby_col_ = 0;
   const std::size_t S_;  // score columns
   const std::size_t M_;  // member measures per row (0 unless keep_members)
@@ -424,7 +449,7 @@ void scan_records(const std::string& path, std::uintmax_t file_bytes, const Reco
   if (progress) bar.emplace(fmt::format("scanning {} (MiB)", path), total_mib);
   std::size_t shown_mib = 0;
   feed(
-      scanner.columns(), [&](const Record& rec) { scanner.add(rec); },
+      scanner.columns(), scanner.required(), [&](const Record& rec) { scanner.add(rec); },
       [&](std::size_t done, std::size_t) {
         const std::size_t mib = std::min(done >> 20, total_mib);
         if (bar && mib > shown_mib) bar->advance(mib - shown_mib);
@@ -440,9 +465,10 @@ void lvlm_scan(const std::string& path, const LvlmConfig& config, LvlmState& sta
   const auto file_bytes = std::filesystem::file_size(path, size_error);
   scan_records(
       path, size_error ? 0 : file_bytes,
-      [&](const std::vector<std::string>& columns, const std::function<void(const Record&)>& on_row,
+      [&](const std::vector<std::string>& columns, std::size_t required,
+          const std::function<void(const Record&)>& on_row,
           const std::function<void(std::size_t, std::size_t)>& on_progress) {
-        for_each_record(path, columns, on_row, on_progress);
+        for_each_record(path, columns, on_row, on_progress, required);
       },
       config, state, progress);
 }
@@ -450,9 +476,10 @@ void lvlm_scan(const std::string& path, const LvlmConfig& config, LvlmState& sta
 void lvlm_scan_table(const Table& table, const LvlmConfig& config, LvlmState& state) {
   scan_records(
       table.source, 0,
-      [&](const std::vector<std::string>& columns, const std::function<void(const Record&)>& on_row,
+      [&](const std::vector<std::string>& columns, std::size_t required,
+          const std::function<void(const Record&)>& on_row,
           const std::function<void(std::size_t, std::size_t)>&) {
-        for_each_record(table, columns, on_row);
+        for_each_record(table, columns, on_row, required);
       },
       config, state, false);
 }

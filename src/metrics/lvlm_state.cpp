@@ -157,6 +157,9 @@ void add_into(LvlmState& into, const LvlmState& from, const Maps& m, std::size_t
     into.member_values.insert(into.member_values.end(), from.member_values.begin() + r * M,
                               from.member_values.begin() + (r + 1) * M);
   }
+  for (const auto& [key, rows] : from.scorers) into.scorers[key] += rows;
+  VLBIAS_CHECK(into.scorers.size() <= LvlmState::kMaxScorers, InputError,
+               "merged LVLM states name more than {} distinct scorers", LvlmState::kMaxScorers);
   into.rows += from.rows;
   into.rows_missing_group += from.rows_missing_group;
   into.rows_missing_key += from.rows_missing_key;

@@ -23,7 +23,7 @@ using metrics_internal::score_count;
 namespace {
 
 constexpr char kMagic[8] = {'V', 'L', 'B', 'I', 'A', 'S', 'L', 'V'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;  // 2: the scorers' row counts
 
 class Writer {
  public:
@@ -353,6 +353,11 @@ void save_lvlm_state(const LvlmState& state, const std::string& path) {
   write_cells(w, state);
   write_lexicon(w, state);
   write_ratings(w, state);
+  w.u64(state.scorers.size());
+  for (const auto& [key, rows] : state.scorers) {
+    w.str(key);
+    w.u64(rows);
+  }
   write_file_atomically(path, w.out);
 }
 
@@ -391,6 +396,14 @@ LvlmState load_lvlm_state(const std::string& path) {
   const std::size_t cells = read_cells(r, s, path);
   read_lexicon(r, s, path, cells);
   read_ratings(r, s, path, cells);
+  const std::size_t scorers = r.count("the scorers", 16);
+  VLBIAS_CHECK(scorers <= LvlmState::kMaxScorers, InputError,
+               "LVLM state '{}' is corrupt: {} scorers (at most {})", path, scorers,
+               LvlmState::kMaxScorers);
+  for (std::size_t i = 0; i < scorers; ++i) {
+    std::string key = r.str("a scorer");
+    s.scorers[std::move(key)] = r.u64("a scorer's rows");
+  }
   r.done();
   return s;
 }

@@ -234,6 +234,24 @@ void paired_section(Page& page, const Node& p) {
               std::move(t));
 }
 
+// What scored the answers (the rows' scorer column), so that a reader of the report knows
+// which classifier, service or judge the score gaps are measured with.
+void scorers_fact(Page& page, const Node& r) {
+  if (r["spec"]["columns"]["scores"].size() == 0) return;
+  const Node list = r["generations"]["scorers"];
+  std::string html;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Node s = list[i];
+    if (!html.empty()) html += "; ";
+    html += (s["scorer"].null() ? std::string("not recorded")
+                                : "<code>" + esc(s["scorer"].str()) + "</code>") +
+            " (" + value_span(s["rows"], Fmt::integer) + " answers)";
+  }
+  page.fact("Scored by", html.empty() ? std::string("not recorded (the generations have no "
+                                                    "scorer column)")
+                                      : html);
+}
+
 }  // namespace
 
 void build_lvlm_counterfactual(Page& page) {
@@ -243,6 +261,7 @@ void build_lvlm_counterfactual(Page& page) {
                                value_span(g["sets"], Fmt::integer) + " counterfactual sets, " +
                                std::to_string(g["groups"].size()) + " groups, " +
                                value_span(g["shards"], Fmt::integer) + " shard(s)");
+  scorers_fact(page, r);
   const Node a = r["analyses"];
   if (!a["maxgap"].null()) maxgap_section(page, a["maxgap"]);
   if (!a["group_tests"].null()) group_tests_section(page, a["group_tests"]);

@@ -9,6 +9,7 @@
 #include "test_util.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/record_stream.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias {
 namespace {
@@ -79,6 +80,48 @@ TEST(RecordStream, JsonlTypesNestingAndAbsentKeys) {
   EXPECT_EQ(rows[1].text[2], "[1,2]");
   EXPECT_TRUE(rows[1].missing[3]);
   EXPECT_EQ(rows[1].line, 3u);
+}
+
+TEST(RecordStream, OptionalTailColumnsAbsentFromAFileReadMissingInsteadOfFailing) {
+  // Columns from `required` on may be absent: CSV, JSONL and a table in memory alike.
+  const std::string csv = write("opt.csv", "a,scorer\n1,x\n2,\n");
+  const std::string plain = write("plain.csv", "a\n1\n");
+  const std::string jsonl = write("opt.jsonl", "{\"a\": 1}\n{\"a\": 2}\n");
+  for (const std::string& path : {csv, plain, jsonl}) {
+    SCOPED_TRACE(path);
+    std::vector<std::pair<bool, std::string>> seen;
+    for_each_record(
+        path, {"a", "scorer"},
+        [&](const Record& r) { seen.emplace_back(r.missing(1), std::string(r.text(1))); }, {},
+        /*required=*/1);
+    ASSERT_FALSE(seen.empty());
+    EXPECT_EQ(seen[0].first, path != csv);
+    if (path == csv) {
+      EXPECT_EQ(seen[0].second, "x");
+    }
+    EXPECT_TRUE(seen.back().first);
+    // Still required before `required`: the same call with required = 2 fails on the absent.
+    if (path != csv) {
+      EXPECT_NE(error_of<InputError>([&] {
+                  for_each_record(path, {"a", "scorer"}, [](const Record&) {});
+                }).find("scorer"),
+                std::string::npos);
+    }
+  }
+  const Table t = read_table(plain);
+  std::size_t rows = 0;
+  for_each_record(
+      t, {"a", "scorer"},
+      [&](const Record& r) {
+        EXPECT_TRUE(r.missing(1));
+        EXPECT_EQ(r.text(0), "1");
+        ++rows;
+      },
+      1);
+  EXPECT_EQ(rows, 1u);
+  EXPECT_FALSE(error_of<InputError>([&] {
+                 for_each_record(t, {"a", "scorer"}, [](const Record&) {});
+               }).empty());
 }
 
 TEST(RecordStream, ErrorsNameFileLineAndColumn) {

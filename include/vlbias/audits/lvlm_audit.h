@@ -20,6 +20,8 @@
 //     group: [race, gender]             # required
 //     by: [prompt, mitigation]          # optional split
 //     scores: [toxicity, insult]        # optional score columns
+//     scorer: scorer                    # what scored each row (default: `scorer` where a
+//                                       # file has it, as vlbias's scorers write; [] = none)
 //     text: text                        # needed by pmi, lexicon, responses, ratings
 //   analyses:                           # each: true, false or a map of options
 //     maxgap: {bootstrap: 1000, ci: 0.95}             # default on when scores are given
@@ -58,6 +60,8 @@ struct RatingSpecYaml {
 struct LvlmAuditSpec {
   std::vector<std::filesystem::path> generations;  // shards of one table
   std::vector<std::string> set_key, group, by, scores;
+  std::vector<std::string> scorer;  // columns naming each row's scorer (shown in the report)
+  bool scorer_given = false;        // false: `scorer` read only where a file has it
   std::string text;
   struct MaxGap {
     AnalysisToggle toggle;

@@ -48,15 +48,19 @@ class Record {
 
 // Calls on_row for every row of `path` (format by extension, as read_table), in
 // file order; on_progress(bytes done, bytes total) every few MiB. Returns the
-// number of rows.
+// number of rows. Columns from index `required` on are optional: a file without one
+// reads it as missing in every row instead of failing (e.g. a `scorer` column that
+// files scored by vlbias have and others do not).
 std::size_t for_each_record(const std::string& path, const std::vector<std::string>& columns,
                             const std::function<void(const Record&)>& on_row,
-                            const std::function<void(std::size_t, std::size_t)>& on_progress = {});
+                            const std::function<void(std::size_t, std::size_t)>& on_progress = {},
+                            std::size_t required = static_cast<std::size_t>(-1));
 
 // The rows of a table in memory, handed out the same way (cells as Column::text gives them:
 // numbers in their shortest round-trip text). InputError naming the table and the columns it
-// has when a requested column is absent.
+// has when a requested column before `required` is absent.
 std::size_t for_each_record(const Table& table, const std::vector<std::string>& columns,
-                            const std::function<void(const Record&)>& on_row);
+                            const std::function<void(const Record&)>& on_row,
+                            std::size_t required = static_cast<std::size_t>(-1));
 
 }  // namespace vlbias

@@ -57,7 +57,12 @@ struct LvlmConfig {
   std::vector<std::string> group;    // required, at least one column
   std::vector<std::string> by;       // optional split
   std::vector<std::string> scores;   // score columns (MaxGap)
-  std::string text;                  // text column; needed by pmi, lexicon, responses, ratings
+  // Columns naming what scored each row (`scorer`, written by vlbias's scorers): the state
+  // counts rows per distinct value, so a report says which scorer(s) its scores came from.
+  // With scorers_optional a file without the column reads as "not recorded".
+  std::vector<std::string> scorers;
+  bool scorers_optional = false;
+  std::string text;  // text column; needed by pmi, lexicon, responses, ratings
   bool pmi = false;
   bool responses = false;                     // lengths, refusals, empty answers
   std::vector<std::string> refusal_patterns;  // empty: RefusalPatterns::defaults()
@@ -90,6 +95,10 @@ struct LvlmState {
   std::size_t rows_missing_group = 0;           // skipped: a group cell is missing
   std::size_t rows_missing_key = 0;             // set key or by cell missing (set measures skipped)
   std::vector<std::size_t> rows_missing_score;  // per score column
+  // Rows per (scorer column, value) joined by '\x1f' (value "" = not recorded); at most
+  // kMaxScorers distinct keys (more means the column does not name scorers).
+  std::map<std::string, std::uint64_t> scorers;
+  static constexpr std::size_t kMaxScorers = 256;
 
   // Levels, in order of first appearance (their text tuples joined by '\x1f').
   std::vector<std::string> groups;
