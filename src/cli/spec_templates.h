@@ -127,6 +127,7 @@ columns:
   group: [race, gender]            # required
   by: [prompt, mitigation]         # optional split of every measure
   scores: [toxicity]               # numeric score columns (maxgap, paired)
+  scorer: scorer                   # what scored each row (default: `scorer` where present)
   text: text                       # the answer (pmi, lexicon, responses, ratings)
 analyses:                          # each: true, false or a map of options
   maxgap: {bootstrap: 1000, ci: 0.95}

@@ -8,11 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +20,7 @@
 #include "clip_model_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/encode/clip_model.h"
+#include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 
 namespace vlbias {
@@ -453,17 +452,6 @@ ClipConfig parse_open_clip(const Json& root, std::string_view source) {
   return c;
 }
 
-std::string read_text_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  VLBIAS_CHECK(std::filesystem::is_regular_file(path, ec), InputError,
-               "'{}' does not exist or is not a regular file", path.string());
-  std::ifstream in(path, std::ios::binary);
-  VLBIAS_CHECK(in.good(), InputError, "cannot open '{}'", path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 ClipConfig parse_clip_config(std::string_view json_text, ClipLayout layout,
@@ -509,7 +497,8 @@ ClipLayout detect_clip_layout(const std::filesystem::path& dir) {
 
 ClipConfig read_clip_config(const std::filesystem::path& dir, ClipLayout layout) {
   const std::filesystem::path path = dir / encode_internal::config_name(layout);
-  return parse_clip_config(read_text_file(path), layout, path.string());
+  return parse_clip_config(read_file_text(path, "a CLIP configuration (JSON)"), layout,
+                           path.string());
 }
 
 ClipConfig read_clip_config(const std::filesystem::path& dir) {

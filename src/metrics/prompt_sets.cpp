@@ -8,11 +8,10 @@
 // read_table gives for an empty CSV cell, so a manifest read back from its CSV equals
 // the in-memory one and Column::text() gives "" either way.
 #include "vlbias/metrics/prompt_sets.h"
+#include "vlbias/io/file_text.h"
 
 #include <array>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include "vlbias/core/error.h"
@@ -143,16 +142,6 @@ Json parse_lexicon(std::string_view text, const std::string& source) {
   return root;
 }
 
-std::string read_text_file(const std::string& path) {
-  check_input_file(path, "a lexicon");  // not a device that never ends
-  std::ifstream in(path, std::ios::binary);
-  VLBIAS_CHECK(in.good(), InputError, "{}: cannot open the lexicon file", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  VLBIAS_CHECK(!in.bad(), InputError, "{}: cannot read the lexicon file", path);
-  return ss.str();
-}
-
 struct WordList {
   const char* section;
   const char* key;
@@ -257,7 +246,7 @@ Table social_perception_prompts(const SocialPerceptionPromptOptions& options) {
   const bool custom = !options.lexicon_path.empty();
   const std::string source = custom ? options.lexicon_path : builtin_source;
   const Json lexicon =
-      custom ? parse_lexicon(read_text_file(options.lexicon_path), source) : builtin;
+      custom ? parse_lexicon(read_file_text(options.lexicon_path, "a lexicon"), source) : builtin;
 
   ManifestBuilder rows;
   for (const auto& t : templates) {

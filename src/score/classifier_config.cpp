@@ -13,6 +13,7 @@
 
 #include "classifier_internal.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 
 namespace vlbias::score_internal {
@@ -193,18 +194,8 @@ ClassifierConfig read_classifier_config(const fs::path& dir) {
                "folder holds config.json, model.safetensors and the tokenizer files)",
                dir.string());
   const std::string where = fmt::format("'{}'", file.string());
-  VLBIAS_CHECK(fs::file_size(file) <= (std::uintmax_t{16} << 20), InputError,
-               "{} is larger than 16 MiB; expected a model configuration", where);
-  std::string text;
-  {
-    std::FILE* f = std::fopen(file.c_str(), "rb");
-    VLBIAS_CHECK(f != nullptr, InputError, "cannot open {}", where);
-    char buf[65536];
-    std::size_t got = 0;
-    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
-    std::fclose(f);
-  }
-  const Json json = parse_json(text, where);
+  const Json json =
+      parse_json(read_file_text(file, "a model configuration", std::uintmax_t{16} << 20), where);
   VLBIAS_CHECK(json.is_object(), InputError, "{} is not a JSON object", where);
   const ConfigReader r{json, where};
   ClassifierConfig c;

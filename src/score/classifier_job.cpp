@@ -16,6 +16,7 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/run_lock.h"
 #include "vlbias/io/table.h"
@@ -82,15 +83,8 @@ std::string scorer_text(const SequenceClassifier& model, const fs::path& dir,
 }
 
 Json read_checkpoint(const fs::path& path, const fs::path& dir) {
-  std::string text;
-  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-    char buf[65536];
-    std::size_t got = 0;
-    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
-    std::fclose(f);
-  }
   try {
-    Json j = parse_json(text, path.string());
+    Json j = parse_json(read_file_text(path, "a checkpoint"), path.string());
     if (j.is_object()) return j;
   } catch (const InputError&) {
   }

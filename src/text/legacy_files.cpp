@@ -17,6 +17,7 @@
 #include "tokenizer_pipeline.h"
 #include "unigram.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/file_text.h"
 #include "vlbias/text/unicode_text.h"
 #include "wordpiece.h"
 
@@ -39,11 +40,11 @@ TokenizerConfig read_config(const fs::path& dir) {
   const fs::path config = dir / "tokenizer_config.json";
   c.config_source = config.string();
   if (fs::exists(config)) {
-    c.config = parse_json(read_file(config, "tokenizer options (JSON)"), c.config_source);
+    c.config = parse_json(read_file_text(config, "tokenizer options (JSON)"), c.config_source);
   }
   const fs::path map = dir / "special_tokens_map.json";
   if (fs::exists(map)) {
-    c.special_map = parse_json(read_file(map, "the special tokens (JSON)"), map.string());
+    c.special_map = parse_json(read_file_text(map, "the special tokens (JSON)"), map.string());
   }
   VLBIAS_CHECK(c.config.is_object() && c.special_map.is_object(), InputError,
                "'{}' or special_tokens_map.json is not a JSON object", c.config_source);
@@ -213,7 +214,7 @@ Pipeline load_roberta(const fs::path& dir, const TokenizerConfig& c) {
   BpeVocab vocab;
   const fs::path vocab_file = dir / "vocab.json";
   vocab.ids = read_vocab_object(
-      parse_json(read_file(vocab_file, "a BPE vocabulary (JSON)"), vocab_file.string()),
+      parse_json(read_file_text(vocab_file, "a BPE vocabulary (JSON)"), vocab_file.string()),
       fmt::format("'{}'", vocab_file.string()));
   set_byte_ids(vocab, fmt::format("'{}'", vocab_file.string()));
   read_merges_txt(dir / "merges.txt", vocab);
@@ -228,7 +229,7 @@ Pipeline load_roberta(const fs::path& dir, const TokenizerConfig& c) {
 
 Pipeline load_xlm_roberta(const fs::path& dir, const TokenizerConfig& c) {
   const fs::path file = dir / "sentencepiece.bpe.model";
-  const std::string bytes = read_file(file, "a SentencePiece model");
+  const std::string bytes = read_file_text(file, "a SentencePiece model");
   Pipeline p;
   p.kind = TokenizerKind::Unigram;
   p.source = "sentencepiece.bpe.model";

@@ -13,6 +13,7 @@
 #include "byte_bpe.h"
 #include "text_files.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/file_text.h"
 #include "vlbias/text/unicode_text.h"
 #include "wordpiece.h"
 
@@ -23,7 +24,7 @@ namespace vlbias::text_internal {
 // token given twice.
 TokenIds read_vocab_txt(const std::filesystem::path& file) {
   const std::string source = file.string();
-  const std::string text = read_file(file, "a WordPiece vocabulary (one token per line)");
+  const std::string text = read_file_text(file, "a WordPiece vocabulary (one token per line)");
   TokenIds ids;
   std::size_t line = 0;
   for (std::size_t pos = 0; pos < text.size();) {
@@ -55,7 +56,7 @@ TokenIds read_vocab_txt(const std::filesystem::path& file) {
 void read_merges_txt(const std::filesystem::path& file, BpeVocab& vocab) {
   const std::string source = file.string();
   const std::string text =
-      read_file(file, "BPE merges (a #version line, then \"left right\" lines)");
+      read_file_text(file, "BPE merges (a #version line, then \"left right\" lines)");
   std::vector<std::string_view> lines;
   for (std::size_t pos = 0;;) {
     const std::size_t end = text.find('\n', pos);

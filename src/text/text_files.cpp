@@ -1,7 +1,6 @@
 // Reading model-folder files (see text_files.h).
 #include "text_files.h"
 
-#include <fstream>
 #include <iterator>
 #include <string>
 #include <unordered_set>
@@ -12,18 +11,6 @@
 #include "vlbias/core/error.h"
 
 namespace vlbias::text_internal {
-
-std::string read_file(const std::filesystem::path& path, std::string_view what) {
-  std::error_code ec;
-  VLBIAS_CHECK(std::filesystem::is_regular_file(path, ec), InputError,
-               "'{}' does not exist or is not a file; expected {}", path.string(), what);
-  std::ifstream in(path, std::ios::binary);
-  VLBIAS_CHECK(in.good(), InputError, "cannot open '{}'; expected {}", path.string(), what);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  VLBIAS_CHECK(!in.bad(), InputError, "cannot read '{}'; expected {}", path.string(), what);
-  VLBIAS_CHECK(!text.empty(), InputError, "'{}' is empty; expected {}", path.string(), what);
-  return text;
-}
 
 nlohmann::json parse_json(std::string_view text, const std::string& source) {
   using json = nlohmann::json;

@@ -1,5 +1,6 @@
 #pragma once
-// Internal to vlbias_text: reading the files of a Hugging Face model folder.
+// Internal to vlbias_text: reading the files of a Hugging Face model folder (the bytes come
+// from io/file_text.h).
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -8,10 +9,6 @@
 #include <nlohmann/json.hpp>
 
 namespace vlbias::text_internal {
-
-// The whole file. InputError naming the file when it is missing, unreadable or
-// empty; `what` says what the file should be ("a WordPiece vocabulary").
-std::string read_file(const std::filesystem::path& path, std::string_view what);
 
 // Parses JSON text from `source` (a file name for messages). InputError when it is
 // not JSON or when an object repeats a key (a DOM parse would keep only one of them).

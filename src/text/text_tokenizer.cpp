@@ -1,6 +1,7 @@
 // TextTokenizer (include/vlbias/text/tokenizer.h): choosing the tokenizer files of a
 // model folder, the maximum length, and the special tokens and truncation around a
 // pipeline's content ids.
+#include "vlbias/io/file_text.h"
 #include "vlbias/text/tokenizer.h"
 
 #include <string>
@@ -53,7 +54,7 @@ ModelConfig read_model_config(const fs::path& dir) {
   if (!fs::exists(file)) return m;
   const std::string where = fmt::format("'{}'", file.string());
   const json config = text_internal::parse_json(
-      text_internal::read_file(file, "the model configuration (JSON)"), file.string());
+      read_file_text(file, "the model configuration (JSON)"), file.string());
   VLBIAS_CHECK(config.is_object(), InputError, "{} is not a JSON object", where);
   const json* pad = optional_member(config, "pad_token_id", json::value_t::number_integer, where);
   if (pad != nullptr && pad->get<std::int64_t>() >= 0 && pad->get<std::int64_t>() < (1ll << 31)) {
@@ -85,8 +86,8 @@ ModelConfig read_model_config(const fs::path& dir) {
 std::optional<std::size_t> tokenizer_config_max_length(const fs::path& dir) {
   const fs::path file = dir / "tokenizer_config.json";
   if (!fs::exists(file)) return std::nullopt;
-  const json config = text_internal::parse_json(
-      text_internal::read_file(file, "tokenizer options (JSON)"), file.string());
+  const json config =
+      text_internal::parse_json(read_file_text(file, "tokenizer options (JSON)"), file.string());
   if (!config.is_object()) return std::nullopt;
   auto it = config.find("model_max_length");
   if (it == config.end() || !it->is_number()) return std::nullopt;

@@ -14,6 +14,7 @@
 #include "tokenizer_pipeline.h"
 #include "unigram.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/file_text.h"
 #include "vlbias/text/unicode_text.h"
 #include "wordpiece.h"
 
@@ -155,7 +156,7 @@ void read_truncation(const json& root, const std::string& source, Pipeline& p) {
 
 Pipeline load_tokenizer_json(const std::filesystem::path& file) {
   const std::string source = file.string();
-  const json root = parse_json(read_file(file, "a Hugging Face tokenizer.json"), source);
+  const json root = parse_json(read_file_text(file, "a Hugging Face tokenizer.json"), source);
   VLBIAS_CHECK(root.is_object(), InputError, "'{}' is not a JSON object; expected a tokenizer.json",
                source);
   const json& model = member(root, "model", V::object, fmt::format("'{}'", source));
