@@ -193,9 +193,13 @@ ClassifierConfig read_classifier_config(const fs::path& dir) {
                "the model folder '{}' has no config.json (a Hugging Face sequence-classification "
                "folder holds config.json, model.safetensors and the tokenizer files)",
                dir.string());
-  const std::string where = fmt::format("'{}'", file.string());
-  const Json json =
-      parse_json(read_file_text(file, "a model configuration", std::uintmax_t{16} << 20), where);
+  return parse_classifier_config(
+      read_file_text(file, "a model configuration", std::uintmax_t{16} << 20),
+      fmt::format("'{}'", file.string()));
+}
+
+ClassifierConfig parse_classifier_config(std::string_view text, const std::string& where) {
+  const Json json = parse_json(text, where);
   VLBIAS_CHECK(json.is_object(), InputError, "{} is not a JSON object", where);
   const ConfigReader r{json, where};
   ClassifierConfig c;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vlbias/core/matrix.h"
@@ -38,6 +39,8 @@ struct ClassifierWeights {
 
 // config.json of `dir` (classifier_config.cpp).
 ClassifierConfig read_classifier_config(const std::filesystem::path& dir);
+// The same from the file's text; `where` names it in messages ("'dir/config.json'").
+ClassifierConfig parse_classifier_config(std::string_view text, const std::string& where);
 
 // Loads and checks every tensor of `path` for `config` (classifier_weights.cpp).
 ClassifierWeights load_classifier_weights(const std::filesystem::path& path,
