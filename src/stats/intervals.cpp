@@ -1,5 +1,5 @@
 // Closed-form intervals (include/vlbias/stats/intervals.h): Wilson, Fisher z, Student t, and
-// the Boost.Math normal and t quantiles they use (scipy's norm.ppf and t.ppf to ~1 ulp).
+// the Boost.Math normal and t quantiles they use (~1 ulp; see intervals.h for scipy's t.ppf).
 #include "vlbias/stats/intervals.h"
 
 #include <algorithm>
