@@ -80,8 +80,9 @@ void add_agreement_metric(CLI::App& metric) {
   auto args = std::make_shared<AgreementArgs>();
   CLI::App* cmd = metric.add_subcommand(
       "agreement",
-      "How two scorers agree on the same texts: Pearson, Spearman, Cohen's kappa at a\n"
-      "threshold, mean difference, and per group with a test of whether b - a depends on it");
+      "How two scorers agree on the same texts (Pearson, Spearman, Cohen's kappa at a threshold, "
+      "mean difference, with CIs) overall and per group, with a test of whether b - a depends on "
+      "the group");
   cmd->add_option("--table", args->table, "CSV/TSV/JSONL table with both scores as columns")
       ->required();
   cmd->add_option("--scores", args->scores, "The two score columns A,B (e.g. toxicity,perspective)")
