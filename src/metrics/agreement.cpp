@@ -155,7 +155,13 @@ KappaAgreement cohen_kappa(std::span<const double> a, std::span<const double> b,
   }
   out.se = std::sqrt(k.var);
   out.se_null = std::sqrt(k.var_null);
-  if (out.se_null > 0) {
+  const auto& c = out.cells;
+  if (c[0] + c[1] == 0 || c[2] + c[3] == 0 || c[0] + c[2] == 0 || c[1] + c[3] == 0) {
+    // One scorer has a single label: pe = po, so kappa = 0 and both variances are 0.
+    out.note =
+        "one scorer gives every text the same label: kappa is 0 by construction, its "
+        "standard errors are 0 and there is no test";
+  } else if (out.se_null > 0) {
     out.z = out.kappa / out.se_null;
     out.p_value = stats::normal_two_sided_p(out.z);
   }

@@ -218,6 +218,9 @@ TEST(Agreement, KappaIsUndefinedWhenBothScorersGiveEveryTextOneLabel) {
   const std::vector<double> mixed = {0.9, 0.2, 0.7, 0.05};
   const AgreementSummary m = score_agreement(a, mixed, AgreementOptions{});
   EXPECT_EQ(m.kappa.kappa, 0.0);
+  EXPECT_EQ(m.kappa.se, 0.0);
+  EXPECT_TRUE(std::isnan(m.kappa.p_value));
+  EXPECT_NE(m.kappa.note.find("kappa is 0 by construction"), std::string::npos);
   ASSERT_EQ(m.notes.size(), 1u);
 }
 

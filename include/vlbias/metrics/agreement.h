@@ -31,6 +31,8 @@
 //       var0 = (pe + pe^2 - sum_j p_j. p_.j (p_j. + p_.j)) / (n (1 - pe)^2),
 //     z = kappa / sqrt(var0), two-sided normal p. pe = 1 (both scorers give every text the
 //     same single label) leaves kappa undefined (0 / 0): NaN and a note (sklearn: nan).
+//     One scorer with a single label gives kappa = 0 by construction, zero standard errors,
+//     no test, and a note.
 //   Kappa's percentile bootstrap (docs/methods.md#bootstrap): the rows ordered by cell
 //     (00, 01, 10, 11), replicate b draws idx[i] = Rng(seed, b).uniform_index(n) exactly as
 //     stats::bootstrap_ci and counts the cells the indices fall in; a replicate with pe = 1
