@@ -44,6 +44,8 @@ void add_clipscore_metric(CLI::App& metric);
 void add_distribution_metrics(CLI::App& metric);
 // metric_lvlm.cpp: maxgap, pmi, lexicon, ratings, responses, paired (paper 003).
 void add_lvlm_metrics(CLI::App& metric);
+// metric_agreement.cpp: agreement of two scorers, overall and per group (issue 21).
+void add_agreement_metric(CLI::App& metric);
 // `vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR` (generate_command.cpp).
 void add_generate_command(CLI::App& app);
 // The generate specs (generate_command.cpp; every key in docs/specs.md): reads and checks the

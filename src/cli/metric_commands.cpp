@@ -21,6 +21,7 @@ void add_metric_commands(CLI::App& app) {
   add_clipscore_metric(*metric);
   add_distribution_metrics(*metric);
   add_lvlm_metrics(*metric);
+  add_agreement_metric(*metric);
 }
 
 }  // namespace vlbias::cli_internal

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "vlbias/metrics/agreement.h"
 #include "vlbias/metrics/association.h"
 #include "vlbias/metrics/clipscore.h"
 #include "vlbias/metrics/distribution_metrics.h"
@@ -32,6 +33,14 @@ Json scweat_json(const ScweatResult& r);
 Json skew_json(const SkewResult& r, const std::vector<std::string>& names);
 // ndkl, n, desired, class_n, tie_rule.
 Json ndkl_json(const NdklResult& r, const std::vector<std::string>& names);
+
+// `vlbias metric agreement` (src/report/agreement_json.cpp): scores, thresholds, rows, n,
+// n_excluded, pearson {r, p_value, ci}, spearman {rho, p_value, ci}, kappa {kappa, se, ci,
+// bootstrap_ci, z, p_value, observed_agreement, expected_agreement, table}, percent_agreement,
+// positive_rate {a, b}, mean {a, b}, mean_difference {estimate, sd, ci, t, p_value}; with
+// groups: group_columns, rows_without_group, groups [...], group_test (Kruskal-Wallis); notes.
+// Closed-form intervals are {lower, upper, level, method[, note]}.
+Json agreement_json(const AgreementReport& r, const AgreementOptions& options);
 
 // n, mean, sd, min, max, percentiles {"10": value, ...}[, note].
 Json clipscore_summary_json(const ClipScoreSummary& s);
