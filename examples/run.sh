@@ -53,6 +53,11 @@ build/vlbias score classifier --model tests/fixtures/classifier/bert_multilabel 
   examples/lvlm_counterfactual/generations.jsonl --prefix tiny_ --out "$out/lvlm_scored"
 build/vlbias audit examples/lvlm_counterfactual/classifier.yaml \
   --input "$out/lvlm_scored/scored.jsonl" --out "$out/lvlm_classifier"
+# How the two scorers agree (correlations, Cohen's kappa at 0.5, disagreement per race): a
+# replacement scorer is checked against the one it replaces before its gaps are trusted.
+build/vlbias metric agreement --table "$out/lvlm_scored/scored.jsonl" \
+  --scores toxicity,tiny_toxic --group race --bootstrap 500 --seed 1 \
+  --out "$out/scorer_agreement.json"
 
 # Visual stereotypes in text-to-image generation (paper 000, ViSAGe: likelihood of SeeGULL's
 # visual stereotypes in annotated images, theta, offensiveness, caption salience and the
