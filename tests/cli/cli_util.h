@@ -41,6 +41,16 @@ inline std::filesystem::path temp_dir() {
   return dir;
 }
 
+// Writes `text` to `name` in the test's temp_dir(); returns the path shell-quoted for run_cli.
+inline std::string write_temp_file(const std::string& name, const std::string& text) {
+  const std::filesystem::path p = temp_dir() / name;
+  std::ofstream(p) << text;
+  std::string quoted = "'";  // built in steps: GCC 12 -Wrestrict misfires on "'" + s
+  quoted += p.string();
+  quoted += "'";
+  return quoted;
+}
+
 // Runs the vlbias binary with `args` (already shell-quoted) from the repo root, with the
 // environment assignments `env` ("NAME=value ...", shell-quoted) added. With `limit_s` > 0 the
 // process is killed after that many seconds (exit code 124, as timeout(1) gives), so a test of

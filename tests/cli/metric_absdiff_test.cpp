@@ -20,18 +20,10 @@ using vlbias::cli_util::CliResult;
 using vlbias::cli_util::read_file;
 using vlbias::cli_util::run_cli;
 using vlbias::cli_util::temp_dir;
+using vlbias::cli_util::write_temp_file;
 
 const json& fixture() {
   return vlbias::testing_util::fixture_json("metrics/absdiff.json");
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::filesystem::path p = temp_dir() / name;
-  std::ofstream(p) << text;
-  std::string quoted = "'";  // built in steps: GCC 12 -Wrestrict misfires on "'" + s
-  quoted += p.string();
-  quoted += "'";
-  return quoted;
 }
 
 void expect_close(const json& actual, const json& want, double rel, const std::string& what) {
@@ -46,7 +38,7 @@ void expect_close(const json& actual, const json& want, double rel, const std::s
 
 TEST(CliMetricAbsDiff, MatchesScipyReference) {
   const json& fx = fixture();
-  const std::string table = write_file("absdiff.csv", fx["csv"].get<std::string>());
+  const std::string table = write_temp_file("absdiff.csv", fx["csv"].get<std::string>());
   std::string args = "metric absdiff --table " + table + " --values warmth,competence,agency";
   for (const json& spec : fx["factor_specs"]) args += " --factor " + spec.get<std::string>();
   args += " --pairs " + std::to_string(fx["pairs"].get<int>()) + " --seed 5";
@@ -98,8 +90,8 @@ TEST(CliMetricAbsDiff, MatchesScipyReference) {
 }
 
 TEST(CliMetricAbsDiff, SamplesWhenThereAreMorePairsThanAsked) {
-  const std::string table =
-      write_file("t.csv", "age,light,v\n1,a,0.1\n3,a,0.2\n5,a,0.4\n1,b,0.3\n3,b,0.9\n5,b,0.6\n");
+  const std::string table = write_temp_file(
+      "t.csv", "age,light,v\n1,a,0.1\n3,a,0.2\n5,a,0.4\n1,b,0.3\n3,b,0.9\n5,b,0.6\n");
   const CliResult r =
       run_cli("metric absdiff --table " + table + " --values v --factor age:1.1 --factor light" +
               " --pairs 2 --seed 3");
@@ -121,7 +113,7 @@ TEST(CliMetricAbsDiff, SamplesWhenThereAreMorePairsThanAsked) {
 }
 
 TEST(CliMetricAbsDiff, UsageErrorsExitTwoWithOneSentence) {
-  const std::string table = write_file("t.csv", "age,light,v\n1,a,0.1\n3,b,0.2\n");
+  const std::string table = write_temp_file("t.csv", "age,light,v\n1,a,0.1\n3,b,0.2\n");
   const std::string base = "metric absdiff --table " + table;
   struct Case {
     std::string args, needle;

@@ -21,18 +21,10 @@ using vlbias::cli_util::CliResult;
 using vlbias::cli_util::read_file;
 using vlbias::cli_util::run_cli;
 using vlbias::cli_util::temp_dir;
+using vlbias::cli_util::write_temp_file;
 
 const json& fixture() {
   return vlbias::testing_util::fixture_json("metrics/agreement.json");
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::filesystem::path p = temp_dir() / name;
-  std::ofstream(p) << text;
-  std::string quoted = "'";  // built in steps: GCC 12 -Wrestrict misfires on "'" + s
-  quoted += p.string();
-  quoted += "'";
-  return quoted;
 }
 
 void expect_close(const json& got, const json& want, double rel, const std::string& what) {
@@ -72,7 +64,7 @@ std::string usage_error(const std::string& args) {
 
 TEST(CliMetricAgreement, MatchesTheReferenceOverallAndPerGroup) {
   const json& c = fixture()["cases"][0];
-  const std::string table = write_file("scored.csv", fixture()["csv"].get<std::string>());
+  const std::string table = write_temp_file("scored.csv", fixture()["csv"].get<std::string>());
   const std::filesystem::path out_file = temp_dir() / "agreement.json";
   const CliResult r =
       run_cli("metric agreement --table " + table +
@@ -130,7 +122,7 @@ TEST(CliMetricAgreement, MatchesTheReferenceOverallAndPerGroup) {
 
 TEST(CliMetricAgreement, ASecondThresholdServesAScorerOnAnotherScale) {
   const json& c = fixture()["cases"][1];
-  const std::string table = write_file("scored.csv", fixture()["csv"].get<std::string>());
+  const std::string table = write_temp_file("scored.csv", fixture()["csv"].get<std::string>());
   const json out = run_json("--table " + table +
                             " --scores clf,judge --threshold 0.4 --threshold-b 5.5 --seed 11");
   EXPECT_EQ(out["thresholds"], json({{"a", 0.4}, {"b", 5.5}}));
@@ -143,7 +135,7 @@ TEST(CliMetricAgreement, ASecondThresholdServesAScorerOnAnotherScale) {
 }
 
 TEST(CliMetricAgreement, TheBootstrapFollowsItsSeedAndCanBeTurnedOff) {
-  const std::string table = write_file("scored.csv", fixture()["csv"].get<std::string>());
+  const std::string table = write_temp_file("scored.csv", fixture()["csv"].get<std::string>());
   const std::string base = "--table " + table + " --scores clf,persp --bootstrap 300";
   const json first = run_json(base + " --seed 4");
   const json again = run_json(base + " --seed 4");
@@ -157,8 +149,8 @@ TEST(CliMetricAgreement, TheBootstrapFollowsItsSeedAndCanBeTurnedOff) {
 }
 
 TEST(CliMetricAgreement, SingleRowGroupsAndASingleGroupAreReportedWithNotes) {
-  const std::string table =
-      write_file("t.csv", "a,b,g\n0.1,0.2,x\n0.7,0.6,x\n0.4,0.5,x\n0.9,0.8,x\n0.2,0.6,y\n0.6,,y\n");
+  const std::string table = write_temp_file(
+      "t.csv", "a,b,g\n0.1,0.2,x\n0.7,0.6,x\n0.4,0.5,x\n0.9,0.8,x\n0.2,0.6,y\n0.6,,y\n");
   const json out = run_json("--table " + table + " --scores a,b --group g --bootstrap 50");
   ASSERT_EQ(out["groups"].size(), 2u);
   const json& y = out["groups"][1];
@@ -169,7 +161,7 @@ TEST(CliMetricAgreement, SingleRowGroupsAndASingleGroupAreReportedWithNotes) {
   EXPECT_EQ(y["note"], "1 row: no interval");
   EXPECT_EQ(out["n_excluded"], 1);
 
-  const std::string one = write_file("one.csv", "a,b,g\n0.1,0.2,x\n0.7,0.6,x\n0.4,0.5,x\n");
+  const std::string one = write_temp_file("one.csv", "a,b,g\n0.1,0.2,x\n0.7,0.6,x\n0.4,0.5,x\n");
   const json single = run_json("--table " + one + " --scores a,b --group g --bootstrap 50");
   EXPECT_EQ(single["groups"].size(), 1u);
   EXPECT_TRUE(single["group_test"]["statistic"].is_null());
@@ -178,7 +170,7 @@ TEST(CliMetricAgreement, SingleRowGroupsAndASingleGroupAreReportedWithNotes) {
 }
 
 TEST(CliMetricAgreement, AThresholdBeyondEveryScoreIsNotedAndLeavesKappaUndefined) {
-  const std::string table = write_file("t.csv", "a,b\n0.1,0.2\n0.7,0.6\n0.4,0.5\n0.9,0.8\n");
+  const std::string table = write_temp_file("t.csv", "a,b\n0.1,0.2\n0.7,0.6\n0.4,0.5\n0.9,0.8\n");
   const json out = run_json("--table " + table + " --scores a,b --threshold 5");
   EXPECT_TRUE(out["kappa"]["kappa"].is_null());
   EXPECT_NE(out["kappa"]["note"].get<std::string>().find("undefined"), std::string::npos);
@@ -190,7 +182,8 @@ TEST(CliMetricAgreement, AThresholdBeyondEveryScoreIsNotedAndLeavesKappaUndefine
 }
 
 TEST(CliMetricAgreement, RefusesBadScoresOptionsAndColumnsWithOneSentence) {
-  const std::string table = write_file("t.csv", "tox,persp,g\n0.1,0.2,x\n0.7,0.6,y\n0.4,0.5,x\n");
+  const std::string table =
+      write_temp_file("t.csv", "tox,persp,g\n0.1,0.2,x\n0.7,0.6,y\n0.4,0.5,x\n");
   const std::string t = "--table " + table;
   EXPECT_NE(usage_error(t + " --scores tox,presp")
                 .find("--scores names column 'presp' (did you mean 'persp'?), which"),
@@ -218,22 +211,22 @@ TEST(CliMetricAgreement, RefusesBadScoresOptionsAndColumnsWithOneSentence) {
 }
 
 TEST(CliMetricAgreement, RefusesNonNumericNaNEmptyAndFullyExcludedTables) {
-  const std::string text = write_file("text.csv", "a,b\n0.1,0.2\n0.5,high\n0.3,0.4\n");
+  const std::string text = write_temp_file("text.csv", "a,b\n0.1,0.2\n0.5,high\n0.3,0.4\n");
   EXPECT_NE(usage_error("--table " + text + " --scores a,b").find("line 3 holds \"high\""),
             std::string::npos);
-  const std::string nan = write_file("nan.csv", "a,b\n0.1,0.2\n0.5,NaN\n0.3,0.4\n");
+  const std::string nan = write_temp_file("nan.csv", "a,b\n0.1,0.2\n0.5,NaN\n0.3,0.4\n");
   EXPECT_NE(usage_error("--table " + nan + " --scores a,b")
                 .find("column 'b' in '" + (temp_dir() / "nan.csv").string() +
                       "' is not numeric: line 3 holds \"NaN\""),
             std::string::npos);
-  const std::string jsonl_nan = write_file("nan.jsonl", "{\"a\": 0.1, \"b\": NaN}\n");
+  const std::string jsonl_nan = write_temp_file("nan.jsonl", "{\"a\": 0.1, \"b\": NaN}\n");
   EXPECT_NE(usage_error("--table " + jsonl_nan + " --scores a,b").find("line 1 is not valid JSON"),
             std::string::npos);
-  const std::string empty = write_file("empty.csv", "a,b\n");
+  const std::string empty = write_temp_file("empty.csv", "a,b\n");
   EXPECT_NE(usage_error("--table " + empty + " --scores a,b").find("has 0 row(s) with both"),
             std::string::npos);
   const std::string excluded =
-      write_file("excluded.jsonl", "{\"a\": 0.1}\n{\"b\": 0.2}\n{\"a\": null, \"b\": 0.3}\n");
+      write_temp_file("excluded.jsonl", "{\"a\": 0.1}\n{\"b\": 0.2}\n{\"a\": null, \"b\": 0.3}\n");
   EXPECT_NE(usage_error("--table " + excluded + " --scores a,b")
                 .find("0 row(s) with both 'a' and 'b' present (3 of 3 excluded"),
             std::string::npos);
