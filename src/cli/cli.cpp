@@ -85,7 +85,7 @@ constexpr std::pair<const char*, const char*> kSummaries[] = {
     {"encode", "CLIP embeddings of images or texts from a model folder (resumable)"},
     {"generate", "Drive an LVLM or text-to-image model over HTTP into a run folder"},
     {"score", "Score texts: native classifier, Perspective, moderation endpoint, LLM judge"},
-    {"spec", "Print a commented starter spec for an audit or generate kind"},
+    {"spec", "Print a commented starter spec for an audit, generate or judge kind"},
     {"help", "Show this list, or a command's help ('vlbias help metric skew')"},
 };
 
