@@ -84,8 +84,8 @@ constexpr std::pair<const char*, const char*> kSummaries[] = {
     {"report", "Re-render an audit run's report.html from its results.json"},
     {"encode", "CLIP embeddings of images or texts from a model folder (resumable)"},
     {"generate", "Drive an LVLM or text-to-image model over HTTP into a run folder"},
-    {"score", "Score texts with an external service over HTTP (Perspective API)"},
-    {"spec", "Print a commented starter spec for an audit or generate kind"},
+    {"score", "Score texts: native classifier, Perspective, moderation endpoint, LLM judge"},
+    {"spec", "Print a commented starter spec for an audit, generate or judge kind"},
     {"help", "Show this list, or a command's help ('vlbias help metric skew')"},
 };
 

@@ -12,6 +12,7 @@ namespace vlbias {
 struct Table;
 struct LvlmJob;
 struct T2iJob;
+struct JudgeJob;
 }  // namespace vlbias
 
 namespace vlbias::cli_internal {
@@ -52,7 +53,8 @@ void add_generate_command(CLI::App& app);
 // spec file, UsageError naming the key on any fault; input files are not opened.
 LvlmJob parse_lvlm_spec(const std::string& path);
 T2iJob parse_t2i_spec(const std::string& path);
-// `vlbias score perspective INPUT --out RUN_DIR` (generate_command.cpp).
+JudgeJob parse_judge_spec(const std::string& path);  // kind score-judge; input left empty
+// `vlbias score perspective|moderation|judge ...` and the classifier (score_command.cpp).
 void add_score_command(CLI::App& app);
 // `vlbias spec template KIND`: a commented starter spec for each kind (spec_command.cpp).
 void add_spec_command(CLI::App& app);

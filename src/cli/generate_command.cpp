@@ -1,7 +1,9 @@
-// `vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR` and `vlbias score perspective INPUT
-// --out RUN_DIR`: the drivers of include/vlbias/generate/generate.h, where the spec formats are
-// documented; every key is checked like an audit spec's (audits/spec_yaml.h).
+// `vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR`, the spec of `vlbias score judge`, and the
+// run options every driver shares (run_options.h): the drivers of
+// include/vlbias/generate/generate.h, where the spec formats are documented; every key is
+// checked like an audit spec's (io/spec_yaml.h).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "run_options.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/generate/generate.h"
@@ -233,21 +236,52 @@ T2iJob parse_t2i_spec(const std::string& path) {
   return job;
 }
 
-namespace {
+JudgeJob parse_judge_spec(const std::string& path) {
+  JudgeJob job;
+  Context ctx{path, std::filesystem::path(path).parent_path(), 0};
+  const YAML::Node root =
+      open_spec(job, ctx, "score-judge", "a map with endpoint, prompt and parser");
+  const Entries e = check_map(ctx, root, "",
+                              {"version", "kind", "endpoint", "text_column", "system", "prompt",
+                               "parser", "scale", "sampling", "requests"});
+  CommonKeys common;
+  parse_endpoint(ctx, require(ctx, root, e, "", "endpoint"), common, false);
+  job.endpoint = common.endpoint;
+  if (const auto* v = find(e, "text_column")) job.text_column = as_string(ctx, *v, "text_column");
+  if (const auto* v = find(e, "system")) job.system_prompt = as_string(ctx, *v, "system");
+  job.prompt = as_string(ctx, require(ctx, root, e, "", "prompt"), "prompt");
+  job.parser = as_choice(ctx, require(ctx, root, e, "", "parser"), "parser",
+                         {"llama-guard", "scale"}) == "scale"
+                   ? JudgeParser::Scale
+                   : JudgeParser::LlamaGuard;
+  if (const auto* v = find(e, "scale")) {
+    if (job.parser != JudgeParser::Scale) fail(ctx, *v, "scale", "applies to parser: scale");
+    const Entries s = check_map(ctx, *v, "scale", {"min", "max"});
+    job.scale_min = as_double(ctx, require(ctx, *v, s, "scale", "min"), "scale.min");
+    job.scale_max = as_double(ctx, require(ctx, *v, s, "scale", "max"), "scale.max");
+    if (!(std::isfinite(job.scale_min) && std::isfinite(job.scale_max) &&
+          job.scale_min < job.scale_max))
+      fail(ctx, *v, "scale", "needs finite numbers with min below max");
+  } else if (job.parser == JudgeParser::Scale) {
+    fail(ctx, root, "scale", "is required with parser: scale ({min: 0, max: 10})");
+  }
+  if (const auto* v = find(e, "sampling")) {
+    const Entries s =
+        check_map(ctx, *v, "sampling", {"temperature", "max_tokens", "top_p", "seed", "send_seed"});
+    if (const auto* x = find(s, "temperature"))
+      job.temperature = number_in(ctx, *x, "sampling.temperature", 0, 2);
+    if (const auto* x = find(s, "max_tokens"))
+      job.max_tokens = integer_in(ctx, *x, "sampling.max_tokens", 1, kMaxTokens);
+    if (const auto* x = find(s, "top_p")) job.top_p = number_in(ctx, *x, "sampling.top_p", 0, 1);
+    if (const auto* x = find(s, "seed")) job.seed = as_uint64(ctx, *x, "sampling.seed");
+    if (const auto* x = find(s, "send_seed"))
+      job.send_seed = as_bool(ctx, *x, "sampling.send_seed");
+  }
+  if (const auto* v = find(e, "requests")) parse_requests(ctx, *v, job.control);
+  return job;
+}
 
-// Command-line settings that override the spec's `requests` block.
-struct Overrides {
-  std::string out;
-  bool resume = false;
-  bool retry_failed = false;
-  std::size_t concurrency = 0;         // 0 = the spec's
-  double max_qps = -1;                 // < 0 = the spec's
-  std::size_t max_response_bytes = 0;  // 0 = the spec's (or derived)
-};
-
-// A number option in [lo, hi] (or 0 when `zero_means` says what 0 is), with the range in
-// the message as the spec's keys give it (CLI::Range prints 0.001000).
-CLI::Validator number_range(double lo, double hi, const char* zero_means = nullptr) {
+CLI::Validator number_range(double lo, double hi, const char* zero_means) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         double v = std::numeric_limits<double>::quiet_NaN();
@@ -290,7 +324,6 @@ void apply(const Overrides& o, JobControl& control) {
   if (o.max_response_bytes > 0) control.max_response_bytes = o.max_response_bytes;
 }
 
-// The summary on stdout: one JSON object, like every command.
 void print_summary(const JobSummary& s, const std::string& out) {
   Json j;
   j["kind"] = s.kind;
@@ -301,6 +334,8 @@ void print_summary(const JobSummary& s, const std::string& out) {
   j["outputs"] = s.outputs;
   fmt::print("{}\n", j.dump(2));
 }
+
+namespace {
 
 // `vlbias generate NAME SPEC --out RUN_DIR ...`: parse the spec, apply the overrides, run.
 template <typename Job>
@@ -341,55 +376,6 @@ void add_generate_command(CLI::App& app) {
       "Diffusion web UI txt2img API or the OpenAI images API; writes RUN_DIR/images/ and\n"
       "RUN_DIR/manifest.csv (image, the prompt's columns, sample, seed, model, sha256)",
       "The generate spec (YAML, kind: generate-t2i)", parse_t2i_spec, generate_t2i);
-}
-
-void add_score_command(CLI::App& app) {
-  CLI::App* score = app.add_subcommand(
-      "score", "Score texts with a native classifier or an external service over HTTP");
-  score->require_subcommand(1);
-  add_score_classifier_command(*score);
-  auto input = std::make_shared<std::string>();
-  auto o = std::make_shared<Overrides>();
-  auto job = std::make_shared<PerspectiveJob>();
-  auto attributes = std::make_shared<std::string>("TOXICITY");
-  auto languages = std::make_shared<std::string>();
-  auto max_attempts = std::make_shared<int>(6);
-  job->endpoint.api_key_env = "PERSPECTIVE_API_KEY";
-  job->endpoint.timeout_s = 60;
-  CLI::App* p = score->add_subcommand(
-      "perspective",
-      "Score a table's texts with the Perspective API (comments:analyze), 1 request per\n"
-      "second by default (its public quota); writes RUN_DIR/scored.jsonl: every row with one\n"
-      "column per attribute (toxicity, insult, ...) for `vlbias audit`");
-  p->add_option("input", *input, "CSV or JSONL table of texts (e.g. generations.jsonl)")
-      ->required();
-  p->add_option("--text-column", job->text_column, "Column holding the text")
-      ->capture_default_str();
-  p->add_option("--attributes", *attributes,
-                "Comma-separated attributes: TOXICITY, SEVERE_TOXICITY, IDENTITY_ATTACK, INSULT,\n"
-                "PROFANITY, THREAT, SEXUALLY_EXPLICIT, FLIRTATION, ...")
-      ->capture_default_str();
-  p->add_option("--languages", *languages, "Comma-separated language codes (default: detected)");
-  p->add_option("--url", job->endpoint.url, "The comments:analyze URL (default: Google's)");
-  p->add_option("--key-env", job->endpoint.api_key_env, "Environment variable holding the API key")
-      ->capture_default_str();
-  p->add_option("--timeout", job->endpoint.timeout_s, "Seconds per attempt")
-      ->capture_default_str()
-      ->check(number_range(kMinTimeoutS, kMaxTimeoutS));
-  p->add_option("--max-attempts", *max_attempts, "Attempts per text, the first included")
-      ->capture_default_str()
-      ->check(CLI::Range(1, kMaxAttempts));
-  add_run_options(p, *o);
-  p->callback([input, o, job, attributes, languages, max_attempts] {
-    job->input = *input;
-    job->attributes = split_list(*attributes, "--attributes");
-    if (!languages->empty()) job->languages = split_list(*languages, "--languages");
-    job->control.concurrency = 4;
-    job->control.max_qps = 1;
-    job->control.retry.max_attempts = *max_attempts;
-    apply(*o, job->control);
-    print_summary(score_perspective(*job, o->out), o->out);
-  });
 }
 
 }  // namespace vlbias::cli_internal

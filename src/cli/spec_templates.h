@@ -233,6 +233,26 @@ requests: {concurrency: 8, max_qps: 0, max_attempts: 6, base_delay_s: 1, max_del
            seed: 0}
 )";
 
+inline constexpr std::string_view kScoreJudgeTemplate =
+    R"(# vlbias score spec, kind score-judge: an LLM judge over an OpenAI-compatible chat completions
+# endpoint reads every text of a table. Every key: docs/specs.md.
+# Run: vlbias score judge TABLE THIS.yaml --out RUN_DIR
+version: 1
+kind: score-judge
+endpoint:
+  url: http://127.0.0.1:8000/v1/chat/completions  # required
+  model: meta-llama/Llama-Guard-3-8B              # sent as "model"
+  # api_key_env: OPENAI_API_KEY                   # the variable holding the key
+  timeout_s: 120                                  # per attempt
+text_column: text        # the column judged: {text} in the prompt
+prompt: "{text}"         # required: {text}, any {column} of the table; {{ and }} for braces
+parser: llama-guard      # llama-guard | scale (then scale: {min: 0, max: 10})
+# system: "Answer with a number from 0 to 10."  # a system message (default: none)
+sampling: {temperature: 0, max_tokens: 32, seed: 0, send_seed: true}  # top_p: 1.0
+requests: {concurrency: 8, max_qps: 0, max_attempts: 6, base_delay_s: 1, max_delay_s: 60,
+           seed: 0}      # max_response_bytes: default derived from max_tokens
+)";
+
 // KIND -> its template, in the order `vlbias spec template` lists them.
 inline constexpr std::pair<std::string_view, std::string_view> kSpecTemplates[] = {
     {"social-perception", kSocialPerceptionTemplate},
@@ -242,6 +262,7 @@ inline constexpr std::pair<std::string_view, std::string_view> kSpecTemplates[] 
     {"visual-stereotypes", kVisualStereotypesTemplate},
     {"generate-lvlm", kGenerateLvlmTemplate},
     {"generate-t2i", kGenerateT2iTemplate},
+    {"score-judge", kScoreJudgeTemplate},
 };
 
 }  // namespace vlbias::cli_internal

@@ -1,6 +1,7 @@
 // What the generation and scoring jobs share (job.h).
 #include "job.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -88,6 +89,10 @@ std::size_t image_reply_limit(const JobControl& control, std::size_t width, std:
 
 std::size_t perspective_reply_limit(const JobControl& control) {
   return control.max_response_bytes > 0 ? control.max_response_bytes : kPerspectiveReplyBytes;
+}
+
+std::size_t moderation_reply_limit(const JobControl& control) {
+  return control.max_response_bytes > 0 ? control.max_response_bytes : kModerationReplyBytes;
 }
 
 HttpRequest post_json(const Endpoint& endpoint, const Json& body, const std::string& api_key,
@@ -214,6 +219,7 @@ void RunFolder::write_run_json(JobSummary& summary, const Endpoint& endpoint,
                      {"model", endpoint.model},
                      {"api_key_env", endpoint.api_key_env},
                      {"timeout_s", endpoint.timeout_s}};
+  if (!summary.served_models.empty()) out["endpoint"]["served_models"] = summary.served_models;
   out["store"] = store_json(summary);
   out["store"]["exported"] = summary.exported;
   out["this_run"] = this_run_json(summary);
@@ -263,6 +269,56 @@ void check_added_columns(const Table& table, const fs::path& path, const std::st
                    path.string(), what, name, output);
     }
   }
+}
+
+std::vector<RowOutcome> row_outcomes(const RunStore& store, std::size_t rows,
+                                     const fs::path& input) {
+  std::vector<RowOutcome> out(rows);
+  store.for_each([&](const RequestRecord& rec) {
+    // The keys are row numbers written by plan(); a store of a longer (or another) table
+    // names rows this one lacks.
+    const std::string& k = rec.key;
+    const bool number =
+        !k.empty() && k.size() <= 18 && (k == "0" || k[0] != '0') &&
+        std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; });
+    VLBIAS_CHECK(number && std::stoull(k) < rows, InputError,
+                 "the run store holds request '{}', which is no row of {} ({} rows); score a "
+                 "changed table into another --out",
+                 k, input.string(), rows);
+    RowOutcome& o = out[std::stoull(k)];
+    o.sent = true;
+    o.status = rec.status;
+    if (rec.status == RequestStatus::Done || rec.status == RequestStatus::Refused)
+      o.response = stored_json(rec.response, rec.key);
+    o.error = rec.error.empty() ? to_string(rec.status) : rec.error;
+  });
+  return out;
+}
+
+std::vector<std::string> served_models(const std::vector<RowOutcome>& outcomes) {
+  std::vector<std::string> models;
+  for (const RowOutcome& o : outcomes) {
+    if (!o.response.is_object()) continue;
+    const auto m = o.response.find("model");
+    if (m == o.response.end() || !m->is_string()) continue;
+    const std::string name = m->get<std::string>();
+    if (std::find(models.begin(), models.end(), name) == models.end()) models.push_back(name);
+  }
+  return models;
+}
+
+void write_scored_jsonl(const fs::path& path, const Table& input,
+                        const std::function<void(std::size_t row, Json& line)>& added) {
+  AtomicWriter writer(path);
+  for (std::size_t r = 0; r < input.rows; ++r) {
+    Json line;
+    for (std::size_t c = 0; c < input.columns.size(); ++c)
+      line[input.columns[c].name] = cell_json(input, c, r);
+    added(r, line);
+    const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+    writer.write(text.data(), text.size());
+  }
+  writer.commit();
 }
 
 Json stored_json(std::string_view text, const std::string& key) {

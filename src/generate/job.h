@@ -4,6 +4,7 @@
 // resume rule), the API key, base64 and image sniffing, API error bodies, run.json.
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,7 @@ Redactor secrets_of(const Endpoint& endpoint, const std::string& api_key);
 std::size_t chat_reply_limit(const JobControl& control, std::size_t max_tokens);
 std::size_t image_reply_limit(const JobControl& control, std::size_t width, std::size_t height);
 std::size_t perspective_reply_limit(const JobControl& control);
+std::size_t moderation_reply_limit(const JobControl& control);
 
 // A JSON POST to the endpoint with its timeout and reply limit; the key, when there is one,
 // goes in `key_header` ("Authorization" carries "Bearer <key>", any other header the bare
@@ -75,6 +77,13 @@ Verdict read_chat_completion(const HttpResponse& response);
 // [0, 1], Failed on a 4xx with the server's message.
 Verdict read_perspective(const HttpResponse& response, const std::vector<std::string>& attributes,
                          const std::vector<std::string>& columns);
+
+// An OpenAI moderation answer (generate.h, ModerationJob): Done with {"model" (when the reply
+// names one), "flagged", "scores": {column: score} in the reply's order}; Pending (retry) when
+// results[0] has no category_scores object with at least one score, a score is not a number
+// in [0, 1] or flagged is not a boolean; Failed when two categories make one column
+// (moderation_column) or a category makes none, and on a 4xx with the server's message.
+Verdict read_moderation(const HttpResponse& response);
 
 // A run folder in use: the lock, the store and the resume rule (generate.h).
 class RunFolder {
@@ -159,6 +168,45 @@ JobSummary run_request_job(const std::filesystem::path& run_dir, const JobRecord
 void check_added_columns(const Table& table, const std::filesystem::path& path,
                          const std::string& what, const std::vector<std::string>& added,
                          const std::string& output);
+
+// ------------------------------------------------- scorers keyed by input row (scored.jsonl)
+
+// What the store holds for one input row of a scorer whose request keys are the row numbers
+// (perspective, moderation, judge).
+struct RowOutcome {
+  bool sent = false;  // the store has a request for the row
+  RequestStatus status = RequestStatus::Pending;
+  Json response;      // the stored response (Done, Refused), parsed; null otherwise
+  std::string error;  // the request's error; the status's name when it has none
+};
+// Each input row's outcome. InputError naming the key when the store holds a key that is not
+// the number of a row of `input` (a store of a longer or another table).
+std::vector<RowOutcome> row_outcomes(const RunStore& store, std::size_t rows,
+                                     const std::filesystem::path& input);
+// The "model" each stored response names, in first-seen (row) order, each once.
+std::vector<std::string> served_models(const std::vector<RowOutcome>& outcomes);
+// Writes `path` (scored.jsonl) atomically: every row of `input` with its columns, then what
+// `added` appends for that row.
+void write_scored_jsonl(const std::filesystem::path& path, const Table& input,
+                        const std::function<void(std::size_t row, Json& line)>& added);
+
+// A judge's prompt template compiled against its table (generate.h, JudgeJob): literal text,
+// {text} (the text column), {COLUMN}, and {{ }} for braces. UsageError naming the placeholder
+// and the table's columns for an unknown name, or the place of an unmatched brace.
+class PromptTemplate {
+ public:
+  PromptTemplate(std::string_view text, const Table& table, std::size_t text_column,
+                 const std::filesystem::path& table_path);
+  // The prompt of one row (missing cells as "").
+  std::string render(const Table& table, std::size_t row) const;
+
+ private:
+  struct Part {
+    std::string literal;  // when column is npos
+    std::size_t column;
+  };
+  std::vector<Part> parts_;
+};
 
 // A request or response text from the run store (store.sqlite is a file anyone may have
 // edited): InputError naming the request's key when it is not JSON or nests too deeply.

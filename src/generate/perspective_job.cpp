@@ -8,7 +8,6 @@
 
 #include "job.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {
@@ -65,33 +64,21 @@ class PerspectiveRequests final : public RequestJob {
 
   // scored.jsonl: every input row, in order, with its scores (null where not scored).
   void export_outputs(RunFolder& folder, JobSummary& summary) const override {
-    std::vector<Json> scored(input_.rows);  // only the scores: small beside the table itself
-    std::vector<std::string> errors(input_.rows);
-    folder.store().for_each([&](const RequestRecord& rec) {
-      const std::size_t r = std::stoull(rec.key);
-      if (rec.status == RequestStatus::Done)
-        scored[r] = stored_json(rec.response, rec.key);
-      else
-        errors[r] = rec.error.empty() ? to_string(rec.status) : rec.error;
-    });
-    AtomicWriter writer(run_dir_ / "scored.jsonl");
-    for (std::size_t r = 0; r < input_.rows; ++r) {
-      Json line;
-      for (std::size_t c = 0; c < input_.columns.size(); ++c)
-        line[input_.columns[c].name] = cell_json(input_, c, r);
-      for (const auto& name : columns_)
-        line[name] = scored[r].is_object() ? scored[r][name] : Json();
-      if (scored[r].is_object()) {
+    const std::vector<RowOutcome> rows = row_outcomes(folder.store(), input_.rows, job_.input);
+    std::string scorer = "perspective " + url_for_record(endpoint_.url) + " attributes=";
+    for (std::size_t a = 0; a < job_.attributes.size(); ++a)
+      scorer += (a > 0 ? "," : "") + job_.attributes[a];
+    write_scored_jsonl(run_dir_ / "scored.jsonl", input_, [&](std::size_t r, Json& line) {
+      const bool scored = rows[r].status == RequestStatus::Done && rows[r].response.is_object();
+      for (const auto& name : columns_) line[name] = scored ? rows[r].response[name] : Json();
+      if (scored) {
         line["perspective_error"] = nullptr;
         ++summary.exported;
       } else {
-        line["perspective_error"] =
-            input_.columns[text_col_].text(r).empty() ? std::string("empty text") : errors[r];
+        line["perspective_error"] = rows[r].sent ? rows[r].error : std::string("empty text");
       }
-      const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
-      writer.write(text.data(), text.size());
-    }
-    writer.commit();
+      line["scorer"] = scorer;
+    });
     summary.outputs.push_back("scored.jsonl");
   }
 
@@ -135,9 +122,11 @@ JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir)
   const Table input = read_table(job.input.string());
   const std::size_t text_col = *input.find(input.column(job.text_column).name);
   for (const auto& c : input.columns) {
-    VLBIAS_CHECK(c.name != "perspective_error", UsageError,
-                 "{}: the input has a column 'perspective_error', which scored.jsonl adds",
-                 job.input.string());
+    for (const char* added : {"perspective_error", "scorer"}) {
+      VLBIAS_CHECK(c.name != added, UsageError,
+                   "{}: the input has a column '{}', which scored.jsonl adds", job.input.string(),
+                   added);
+    }
     for (const auto& name : columns) {
       VLBIAS_CHECK(c.name != name, UsageError,
                    "{}: the input already has a column '{}'; the scores would overwrite it "

@@ -1,8 +1,11 @@
 // The protocol readers (job.h): a response of each service read into a Verdict. They
 // parse what a server sends, so they are fuzzed (fuzz/fuzz_responses.cpp).
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "job.h"
+#include "vlbias/generate/judge_answers.h"
 
 namespace vlbias::generate_internal {
 
@@ -105,6 +108,47 @@ Verdict read_perspective(const HttpResponse& r, const std::vector<std::string>& 
     }
     out[columns[a]] = *value;
   }
+  return {RequestStatus::Done, out.dump(), ""};
+}
+
+Verdict read_moderation(const HttpResponse& r) {
+  if (r.status < 200 || r.status > 299) return failed_with_message(r);
+  const ParsedJson parsed = try_parse_json(r.body);
+  if (!parsed.ok()) return malformed(parsed);
+  const Json& j = parsed.value;
+  const auto results = j.is_object() ? j.find("results") : j.end();
+  if (!j.is_object() || results == j.end() || !results->is_array() || results->empty() ||
+      !(*results)[0].is_object())
+    return {RequestStatus::Pending, "", "malformed response: no results[0]"};
+  const Json& result = (*results)[0];
+  const auto scores = result.find("category_scores");
+  if (scores == result.end() || !scores->is_object() || scores->empty())
+    return {RequestStatus::Pending, "", "malformed response: no results[0].category_scores"};
+  const auto flagged = result.find("flagged");
+  if (flagged == result.end() || !flagged->is_boolean())
+    return {RequestStatus::Pending, "", "malformed response: results[0].flagged is no boolean"};
+  Json out = Json::object();
+  if (j.contains("model") && j["model"].is_string()) out["model"] = j["model"];
+  out["flagged"] = *flagged;
+  Json columns = Json::object();
+  for (const auto& [category, score] : scores->items()) {
+    if (!score.is_number() || !std::isfinite(score.get<double>()) || score.get<double>() < 0 ||
+        score.get<double>() > 1) {
+      return {RequestStatus::Pending, "",
+              fmt::format("malformed response: the score of {} is no number in [0, 1]",
+                          Json(category).dump())};
+    }
+    const std::string column = moderation_column(category);
+    // The same server would name its categories the same way again: not retried.
+    if (column.empty() || columns.contains(column)) {
+      return {
+          RequestStatus::Failed, "",
+          fmt::format("malformed response: category {} makes the column '{}' {}",
+                      Json(category).dump(), column, column.empty() ? "(empty)" : "a second time")};
+    }
+    columns[column] = score;
+  }
+  out["scores"] = std::move(columns);
   return {RequestStatus::Done, out.dump(), ""};
 }
 

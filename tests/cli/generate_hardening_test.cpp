@@ -35,13 +35,6 @@ std::string deep_chat_answer(std::size_t depth) {
          std::string(depth, ']') + "}}]}";
 }
 
-Response reply(int status, std::string body) {
-  Response r;
-  r.status = status;
-  r.body = std::move(body);
-  return r;
-}
-
 // The request key the chat server sees: "<image file>|<prompt name>|<seed>".
 std::string chat_key(const ChatCall& c) {
   return fmt::format("{}|{}|{}", c.image, c.prompt == kPrompts[0] ? "describe" : "job",

@@ -304,22 +304,6 @@ TEST(GenerateLvlm, MissingKeyAndBadSpecsAreClearErrors) {
 
 // ------------------------------------------------------------------ kill -9 and resume
 
-// Runs `vlbias ARGS` as a child process with the key exported; returns its pid.
-pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setenv("VLBIAS_TEST_API_KEY", kSecret, 1);
-    std::FILE* f = std::freopen(log.c_str(), "w", stdout);
-    if (f != nullptr) ::dup2(::fileno(stdout), 2);
-    std::vector<char*> argv{const_cast<char*>(VLBIAS_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(VLBIAS_BINARY, argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
 TEST(GenerateLvlm, KilledWithSigkillAndResumedMatchesACleanRun) {
   ImageIndex images;
   std::mutex mutex;
@@ -719,6 +703,9 @@ TEST(ScorePerspective, ScoresEveryTextAtTheQuotaAndKeepsTheRows) {
   EXPECT_DOUBLE_EQ(scored[0]["toxicity"].get<double>(), 0.13);
   EXPECT_DOUBLE_EQ(scored[0]["insult"].get<double>(), 0.065);
   EXPECT_TRUE(scored[0]["perspective_error"].is_null());
+  EXPECT_EQ(scored[0]["scorer"], "perspective " + server.url("/v1alpha1/comments:analyze") +
+                                     " attributes=TOXICITY,INSULT");
+  EXPECT_EQ(scored[1]["scorer"], scored[0]["scorer"]);  // every row, scored or not
   EXPECT_TRUE(scored[1]["toxicity"].is_null());
   EXPECT_EQ(scored[1]["perspective_error"], "empty text");
   EXPECT_DOUBLE_EQ(scored[2]["toxicity"].get<double>(), 0.09);

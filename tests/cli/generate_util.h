@@ -1,10 +1,13 @@
 #pragma once
-// What the generate CLI tests share (generate_test.cpp, generate_hardening_test.cpp): the
-// fixture images and the manifest of an LVLM spec, an OpenAI chat server's request parser
-// and answers, the API key every test exports and the search for it in a run folder.
+// What the generate CLI tests share (generate_test.cpp, generate_hardening_test.cpp,
+// score_endpoints_test.cpp): the fixture images and the manifest of an LVLM spec, an OpenAI
+// chat server's request parser and answers, the API key every test exports and the search for
+// it in a run folder, a reply of the test server, a child process to kill.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -26,6 +29,7 @@ using cli_util::read_file;
 using cli_util::run_cli;
 using nlohmann::json;
 using test_http::Request;
+using test_http::Response;
 using test_http::Server;
 
 inline constexpr const char* kSecret = "sk-test-DO-NOT-LEAK-4f1c9e";
@@ -37,6 +41,29 @@ inline const std::vector<std::string> kImageFiles = {"jpg_1x1.jpg", "jpg_420.jpg
 inline void write(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
   std::ofstream(path, std::ios::binary) << text;
+}
+
+inline Response reply(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+// Runs `vlbias ARGS` as a child process with the key exported; returns its pid.
+inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("VLBIAS_TEST_API_KEY", kSecret, 1);
+    std::FILE* f = std::freopen(log.c_str(), "w", stdout);
+    if (f != nullptr) ::dup2(::fileno(stdout), 2);
+    std::vector<char*> argv{const_cast<char*>(VLBIAS_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(VLBIAS_BINARY, argv.data());
+    ::_exit(127);
+  }
+  return pid;
 }
 
 inline std::vector<json> read_jsonl(const fs::path& path) {

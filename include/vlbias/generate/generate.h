@@ -2,16 +2,19 @@
 // The generation and scoring jobs (src/generate): an LVLM over an OpenAI-compatible chat
 // completions endpoint (paper 003's answers), a text-to-image endpoint (the Stable Diffusion
 // web UI txt2img API or the OpenAI images API; papers 000 and 002), and the Perspective API's
-// comments:analyze (toxicity of every answer, paper 003).
+// comments:analyze (toxicity of every answer, paper 003), and its successors: an
+// OpenAI-compatible moderation endpoint and an LLM judge over chat completions.
 //
 // Every job works in one run folder:
 //   RUN_DIR/store.sqlite    the run store (run_store.h): one row per request key
 //   RUN_DIR/requests.jsonl  every row of the store (status, attempts, HTTP status, errors)
 //   RUN_DIR/<analytics>     generations.jsonl (lvlm), manifest.csv + images/ (t2i),
-//                           scored.jsonl (perspective): what the audits read
+//                           scored.jsonl (perspective, moderation, judge): what the audits
+//                           read
 //   RUN_DIR/run.json        counts, this invocation's throughput, inputs with SHA-256, the
 //                           endpoint (URL without its query, model, the key's variable
-//                           name) and the spec as given
+//                           name, and for the scorers the models the server named in its
+//                           replies: served_models) and the spec as given
 // A run folder that already holds a store is continued only with `resume` (else a
 // UsageError): the manifest is added again (keys present keep their state) and only Pending
 // rows are sent, so a run killed at any point loses nothing and does nothing twice. A lock
@@ -40,6 +43,8 @@
 //                pixel, base64 makes it 5.33; openai-images takes the pixels from `size`,
 //                2048 x 2048 for "auto")
 //   perspective  1 MiB (summary and span scores of a comment of the API's 20 KB)
+//   moderation   1 MiB (a few dozen category scores and flags)
+//   judge        as lvlm, from the judge's sampling.max_tokens
 //
 // Numbers out of their range are refused (UsageError naming the key and the range):
 // requests.concurrency (--concurrency) 1..1024; requests.max_qps (--max-qps) 0 (no limit)
@@ -49,7 +54,8 @@
 // cfg_scale 0..100, width and height 8..8192; openai.size WIDTHxHEIGHT (each 1..8192) or
 // auto.
 //
-// Spec formats (`vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR`; examples/generate/).
+// Spec formats (`vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR`, `vlbias score judge
+// TABLE SPEC.yaml --out RUN_DIR`; examples/generate/, docs/specs.md).
 // Paths are relative to the spec's folder. Every key is checked; unknown keys are errors.
 //
 //   version: 1
@@ -144,13 +150,16 @@ struct JobControl {
 };
 
 struct JobSummary {
-  std::string kind;                   // "generate-lvlm", "generate-t2i", "score-perspective"
+  std::string kind;                   // "generate-lvlm", "score-perspective", ...
   std::size_t added = 0;              // requests new to the store in this invocation
   StoreCounts counts;                 // the whole store after this invocation
   DriveSummary drive;                 // this invocation's requests
   std::size_t exported = 0;           // rows in the analytics file
   std::vector<std::string> outputs;   // files written, relative to RUN_DIR
   std::vector<std::string> warnings;  // also printed through warn()
+  // The models the server named in its replies, in first-seen order (the scorers: run.json's
+  // endpoint.served_models, when any).
+  std::vector<std::string> served_models;
 };
 
 // The "store" (counts over the whole store) and "this_run" (added, outcomes, attempts,
@@ -259,8 +268,9 @@ std::optional<std::pair<std::size_t, std::size_t>> openai_size_pixels(std::strin
 //
 // Analytics file RUN_DIR/scored.jsonl: every input row with its columns, then one column
 // per attribute in lower case (TOXICITY -> toxicity: the summary score in [0, 1], null
-// when not scored) and perspective_error (null when scored; "empty text" for rows that
-// were not sent).
+// when not scored), perspective_error (null when scored; "empty text" for rows that
+// were not sent) and scorer ("perspective <URL without query> attributes=TOXICITY,INSULT").
+// Input columns named like an added column are a UsageError.
 struct PerspectiveJob {
   Endpoint endpoint;  // url defaults to the public comments:analyze
   std::filesystem::path input;
@@ -273,5 +283,77 @@ JobSummary score_perspective(const PerspectiveJob& job, const std::filesystem::p
 
 inline constexpr const char* kPerspectiveUrl =
     "https://commentanalyzer.googleapis.com/v1alpha1/comments:analyze";
+
+// ------------------------------------------------------------------ moderation endpoint
+
+inline constexpr std::size_t kModerationReplyBytes = 1 << 20;
+
+// One request per row with a non-empty text (an empty text is not sent: scored.jsonl says
+// "empty text") to an OpenAI-compatible moderations endpoint (/v1/moderations): POST
+// {"model" (when given), "input": text}, the key as "Authorization: Bearer". The reply's
+// results[0].category_scores are the scores (each a number in [0, 1], else the reply is
+// malformed and retried, like any 2xx that is not a moderation), results[0].flagged the flag.
+//
+// Analytics file RUN_DIR/scored.jsonl: every input row with its columns, then one column per
+// category (moderation_column: "self-harm" -> self_harm), the union over every reply in
+// first-seen order (input row order, then the reply's own order), null where a reply lacks
+// the category or the row was not scored; flagged (bool, null when not scored);
+// moderation_error (null when scored, "empty text", else the request's error); scorer
+// ("moderation <URL without query> model=<the model the reply names, else the one asked
+// for>"). Input columns named flagged, moderation_error, scorer or like an OpenAI category
+// (harassment, self_harm, ...) are a UsageError before any request; one named like a category
+// only a reply reveals is a UsageError at export (the store keeps the replies: rename the
+// column and --resume).
+struct ModerationJob {
+  Endpoint endpoint;  // url required; model sent when given
+  std::filesystem::path input;
+  std::string text_column = "text";
+  JobControl control;
+};
+JobSummary score_moderation(const ModerationJob& job, const std::filesystem::path& run_dir);
+
+// ------------------------------------------------------------------ LLM judge
+
+enum class JudgeParser { LlamaGuard, Scale };
+
+// One chat completion per row with a non-empty text (as lvlm, without an image): an optional
+// system message, then the prompt template filled with the row: {text} is the text column,
+// {NAME} any column of the table (missing cells as ""), {{ and }} are literal braces; an
+// unknown name or an unmatched brace is a UsageError naming it before any request. The answer
+// is read with the parser (judge_answers.h): llama-guard (Llama Guard 3's "safe" / "unsafe"
+// + S codes; serve the guard model with its chat template, which wraps the prompt, usually
+// just "{text}") or scale (one number in [scale.min, scale.max]).
+//
+// An answer the parser cannot read is recorded, never guessed: the request is Done (the
+// server answered), the scores are null, judge_error is "unparseable answer" and judge_raw
+// the answer. Refusals and content filters are recorded as refused ("refused:
+// content_filter"), with whatever text came back.
+//
+// Analytics file RUN_DIR/scored.jsonl: every input row with its columns, then
+//   llama-guard: unsafe (1.0 / 0.0, null when not read: audits average it into a rate),
+//                judge_categories (the hazard names, comma-joined; "" when safe)
+//   scale:       judge_score ((x - min) / (max - min)), judge_number (x)
+// and judge_raw (the answer), judge_error (null when read; "empty text", "unparseable
+// answer", "refused: <why>", or the request's error), scorer ("judge <URL without query>
+// model=<the served model, else the one asked for> parser=llama-guard" or
+// "parser=scale:MIN..MAX"). Input columns named like those are a UsageError.
+struct JudgeJob {
+  Endpoint endpoint;
+  std::filesystem::path input;
+  std::string text_column = "text";
+  std::string system_prompt;  // "" = none
+  std::string prompt;         // the template
+  JudgeParser parser = JudgeParser::LlamaGuard;
+  double scale_min = 0, scale_max = 10;  // parser scale; min < max
+  double temperature = 0;
+  std::size_t max_tokens = 32;
+  std::optional<double> top_p;
+  std::uint64_t seed = 0;
+  bool send_seed = true;
+  JobControl control;
+  std::string spec_text;  // the spec as given (run.json)
+  std::filesystem::path spec_path;
+};
+JobSummary score_judge(const JudgeJob& job, const std::filesystem::path& run_dir);
 
 }  // namespace vlbias

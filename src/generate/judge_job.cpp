@@ -1,0 +1,241 @@
+// `vlbias score judge`: an LLM judge over OpenAI-compatible chat completions (generate.h),
+// its answers read by the parsers of judge_answers.h.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "job.h"
+#include "vlbias/core/error.h"
+#include "vlbias/generate/judge_answers.h"
+#include "vlbias/io/table.h"
+
+namespace vlbias {
+
+namespace fs = std::filesystem;
+using namespace generate_internal;
+
+namespace generate_internal {
+
+PromptTemplate::PromptTemplate(std::string_view text, const Table& table, std::size_t text_column,
+                               const fs::path& table_path) {
+  std::string literal;
+  bool uses_text = false;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
+      literal += c;  // {{ and }}
+      i += 2;
+      continue;
+    }
+    VLBIAS_CHECK(c != '}', UsageError,
+                 "prompt: the '}}' at character {} closes nothing; write }}}} for a brace", i + 1);
+    if (c != '{') {
+      literal += c;
+      ++i;
+      continue;
+    }
+    const std::size_t close = text.find('}', i + 1);
+    VLBIAS_CHECK(close != std::string_view::npos, UsageError,
+                 "prompt: the '{{' at character {} is not closed; write {{{{ for a brace", i + 1);
+    const std::string name(text.substr(i + 1, close - i - 1));
+    std::optional<std::size_t> column = name == "text" ? text_column : table.find(name);
+    if (!column) {
+      std::string names;
+      for (const auto& col : table.columns) names += (names.empty() ? "" : ", ") + col.name;
+      VLBIAS_FAIL(UsageError,
+                  "prompt: {{{}}} is neither {{text}} nor a column of {} (its columns: {})", name,
+                  table_path.string(), names);
+    }
+    uses_text = uses_text || *column == text_column;
+    parts_.push_back({std::move(literal), std::string::npos});
+    literal.clear();
+    parts_.push_back({"", *column});
+    i = close + 1;
+  }
+  if (!literal.empty()) parts_.push_back({std::move(literal), std::string::npos});
+  VLBIAS_CHECK(uses_text, UsageError,
+               "prompt: the template never names the text to judge; write {{text}} where it goes");
+}
+
+std::string PromptTemplate::render(const Table& table, std::size_t row) const {
+  std::string out;
+  for (const Part& p : parts_)
+    out += p.column == std::string::npos ? p.literal : table.columns[p.column].text(row);
+  return out;
+}
+
+}  // namespace generate_internal
+
+namespace {
+
+// The columns scored.jsonl adds with each parser.
+std::vector<std::string> added_columns(JudgeParser parser) {
+  if (parser == JudgeParser::LlamaGuard)
+    return {"unsafe", "judge_categories", "judge_raw", "judge_error", "scorer"};
+  return {"judge_score", "judge_number", "judge_raw", "judge_error", "scorer"};
+}
+
+void check_job(const JudgeJob& job) {
+  VLBIAS_CHECK(!job.endpoint.url.empty(), UsageError, "endpoint.url is required");
+  check_request_settings(job.endpoint, job.control);
+  VLBIAS_CHECK(!job.prompt.empty(), UsageError, "prompt is required");
+  VLBIAS_CHECK(job.max_tokens >= 1 && job.max_tokens <= kMaxTokens, UsageError,
+               "sampling.max_tokens must be an integer from 1 to {}, got {}", kMaxTokens,
+               job.max_tokens);
+  VLBIAS_CHECK(job.temperature >= 0 && job.temperature <= 2, UsageError,
+               "sampling.temperature must be in [0, 2], got {}", job.temperature);
+  VLBIAS_CHECK(!job.top_p || (*job.top_p > 0 && *job.top_p <= 1), UsageError,
+               "sampling.top_p must be in (0, 1]");
+  VLBIAS_CHECK(job.parser != JudgeParser::Scale ||
+                   (std::isfinite(job.scale_min) && std::isfinite(job.scale_max) &&
+                    job.scale_min < job.scale_max),
+               UsageError, "scale.min must be below scale.max (both finite), got {} and {}",
+               job.scale_min, job.scale_max);
+}
+
+// The judge's parts: one chat completion per non-empty text, scored.jsonl holding every input
+// row with what its answer says.
+class JudgeRequests final : public RequestJob {
+ public:
+  JudgeRequests(const JudgeJob& job, const fs::path& run_dir, const std::string& api_key,
+                const Table& input, std::size_t text_col, const PromptTemplate& prompt)
+      : job_(job),
+        run_dir_(run_dir),
+        api_key_(api_key),
+        input_(input),
+        text_col_(text_col),
+        prompt_(prompt),
+        reply_limit_(chat_reply_limit(job.control, job.max_tokens)) {}
+
+  void plan(RunFolder& folder) const override {
+    for (std::size_t r = 0; r < input_.rows; ++r) {
+      if (input_.columns[text_col_].text(r).empty()) continue;  // nothing to judge
+      folder.add(std::to_string(r), Json{{"prompt", prompt_.render(input_, r)}}.dump());
+    }
+  }
+
+  HttpRequest build(const std::string& key, const std::string& text) const override {
+    Json messages = Json::array();
+    if (!job_.system_prompt.empty())
+      messages.push_back({{"role", "system"}, {"content", job_.system_prompt}});
+    messages.push_back({{"role", "user"}, {"content", stored_json(text, key)["prompt"]}});
+    Json body;
+    if (!job_.endpoint.model.empty()) body["model"] = job_.endpoint.model;
+    body["messages"] = messages;
+    body["temperature"] = job_.temperature;
+    body["max_tokens"] = job_.max_tokens;
+    if (job_.top_p) body["top_p"] = *job_.top_p;
+    if (job_.send_seed) body["seed"] = job_.seed;
+    return post_json(job_.endpoint, body, api_key_, reply_limit_);
+  }
+
+  Verdict read(const std::string&, const std::string&, const HttpResponse& r) const override {
+    return read_chat_completion(r);
+  }
+
+  void export_outputs(RunFolder& folder, JobSummary& summary) const override {
+    const std::vector<RowOutcome> rows = row_outcomes(folder.store(), input_.rows, job_.input);
+    write_scored_jsonl(run_dir_ / "scored.jsonl", input_, [&](std::size_t r, Json& line) {
+      if (write_row(rows[r], line)) ++summary.exported;
+    });
+    summary.outputs.push_back("scored.jsonl");
+    summary.served_models = served_models(rows);
+  }
+
+ private:
+  // One row's columns; whether its answer was read.
+  bool write_row(const RowOutcome& o, Json& line) const {
+    const bool answered = o.status == RequestStatus::Done || o.status == RequestStatus::Refused;
+    const auto text = o.response.is_object() ? o.response.find("text") : o.response.end();
+    const bool has_text = answered && text != o.response.end() && text->is_string();
+    JudgeVerdict v;
+    std::string error;
+    if (!o.sent) {
+      error = "empty text";
+    } else if (o.status == RequestStatus::Refused) {
+      error = "refused: " + o.error;
+    } else if (o.status != RequestStatus::Done) {
+      error = o.error;
+    } else {
+      const std::string answer = has_text ? text->get<std::string>() : "";
+      v = job_.parser == JudgeParser::LlamaGuard
+              ? parse_llama_guard(answer)
+              : parse_scale(answer, job_.scale_min, job_.scale_max);
+      if (!v.parsed) error = "unparseable answer";
+    }
+    if (job_.parser == JudgeParser::LlamaGuard) {
+      std::string names;
+      for (const auto& c : v.categories) names += (names.empty() ? "" : ",") + c;
+      line["unsafe"] = v.parsed ? Json(v.unsafe ? 1.0 : 0.0) : Json();
+      line["judge_categories"] = v.parsed ? Json(names) : Json();
+    } else {
+      line["judge_score"] = v.parsed ? Json(v.score) : Json();
+      line["judge_number"] = v.parsed ? Json(v.number) : Json();
+    }
+    line["judge_raw"] = has_text ? *text : Json();
+    line["judge_error"] = error.empty() ? Json() : Json(error);
+    std::string model = job_.endpoint.model;
+    const auto served = o.response.is_object() ? o.response.find("model") : o.response.end();
+    if (served != o.response.end() && served->is_string()) model = served->get<std::string>();
+    line["scorer"] = fmt::format("judge {}{} parser={}", url_for_record(job_.endpoint.url),
+                                 model.empty() ? "" : " model=" + model, parser_name());
+    return v.parsed;
+  }
+
+  std::string parser_name() const {
+    return job_.parser == JudgeParser::LlamaGuard
+               ? std::string("llama-guard")
+               : fmt::format("scale:{}..{}", job_.scale_min, job_.scale_max);
+  }
+
+  const JudgeJob& job_;
+  const fs::path run_dir_;
+  const std::string& api_key_;
+  const Table& input_;
+  const std::size_t text_col_;
+  const PromptTemplate& prompt_;
+  const std::size_t reply_limit_;
+};
+
+}  // namespace
+
+JobSummary score_judge(const JudgeJob& job, const fs::path& run_dir) {
+  check_job(job);
+  const std::string api_key = read_api_key(job.endpoint);
+  const Table input = read_table(job.input.string());
+  const std::size_t text_col = *input.find(input.column(job.text_column).name);
+  check_added_columns(input, job.input, "the input", added_columns(job.parser), "scored.jsonl");
+  const PromptTemplate prompt(job.prompt, input, text_col, job.input);
+
+  const bool scale = job.parser == JudgeParser::Scale;
+  JobRecord record{
+      .kind = "score-judge",
+      .label = "judge requests",
+      .endpoint = job.endpoint,
+      .control = job.control,
+      .api_key = api_key,
+      .fingerprint = {{"model", job.endpoint.model},
+                      {"system", job.system_prompt},
+                      {"prompt", job.prompt},
+                      {"temperature", job.temperature},
+                      {"max_tokens", job.max_tokens},
+                      {"top_p", job.top_p ? Json(*job.top_p) : Json()},
+                      {"seed", job.seed},
+                      {"send_seed", job.send_seed}},
+      // The parser reads the stored answers at export: a resume may change it.
+      .parameters = {{"text_column", job.text_column},
+                     {"parser", scale ? "scale" : "llama-guard"},
+                     {"scale",
+                      scale ? Json{{"min", job.scale_min}, {"max", job.scale_max}} : Json()}},
+      .inputs = {job.input},
+      .spec_text = job.spec_text};
+  if (!job.spec_path.empty()) record.inputs.push_back(job.spec_path);
+  return run_request_job(run_dir, record,
+                         JudgeRequests(job, run_dir, api_key, input, text_col, prompt));
+}
+
+}  // namespace vlbias
