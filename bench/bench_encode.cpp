@@ -5,15 +5,13 @@
 //   build/bench/bench_encode --model /tmp/clip-b32 --threads 2
 // --sgemm times the wrapper's sgemm on the forward's GEMM shapes instead (the ceiling).
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "bench_timing.h"
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
@@ -23,21 +21,15 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using vlbias::bench::best_time;
+using vlbias::bench::Clock;
+using vlbias::bench::proc_status_mib;
+using vlbias::bench::seconds_since;
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// VmHWM / VmRSS from /proc/self/status, in MiB.
-double proc_status_mib(const char* key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0) return std::atof(line.c_str() + std::strlen(key)) / 1024.0;
-  }
-  return 0.0;
-}
+constexpr const char* kUsage =
+    "usage: bench_encode --model DIR [--images N] [--texts N] [--len-min L] [--len-max L] "
+    "[--reps R] [--threads T] [--dump DIR]\n"
+    "       bench_encode --sgemm [--threads T] [--reps R]\n";
 
 struct Options {
   std::string model;
@@ -47,46 +39,23 @@ struct Options {
   bool sgemm = false;
 };
 
-[[noreturn]] void usage() {
-  std::fprintf(stderr,
-               "usage: bench_encode --model DIR [--images N] [--texts N] [--len-min L] "
-               "[--len-max L] [--reps R] [--threads T] [--dump DIR]\n"
-               "       bench_encode --sgemm [--threads T] [--reps R]\n");
-  std::exit(2);
-}
-
 Options parse(int argc, char** argv) {
+  const vlbias::bench::Flags f(
+      argc, argv,
+      {"--model", "--images", "--texts", "--len-min", "--len-max", "--reps", "--threads", "--dump"},
+      {"--sgemm"}, kUsage);
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage();
-      return argv[++i];
-    };
-    if (a == "--model") {
-      o.model = value();
-    } else if (a == "--images") {
-      o.images = std::stoul(value());
-    } else if (a == "--texts") {
-      o.texts = std::stoul(value());
-    } else if (a == "--len-min") {
-      o.len_min = std::stoul(value());
-    } else if (a == "--len-max") {
-      o.len_max = std::stoul(value());
-    } else if (a == "--reps") {
-      o.reps = std::max<std::size_t>(1, std::stoul(value()));
-    } else if (a == "--threads") {
-      o.threads = static_cast<unsigned>(std::stoul(value()));
-    } else if (a == "--dump") {
-      o.dump = value();
-    } else if (a == "--sgemm") {
-      o.sgemm = true;
-    } else {
-      usage();
-    }
-  }
-  if (!o.sgemm && o.model.empty()) usage();
-  if (o.len_min < 2 || o.len_max < o.len_min) usage();
+  o.model = f.text("--model");
+  o.images = f.count("--images", o.images);
+  o.texts = f.count("--texts", o.texts);
+  o.len_min = f.count("--len-min", o.len_min);
+  o.len_max = f.count("--len-max", o.len_max);
+  o.reps = std::max<std::size_t>(1, f.count("--reps", o.reps));
+  o.threads = static_cast<unsigned>(f.count("--threads", 0));
+  o.dump = f.text("--dump");
+  o.sgemm = f.has("--sgemm");
+  if (!o.sgemm && o.model.empty()) vlbias::bench::Flags::fail(kUsage);
+  if (o.len_min < 2 || o.len_max < o.len_min) vlbias::bench::Flags::fail(kUsage);
   return o;
 }
 
@@ -94,18 +63,6 @@ Options parse(int argc, char** argv) {
 double block_macs(const vlbias::ClipTowerConfig& t, double tokens, double len) {
   const double w = static_cast<double>(t.width), m = static_cast<double>(t.mlp_width);
   return tokens * (4.0 * w * w + 2.0 * w * m) + 2.0 * tokens * len * w;
-}
-
-// Best-of-reps seconds of fn().
-template <typename Fn>
-double best_time(std::size_t reps, Fn fn) {
-  double best = 1e300;
-  for (std::size_t r = 0; r < reps; ++r) {
-    const auto t0 = Clock::now();
-    fn();
-    best = std::min(best, seconds_since(t0));
-  }
-  return best;
 }
 
 int run_sgemm(const Options& o) {
@@ -153,19 +110,13 @@ int run(const Options& o) {
   const std::size_t image_floats = 3 * c.image_size * c.image_size;
   std::vector<float> pixels(o.images * image_floats);
   for (float& x : pixels) x = static_cast<float>((rng.uniform01() * 2.0 - 1.0) * 1.7320508);
-  std::vector<std::vector<std::int32_t>> texts(o.texts);
   const auto vocab = static_cast<std::int32_t>(c.vocab_size);
-  std::size_t tokens = 0;
-  for (auto& t : texts) {
-    const std::size_t len =
-        std::min(c.context_length, o.len_min + rng.uniform_index(o.len_max - o.len_min + 1));
-    t.push_back(vocab - 2);
-    while (t.size() + 1 < len) {
-      t.push_back(1 + static_cast<std::int32_t>(rng.uniform_index(c.vocab_size - 3)));
-    }
-    t.push_back(vocab - 1);
-    tokens += t.size();
-  }
+  const std::vector<std::vector<std::int32_t>> texts = vlbias::bench::random_texts(
+      rng, o.texts, o.len_min, o.len_max, c.context_length, {vocab - 2}, {vocab - 1},
+      [&](vlbias::Rng& r) {
+        return 1 + static_cast<std::int32_t>(r.uniform_index(c.vocab_size - 3));
+      });
+  const std::size_t tokens = vlbias::bench::total_tokens(texts);
 
   // Warm-up (pool threads, page faults of the scratch buffers), then best of reps.
   model.encode_images(pixels.data(), std::min<std::size_t>(o.images, 2));
@@ -203,13 +154,9 @@ int run(const Options& o) {
     vlbias::write_npy(fs::path(o.dump) / "image_embeddings.npy", img);
     vlbias::write_npy(fs::path(o.dump) / "text_embeddings.npy", txt);
     std::ofstream out(fs::path(o.dump) / "texts.json");
-    out << "{\"texts\": [";
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-      out << (i ? ", " : "") << "[";
-      for (std::size_t j = 0; j < texts[i].size(); ++j) out << (j ? "," : "") << texts[i][j];
-      out << "]";
-    }
-    out << "]}\n";
+    out << "{\"texts\": ";
+    vlbias::bench::write_texts_json(out, texts);
+    out << "}\n";
   }
   return 0;
 }

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -66,6 +68,16 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
   }
   return *this;
+}
+
+void MappedFile::release_pages(std::span<const std::uint8_t> part) const {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(part.data());
+  const std::uintptr_t b = (begin + page - 1) / page * page;  // whole pages only
+  const std::uintptr_t e = (begin + part.size()) / page * page;
+  if (part.empty() || e <= b) return;
+  assert(part.data() >= data_ && part.data() + part.size() <= data_ + size_);
+  ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);
 }
 
 void MappedFile::release() noexcept {

@@ -348,6 +348,10 @@ std::span<const std::uint8_t> SafetensorsFile::bytes(std::string_view name) cons
   return image_.subspan(data_offset_ + t.begin, t.end - t.begin);
 }
 
+void SafetensorsFile::release_pages(std::string_view name) const {
+  if (mapping_.data() != nullptr) mapping_.release_pages(bytes(name));
+}
+
 void SafetensorsFile::convert(const SafetensorsTensorInfo& t, NonFinite nonfinite,
                               float* dst) const {
   using io_internal::FloatKind;

@@ -163,12 +163,23 @@ void lane_sums_centered(const float* x, std::size_t n, float mean, double& sum_d
   }
 }
 
-[[gnu::always_inline]] inline void softmax_body(float* row, std::size_t n) {
+[[gnu::always_inline]] inline double softmax_unnormalized_body(float* row, std::size_t n) {
   float mx = row[0];
   for (std::size_t j = 1; j < n; ++j) mx = row[j] > mx ? row[j] : mx;
-  for (std::size_t j = 0; j < n; ++j) row[j] = exp_inline(row[j] - mx);
-  const float inv = static_cast<float>(1.0 / lane_sum(row, n));
-  for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
+  // One pass: the exponentials and their sum in lane_sum's lanes (the same sum, bit for bit).
+  float lanes[16] = {};
+  std::size_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    for (std::size_t k = 0; k < 16; ++k) {
+      const float e = exp_inline(row[j + k] - mx);
+      row[j + k] = e;
+      lanes[k] += e;
+    }
+  }
+  double s = 0.0;
+  for (float v : lanes) s += v;
+  for (; j < n; ++j) s += (row[j] = exp_inline(row[j] - mx));
+  return s;
 }
 
 // The same loops compiled for AVX2 (8 floats a vector instead of SSE2's 4), chosen at run time.
@@ -185,8 +196,8 @@ void lane_sums_centered(const float* x, std::size_t n, float mean, double& sum_d
                                                   Activation act) {
   bias_activation_body(y, ld, rows, cols, b, act);
 }
-[[gnu::target("avx2")]] void softmax_avx2(float* row, std::size_t n) {
-  softmax_body(row, n);
+[[gnu::target("avx2")]] double softmax_unnormalized_avx2(float* row, std::size_t n) {
+  return softmax_unnormalized_body(row, n);
 }
 bool use_avx2() {
   static const bool yes = __builtin_cpu_supports("avx2");
@@ -219,11 +230,16 @@ void bias_activation(float* y, std::size_t ld, std::size_t rows, std::size_t col
   bias_activation_body(y, ld, rows, cols, b, act);
 }
 
-void softmax(float* row, std::size_t n) {
+double softmax_unnormalized(float* row, std::size_t n) {
 #ifdef VLBIAS_NN_AVX2
-  if (use_avx2()) return softmax_avx2(row, n);
+  if (use_avx2()) return softmax_unnormalized_avx2(row, n);
 #endif
-  softmax_body(row, n);
+  return softmax_unnormalized_body(row, n);
+}
+
+void softmax(float* row, std::size_t n) {
+  const float inv = static_cast<float>(1.0 / softmax_unnormalized(row, n));
+  for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
 }
 
 }  // namespace vlbias

@@ -28,18 +28,23 @@ void attend(const float* qkv, std::size_t w, std::size_t heads, const PackedSequ
   const float* q = qkv + (s.offset + q0) * ld + head * d;
   const float* k = qkv + s.offset * ld + w + head * d;
   const float* v = qkv + s.offset * ld + 2 * w + head * d;
-  thread_local std::vector<float> scores;
+  thread_local std::vector<float> scores, inv_sum;
   scores.resize(m * n);
+  inv_sum.resize(m);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   sgemm(Transpose::No, Transpose::Yes, m, n, d, scale, q, ld, k, ld, 0.0f, scores.data(), n);
   for (std::size_t i = 0; i < m; ++i) {
     float* row = scores.data() + i * n;
     const std::size_t keys = causal ? q0 + i + 1 : n;  // keys [0, keys) are visible
-    softmax(row, keys);
+    inv_sum[i] = static_cast<float>(1.0 / softmax_unnormalized(row, keys));
     std::fill(row + keys, row + n, 0.0f);
   }
-  sgemm(Transpose::No, Transpose::No, m, d, n, 1.0f, scores.data(), n, v, ld, 0.0f,
-        out + out_row * w + head * d, w);
+  // out = (e^(s - max) v) / sum: normalised on d outputs per query instead of n probabilities.
+  float* o = out + out_row * w + head * d;
+  sgemm(Transpose::No, Transpose::No, m, d, n, 1.0f, scores.data(), n, v, ld, 0.0f, o, w);
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t c = 0; c < d; ++c) o[i * w + c] *= inv_sum[i];
+  }
 }
 
 }  // namespace
@@ -48,6 +53,18 @@ void linear_rows(const float* x, std::size_t ldx, std::size_t rows, const Linear
                  std::size_t ldy, bool accumulate) {
   sgemm(Transpose::No, Transpose::Yes, rows, l.out, l.in, 1.0f, x, ldx, l.w.data(), l.in,
         accumulate ? 1.0f : 0.0f, y, ldy);
+}
+
+void residual_layer_norm_rows(float* x, float* y, std::size_t rows, std::size_t width,
+                              const std::vector<float>& bias, const LayerNormWeights& ln,
+                              float eps) {
+  for_row_chunks(rows, [&](std::size_t b, std::size_t e) {
+    float* yc = y + b * width;
+    const float* xc = x + b * width;
+    add_bias(yc, width, e - b, width, bias.data());
+    for (std::size_t i = 0; i < (e - b) * width; ++i) yc[i] += xc[i];
+    layer_norm(yc, width, x + b * width, width, e - b, width, ln, eps);
+  });
 }
 
 void layer_norm_rows(const float* x, float* y, std::size_t rows, std::size_t width,

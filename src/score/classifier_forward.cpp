@@ -50,11 +50,8 @@ void position_ids(const ClassifierConfig& c, const std::vector<std::int32_t>& id
 // x = LN(x + a W^T + b) over n rows: the residual add and post-LN of a BERT sublayer.
 void residual_layer_norm(float* x, const float* a, std::size_t lda, std::size_t n, const Linear& l,
                          const LayerNormWeights& ln, float eps, float* y) {
-  const std::size_t w = l.out;
-  std::memcpy(y, x, n * w * sizeof(float));
-  add_bias_rows(y, n, w, l.b);
-  linear_rows(a, lda, n, l, y, w, true);
-  layer_norm_rows(y, x, n, w, ln, eps);
+  linear_rows(a, lda, n, l, y, l.out, false);
+  residual_layer_norm_rows(x, y, n, l.out, l.b, ln, eps);
 }
 
 // One encoder layer over x (rows x hidden). The last layer leaves the first token of each text

@@ -1,6 +1,6 @@
 // Classifier weights from model.safetensors: the transformers parameter names of the four
-// architectures, shape / dtype / finiteness checks, q/k/v fusion. See
-// include/vlbias/score/classifier.h.
+// architectures (checks and conversion by include/vlbias/nn/weights.h), q/k/v stacked into one
+// layer. See include/vlbias/score/classifier.h.
 //
 // Names follow transformers' modeling_bert.py, modeling_roberta.py (XLM-R shares it) and
 // modeling_distilbert.py. Every tensor of the file must be used: one left over means the config
@@ -10,91 +10,26 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "classifier_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/safetensors.h"
+#include "vlbias/nn/weights.h"
 
 namespace vlbias::score_internal {
 
 namespace {
 
-using Shape = std::vector<std::size_t>;
+// Buffers transformers keeps in some checkpoints; not parameters.
+const std::set<std::string> kIgnoredTensors = {
+    "bert.embeddings.position_ids", "roberta.embeddings.position_ids",
+    "distilbert.embeddings.position_ids", "bert.embeddings.token_type_ids",
+    "roberta.embeddings.token_type_ids",
+    // RobertaForSequenceClassification builds its encoder without the pooler; checkpoints saved
+    // from a RobertaModel keep it, and transformers drops it on load with a warning.
+    "roberta.pooler.dense.weight", "roberta.pooler.dense.bias"};
 
-class Reader {
- public:
-  explicit Reader(const SafetensorsFile& file) : file_(file) {}
-
-  std::vector<float> read(const std::string& name, const Shape& shape) {
-    VLBIAS_CHECK(file_.contains(name), InputError,
-                 "'{}' has no tensor '{}'; expected it for the architecture in config.json",
-                 file_.source(), name);
-    const SafetensorsTensorInfo& t = file_.info(name);
-    VLBIAS_CHECK(t.dtype == SafetensorsDtype::F32 || t.dtype == SafetensorsDtype::F16 ||
-                     t.dtype == SafetensorsDtype::BF16,
-                 InputError, "'{}': tensor '{}' has dtype {}; expected F32, F16 or BF16",
-                 file_.source(), name, dtype_name(t.dtype));
-    VLBIAS_CHECK(t.shape == shape, InputError,
-                 "'{}': tensor '{}' has shape [{}]; expected [{}] for the model in config.json",
-                 file_.source(), name, fmt::join(t.shape, ", "), fmt::join(shape, ", "));
-    used_.insert(name);
-    return file_.read_floats(name, NonFinite::Reject);  // InputError naming a NaN / inf
-  }
-
-  LayerNormWeights layer_norm(const std::string& prefix, std::size_t width) {
-    LayerNormWeights ln;
-    ln.gamma = read(prefix + ".weight", {width});
-    ln.beta = read(prefix + ".bias", {width});
-    return ln;
-  }
-
-  Linear linear(const std::string& prefix, std::size_t out, std::size_t in) {
-    Linear l;
-    l.out = out;
-    l.in = in;
-    l.w = read(prefix + ".weight", {out, in});
-    l.b = read(prefix + ".bias", {out});
-    return l;
-  }
-
-  // q, k, v stacked into one [3 w, w] layer (one GEMM instead of three).
-  Linear fused_qkv(const std::string& q, const std::string& k, const std::string& v,
-                   std::size_t w) {
-    Linear fused;
-    fused.out = 3 * w;
-    fused.in = w;
-    for (const std::string* name : {&q, &k, &v}) {
-      Linear part = linear(*name, w, w);
-      fused.w.insert(fused.w.end(), part.w.begin(), part.w.end());
-      fused.b.insert(fused.b.end(), part.b.begin(), part.b.end());
-    }
-    return fused;
-  }
-
-  void require_all_used() const {
-    // Buffers transformers keeps in some checkpoints; not parameters.
-    static const std::set<std::string> kBuffers = {
-        "bert.embeddings.position_ids", "roberta.embeddings.position_ids",
-        "distilbert.embeddings.position_ids", "bert.embeddings.token_type_ids",
-        "roberta.embeddings.token_type_ids",
-        // RobertaForSequenceClassification builds its encoder without the pooler; checkpoints
-        // saved from a RobertaModel keep it, and transformers drops it on load with a warning.
-        "roberta.pooler.dense.weight", "roberta.pooler.dense.bias"};
-    for (const std::string& name : file_.names()) {
-      VLBIAS_CHECK(used_.count(name) > 0 || kBuffers.count(name) > 0, InputError,
-                   "'{}' holds tensor '{}', which the model described by config.json does not "
-                   "have; the config and the weights disagree",
-                   file_.source(), name);
-    }
-  }
-
- private:
-  const SafetensorsFile& file_;
-  std::set<std::string> used_;
-};
-
-void load_distilbert(Reader& r, const ClassifierConfig& c, ClassifierWeights& w) {
+void load_distilbert(WeightsReader& r, const ClassifierConfig& c, ClassifierWeights& w) {
   const std::size_t h = c.hidden, n = c.labels.size();
   const std::string p = "distilbert.";
   w.word_emb = r.read(p + "embeddings.word_embeddings.weight", {c.vocab_size, h});
@@ -103,7 +38,8 @@ void load_distilbert(Reader& r, const ClassifierConfig& c, ClassifierWeights& w)
   for (std::size_t i = 0; i < c.layers; ++i) {
     const std::string q = fmt::format("{}transformer.layer.{}.", p, i);
     EncoderLayer l;
-    l.qkv = r.fused_qkv(q + "attention.q_lin", q + "attention.k_lin", q + "attention.v_lin", h);
+    l.qkv = r.stacked_linear({q + "attention.q_lin", q + "attention.k_lin", q + "attention.v_lin"},
+                             h, h);
     l.out = r.linear(q + "attention.out_lin", h, h);
     l.ln_attn = r.layer_norm(q + "sa_layer_norm", h);
     l.fc1 = r.linear(q + "ffn.lin1", c.intermediate, h);
@@ -116,7 +52,7 @@ void load_distilbert(Reader& r, const ClassifierConfig& c, ClassifierWeights& w)
   w.head_act = HeadActivation::Relu;
 }
 
-void load_bert_like(Reader& r, const ClassifierConfig& c, ClassifierWeights& w) {
+void load_bert_like(WeightsReader& r, const ClassifierConfig& c, ClassifierWeights& w) {
   const std::size_t h = c.hidden, n = c.labels.size();
   const bool bert = c.architecture == ClassifierArchitecture::Bert;
   const std::string p = bert ? "bert." : "roberta.";
@@ -129,8 +65,8 @@ void load_bert_like(Reader& r, const ClassifierConfig& c, ClassifierWeights& w) 
   for (std::size_t i = 0; i < c.layers; ++i) {
     const std::string q = fmt::format("{}encoder.layer.{}.", p, i);
     EncoderLayer l;
-    l.qkv = r.fused_qkv(q + "attention.self.query", q + "attention.self.key",
-                        q + "attention.self.value", h);
+    l.qkv = r.stacked_linear(
+        {q + "attention.self.query", q + "attention.self.key", q + "attention.self.value"}, h, h);
     l.out = r.linear(q + "attention.output.dense", h, h);
     l.ln_attn = r.layer_norm(q + "attention.output.LayerNorm", h);
     l.fc1 = r.linear(q + "intermediate.dense", c.intermediate, h);
@@ -157,7 +93,7 @@ ClassifierWeights load_classifier_weights(const std::filesystem::path& path,
                "read; convert a pytorch_model.bin with transformers' save_pretrained)",
                path.parent_path().string());
   const SafetensorsFile file = SafetensorsFile::open(path);
-  Reader r(file);
+  WeightsReader r(file, {"the model described by config.json", kIgnoredTensors});
   ClassifierWeights w;
   if (config.architecture == ClassifierArchitecture::DistilBert) {
     load_distilbert(r, config, w);

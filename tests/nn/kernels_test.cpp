@@ -1,6 +1,7 @@
 // The transformer kernels (src/nn/kernels.cpp) against double-precision formulas.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -117,6 +118,30 @@ TEST(NnKernels, SoftmaxMatchesDouble) {
   float one = 5.0f;
   softmax(&one, 1);
   EXPECT_EQ(one, 1.0f);
+}
+
+TEST(NnKernels, SoftmaxNumeratorsAndTheirSumMatchDoubleAndGiveSoftmaxBits) {
+  for (std::size_t n : {1u, 5u, 16u, 37u, 203u}) {  // below, at and past the 16 lanes
+    SCOPED_TRACE(n);
+    std::vector<float> x(n);
+    for (std::size_t j = 0; j < n; ++j) x[j] = static_cast<float>(std::sin(1.3 * j + 0.2) * 9.0);
+    std::vector<float> e = x;
+    const double sum = softmax_unnormalized(e.data(), n);
+    float mx = x[0];
+    for (float v : x) mx = std::max(mx, v);
+    double want_sum = 0.0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const double want = std::exp(double{x[j] - mx});  // the float difference, then exact exp
+      want_sum += want;
+      EXPECT_LE(ulp_distance(e[j], want), 4.0) << j;
+    }
+    EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum);
+    // softmax is the numerators times 1 / sum, bit for bit.
+    std::vector<float> p = x;
+    softmax(p.data(), n);
+    const float inv = static_cast<float>(1.0 / sum);
+    for (std::size_t j = 0; j < n; ++j) EXPECT_EQ(p[j], e[j] * inv) << j;
+  }
 }
 
 }  // namespace

@@ -75,6 +75,68 @@ TEST(PackedAttention, EachSequenceAttendsOnlyToItsOwnTokens) {
   }
 }
 
+TEST(PackedAttention, LongAndOddLengthsMatchTheNaiveLoop) {
+  // Lengths of 1, around the row chunk and the 16 float lanes, and not multiples of either.
+  const std::size_t w = 64, heads = 2;
+  const std::vector<std::size_t> lengths = {1, 17, 64, 100, 203};
+  std::vector<PackedSequence> seqs;
+  std::size_t rows = 0;
+  for (std::size_t n : lengths) {
+    seqs.push_back({rows, n, 0});
+    rows += n;
+  }
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.5f);
+  std::vector<float> qkv(rows * 3 * w);
+  for (float& v : qkv) v = normal(rng);
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "bidirectional");
+    std::vector<float> out(rows * w);
+    packed_attention(qkv.data(), w, heads, seqs, causal, false, out.data());
+    for (const PackedSequence& s : seqs) {
+      SCOPED_TRACE(s.length);
+      for (std::size_t i = 0; i < s.length; ++i) {
+        const std::vector<double> want =
+            attention_row(qkv, w, heads, s.offset, s.length, i, causal);
+        for (std::size_t c = 0; c < w; ++c) {
+          EXPECT_NEAR(out[(s.offset + i) * w + c], want[c], 1e-5 + 1e-5 * std::abs(want[c]));
+        }
+      }
+    }
+  }
+}
+
+TEST(ResidualLayerNorm, NormalisesTheSublayerOutputPlusBiasPlusResidual) {
+  const std::size_t rows = 70, w = 33;  // more rows than one chunk, a width off the lanes
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(rows * w), y(rows * w), bias(w), gamma(w), beta(w);
+  for (float& v : x) v = normal(rng);
+  for (float& v : y) v = 3.0f * normal(rng);
+  for (std::size_t j = 0; j < w; ++j) {
+    bias[j] = normal(rng);
+    gamma[j] = 1.0f + 0.1f * normal(rng);
+    beta[j] = normal(rng);
+  }
+  const std::vector<float> x0 = x, y0 = y;
+  residual_layer_norm_rows(x.data(), y.data(), rows, w, bias, LayerNormWeights{gamma, beta},
+                           1e-12f);
+  for (std::size_t r = 0; r < rows; ++r) {
+    SCOPED_TRACE(r);
+    std::vector<double> t(w);
+    double mean = 0.0, var = 0.0;
+    for (std::size_t j = 0; j < w; ++j)
+      mean += t[j] = double{y0[r * w + j]} + bias[j] + x0[r * w + j];
+    mean /= w;
+    for (double v : t) var += (v - mean) * (v - mean);
+    var /= w;
+    for (std::size_t j = 0; j < w; ++j) {
+      const double want = (t[j] - mean) / std::sqrt(var + 1e-12) * gamma[j] + beta[j];
+      EXPECT_NEAR(x[r * w + j], want, 4e-6 * (1.0 + std::abs(want)));
+    }
+  }
+}
+
 TEST(GatherEmbeddings, AddsTokenTypeAndPositionRowsPerSequence) {
   const std::size_t w = 2;
   const std::vector<float> table = {0, 1, 10, 11, 20, 21, 30, 31};      // 4 tokens

@@ -42,6 +42,12 @@ class MappedFile {
   std::span<const std::uint8_t> bytes() const { return {data_, size_}; }
   const std::filesystem::path& path() const { return path_; }
 
+  // Drops the whole pages inside `part` (a range of this mapping) from the process's memory;
+  // a later read pages them in again from the file (the mapping is private and never written,
+  // so nothing is lost). Lets a loader that converts a large file piece by piece peak near the
+  // converted copy rather than copy + file. A hint: errors are ignored.
+  void release_pages(std::span<const std::uint8_t> part) const;
+
  private:
   void release() noexcept;
 

@@ -92,6 +92,11 @@ class SafetensorsFile {
   std::span<const std::uint8_t> bytes(std::string_view name) const;
   const std::uint8_t* data(std::string_view name) const { return bytes(name).data(); }
 
+  // Drops the mapped pages of tensor `name` once the caller has converted it
+  // (MappedFile::release_pages: a model loader then peaks near the converted weights, not
+  // weights + file); a later read pages them in again. A no-op for from_bytes images.
+  void release_pages(std::string_view name) const;
+
   // A float tensor of shape [rows, cols] as an owning float32 matrix. Any other
   // rank is an InputError (a 1-D [n] tensor is not taken as 1 x n: say which
   // you mean with read_floats). Zero rows are allowed. With NonFinite::Reject,

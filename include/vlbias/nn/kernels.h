@@ -47,4 +47,9 @@ void bias_activation(float* y, std::size_t ld, std::size_t rows, std::size_t col
 // Softmax of row[0..n) in place: e^(x - max) / sum (sum in double). n >= 1.
 void softmax(float* row, std::size_t n);
 
+// Softmax's numerators: row[j] = e^(row[j] - max row) in place; returns their sum (float lanes
+// combined in double, as softmax's). n >= 1. Attention divides its output rows by the sum instead
+// of every probability (d values per query instead of n).
+double softmax_unnormalized(float* row, std::size_t n);
+
 }  // namespace vlbias

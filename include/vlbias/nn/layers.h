@@ -48,6 +48,12 @@ void linear_rows(const float* x, std::size_t ldx, std::size_t rows, const Linear
 void layer_norm_rows(const float* x, float* y, std::size_t rows, std::size_t width,
                      const LayerNormWeights& ln, float eps);
 
+// x = LayerNorm((y + bias) + x) over rows x width (stride width) on the pool: the residual add of a
+// post-LN sublayer (BERT) in one pass over each chunk of rows; y is overwritten.
+void residual_layer_norm_rows(float* x, float* y, std::size_t rows, std::size_t width,
+                              const std::vector<float>& bias, const LayerNormWeights& ln,
+                              float eps);
+
 // y[i] += bias over rows x cols (stride cols) on the pool.
 void add_bias_rows(float* y, std::size_t rows, std::size_t cols, const std::vector<float>& bias);
 
