@@ -139,7 +139,12 @@ TEST(ScoreModeration, EveryFaultEndsInTheStoreOnceAndEveryRowIsKeptWithItsScorer
   EXPECT_EQ(summary["exported"], 7);
   auto rows = by_key(read_jsonl(dir / "run/requests.jsonl"));
   EXPECT_EQ(rows.size(), 11u);  // the empty text is never sent
-  for (const char* k : {"2", "3", "4", "5", "6"}) EXPECT_EQ(rows.at(k)["attempts"], 2) << k;
+  for (const char* k : {"2", "3", "4", "5"}) EXPECT_EQ(rows.at(k)["attempts"], 2) << k;
+  // The dropped connection: libcurl re-sends once by itself when the connection it reused dies
+  // without an answer, so our count is 1 or 2; the server saw the text twice either way.
+  const int dropped_attempts = rows.at("6")["attempts"];
+  EXPECT_TRUE(dropped_attempts == 1 || dropped_attempts == 2) << dropped_attempts;
+  EXPECT_EQ(calls.n["dropped"], 2);
   EXPECT_EQ(rows.at("8")["attempts"], 1);  // too deep: not retried
   EXPECT_EQ(rows.at("8")["error"], "malformed response: JSON nested deeper than 256 levels");
   EXPECT_EQ(rows.at("9")["error"], "reply larger than 1048576 bytes; raise max_response_bytes");
