@@ -36,28 +36,28 @@ double bicubic_filter(double x) {
 }
 
 // Filter taps for one axis: output i reads input[first[i] .. first[i] + count[i]) with the
-// fixed-point weights coeffs[i * ksize ..].
+// weights coeffs[i * ksize ..] (normalised doubles, or 22-bit fixed point for 8-bit images).
+template <typename Coeff>
 struct AxisTaps {
   int ksize = 0;
   std::vector<int> first;
   std::vector<int> count;
-  std::vector<std::int32_t> coeffs;
+  std::vector<Coeff> coeffs;
 };
 
-// Resample.c precompute_coeffs + normalize_coeffs_8bpc for box [in0, in1) of an axis of
-// in_size pixels mapped onto out_size pixels.
-AxisTaps precompute_taps(int in_size, float in0, float in1, int out_size) {
+// Resample.c precompute_coeffs for box [in0, in1) of an axis of in_size pixels mapped onto
+// out_size pixels: each output's weights divided by their sum (what 32-bit float images use).
+AxisTaps<double> precompute_taps(int in_size, float in0, float in1, int out_size) {
   double scale = static_cast<double>(in1 - in0) / out_size;
   double filterscale = scale;
   if (filterscale < 1.0) filterscale = 1.0;
   const double support = kBicubicSupport * filterscale;
-  AxisTaps taps;
+  AxisTaps<double> taps;
   taps.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
   const auto ksize = static_cast<std::size_t>(taps.ksize);
   taps.first.resize(static_cast<std::size_t>(out_size));
   taps.count.resize(static_cast<std::size_t>(out_size));
-  taps.coeffs.assign(static_cast<std::size_t>(out_size) * ksize, 0);
-  std::vector<double> k(ksize);
+  taps.coeffs.assign(static_cast<std::size_t>(out_size) * ksize, 0.0);
   for (int xx = 0; xx < out_size; ++xx) {
     const double center = in0 + (xx + 0.5) * scale;
     const double ss = 1.0 / filterscale;
@@ -68,23 +68,30 @@ AxisTaps precompute_taps(int in_size, float in0, float in1, int out_size) {
     int xmax = static_cast<int>(center + support + 0.5);
     if (xmax > in_size) xmax = in_size;
     xmax -= xmin;
+    double* k = &taps.coeffs[static_cast<std::size_t>(xx) * ksize];
     for (int x = 0; x < xmax; ++x) {
       const double w = bicubic_filter((x + xmin - center + 0.5) * ss);
-      k[static_cast<std::size_t>(x)] = w;
+      k[x] = w;
       ww += w;
     }
-    std::int32_t* out = &taps.coeffs[static_cast<std::size_t>(xx) * ksize];
     for (int x = 0; x < xmax; ++x) {
-      double v = k[static_cast<std::size_t>(x)];
-      if (ww != 0.0) v /= ww;
-      // normalize_coeffs_8bpc: round half away from zero into 22-bit fixed point.
-      out[x] = v < 0 ? static_cast<std::int32_t>(-0.5 + v * (1 << kPrecisionBits))
-                     : static_cast<std::int32_t>(0.5 + v * (1 << kPrecisionBits));
+      if (ww != 0.0) k[x] /= ww;
     }
     taps.first[static_cast<std::size_t>(xx)] = xmin;
     taps.count[static_cast<std::size_t>(xx)] = std::max(xmax, 0);
   }
   return taps;
+}
+
+// normalize_coeffs_8bpc: round half away from zero into 22-bit fixed point.
+AxisTaps<std::int32_t> fixed_point(const AxisTaps<double>& taps) {
+  AxisTaps<std::int32_t> out{taps.ksize, taps.first, taps.count, {}};
+  out.coeffs.reserve(taps.coeffs.size());
+  for (const double v : taps.coeffs) {
+    out.coeffs.push_back(v < 0 ? static_cast<std::int32_t>(-0.5 + v * (1 << kPrecisionBits))
+                               : static_cast<std::int32_t>(0.5 + v * (1 << kPrecisionBits)));
+  }
+  return out;
 }
 
 // Resample.c clip8: the accumulator (with its 1 << 21 rounding bias) shifted down and clamped
@@ -99,7 +106,7 @@ constexpr std::int32_t kRoundingBias = std::int32_t{1} << (kPrecisionBits - 1);
 // Pillow accumulates in int. Integer sums are exact in any order, so the results equal
 // Pillow's whenever no partial sum can overflow: |partial| <= bias + 255 * sum |k| for every
 // output. That holds for bicubic taps in practice; the int64 path covers anything else.
-bool fits_int32(const AxisTaps& taps) {
+bool fits_int32(const AxisTaps<std::int32_t>& taps) {
   const auto ksize = static_cast<std::size_t>(taps.ksize);
   for (std::size_t i = 0; i < taps.first.size(); ++i) {
     std::int64_t total = 0;
@@ -114,7 +121,7 @@ bool fits_int32(const AxisTaps& taps) {
 // ImagingResampleHorizontal_8bpc for 3 bands: rows [row0, row0 + rows) of `in`.
 template <typename Acc>
 RgbImage resample_horizontal(const RgbImage& in, std::size_t row0, std::size_t rows,
-                             const AxisTaps& taps, std::size_t out_width) {
+                             const AxisTaps<std::int32_t>& taps, std::size_t out_width) {
   RgbImage out;
   out.width = out_width;
   out.height = rows;
@@ -143,7 +150,8 @@ RgbImage resample_horizontal(const RgbImage& in, std::size_t row0, std::size_t r
 // ImagingResampleVertical_8bpc for 3 bands; taps.first is relative to `in`'s first row.
 // Accumulates whole rows at a time: the same integer sums in a cache- and vector-friendly order.
 template <typename Acc>
-RgbImage resample_vertical(const RgbImage& in, const AxisTaps& taps, std::size_t out_height) {
+RgbImage resample_vertical(const RgbImage& in, const AxisTaps<std::int32_t>& taps,
+                           std::size_t out_height) {
   RgbImage out;
   out.width = in.width;
   out.height = out_height;
@@ -196,7 +204,8 @@ RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t he
   // Image.resize passes box = (0, 0) + size as C floats.
   const bool need_horizontal = out_w != in_w;
   const bool need_vertical = out_h != in_h;
-  AxisTaps vert = precompute_taps(in_h, 0.0f, static_cast<float>(in_h), out_h);
+  AxisTaps<std::int32_t> vert =
+      fixed_point(precompute_taps(in_h, 0.0f, static_cast<float>(in_h), out_h));
   // ImagingResampleInner: the horizontal pass only produces the source rows the vertical
   // pass reads, and the vertical taps are shifted to that band.
   const int ybox_first = vert.first.front();
@@ -205,7 +214,8 @@ RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t he
   RgbImage horizontal;
   const RgbImage* source = &image;
   if (need_horizontal) {
-    const AxisTaps horiz = precompute_taps(in_w, 0.0f, static_cast<float>(in_w), out_w);
+    const AxisTaps<std::int32_t> horiz =
+        fixed_point(precompute_taps(in_w, 0.0f, static_cast<float>(in_w), out_w));
     for (int& f : vert.first) f -= ybox_first;
     const auto row0 = static_cast<std::size_t>(ybox_first);
     const auto rows = static_cast<std::size_t>(ybox_last - ybox_first);
@@ -219,6 +229,57 @@ RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t he
                             : resample_vertical<std::int64_t>(*source, vert, height);
   }
   return horizontal;
+}
+
+std::vector<float> resize_bicubic_float(const float* plane, std::size_t width, std::size_t height,
+                                        std::size_t out_width, std::size_t out_height) {
+  constexpr std::size_t kMaxSide = std::numeric_limits<int>::max();
+  VLBIAS_CHECK(width > 0 && height > 0 && width <= kMaxSide && height <= kMaxSide, InputError,
+               "cannot resize an image of {} x {} pixels", width, height);
+  VLBIAS_CHECK(out_width > 0 && out_height > 0 && out_width * out_height <= kMaxImagePixels,
+               UsageError, "cannot resize to {} x {} pixels", out_width, out_height);
+  std::vector<float> current(plane, plane + width * height);
+  if (out_width == width && out_height == height) return current;
+  const int in_w = static_cast<int>(width), in_h = static_cast<int>(height);
+  AxisTaps<double> vert =
+      precompute_taps(in_h, 0.0f, static_cast<float>(in_h), static_cast<int>(out_height));
+  const auto ksize_v = static_cast<std::size_t>(vert.ksize);
+  if (out_width != width) {
+    // ImagingResampleHorizontal_32bpc over the band of rows the vertical pass reads: each output
+    // a double sum of float pixels times double weights, stored as float.
+    const AxisTaps<double> horiz =
+        precompute_taps(in_w, 0.0f, static_cast<float>(in_w), static_cast<int>(out_width));
+    const auto ksize = static_cast<std::size_t>(horiz.ksize);
+    const int row0 = vert.first.front();
+    const auto rows = static_cast<std::size_t>(vert.first.back() + vert.count.back() - row0);
+    for (int& f : vert.first) f -= row0;
+    std::vector<float> out(out_width * rows);
+    for (std::size_t y = 0; y < rows; ++y) {
+      const float* src = plane + (y + static_cast<std::size_t>(row0)) * width;
+      for (std::size_t x = 0; x < out_width; ++x) {
+        const double* k = &horiz.coeffs[x * ksize];
+        const float* p = src + horiz.first[x];
+        double ss = 0.0;
+        for (int i = 0; i < horiz.count[x]; ++i) ss += p[i] * k[i];
+        out[y * out_width + x] = static_cast<float>(ss);
+      }
+    }
+    current = std::move(out);
+  }
+  if (out_height == height) return current;
+  // ImagingResampleVertical_32bpc.
+  std::vector<float> out(out_width * out_height);
+  for (std::size_t y = 0; y < out_height; ++y) {
+    const double* k = &vert.coeffs[y * ksize_v];
+    const float* src = current.data() + static_cast<std::size_t>(vert.first[y]) * out_width;
+    for (std::size_t x = 0; x < out_width; ++x) {
+      double ss = 0.0;
+      for (int i = 0; i < vert.count[y]; ++i)
+        ss += src[static_cast<std::size_t>(i) * out_width + x] * k[i];
+      out[y * out_width + x] = static_cast<float>(ss);
+    }
+  }
+  return out;
 }
 
 std::pair<std::size_t, std::size_t> shortest_edge_size(std::size_t width, std::size_t height,

@@ -62,6 +62,14 @@ std::string describe_file_type(std::span<const std::uint8_t> bytes);
 // UsageError for a zero target size; InputError for an empty image.
 RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t height);
 
+// Image.resize((out_width, out_height), Image.BICUBIC) of a mode "F" (32-bit float) image in
+// Pillow 9.4: resize_bicubic's taps unquantised (normalised double weights, each pass a double sum
+// stored as float; horizontal first, only the rows the vertical pass reads). clean-fid resizes
+// each channel of an image this way. One plane, row-major, width x height; returns
+// out_width x out_height floats. Same size gives a copy.
+std::vector<float> resize_bicubic_float(const float* plane, std::size_t width, std::size_t height,
+                                        std::size_t out_width, std::size_t out_height);
+
 // (width, height) after resizing the short side to `shortest_edge`, as HF's
 // get_resize_output_image_size(default_to_square=False) and torchvision Resize(int) compute it:
 // long = int(shortest_edge * long / short) in double precision.

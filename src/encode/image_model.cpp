@@ -1,0 +1,131 @@
+// Image feature models behind one interface: detection from the model path, and CLIP's image
+// tower as one of them (see include/vlbias/encode/image_model.h).
+#include "vlbias/encode/image_model.h"
+
+#include <fstream>
+
+#include "image_model_internal.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/file_text.h"
+#include "vlbias/io/json.h"
+#include "vlbias/io/safetensors.h"
+
+namespace vlbias {
+
+namespace fs = std::filesystem;
+
+std::string image_model_kind_name(ImageModelKind kind) {
+  switch (kind) {
+    case ImageModelKind::Clip:
+      return "clip";
+    case ImageModelKind::Inception:
+      return "inception-v3-fid";
+    case ImageModelKind::Dinov2:
+      return "dinov2";
+  }
+  return "";
+}
+
+FidPreprocess parse_fid_preprocess(const std::string& name) {
+  if (name == "pytorch-fid") return FidPreprocess::PytorchFid;
+  if (name == "clean-fid") return FidPreprocess::CleanFid;
+  VLBIAS_FAIL(UsageError,
+              "Unknown FID preprocessing '{}'; expected pytorch-fid (torch's bilinear resize) or "
+              "clean-fid (Pillow's bicubic on float channels).",
+              name);
+}
+
+std::string fid_preprocess_name(FidPreprocess mode) {
+  return mode == FidPreprocess::PytorchFid ? "pytorch-fid" : "clean-fid";
+}
+
+namespace {
+
+// The tensor only the FID Inception's weights hold under pytorch-fid's names.
+constexpr const char* kInceptionMarker = "Conv2d_1a_3x3.conv.weight";
+
+bool holds_inception(const fs::path& safetensors) {
+  return SafetensorsFile::open(safetensors).contains(kInceptionMarker);
+}
+
+// config.json's model_type, or "" when the file is absent or has none.
+std::string config_model_type(const fs::path& dir) {
+  const fs::path config = dir / "config.json";
+  if (!fs::is_regular_file(config)) return "";
+  const Json j = parse_json(read_file_text(config, "a model config.json"), config.string());
+  return j.is_object() && j.contains("model_type") && j["model_type"].is_string()
+             ? j["model_type"].get<std::string>()
+             : "";
+}
+
+class ClipImageModel final : public ImageFeatureModel {
+ public:
+  ClipImageModel(const fs::path& dir, const ClipEncoderOptions& options)
+      : encoder_(ClipEncoder::open(dir, options)) {}
+
+  ImageModelKind kind() const override { return ImageModelKind::Clip; }
+  std::size_t pixels_per_image() const override { return encoder_.pixels_per_image(); }
+  void pixels(const RgbImage& image, float* out) const override { encoder_.pixels(image, out); }
+  std::size_t pixels_bytes(std::size_t width, std::size_t height) const override {
+    return preprocess_geometry_bytes(width, height, encoder_.preprocess());
+  }
+  Matrix encode(const float* pixels, std::size_t n) const override {
+    return encoder_.model().encode_images(pixels, n);
+  }
+  std::size_t dim() const override { return encoder_.model().config().embed_dim; }
+  std::size_t default_batch() const override { return 32; }
+  Json describe() const override {
+    Json d = encoder_.describe();
+    d.erase("tokenizer");
+    d["model"]["architecture"] = image_model_kind_name(kind());
+    return d;
+  }
+
+ private:
+  ClipEncoder encoder_;
+};
+
+}  // namespace
+
+ImageModelKind detect_image_model(const fs::path& model) {
+  VLBIAS_CHECK(fs::exists(model), InputError, "--model {} does not exist.", model.string());
+  if (fs::is_regular_file(model)) {
+    VLBIAS_CHECK(model.extension() == ".safetensors" && holds_inception(model), InputError,
+                 "--model {}: a weights file is read as the FID Inception-v3 and must be a "
+                 ".safetensors file with its tensors ('{}', ...); for CLIP or DINOv2 give the "
+                 "model folder.",
+                 model.string(), kInceptionMarker);
+    return ImageModelKind::Inception;
+  }
+  const std::string type = config_model_type(model);
+  if (type == "dinov2") return ImageModelKind::Dinov2;
+  if (fs::exists(model / "open_clip_config.json") || type == "clip") return ImageModelKind::Clip;
+  if (fs::is_regular_file(model / "model.safetensors") &&
+      holds_inception(model / "model.safetensors")) {
+    return ImageModelKind::Inception;
+  }
+  VLBIAS_FAIL(InputError,
+              "--model {}: not a model this tool reads: expected a CLIP folder (config.json of "
+              "model_type clip, or open_clip_config.json), a DINOv2 folder (config.json of "
+              "model_type dinov2), or the FID Inception-v3's weights (model.safetensors holding "
+              "'{}'){}.",
+              model.string(), kInceptionMarker,
+              type.empty() ? "" : fmt::format("; config.json says model_type '{}'", type));
+}
+
+std::unique_ptr<ImageFeatureModel> open_image_model(const fs::path& model,
+                                                    const ImageModelOptions& options) {
+  switch (detect_image_model(model)) {
+    case ImageModelKind::Clip:
+      return std::make_unique<ClipImageModel>(model, options.clip);
+    case ImageModelKind::Inception:
+      return encode_internal::open_inception(
+          fs::is_regular_file(model) ? model : model / "model.safetensors", options.fid);
+    case ImageModelKind::Dinov2:
+      break;
+  }
+  VLBIAS_FAIL(UsageError, "--model {}: DINOv2 features are not available in this build.",
+              model.string());
+}
+
+}  // namespace vlbias

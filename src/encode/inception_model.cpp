@@ -1,0 +1,243 @@
+// The FID Inception-v3 forward over a batch of CNHW maps (see
+// include/vlbias/encode/inception_model.h and include/vlbias/nn/conv.h): every branch of a block
+// writes its channels straight into its place in the block's output (a concatenation along
+// channels is an offset in CNHW).
+#include "vlbias/encode/inception_model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "inception_model_internal.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+
+namespace vlbias {
+
+namespace {
+
+using encode_internal::InceptionA;
+using encode_internal::InceptionB;
+using encode_internal::InceptionC;
+using encode_internal::InceptionD;
+using encode_internal::InceptionE;
+
+// A batch of maps in CNHW.
+struct Maps {
+  const float* data = nullptr;
+  std::size_t channels = 0, images = 0, height = 0, width = 0;
+  std::size_t plane() const { return images * height * width; }
+};
+
+// Runs layers over one batch, with the model's work buffers.
+class Runner {
+ public:
+  explicit Runner(const InceptionModel::Net& net) : net_(net) {}
+
+  // conv(x) into out (conv.out channels of out_h x out_w); the output maps.
+  Maps conv(const Conv2d& c, const Maps& x, float* out) {
+    conv2d(c, x.data, x.images, x.height, x.width, out, net_.cols);
+    return {out, c.out, x.images, c.out_height(x.height), c.out_width(x.width)};
+  }
+  // conv into the buffer `buf` (grown to fit).
+  Maps conv(const Conv2d& c, const Maps& x, FloatBuffer& buf) {
+    return conv(c, x,
+                buf.reserve(c.out * x.images * c.out_height(x.height) * c.out_width(x.width)));
+  }
+  Maps pool(const Maps& x, const Pool2d& p, bool max, FloatBuffer& buf) {
+    const std::size_t oh = p.out_size(x.height), ow = p.out_size(x.width);
+    float* y = buf.reserve(x.channels * x.images * oh * ow);
+    if (max) {
+      max_pool2d(x.data, x.channels * x.images, x.height, x.width, p, y);
+    } else {
+      avg_pool2d(x.data, x.channels * x.images, x.height, x.width, p, false, y);
+    }
+    return {y, x.channels, x.images, oh, ow};
+  }
+
+  Maps block_a(const InceptionA& a, const Maps& x, FloatBuffer& out_buf) {
+    const std::size_t plane = x.plane();
+    float* out =
+        out_buf.reserve((a.b1x1.out + a.b5x5_2.out + a.b3x3dbl_3.out + a.pool.out) * plane);
+    float* at = out;
+    at += conv(a.b1x1, x, at).channels * plane;
+    at += conv(a.b5x5_2, conv(a.b5x5_1, x, net_.t1), at).channels * plane;
+    at +=
+        conv(a.b3x3dbl_3, conv(a.b3x3dbl_2, conv(a.b3x3dbl_1, x, net_.t1), net_.t2), at).channels *
+        plane;
+    at += conv(a.pool, pool(x, {3, 1, 1}, false, net_.t1), at).channels * plane;
+    return {out, static_cast<std::size_t>(at - out) / plane, x.images, x.height, x.width};
+  }
+
+  Maps block_b(const InceptionB& b, const Maps& x, FloatBuffer& out_buf) {
+    const Pool2d p{3, 2, 0};
+    const std::size_t plane = x.images * p.out_size(x.height) * p.out_size(x.width);
+    float* out = out_buf.reserve((b.b3x3.out + b.b3x3dbl_3.out + x.channels) * plane);
+    float* at = out;
+    at += conv(b.b3x3, x, at).channels * plane;
+    at +=
+        conv(b.b3x3dbl_3, conv(b.b3x3dbl_2, conv(b.b3x3dbl_1, x, net_.t1), net_.t2), at).channels *
+        plane;
+    max_pool2d(x.data, x.channels * x.images, x.height, x.width, p, at);
+    at += x.channels * plane;
+    return {out, static_cast<std::size_t>(at - out) / plane, x.images, p.out_size(x.height),
+            p.out_size(x.width)};
+  }
+
+  Maps block_c(const InceptionC& c, const Maps& x, FloatBuffer& out_buf) {
+    const std::size_t plane = x.plane();
+    float* out =
+        out_buf.reserve((c.b1x1.out + c.b7x7_3.out + c.b7x7dbl_5.out + c.pool.out) * plane);
+    float* at = out;
+    at += conv(c.b1x1, x, at).channels * plane;
+    at += conv(c.b7x7_3, conv(c.b7x7_2, conv(c.b7x7_1, x, net_.t1), net_.t2), at).channels * plane;
+    Maps d = conv(c.b7x7dbl_2, conv(c.b7x7dbl_1, x, net_.t1), net_.t2);
+    d = conv(c.b7x7dbl_4, conv(c.b7x7dbl_3, d, net_.t1), net_.t2);
+    at += conv(c.b7x7dbl_5, d, at).channels * plane;
+    at += conv(c.pool, pool(x, {3, 1, 1}, false, net_.t1), at).channels * plane;
+    return {out, static_cast<std::size_t>(at - out) / plane, x.images, x.height, x.width};
+  }
+
+  Maps block_d(const InceptionD& d, const Maps& x, FloatBuffer& out_buf) {
+    const Pool2d p{3, 2, 0};
+    const std::size_t plane = x.images * p.out_size(x.height) * p.out_size(x.width);
+    float* out = out_buf.reserve((d.b3x3_2.out + d.b7x7x3_4.out + x.channels) * plane);
+    float* at = out;
+    at += conv(d.b3x3_2, conv(d.b3x3_1, x, net_.t1), at).channels * plane;
+    Maps m = conv(d.b7x7x3_2, conv(d.b7x7x3_1, x, net_.t1), net_.t2);
+    at += conv(d.b7x7x3_4, conv(d.b7x7x3_3, m, net_.t1), at).channels * plane;
+    max_pool2d(x.data, x.channels * x.images, x.height, x.width, p, at);
+    at += x.channels * plane;
+    return {out, static_cast<std::size_t>(at - out) / plane, x.images, p.out_size(x.height),
+            p.out_size(x.width)};
+  }
+
+  Maps block_e(const InceptionE& e, const Maps& x, FloatBuffer& out_buf) {
+    const std::size_t plane = x.plane();
+    float* out = out_buf.reserve((e.b1x1.out + e.b3x3_2a.out + e.b3x3_2b.out + e.b3x3dbl_3a.out +
+                                  e.b3x3dbl_3b.out + e.pool.out) *
+                                 plane);
+    float* at = out;
+    at += conv(e.b1x1, x, at).channels * plane;
+    const Maps b3 = conv(e.b3x3_1, x, net_.t1);
+    at += conv(e.b3x3_2a, b3, at).channels * plane;
+    at += conv(e.b3x3_2b, b3, at).channels * plane;
+    const Maps dbl = conv(e.b3x3dbl_2, conv(e.b3x3dbl_1, x, net_.t1), net_.t2);
+    at += conv(e.b3x3dbl_3a, dbl, at).channels * plane;
+    at += conv(e.b3x3dbl_3b, dbl, at).channels * plane;
+    at += conv(e.pool, pool(x, {3, 1, 1}, e.max_pool, net_.t1), at).channels * plane;
+    return {out, static_cast<std::size_t>(at - out) / plane, x.images, x.height, x.width};
+  }
+
+  // The whole network from CNHW input maps to pool3's Mixed_7c maps (in net_.ping or pong).
+  Maps run(const Maps& input) {
+    Maps x = conv(net_.conv2a, conv(net_.conv1a, input, net_.ping), net_.pong);
+    x = pool(conv(net_.conv2b, x, net_.ping), {3, 2, 0}, true, net_.pong);
+    x = pool(conv(net_.conv4a, conv(net_.conv3b, x, net_.ping), net_.t3), {3, 2, 0}, true,
+             net_.ping);
+    FloatBuffer* in = &net_.ping;
+    FloatBuffer* out = &net_.pong;
+    const auto next = [&](const Maps& m) {
+      std::swap(in, out);
+      return m;
+    };
+    for (const InceptionA& a : net_.mixed_5) x = next(block_a(a, x, *out));
+    x = next(block_b(net_.mixed_6a, x, *out));
+    for (const InceptionC& c : net_.mixed_6) x = next(block_c(c, x, *out));
+    x = next(block_d(net_.mixed_7a, x, *out));
+    for (const InceptionE& e : net_.mixed_7) x = next(block_e(e, x, *out));
+    return x;
+  }
+
+ private:
+  const InceptionModel::Net& net_;
+};
+
+}  // namespace
+
+InceptionModel::InceptionModel(std::unique_ptr<Net> net) : net_(std::move(net)) {}
+InceptionModel::InceptionModel(InceptionModel&&) noexcept = default;
+InceptionModel& InceptionModel::operator=(InceptionModel&&) noexcept = default;
+InceptionModel::~InceptionModel() = default;
+
+std::size_t InceptionModel::feature_dim() const {
+  const InceptionE& e = net_->mixed_7[1];
+  return e.b1x1.out + e.b3x3_2a.out + e.b3x3_2b.out + e.b3x3dbl_3a.out + e.b3x3dbl_3b.out +
+         e.pool.out;
+}
+
+std::size_t InceptionModel::classes() const {
+  return net_->fc.out;
+}
+
+Matrix InceptionModel::features(const float* pixels, std::size_t n, std::size_t size,
+                                Matrix* logits) const {
+  VLBIAS_CHECK(logits == nullptr || net_->fc.out > 0, InternalError,
+               "the Inception weights hold no fc layer: no logits");
+  VLBIAS_CHECK(size >= 75, InternalError, "Inception input of {} pixels; at least 75", size);
+  Matrix out(n, feature_dim());
+  if (n == 0) return out;
+  // NCHW images to CNHW maps.
+  const std::size_t plane = size * size;
+  float* input = net_->t3.reserve(3 * n * plane);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t c = 0; c < 3; ++c) {
+      std::memcpy(input + (c * n + i) * plane, pixels + (i * 3 + c) * plane, plane * sizeof(float));
+    }
+  }
+  Runner runner(*net_);
+  const Maps x = runner.run({input, 3, n, size, size});
+  global_avg_pool(x.data, x.channels, n, x.height, x.width, out.data.data());
+  if (logits != nullptr) {
+    *logits = Matrix(n, net_->fc.out);
+    linear_rows(out.data.data(), out.cols, n, net_->fc, logits->data.data(), net_->fc.out, false);
+    add_bias_rows(logits->data.data(), n, net_->fc.out, net_->fc.b);
+  }
+  return out;
+}
+
+double InceptionModel::macs_per_image() const {
+  // Every layer's weights times its output positions at kInputSize.
+  double macs = 0.0;
+  std::size_t h = kInputSize;
+  const auto add = [&](const Conv2d& c, std::size_t at) {
+    const std::size_t o = c.out_height(at);
+    macs += static_cast<double>(c.w.size()) * static_cast<double>(o * o);
+    return o;
+  };
+  h = add(net_->conv1a, h);
+  h = add(net_->conv2a, h);
+  h = add(net_->conv2b, h);
+  h = Pool2d{3, 2, 0}.out_size(h);
+  h = add(net_->conv3b, h);
+  h = add(net_->conv4a, h);
+  h = Pool2d{3, 2, 0}.out_size(h);
+  for (const InceptionA& a : net_->mixed_5) {
+    for (const Conv2d* c :
+         {&a.b1x1, &a.b5x5_1, &a.b5x5_2, &a.b3x3dbl_1, &a.b3x3dbl_2, &a.b3x3dbl_3, &a.pool}) {
+      add(*c, h);
+    }
+  }
+  const InceptionB& b = net_->mixed_6a;
+  add(b.b3x3, h), add(b.b3x3dbl_1, h), add(b.b3x3dbl_2, h), add(b.b3x3dbl_3, h);
+  h = Pool2d{3, 2, 0}.out_size(h);
+  for (const InceptionC& c : net_->mixed_6) {
+    for (const Conv2d* l : {&c.b1x1, &c.b7x7_1, &c.b7x7_2, &c.b7x7_3, &c.b7x7dbl_1, &c.b7x7dbl_2,
+                            &c.b7x7dbl_3, &c.b7x7dbl_4, &c.b7x7dbl_5, &c.pool}) {
+      add(*l, h);
+    }
+  }
+  const InceptionD& d = net_->mixed_7a;
+  add(d.b3x3_1, h), add(d.b3x3_2, h), add(d.b7x7x3_1, h), add(d.b7x7x3_2, h);
+  add(d.b7x7x3_3, h), add(d.b7x7x3_4, h);
+  h = Pool2d{3, 2, 0}.out_size(h);
+  for (const InceptionE& e : net_->mixed_7) {
+    for (const Conv2d* l : {&e.b1x1, &e.b3x3_1, &e.b3x3_2a, &e.b3x3_2b, &e.b3x3dbl_1, &e.b3x3dbl_2,
+                            &e.b3x3dbl_3a, &e.b3x3dbl_3b, &e.pool}) {
+      add(*l, h);
+    }
+  }
+  return macs + static_cast<double>(net_->fc.w.size());
+}
+
+}  // namespace vlbias

@@ -1,0 +1,225 @@
+// Convolution, pooling and resizing over CNHW feature maps: see include/vlbias/nn/conv.h.
+#include "vlbias/nn/conv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "vlbias/core/blas.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+
+namespace vlbias {
+
+namespace {
+
+// im2col of the output columns [col0, col1) of the batch (column j = (n, oy, ox) in that order):
+// cols[r * (col1 - col0) + j - col0] for r = (ci, ky, kx) in torch's weight order. Rows are
+// independent and filled on the pool.
+void im2col(const Conv2d& c, const float* x, std::size_t images, std::size_t h, std::size_t w,
+            std::size_t col0, std::size_t col1, float* cols) {
+  const std::size_t oh = c.out_height(h), ow = c.out_width(w), plane = oh * ow;
+  const std::size_t rows = c.in * c.kernel_h * c.kernel_w, nc = col1 - col0;
+  parallel_chunks(rows, 8, [&](std::size_t, std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      const std::size_t ci = r / (c.kernel_h * c.kernel_w);
+      const std::size_t ky = (r / c.kernel_w) % c.kernel_h, kx = r % c.kernel_w;
+      float* out = cols + r * nc;
+      for (std::size_t j = col0; j < col1;) {
+        const std::size_t n = j / plane, oy = (j % plane) / ow, ox0 = j % ow;
+        const std::size_t run = std::min(ow - ox0, col1 - j);  // the rest of this output row
+        float* o = out + (j - col0);
+        // Input row iy = oy * stride - pad + ky; outside the image: zeros.
+        const std::ptrdiff_t iy =
+            static_cast<std::ptrdiff_t>(oy * c.stride + ky) - static_cast<std::ptrdiff_t>(c.pad_h);
+        if (iy < 0 || iy >= static_cast<std::ptrdiff_t>(h)) {
+          std::fill(o, o + run, 0.0f);
+        } else {
+          const float* in = x + ((ci * images + n) * h + static_cast<std::size_t>(iy)) * w;
+          for (std::size_t t = 0; t < run; ++t) {
+            const std::ptrdiff_t ix = static_cast<std::ptrdiff_t>((ox0 + t) * c.stride + kx) -
+                                      static_cast<std::ptrdiff_t>(c.pad_w);
+            o[t] = ix < 0 || ix >= static_cast<std::ptrdiff_t>(w)
+                       ? 0.0f
+                       : in[static_cast<std::size_t>(ix)];
+          }
+        }
+        j += run;
+      }
+    }
+  });
+}
+
+// y[c][j] = act(y[c][j] + b[c]) over channels x cols, on the pool.
+void bias_relu(float* y, std::size_t channels, std::size_t cols, const std::vector<float>& b,
+               bool relu) {
+  parallel_chunks(channels, 4, [&](std::size_t, std::size_t c0, std::size_t c1) {
+    for (std::size_t c = c0; c < c1; ++c) {
+      float* row = y + c * cols;
+      const float bias = b[c];
+      if (relu) {
+        for (std::size_t j = 0; j < cols; ++j) row[j] = std::max(row[j] + bias, 0.0f);
+      } else {
+        for (std::size_t j = 0; j < cols; ++j) row[j] += bias;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void fold_batch_norm(Conv2d& conv, const std::vector<float>& gamma, const std::vector<float>& beta,
+                     const std::vector<float>& mean, const std::vector<float>& var, double eps) {
+  VLBIAS_CHECK(beta.size() == conv.out && mean.size() == conv.out && var.size() == conv.out &&
+                   (gamma.empty() || gamma.size() == conv.out) && conv.b.empty(),
+               InternalError, "fold_batch_norm: {} output channels, norm of {}", conv.out,
+               beta.size());
+  const std::size_t per = conv.w.size() / conv.out;
+  conv.b.resize(conv.out);
+  for (std::size_t o = 0; o < conv.out; ++o) {
+    const double g = gamma.empty() ? 1.0 : gamma[o];
+    const double s = g / std::sqrt(static_cast<double>(var[o]) + eps);
+    float* row = conv.w.data() + o * per;
+    for (std::size_t k = 0; k < per; ++k) row[k] = static_cast<float>(row[k] * s);
+    conv.b[o] = static_cast<float>(beta[o] - mean[o] * s);
+  }
+}
+
+void conv2d(const Conv2d& c, const float* x, std::size_t images, std::size_t h, std::size_t w,
+            float* y, FloatBuffer& scratch) {
+  VLBIAS_CHECK(h + 2 * c.pad_h >= c.kernel_h && w + 2 * c.pad_w >= c.kernel_w && c.stride > 0 &&
+                   c.w.size() == c.out * c.in * c.kernel_h * c.kernel_w && c.b.size() == c.out,
+               InternalError, "conv2d: a {}x{} kernel over a {}x{} map, or inconsistent weights",
+               c.kernel_h, c.kernel_w, h, w);
+  const std::size_t total = images * c.out_height(h) * c.out_width(w);
+  const std::size_t k = c.in * c.kernel_h * c.kernel_w;
+  if (c.kernel_h == 1 && c.kernel_w == 1 && c.stride == 1 && c.pad_h == 0 && c.pad_w == 0) {
+    sgemm(Transpose::No, Transpose::No, c.out, total, k, 1.0f, c.w.data(), k, x, total, 0.0f, y,
+          total);
+  } else {
+    // Columns per chunk: a multiple of 16 (whole GEMM micro-tiles) within the scratch budget.
+    const std::size_t chunk = std::max<std::size_t>(16, kConvScratchFloats / k / 16 * 16);
+    float* cols = scratch.reserve(k * std::min(chunk, total));
+    for (std::size_t col0 = 0; col0 < total; col0 += chunk) {
+      const std::size_t col1 = std::min(total, col0 + chunk);
+      im2col(c, x, images, h, w, col0, col1, cols);
+      sgemm(Transpose::No, Transpose::No, c.out, col1 - col0, k, 1.0f, c.w.data(), k, cols,
+            col1 - col0, 0.0f, y + col0, total);
+    }
+  }
+  bias_relu(y, c.out, total, c.b, c.relu);
+}
+
+void max_pool2d(const float* x, std::size_t planes, std::size_t h, std::size_t w, const Pool2d& p,
+                float* y) {
+  const std::size_t oh = p.out_size(h), ow = p.out_size(w);
+  parallel_chunks(planes, 8, [&](std::size_t, std::size_t p0, std::size_t p1) {
+    for (std::size_t q = p0; q < p1; ++q) {
+      const float* in = x + q * h * w;
+      float* out = y + q * oh * ow;
+      for (std::size_t oy = 0; oy < oh; ++oy) {
+        const std::size_t y0 = oy * p.stride > p.pad ? oy * p.stride - p.pad : 0;
+        const std::size_t y1 = std::min(h, oy * p.stride - p.pad + p.kernel);
+        for (std::size_t ox = 0; ox < ow; ++ox) {
+          const std::size_t x0 = ox * p.stride > p.pad ? ox * p.stride - p.pad : 0;
+          const std::size_t x1 = std::min(w, ox * p.stride - p.pad + p.kernel);
+          float m = -std::numeric_limits<float>::infinity();
+          for (std::size_t yy = y0; yy < y1; ++yy) {
+            for (std::size_t xx = x0; xx < x1; ++xx) m = std::max(m, in[yy * w + xx]);
+          }
+          out[oy * ow + ox] = m;
+        }
+      }
+    }
+  });
+}
+
+void avg_pool2d(const float* x, std::size_t planes, std::size_t h, std::size_t w, const Pool2d& p,
+                bool count_include_pad, float* y) {
+  const std::size_t oh = p.out_size(h), ow = p.out_size(w);
+  parallel_chunks(planes, 8, [&](std::size_t, std::size_t p0, std::size_t p1) {
+    for (std::size_t q = p0; q < p1; ++q) {
+      const float* in = x + q * h * w;
+      float* out = y + q * oh * ow;
+      for (std::size_t oy = 0; oy < oh; ++oy) {
+        const std::size_t y0 = oy * p.stride > p.pad ? oy * p.stride - p.pad : 0;
+        const std::size_t y1 = std::min(h, oy * p.stride - p.pad + p.kernel);
+        for (std::size_t ox = 0; ox < ow; ++ox) {
+          const std::size_t x0 = ox * p.stride > p.pad ? ox * p.stride - p.pad : 0;
+          const std::size_t x1 = std::min(w, ox * p.stride - p.pad + p.kernel);
+          float sum = 0.0f;  // torch's CPU kernel sums the window in the tensor's type
+          for (std::size_t yy = y0; yy < y1; ++yy) {
+            for (std::size_t xx = x0; xx < x1; ++xx) sum += in[yy * w + xx];
+          }
+          const std::size_t count = count_include_pad ? p.kernel * p.kernel : (y1 - y0) * (x1 - x0);
+          out[oy * ow + ox] = sum / static_cast<float>(count);
+        }
+      }
+    }
+  });
+}
+
+void global_avg_pool(const float* x, std::size_t channels, std::size_t images, std::size_t h,
+                     std::size_t w, float* out) {
+  const std::size_t plane = h * w;
+  parallel_chunks(channels, 16, [&](std::size_t, std::size_t c0, std::size_t c1) {
+    for (std::size_t c = c0; c < c1; ++c) {
+      for (std::size_t n = 0; n < images; ++n) {
+        const float* in = x + (c * images + n) * plane;
+        double sum = 0.0;
+        for (std::size_t i = 0; i < plane; ++i) sum += in[i];
+        out[n * channels + c] = static_cast<float>(sum / static_cast<double>(plane));
+      }
+    }
+  });
+}
+
+namespace {
+
+// torch's compute_source_index_and_lambda for one axis (float arithmetic, as for float tensors).
+struct LinearTap {
+  std::size_t i0 = 0, i1 = 0;
+  float w0 = 1.0f, w1 = 0.0f;
+};
+
+std::vector<LinearTap> linear_taps(std::size_t in, std::size_t out) {
+  std::vector<LinearTap> taps(out);
+  if (in == out) {
+    for (std::size_t i = 0; i < out; ++i) taps[i].i0 = taps[i].i1 = i;
+    return taps;
+  }
+  // The scale in the tensor's type; the source index in double (CPU's accumulate type).
+  const float scale = static_cast<float>(in) / static_cast<float>(out);
+  for (std::size_t i = 0; i < out; ++i) {
+    double src = double{scale} * (static_cast<double>(i) + 0.5) - 0.5;
+    if (src < 0.0) src = 0.0;
+    const std::size_t i0 = std::min(static_cast<std::size_t>(std::floor(src)), in - 1);
+    const auto lambda = static_cast<float>(std::clamp(src - static_cast<double>(i0), 0.0, 1.0));
+    taps[i] = {i0, i0 + (i0 < in - 1 ? 1 : 0), 1.0f - lambda, lambda};
+  }
+  return taps;
+}
+
+}  // namespace
+
+void resize_bilinear(const float* x, std::size_t h, std::size_t w, float* y, std::size_t oh,
+                     std::size_t ow) {
+  VLBIAS_CHECK(h > 0 && w > 0 && oh > 0 && ow > 0, InternalError, "resize_bilinear: {}x{} to {}x{}",
+               h, w, oh, ow);
+  const std::vector<LinearTap> ty = linear_taps(h, oh), tx = linear_taps(w, ow);
+  for (std::size_t oy = 0; oy < oh; ++oy) {
+    const LinearTap& a = ty[oy];
+    const float* r0 = x + a.i0 * w;
+    const float* r1 = x + a.i1 * w;
+    for (std::size_t ox = 0; ox < ow; ++ox) {
+      const LinearTap& b = tx[ox];
+      // torch's Interpolate<2>: the height taps outside, each a width interpolation.
+      const float t0 = r0[b.i0] * b.w0 + r0[b.i1] * b.w1;
+      const float t1 = r1[b.i0] * b.w0 + r1[b.i1] * b.w1;
+      y[oy * ow + ox] = t0 * a.w0 + t1 * a.w1;
+    }
+  }
+}
+
+}  // namespace vlbias

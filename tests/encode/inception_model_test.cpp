@@ -1,0 +1,172 @@
+// The FID Inception-v3 (src/encode/inception_*.cpp) against an independent PyTorch forward of the
+// same random weights (tests/fixtures/encode/inception, written by
+// tools/make_inception_fixtures.py: a width-scaled network, every channel count / 16, the real
+// topology), after each FID preprocessing mode, on odd-sized, grey, RGBA, large and 299-pixel
+// images.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "test_util.h"
+#include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
+#include "vlbias/encode/image_model.h"
+#include "vlbias/encode/inception_model.h"
+#include "vlbias/io/npy.h"
+
+namespace vlbias {
+namespace {
+
+using testing_util::fixture_json;
+
+const std::string kDir = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/encode/inception/";
+
+// max |got - want| over max |want|: the error at the features' scale.
+double scaled_error(const Matrix& got, const Matrix& want) {
+  EXPECT_EQ(got.rows, want.rows);
+  EXPECT_EQ(got.cols, want.cols);
+  double worst = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < std::min(got.data.size(), want.data.size()); ++i) {
+    worst = std::max(worst, std::abs(double{got.data[i]} - want.data[i]));
+    scale = std::max(scale, std::abs(double{want.data[i]}));
+  }
+  return worst / scale;
+}
+
+// The preprocessed tensors of the fixture's images, back to back.
+std::vector<float> fixture_pixels(const ImageFeatureModel& model) {
+  const auto& names = fixture_json("encode/inception/expected.json")["images"];
+  std::vector<float> px(names.size() * model.pixels_per_image());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const RgbImage image = decode_image_file(kDir + "images/" + names[i].get<std::string>());
+    model.pixels(image, px.data() + i * model.pixels_per_image());
+  }
+  return px;
+}
+
+TEST(InceptionModel, ReadsTheWidthScaledFidNetworkWithItsTopology) {
+  const SafetensorsFile file = SafetensorsFile::open(kDir + "model.safetensors");
+  const InceptionModel model = InceptionModel::load(file);
+  EXPECT_EQ(model.feature_dim(), 128u);  // 2048 / 16
+  EXPECT_EQ(model.classes(), 10u);
+  EXPECT_EQ(detect_image_model(kDir + "model.safetensors"), ImageModelKind::Inception);
+  EXPECT_EQ(detect_image_model(kDir), ImageModelKind::Inception);
+}
+
+TEST(InceptionModel, EachPreprocessingModeMatchesItsToolOnOddGreyAndRgbaImages) {
+  const auto& expected = fixture_json("encode/inception/expected.json");
+  for (const char* mode : {"pytorch-fid", "clean-fid"}) {
+    SCOPED_TRACE(mode);
+    ImageModelOptions options;
+    options.fid = parse_fid_preprocess(mode);
+    const auto model = open_image_model(kDir + "model.safetensors", options);
+    const std::vector<float> px = fixture_pixels(*model);
+    const auto& want = expected["preprocess"][mode];
+    const std::size_t stride = want["stride"];
+    double worst = 0.0;
+    for (std::size_t i = 0; i < want["pixels"].size(); ++i) {
+      SCOPED_TRACE(expected["images"][i].get<std::string>());
+      const auto& values = want["pixels"][i];
+      for (std::size_t k = 0; k < values.size(); ++k) {
+        const double d =
+            std::abs(px[i * model->pixels_per_image() + k * stride] - values[k].get<double>());
+        worst = std::max(worst, d);
+        ASSERT_LT(d, 5e-7) << "value " << k * stride;
+      }
+    }
+    RecordProperty(std::string("max_abs_pixel_error_") + mode, fmt::format("{:.3g}", worst));
+  }
+}
+
+TEST(InceptionModel, FeaturesEqualAnIndependentTorchForwardWithinOneInTenThousand) {
+  const auto& expected = fixture_json("encode/inception/expected.json");
+  const std::size_t n = expected["images"].size();
+  for (const char* mode : {"pytorch-fid", "clean-fid"}) {
+    SCOPED_TRACE(mode);
+    ImageModelOptions options;
+    options.fid = parse_fid_preprocess(mode);
+    const auto model = open_image_model(kDir, options);
+    const std::vector<float> px = fixture_pixels(*model);
+    const Matrix want = read_npy_matrix(kDir + fmt::format("features_{}.npy", mode));
+    const Matrix got = model->encode(px.data(), n);
+    const double err = scaled_error(got, want);
+    EXPECT_LT(err, 1e-4);
+    RecordProperty(std::string("feature_error_") + mode, fmt::format("{:.3g}", err));
+    // One image at a time gives the same features (up to the last bits of a GEMM tile).
+    const Matrix one = model->encode(px.data() + 2 * model->pixels_per_image(), 1);
+    Matrix row(1, got.cols);
+    std::copy(got.row(2), got.row(2) + got.cols, row.data.begin());
+    EXPECT_LT(scaled_error(one, row), 1e-5);
+  }
+}
+
+TEST(InceptionModel, LogitsOfTheFinalLayerMatchTorch) {
+  const SafetensorsFile file = SafetensorsFile::open(kDir + "model.safetensors");
+  const InceptionModel inception = InceptionModel::load(file);
+  ImageModelOptions options;
+  const auto model = open_image_model(kDir, options);
+  const std::vector<float> px = fixture_pixels(*model);
+  Matrix logits;
+  (void)inception.features(px.data(), 5, InceptionModel::kInputSize, &logits);
+  EXPECT_LT(scaled_error(logits, read_npy_matrix(kDir + "logits_pytorch-fid.npy")), 1e-4);
+}
+
+// The fixture's weights with their header edited by `edit` (same length: offsets stay valid).
+std::string edited_weights(const std::string& from, const std::string& to) {
+  std::ifstream in(kDir + "model.safetensors", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(from.size(), to.size());
+  const std::size_t at = bytes.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  bytes.replace(at, from.size(), to);
+  return bytes;
+}
+
+std::string load_error(const std::string& bytes) {
+  const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  return testing_util::error_of<InputError>([&] {
+    const SafetensorsFile file = SafetensorsFile::from_bytes({p, bytes.size()}, "edited");
+    (void)InceptionModel::load(file);
+  });
+}
+
+TEST(InceptionModel, MissingMisshapedAndLeftoverTensorsAreRefusedByName) {
+  // A missing tensor: renamed in the header.
+  std::string msg = load_error(edited_weights("\"Mixed_6e.branch7x7dbl_5.conv.weight\"",
+                                              "\"Mixed_6e.branch7x7dbl_5.conv.weighx\""));
+  EXPECT_NE(msg.find("has no tensor 'Mixed_6e.branch7x7dbl_5.conv.weight'"), std::string::npos)
+      << msg;
+  // A 7x1 kernel where the topology has 1x7.
+  const std::string shape = "\"Mixed_6e.branch7x7dbl_5.conv.weight\":{\"dtype\":\"F32\",\"shape\":";
+  std::ifstream in(kDir + "model.safetensors", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = bytes.find(shape);
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t open = at + shape.size(), close = bytes.find(']', open);
+  std::string dims = bytes.substr(open, close - open + 1);  // [12,12,1,7]
+  std::string swapped = dims;
+  const std::size_t k = swapped.rfind(",1,7]");
+  ASSERT_NE(k, std::string::npos) << dims;
+  swapped.replace(k, 5, ",7,1]");
+  msg = load_error(edited_weights(shape + dims, shape + swapped));
+  EXPECT_NE(msg.find("expected [12, 12, 1, 7]"), std::string::npos) << msg;
+  // A tensor the network does not have.
+  msg = load_error(edited_weights("\"fc.bias\"", "\"fc.bia2\""));
+  EXPECT_NE(msg.find("fc.bias"), std::string::npos) << msg;
+}
+
+TEST(InceptionModel, AnUnknownFolderOrPreprocessingIsRefusedWithWhatWasExpected) {
+  const std::string msg = testing_util::error_of<InputError>(
+      [] { (void)detect_image_model(std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/nn"); });
+  EXPECT_NE(msg.find("not a model this tool reads"), std::string::npos) << msg;
+  EXPECT_THROW((void)parse_fid_preprocess("tf-fid"), UsageError);
+}
+
+}  // namespace
+}  // namespace vlbias

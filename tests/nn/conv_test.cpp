@@ -1,0 +1,168 @@
+// The CNHW convolution, pooling and resize kernels (src/nn/conv.cpp) against PyTorch
+// (tests/fixtures/nn/conv.json, written by tools/make_conv_fixtures.py: F.conv2d + batch_norm +
+// relu in float64, F.max_pool2d / avg_pool2d, F.interpolate bilinear in float32).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "test_util.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/nn/conv.h"
+
+namespace vlbias {
+namespace {
+
+using testing_util::fixture_json;
+
+std::vector<float> floats(const nlohmann::json& j) {
+  return j.get<std::vector<float>>();
+}
+
+// max |got - want| / (max |want| + 1e-3): the error relative to the output's scale.
+double scaled_error(const std::vector<float>& got, const std::vector<float>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  double worst = 0.0, scale = 1e-3;
+  for (float v : want) scale = std::max(scale, std::abs(static_cast<double>(v)));
+  for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
+  }
+  return worst / scale;
+}
+
+Conv2d conv_of(const nlohmann::json& c) {
+  Conv2d conv;
+  conv.out = c["out"];
+  conv.in = c["in"];
+  conv.kernel_h = c["kernel_h"];
+  conv.kernel_w = c["kernel_w"];
+  conv.stride = c["stride"];
+  conv.pad_h = c["pad_h"];
+  conv.pad_w = c["pad_w"];
+  conv.relu = c["relu"];
+  conv.w = floats(c["weight"]);
+  fold_batch_norm(conv, floats(c["gamma"]), floats(c["beta"]), floats(c["mean"]), floats(c["var"]),
+                  c["eps"].get<double>());
+  return conv;
+}
+
+std::vector<float> run_conv(const nlohmann::json& c, const Conv2d& conv) {
+  const std::vector<float> x = floats(c["x"]);
+  const std::size_t images = c["images"], h = c["height"], w = c["width"];
+  std::vector<float> y(conv.out * images * conv.out_height(h) * conv.out_width(w), NAN);
+  FloatBuffer scratch;
+  conv2d(conv, x.data(), images, h, w, y.data(), scratch);
+  return y;
+}
+
+TEST(NnConv, ConvolutionWithFoldedBatchNormMatchesTorchOnEveryInceptionShape) {
+  for (const auto& c : fixture_json("nn/conv.json")["conv"]) {
+    SCOPED_TRACE(fmt::format("{}x{} stride {} pad {}x{} over {}x{}", c["kernel_h"].get<int>(),
+                             c["kernel_w"].get<int>(), c["stride"].get<int>(),
+                             c["pad_h"].get<int>(), c["pad_w"].get<int>(), c["height"].get<int>(),
+                             c["width"].get<int>()));
+    const Conv2d conv = conv_of(c);
+    EXPECT_EQ(conv.out_height(c["height"]), c["out_height"].get<std::size_t>());
+    EXPECT_EQ(conv.out_width(c["width"]), c["out_width"].get<std::size_t>());
+    EXPECT_LT(scaled_error(run_conv(c, conv), floats(c["y"])), 2e-6);
+  }
+}
+
+TEST(NnConv, ConvolutionIsBitwiseTheSameForOneAndTwoThreads) {
+  const auto& c = fixture_json("nn/conv.json")["conv"][1];
+  const Conv2d conv = conv_of(c);
+  set_thread_count(1);
+  const std::vector<float> one = run_conv(c, conv);
+  set_thread_count(2);
+  const std::vector<float> two = run_conv(c, conv);
+  set_thread_count(0);
+  EXPECT_EQ(one, two);
+}
+
+TEST(NnConv, ChunkedIm2colGivesTheUnchunkedResult) {
+  // 300 input channels x 3 x 3 = 2700 rows: kConvScratchFloats / 2700 columns per chunk, so a
+  // 40 x 40 map of 2 images (3200 columns) takes two chunks, the second one partial.
+  Conv2d conv;
+  conv.out = 3, conv.in = 300, conv.kernel_h = conv.kernel_w = 3, conv.pad_h = conv.pad_w = 1;
+  conv.w.resize(conv.out * conv.in * 9);
+  for (std::size_t i = 0; i < conv.w.size(); ++i) conv.w[i] = std::sin(0.37f * i) * 0.05f;
+  conv.b = {0.1f, -0.2f, 0.0f};
+  const std::size_t images = 2, h = 40, w = 40;
+  ASSERT_GT(images * h * w, kConvScratchFloats / (conv.in * 9));
+  std::vector<float> x(conv.in * images * h * w);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.011f * i);
+  std::vector<float> y(conv.out * images * h * w);
+  FloatBuffer scratch;
+  conv2d(conv, x.data(), images, h, w, y.data(), scratch);
+  // Every 97th output against a direct double-precision sum.
+  for (std::size_t o = 0; o < y.size(); o += 97) {
+    const std::size_t co = o / (images * h * w), n = (o / (h * w)) % images;
+    const std::size_t oy = (o / w) % h, ox = o % w;
+    double want = conv.b[co];
+    for (std::size_t ci = 0; ci < conv.in; ++ci) {
+      for (std::size_t ky = 0; ky < 3; ++ky) {
+        for (std::size_t kx = 0; kx < 3; ++kx) {
+          const long iy = static_cast<long>(oy + ky) - 1, ix = static_cast<long>(ox + kx) - 1;
+          if (iy < 0 || ix < 0 || iy >= static_cast<long>(h) || ix >= static_cast<long>(w))
+            continue;
+          want += double{conv.w[(co * conv.in + ci) * 9 + ky * 3 + kx]} *
+                  x[((ci * images + n) * h + static_cast<std::size_t>(iy)) * w +
+                    static_cast<std::size_t>(ix)];
+        }
+      }
+    }
+    ASSERT_NEAR(y[o], want, 1e-4 * (std::abs(want) + 1)) << o;
+  }
+}
+
+TEST(NnConv, PoolingMatchesTorchWithAndWithoutPaddingCounted) {
+  for (const auto& c : fixture_json("nn/conv.json")["pool"]) {
+    SCOPED_TRACE(fmt::format("{} planes {}x{} kernel {} stride {} pad {}", c["planes"].get<int>(),
+                             c["height"].get<int>(), c["width"].get<int>(), c["kernel"].get<int>(),
+                             c["stride"].get<int>(), c["pad"].get<int>()));
+    const Pool2d pool{c["kernel"], c["stride"], c["pad"]};
+    const std::vector<float> x = floats(c["x"]);
+    const std::size_t planes = c["planes"], h = c["height"], w = c["width"];
+    std::vector<float> y(planes * pool.out_size(h) * pool.out_size(w), NAN);
+    max_pool2d(x.data(), planes, h, w, pool, y.data());
+    EXPECT_EQ(scaled_error(y, floats(c["max"])), 0.0);  // a max is one of the inputs
+    avg_pool2d(x.data(), planes, h, w, pool, true, y.data());
+    EXPECT_LT(scaled_error(y, floats(c["avg_include_pad"])), 1e-6);
+    avg_pool2d(x.data(), planes, h, w, pool, false, y.data());
+    EXPECT_LT(scaled_error(y, floats(c["avg_exclude_pad"])), 1e-6);
+  }
+}
+
+TEST(NnConv, GlobalAveragePoolingGivesOneRowPerImage) {
+  // 2 channels x 3 images of 2 x 2, CNHW: plane (c, n) holds c * 10 + n + {0, 1, 2, 3} / 4.
+  std::vector<float> x;
+  for (int c = 0; c < 2; ++c) {
+    for (int n = 0; n < 3; ++n) {
+      for (int i = 0; i < 4; ++i) x.push_back(static_cast<float>(c * 10 + n) + i / 4.0f);
+    }
+  }
+  std::vector<float> out(6);
+  global_avg_pool(x.data(), 2, 3, 2, 2, out.data());
+  EXPECT_EQ(out, (std::vector<float>{0.375f, 10.375f, 1.375f, 11.375f, 2.375f, 12.375f}));
+}
+
+TEST(NnConv, BilinearResizeMatchesTorchInterpolateWithoutAlignedCorners) {
+  for (const auto& c : fixture_json("nn/conv.json")["resize"]) {
+    SCOPED_TRACE(fmt::format("{}x{} to {}x{}", c["height"].get<int>(), c["width"].get<int>(),
+                             c["out_height"].get<int>(), c["out_width"].get<int>()));
+    const std::vector<float> x = floats(c["x"]);
+    const std::size_t oh = c["out_height"], ow = c["out_width"];
+    std::vector<float> y(oh * ow, NAN);
+    resize_bilinear(x.data(), c["height"], c["width"], y.data(), oh, ow);
+    // torch computes in float32 too; the last bit can differ where its build contracts a * b + c
+    // into one fused multiply-add.
+    EXPECT_LT(scaled_error(y, floats(c["y"])), 2.5e-7);
+  }
+}
+
+}  // namespace
+}  // namespace vlbias
