@@ -83,6 +83,7 @@ constexpr std::pair<const char*, const char*> kSummaries[] = {
     {"audit", "Run the audit a YAML spec describes; --check validates it without running"},
     {"report", "Re-render an audit run's report.html from its results.json"},
     {"encode", "CLIP embeddings of images or texts from a model folder (resumable)"},
+    {"features", "Image features: FID Inception-v3, DINOv2 or CLIP (resumable; FID/KID/PRDC)"},
     {"generate", "Drive an LVLM or text-to-image model over HTTP into a run folder"},
     {"score", "Score texts: native classifier, Perspective, moderation endpoint, LLM judge"},
     {"spec", "Print a commented starter spec for an audit, generate or judge kind"},
@@ -222,6 +223,7 @@ int run(int argc, char** argv) {
   add_audit_command(app);
   add_report_command(app);
   add_encode_command(app);
+  add_features_command(app);
   add_generate_command(app);
   add_score_command(app);
   add_spec_command(app);

@@ -63,6 +63,8 @@ void add_spec_command(CLI::App& app);
 void add_score_classifier_command(CLI::App& score);
 // `vlbias encode`: native CLIP image and text embeddings (encode_command.cpp).
 void add_encode_command(CLI::App& app);
+// `vlbias features`: image features of CLIP, the FID Inception-v3 or DINOv2 (encode_command.cpp).
+void add_features_command(CLI::App& app);
 
 // "a,b , c" -> {"a", "b", "c"}; empty items are a UsageError naming `option`.
 std::vector<std::string> split_list(const std::string& text, const std::string& option);

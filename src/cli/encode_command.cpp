@@ -1,4 +1,6 @@
-// `vlbias encode`: native CLIP embeddings of images or texts (no Python at run time).
+// `vlbias encode`: native CLIP embeddings of images or texts; `vlbias features`: image features of
+// any image model (CLIP, the FID Inception-v3, DINOv2). One job behind both (no Python at run
+// time).
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
@@ -12,10 +14,61 @@ namespace {
 
 struct EncodeArgs {
   std::string model, images, texts, column, image_root, out, crop, text_cleaning;
-  bool raw = false, resume = false, fail_on_error = false;
-  std::size_t batch = 0, chunk = 0, max_image_pixels = kPillowMaxImagePixels;
+  std::string preprocess = "pytorch-fid";
+  bool raw = false, normalize = false, resume = false, fail_on_error = false;
+  std::size_t batch = 0, chunk = 0, max_image_pixels = kPillowMaxImagePixels, image_size = 0;
   unsigned decode_threads = 0;
 };
+
+// The options `encode` and `features` share: the job's input, output, resume and resources.
+void add_job_options(CLI::App* cmd, EncodeArgs& args) {
+  cmd->add_option("--column", args.column, "The path / text column (default: path / text)");
+  cmd->add_option("--image-root", args.image_root,
+                  "Folder that relative paths resolve against (default: the table's folder)");
+  cmd->add_option("--out", args.out, "Output (.npy or .safetensors)")->required();
+  cmd->add_flag("--resume", args.resume, "Continue an interrupted run from OUT.partial/");
+  cmd->add_flag("--fail-on-error", args.fail_on_error,
+                "Stop at the first unreadable image or text instead of recording it");
+  cmd->add_option("--batch", args.batch,
+                  "Items per forward pass (default 32 images for CLIP and DINOv2, 16 for the\n"
+                  "Inception, 256 texts)");
+  cmd->add_option("--chunk", args.chunk, "Items per checkpoint (default 256 images, 4096 texts)");
+  cmd->add_option("--decode-threads", args.decode_threads,
+                  "Image decoding threads running ahead of inference (default: half the cores)");
+  cmd->add_option("--max-image-pixels", args.max_image_pixels,
+                  "Pillow's MAX_IMAGE_PIXELS rule: images over twice this are refused, over it\n"
+                  "warned; all decoding threads together hold at most 6 bytes per pixel of it")
+      ->capture_default_str();
+}
+
+EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
+  EncodeJobOptions o;
+  o.kind = kind;
+  o.model_dir = args.model;
+  o.input = kind == EncodeKind::Images ? args.images : args.texts;
+  o.column = args.column;
+  o.image_root = args.image_root;
+  o.out = args.out;
+  o.resume = args.resume;
+  o.fail_on_error = args.fail_on_error;
+  o.batch = args.batch;
+  o.chunk = args.chunk;
+  o.decode_threads = args.decode_threads;
+  o.max_image_pixels = args.max_image_pixels;
+  if (!args.crop.empty()) o.encoder.crop_rounding = parse_crop_rounding(args.crop);
+  o.fid_preprocess = parse_fid_preprocess(args.preprocess);
+  o.image_size = args.image_size;
+  return o;
+}
+
+void print_summary(const EncodeJobOptions& o, const EncodeJobResult& r) {
+  if (quiet()) return;
+  fmt::print(stderr, "vlbias: encoded {} of {} {} in {:.1f} s ({:.1f}/s){} -> {} ({})\n", r.encoded,
+             r.items, o.kind == EncodeKind::Images ? "images" : "texts", r.seconds,
+             static_cast<double>(r.items - r.resumed) / std::max(r.seconds, 1e-9),
+             r.resumed ? fmt::format(", {} resumed", r.resumed) : "", o.out.string(),
+             r.manifest.string());
+}
 
 }  // namespace
 
@@ -34,57 +87,58 @@ void add_encode_command(CLI::App& app) {
                                  "(searched recursively, sorted)");
   auto* texts = cmd->add_option("--texts", args->texts, "A table with a text column");
   images->excludes(texts);
-  cmd->add_option("--column", args->column, "The path / text column (default: path / text)");
-  cmd->add_option("--image-root", args->image_root,
-                  "Folder that relative paths resolve against (default: the table's folder)");
-  cmd->add_option("--out", args->out, "Output embeddings (.npy or .safetensors)")->required();
   cmd->add_flag("--raw", args->raw, "Write the projected embeddings without L2 normalisation");
-  cmd->add_flag("--resume", args->resume, "Continue an interrupted run from OUT.partial/");
-  cmd->add_flag("--fail-on-error", args->fail_on_error,
-                "Stop at the first unreadable image or text instead of recording it");
   cmd->add_option("--crop", args->crop,
                   "Center-crop offset rounding: floor (Hugging Face) or round (torchvision);\n"
                   "default: the model folder's convention");
   cmd->add_option("--text-cleaning", args->text_cleaning,
                   "hf (NFC, whitespace, lower) or open_clip (ftfy-style fixes, HTML unescape);\n"
                   "default: the model folder's convention");
-  cmd->add_option("--batch", args->batch, "Items per forward pass (default 32 images, 256 texts)");
-  cmd->add_option("--chunk", args->chunk, "Items per checkpoint (default 256 images, 4096 texts)");
-  cmd->add_option("--decode-threads", args->decode_threads,
-                  "Image decoding threads running ahead of inference (default: half the cores)");
-  cmd->add_option("--max-image-pixels", args->max_image_pixels,
-                  "Pillow's MAX_IMAGE_PIXELS rule: images over twice this are refused, over it\n"
-                  "warned; all decoding threads together hold at most 6 bytes per pixel of it")
-      ->capture_default_str();
+  add_job_options(cmd, *args);
   cmd->callback([args] {
     VLBIAS_CHECK(!args->images.empty() || !args->texts.empty(), UsageError,
                  "vlbias encode needs --images or --texts.");
-    EncodeJobOptions o;
-    o.kind = args->images.empty() ? EncodeKind::Texts : EncodeKind::Images;
-    o.model_dir = args->model;
-    o.input = o.kind == EncodeKind::Images ? args->images : args->texts;
-    o.column = args->column;
-    o.image_root = args->image_root;
-    o.out = args->out;
+    EncodeJobOptions o =
+        job_options(*args, args->images.empty() ? EncodeKind::Texts : EncodeKind::Images);
     o.normalize = !args->raw;
-    o.resume = args->resume;
-    o.fail_on_error = args->fail_on_error;
-    o.batch = args->batch;
-    o.chunk = args->chunk;
-    o.decode_threads = args->decode_threads;
-    o.max_image_pixels = args->max_image_pixels;
-    if (!args->crop.empty()) o.encoder.crop_rounding = parse_crop_rounding(args->crop);
     if (!args->text_cleaning.empty()) {
       o.encoder.text_cleaning = parse_text_cleaning(args->text_cleaning);
     }
-    const EncodeJobResult r = run_encode_job(o);
-    if (!quiet()) {
-      fmt::print(stderr, "vlbias: encoded {} of {} {} in {:.1f} s ({:.1f}/s){} -> {} ({})\n",
-                 r.encoded, r.items, o.kind == EncodeKind::Images ? "images" : "texts", r.seconds,
-                 static_cast<double>(r.items - r.resumed) / std::max(r.seconds, 1e-9),
-                 r.resumed ? fmt::format(", {} resumed", r.resumed) : "", args->out,
-                 r.manifest.string());
-    }
+    print_summary(o, run_encode_job(o));
+  });
+}
+
+void add_features_command(CLI::App& app) {
+  auto args = std::make_shared<EncodeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "features",
+      "Image features for FID, KID, PRDC and Vendi: the FID Inception-v3 (pool3, 2048-d),\n"
+      "DINOv2 (CLS, FD_DINOv2) or CLIP's image tower, not normalised unless asked; with a\n"
+      "manifest and a rows file beside the output; resumable");
+  cmd->add_option("--model", args->model,
+                  "The FID Inception-v3's weights (a .safetensors file, or a folder with\n"
+                  "model.safetensors), a DINOv2 folder (config.json + model.safetensors +\n"
+                  "preprocessor_config.json) or a CLIP folder")
+      ->required();
+  cmd->add_option("--images", args->images,
+                  "A table with a path column, or a folder of .jpg/.jpeg/.png (searched\n"
+                  "recursively, sorted)")
+      ->required();
+  cmd->add_option("--preprocess", args->preprocess,
+                  "Inception input: pytorch-fid (torch's bilinear resize to 299, 2x - 1) or\n"
+                  "clean-fid (Pillow's bicubic on float channels, (x - 128) / 128)")
+      ->capture_default_str();
+  cmd->add_option("--image-size", args->image_size,
+                  "DINOv2: resize the short side to and crop N x N (default: the folder's\n"
+                  "preprocessor_config.json, 224)");
+  cmd->add_flag("--normalize", args->normalize, "L2-normalise every feature row");
+  cmd->add_option("--crop", args->crop,
+                  "CLIP: center-crop offset rounding, floor (Hugging Face) or round (torchvision)");
+  add_job_options(cmd, *args);
+  cmd->callback([args] {
+    EncodeJobOptions o = job_options(*args, EncodeKind::Images);
+    o.normalize = args->normalize;
+    print_summary(o, run_encode_job(o));
   });
 }
 

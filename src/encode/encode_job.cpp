@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include <unistd.h>
 
@@ -159,7 +160,7 @@ class ChunkEncoder {
   ChunkEncoder(const EncodeContext& ctx, const std::vector<bool>& done, std::size_t resumed)
       : ctx_(ctx),
         done_(done),
-        per_(ctx.images ? ctx.encoder.pixels_per_image() : 0),
+        per_(ctx.images ? ctx.image_model->pixels_per_image() : 0),
         px_(ctx.batch * per_),
         progress_(ctx.images ? "encode images" : "encode texts", ctx.n) {
     progress_.advance(resumed);
@@ -192,8 +193,8 @@ class ChunkEncoder {
     const unsigned threads =
         ctx_.o.decode_threads ? ctx_.o.decode_threads : std::max(1u, thread_count() / 2);
     prefetch_ = std::make_unique<encode_internal::ImagePrefetcher>(
-        ctx_.encoder, ctx_.image_items, std::move(order), std::max<std::size_t>(2 * ctx_.batch, 8),
-        threads, ctx_.o.max_image_pixels);
+        *ctx_.image_model, ctx_.image_items, std::move(order),
+        std::max<std::size_t>(2 * ctx_.batch, 8), threads, ctx_.o.max_image_pixels);
   }
 
   void record_failure(Failures& failed, std::size_t row, const std::string& error) {
@@ -216,7 +217,7 @@ class ChunkEncoder {
         record_failure(rows.failed, r, got.error);
       }
     }
-    return good.empty() ? Matrix() : ctx_.encoder.model().encode_images(px_.data(), good.size());
+    return good.empty() ? Matrix() : ctx_.image_model->encode(px_.data(), good.size());
   }
 
   Matrix encode_text_batch(ChunkRows& rows, std::size_t b, std::size_t e,
@@ -224,13 +225,13 @@ class ChunkEncoder {
     std::vector<std::vector<std::int32_t>> ids;
     for (std::size_t r = b; r < e; ++r) {
       try {
-        ids.push_back(ctx_.encoder.tokenize(ctx_.items.values[r]));
+        ids.push_back(ctx_.text_encoder->tokenize(ctx_.items.values[r]));
         good.push_back(r);
       } catch (const InputError& err) {
         record_failure(rows.failed, r, err.what());
       }
     }
-    return good.empty() ? Matrix() : ctx_.encoder.model().encode_texts(ids);
+    return good.empty() ? Matrix() : ctx_.text_encoder->model().encode_texts(ids);
   }
 
   void encode_chunk(std::size_t c) {
@@ -350,8 +351,15 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
                "--max-image-pixels {}: expected 1 to {} (default {}, Pillow's MAX_IMAGE_PIXELS).",
                o.max_image_pixels, kMaxImagePixelsOption, kPillowMaxImagePixels);
 
-  const ClipEncoder encoder = ClipEncoder::open(o.model_dir, o.encoder);
-  if (!images) (void)encoder.tokenizer();  // refuse a directory without tokenizer files now
+  // Images: any image model (CLIP, the FID Inception, DINOv2); texts: CLIP.
+  std::unique_ptr<ImageFeatureModel> image_model;
+  std::optional<ClipEncoder> text_encoder;
+  if (images) {
+    image_model = open_image_model(o.model_dir, {o.encoder, o.fid_preprocess, o.image_size});
+  } else {
+    text_encoder.emplace(ClipEncoder::open(o.model_dir, o.encoder));
+    (void)text_encoder->tokenizer();  // refuse a directory without tokenizer files now
+  }
   const Items items = load_items(o);
   const std::size_t n = items.values.size();
   std::vector<encode_internal::ImageItem> image_items;
@@ -362,19 +370,20 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   }
   const std::size_t chunk = o.chunk ? o.chunk : (images ? 256 : 4096);
   const EncodeContext ctx{o,
-                          encoder,
+                          text_encoder ? &*text_encoder : nullptr,
+                          image_model.get(),
                           items,
                           image_items,
                           images,
                           n,
-                          encoder.model().config().embed_dim,
-                          o.batch ? o.batch : (images ? 32 : 256),
+                          images ? image_model->dim() : text_encoder->model().config().embed_dim,
+                          o.batch ? o.batch : (images ? image_model->default_batch() : 256),
                           chunk,
                           (n + chunk - 1) / chunk,
                           partial};
 
-  Json description = encoder.describe();
-  description.erase(images ? "tokenizer" : "preprocessing");
+  Json description = images ? image_model->describe() : text_encoder->describe();
+  if (!images) description.erase("preprocessing");
   encode_internal::open_checkpoints(ctx, job_key(ctx, description));
   const ResumeState resume = encode_internal::find_finished_chunks(ctx);
   ChunkEncoder(ctx, resume.done, resume.resumed).run();

@@ -11,6 +11,7 @@
 #include "image_prefetch.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/encode/encode.h"
+#include "vlbias/encode/image_model.h"
 #include "vlbias/io/json.h"
 
 namespace vlbias::encode_internal {
@@ -27,7 +28,8 @@ struct Items {
 // What every phase of one encode job shares: the options, the model, the items and the chunking.
 struct EncodeContext {
   const EncodeJobOptions& o;
-  const ClipEncoder& encoder;
+  const ClipEncoder* text_encoder;       // texts
+  const ImageFeatureModel* image_model;  // images
   const Items& items;
   const std::vector<ImageItem>& image_items;  // empty for texts
   bool images;

@@ -35,14 +35,15 @@ std::size_t ImagePrefetcher::budget_bytes(std::size_t max_image_pixels) {
   return 3 * 2 * max_image_pixels;
 }
 
-ImagePrefetcher::ImagePrefetcher(const ClipEncoder& encoder, const std::vector<ImageItem>& items,
+ImagePrefetcher::ImagePrefetcher(const ImageFeatureModel& model,
+                                 const std::vector<ImageItem>& items,
                                  std::vector<std::size_t> order, std::size_t window,
                                  unsigned threads, std::size_t max_image_pixels)
-    : encoder_(encoder),
+    : model_(model),
       items_(items),
       order_(std::move(order)),
       window_(window),
-      per_(encoder.pixels_per_image()),
+      per_(model.pixels_per_image()),
       max_image_pixels_(max_image_pixels),
       budget_(budget_bytes(max_image_pixels)),
       slots_(window) {
@@ -92,11 +93,10 @@ PrefetchedImage ImagePrefetcher::prepare(const ImageItem& item, float* out) {
             item.display, width, height, max_image_pixels_);
       }
       // What the decoder and the resize hold at once; more than the budget runs alone.
-      lease = budget_.acquire(decoder_bytes +
-                              preprocess_geometry_bytes(width, height, encoder_.preprocess()));
+      lease = budget_.acquire(decoder_bytes + model_.pixels_bytes(width, height));
     };
     const RgbImage image = decode_image(file.bytes(), item.path, 2 * max_image_pixels_, reserve);
-    encoder_.pixels(image, out);
+    model_.pixels(image, out);
   } catch (const Error& e) {
     result.error = e.what();
   } catch (const std::bad_alloc&) {

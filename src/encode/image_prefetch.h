@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "vlbias/core/memory_budget.h"
-#include "vlbias/encode/encode.h"
+#include "vlbias/encode/image_model.h"
 
 namespace vlbias::encode_internal {
 
@@ -33,7 +33,7 @@ struct PrefetchedImage {
 // not multiply the worst case.
 class ImagePrefetcher {
  public:
-  ImagePrefetcher(const ClipEncoder& encoder, const std::vector<ImageItem>& items,
+  ImagePrefetcher(const ImageFeatureModel& model, const std::vector<ImageItem>& items,
                   std::vector<std::size_t> order, std::size_t window, unsigned threads,
                   std::size_t max_image_pixels);
   ~ImagePrefetcher();
@@ -58,7 +58,7 @@ class ImagePrefetcher {
   void work();
   PrefetchedImage prepare(const ImageItem& item, float* out);
 
-  const ClipEncoder& encoder_;
+  const ImageFeatureModel& model_;
   const std::vector<ImageItem>& items_;
   std::vector<std::size_t> order_;
   std::size_t window_, per_, max_image_pixels_;

@@ -108,6 +108,9 @@ struct EncodeJobOptions {
   // more is decoded alone), whatever decode_threads is. 1 to kMaxImagePixelsOption.
   std::size_t max_image_pixels = kPillowMaxImagePixels;
   ClipEncoderOptions encoder;
+  // Images: the FID Inception's preprocessing, and DINOv2's input side (0: its processor's).
+  FidPreprocess fid_preprocess = FidPreprocess::PytorchFid;
+  std::size_t image_size = 0;
 };
 
 // Largest --max-image-pixels accepted: 2^30 (images up to 2^31 pixels, 6 GiB as RGB).

@@ -84,6 +84,16 @@ enum class CropRounding { Floor, Round };
 RgbImage center_crop(const RgbImage& image, std::size_t width, std::size_t height,
                      CropRounding rounding);
 
+// How FID tools turn a decoded RGB image into the Inception's 3 x 299 x 299 input:
+//   PytorchFid  u8 / 255 in float32, torch's bilinear resize to 299 x 299 (F.interpolate,
+//               align_corners=False, no antialiasing), then 2 x - 1   (pytorch-fid)
+//   CleanFid    each channel as a float image resized by Pillow's bicubic filter (mode "F", no
+//               quantisation), clipped to [0, 255], then (x - 128) / 128   (clean-fid "clean")
+enum class FidPreprocess { PytorchFid, CleanFid };
+// "pytorch-fid" | "clean-fid" (UsageError naming both otherwise).
+FidPreprocess parse_fid_preprocess(const std::string& name);
+std::string fid_preprocess_name(FidPreprocess mode);
+
 // Everything between a decoded image and the model's pixel tensor.
 struct ImagePreprocess {
   bool do_convert_rgb = true;  // decode_image always yields RGB; kept for the config's sake
