@@ -7,6 +7,8 @@
 
 #include "commands.h"
 #include "vlbias/core/error.h"
+#include "vlbias/encode/feature_cache.h"
+#include "vlbias/encode/image_model.h"
 #include "vlbias/io/embeddings.h"
 #include "vlbias/io/table.h"
 #include "vlbias/metrics/distribution_metrics.h"
@@ -18,29 +20,86 @@ namespace vlbias::cli_internal {
 
 namespace {
 
-// The two feature sets every comparison reads, with their options.
+// The two feature sets every comparison reads, with their options: feature files, or image sets
+// and a model whose features are computed (and kept beside the images: feature_cache.h).
 struct PairArgs {
   std::string real, fake, real_tensor, fake_tensor, out;
+  std::string real_images, fake_images, model, column, preprocess = "pytorch-fid";
+  std::size_t image_size = 0;
 };
 
 void add_pair_options(CLI::App* cmd, PairArgs& a) {
   cmd->add_option("--real", a.real,
-                  "Real (reference) features: .npy or .safetensors, rows = images")
-      ->required();
-  cmd->add_option("--fake", a.fake, "Generated features, same columns as --real")->required();
+                  "Real (reference) features: .npy or .safetensors, rows = images");
+  cmd->add_option("--fake", a.fake, "Generated features, same columns as --real");
   cmd->add_option("--real-tensor", a.real_tensor, "Tensor name in a .safetensors --real");
   cmd->add_option("--fake-tensor", a.fake_tensor, "Tensor name in a .safetensors --fake");
+  cmd->add_option("--real-images", a.real_images,
+                  "Real images instead of --real: a table with a path column or a folder;\n"
+                  "their --model features are computed once and kept beside them");
+  cmd->add_option("--fake-images", a.fake_images, "Generated images instead of --fake");
+  cmd->add_option("--model", a.model,
+                  "Feature model for --real-images / --fake-images: the FID Inception-v3's\n"
+                  "weights, a DINOv2 folder or a CLIP folder (as vlbias features reads)");
+  cmd->add_option("--column", a.column, "The path column of the image tables (default: path)");
+  cmd->add_option("--preprocess", a.preprocess, "Inception input: pytorch-fid or clean-fid")
+      ->capture_default_str();
+  cmd->add_option("--image-size", a.image_size, "DINOv2 input side (default: its config's)");
   cmd->add_option("--out", a.out, "Write the JSON here instead of stdout");
 }
 
 struct LoadedPair {
   Provenance provenance;
   Matrix real, fake;
+  Json features = nullptr;  // how image features were obtained, when they were
 };
+
+// The features of one image set, with what the JSON says about them.
+Matrix image_set_features(const PairArgs& a, const std::string& images, Json& about) {
+  FeatureRequest r;
+  r.images = images;
+  r.column = a.column;
+  r.model = a.model;
+  r.options.fid = parse_fid_preprocess(a.preprocess);
+  r.options.image_size = a.image_size;
+  ImageFeatures f = image_features(r);
+  about.push_back(Json{{"images", images},
+                       {"items", f.items},
+                       {"encoded", f.features.rows},
+                       {"cache", f.path.string()},
+                       {"from_cache", f.cached}});
+  return std::move(f.features);
+}
 
 LoadedPair load_pair(const PairArgs& a, const std::string& command) {
   LoadedPair p;
   p.provenance.command = command;
+  const bool images = !a.model.empty();
+  VLBIAS_CHECK(
+      images
+          ? (!a.real_images.empty() && !a.fake_images.empty() && a.real.empty() && a.fake.empty())
+          : (!a.real.empty() && !a.fake.empty() && a.real_images.empty() && a.fake_images.empty()),
+      UsageError,
+      "{} compares --real and --fake feature files, or --real-images and --fake-images "
+      "with a --model that computes their features; not a mix.",
+      command);
+  if (images) {
+    // Image tables are hashed as inputs; folders are not files (their images' hashes key the
+    // feature cache instead).
+    for (const std::string& set : {a.real_images, a.fake_images}) {
+      if (!std::filesystem::is_directory(set)) p.provenance.inputs.push_back(set);
+    }
+    start_hashing_inputs(p.provenance);
+    Json sets = Json::array();
+    p.real = image_set_features(a, a.real_images, sets);
+    p.fake = image_set_features(a, a.fake_images, sets);
+    const Json model =
+        open_image_model(a.model, {{}, parse_fid_preprocess(a.preprocess), a.image_size})
+            ->describe();
+    p.features =
+        Json{{"model", model["model"]}, {"preprocessing", model["preprocessing"]}, {"sets", sets}};
+    return p;
+  }
   p.provenance.inputs = {a.real, a.fake};
   start_hashing_inputs(p.provenance);
   p.real = read_embeddings(a.real, a.real_tensor);
@@ -49,6 +108,12 @@ LoadedPair load_pair(const PairArgs& a, const std::string& command) {
                "{} has {} columns but {} has {}; both must come from the same feature extractor.",
                a.real, p.real.cols, a.fake, p.fake.cols);
   return p;
+}
+
+// The provenance, and the features' origin when they were computed from images.
+void finish(Json& out, const LoadedPair& p) {
+  if (!p.features.is_null()) out["features"] = p.features;
+  out["provenance"] = provenance_json(p.provenance);
 }
 
 void write_per_sample(const std::string& path, std::size_t rows,
@@ -114,7 +179,7 @@ void add_prdc(CLI::App& metric) {
           {{"radius", radius}, {"real_balls", as_doubles(r.fake_ball_count)}, {"inside", inside}});
     }
     p.provenance.parameters = Json{{"k", r.k}, {"inclusive", args->inclusive}};
-    out["provenance"] = provenance_json(p.provenance);
+    finish(out, p);
     write_json(out, args->out);
   });
 }
@@ -130,7 +195,42 @@ void add_fid(CLI::App& metric) {
     LoadedPair p = load_pair(*args, "metric fid");
     const FidResult r = fid(p.real, p.fake);
     Json out = fid_json(r);
-    out["provenance"] = provenance_json(p.provenance);
+    finish(out, p);
+    write_json(out, args->out);
+  });
+}
+
+// `metric fd --features dinov2`: the Frechet distance named by its feature space, as Stein et al.
+// (NeurIPS 2023) name FD_DINOv2; with --model, the model must be of that kind.
+void add_fd(CLI::App& metric) {
+  struct Args : PairArgs {
+    std::string features = "inception";
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = metric.add_subcommand(
+      "fd",
+      "Frechet distance in a named feature space: --features inception (FID), dinov2\n"
+      "(FD_DINOv2, Stein et al. 2023) or clip (FD_CLIP); the same statistic as fid");
+  add_pair_options(cmd, *args);
+  cmd->add_option("--features", args->features, "inception | dinov2 | clip")
+      ->check(CLI::IsMember({"inception", "dinov2", "clip"}))
+      ->capture_default_str();
+  cmd->callback([args] {
+    if (!args->model.empty()) {
+      const ImageModelKind kind = detect_image_model(args->model);
+      const std::string want = args->features == "inception" ? "inception-v3-fid" : args->features;
+      VLBIAS_CHECK(image_model_kind_name(kind) == want, UsageError,
+                   "--features {} but --model {} is a {} model.", args->features, args->model,
+                   image_model_kind_name(kind));
+    }
+    LoadedPair p = load_pair(*args, "metric fd");
+    const FidResult r = fid(p.real, p.fake);
+    Json out = fid_json(r);
+    out["metric"] = args->features == "inception" ? "fid" : "fd_" + args->features;
+    out["feature_space"] = args->features;
+    out["fd"] = out["fid"];
+    p.provenance.parameters = Json{{"features", args->features}};
+    finish(out, p);
     write_json(out, args->out);
   });
 }
@@ -169,7 +269,7 @@ void add_kid(CLI::App& metric) {
                                    {"gamma", gamma},
                                    {"coef0", args->o.coef0}};
     p.provenance.seed = args->o.seed;
-    out["provenance"] = provenance_json(p.provenance);
+    finish(out, p);
     write_json(out, args->out);
   });
 }
@@ -245,6 +345,7 @@ void add_vendi(CLI::App& metric) {
 void add_distribution_metrics(CLI::App& metric) {
   add_prdc(metric);
   add_fid(metric);
+  add_fd(metric);
   add_kid(metric);
   add_vendi(metric);
 }

@@ -46,6 +46,10 @@ bool is_image_file(const fs::path& p) {
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
 }
 
+}  // namespace
+
+namespace encode_internal {
+
 Items load_items(const EncodeJobOptions& o) {
   Items items;
   const bool images = o.kind == EncodeKind::Images;
@@ -92,6 +96,12 @@ Items load_items(const EncodeJobOptions& o) {
   items.row_order = "table rows in file order";
   return items;
 }
+
+}  // namespace encode_internal
+
+namespace {
+
+using encode_internal::load_items;
 
 void normalize_ok_rows(Matrix& m, const std::vector<bool>& ok) {
   for (std::size_t i = 0; i < m.rows; ++i) {

@@ -25,6 +25,9 @@ struct Items {
   std::string row_order;
 };
 
+// The items of a job: a folder's images (recursive, sorted by relative path) or a table's column.
+Items load_items(const EncodeJobOptions& o);
+
 // What every phase of one encode job shares: the options, the model, the items and the chunking.
 struct EncodeContext {
   const EncodeJobOptions& o;

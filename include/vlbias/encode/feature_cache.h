@@ -1,0 +1,45 @@
+#pragma once
+// Image features computed once and reused: what `metric fid|kid|prdc --model` and the
+// geo-diversity audit's `features_model` read when they are given images instead of features.
+//
+// The features of an image set live beside it, in <parent>/.vlbias-features/<stem>.<kind>.<key>.npy
+// (with the encode job's .manifest.json and .rows.csv), where <parent> is the folder holding the
+// table (or the image folder), and <key> is the first 16 hex digits of SHA-256 over the model's
+// weights hash, its preprocessing, the path column and the SHA-256 of every image's bytes in row
+// order: change one image, the model or the preprocessing and the features are computed anew;
+// rename or move nothing and they are read back. When the parent folder is not writable the
+// features are computed into a temporary folder and not kept (a warning says so).
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "vlbias/core/matrix.h"
+#include "vlbias/encode/image_model.h"
+
+namespace vlbias {
+
+struct FeatureRequest {
+  std::filesystem::path images;      // a table with a path column, or a folder of images
+  std::string column;                // the path column ("" = path)
+  std::filesystem::path image_root;  // relative paths resolve against it ("" = the table's folder)
+  std::filesystem::path model;       // any model open_image_model reads
+  ImageModelOptions options;
+  // Refuse (InputError) instead of dropping an image that cannot be decoded: callers that align
+  // features with table rows need every row.
+  bool require_all = false;
+};
+
+struct ImageFeatures {
+  Matrix features;                     // one row per image that could be encoded, in row order
+  std::vector<std::size_t> input_rows;  // the input row of each feature row
+  std::size_t items = 0;                // input rows (images listed)
+  std::filesystem::path path;           // the cache file ("" when not kept)
+  bool cached = false;                  // read back instead of computed
+};
+
+// The features of request.images under request.model, from the cache when its key matches,
+// else computed by run_encode_job (raw, not normalised) and kept.
+ImageFeatures image_features(const FeatureRequest& request);
+
+}  // namespace vlbias

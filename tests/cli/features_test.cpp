@@ -1,0 +1,141 @@
+// `vlbias features` and `vlbias metric fid|fd --real-images --fake-images --model` run as the
+// real executable on the width-scaled random FID Inception of tests/fixtures/encode/inception
+// (its features from an independent PyTorch forward, tools/make_inception_fixtures.py).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+#include "vlbias/io/npy.h"
+
+namespace vlbias {
+namespace {
+
+namespace fs = std::filesystem;
+using cli_util::read_file;
+using cli_util::run_cli;
+using cli_util::temp_dir;
+using json = nlohmann::json;
+
+const fs::path kFixture = fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/encode/inception";
+
+double scaled_error(const Matrix& got, const Matrix& want) {
+  EXPECT_EQ(got.rows, want.rows);
+  EXPECT_EQ(got.cols, want.cols);
+  double worst = 0.0, scale = 0.0;
+  for (std::size_t i = 0; i < std::min(got.data.size(), want.data.size()); ++i) {
+    worst = std::max(worst, std::abs(double{got.data[i]} - want.data[i]));
+    scale = std::max(scale, std::abs(double{want.data[i]}));
+  }
+  return worst / scale;
+}
+
+TEST(CliFeatures, WritesRawInceptionFeaturesInEitherFidPreprocessingWithAManifest) {
+  const fs::path dir = temp_dir();
+  for (const char* mode : {"pytorch-fid", "clean-fid"}) {
+    SCOPED_TRACE(mode);
+    const fs::path out = dir / fmt::format("{}.npy", mode);
+    const auto r = run_cli(fmt::format(
+        "--quiet features --model '{}' --images '{}' --preprocess {} --out '{}' --batch 2",
+        kFixture.string(), (kFixture / "images.csv").string(), mode, out.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Matrix want = read_npy_matrix(kFixture / fmt::format("features_{}.npy", mode));
+    EXPECT_LT(scaled_error(read_npy_matrix(out), want), 1e-4);
+    const json manifest = json::parse(read_file(dir / fmt::format("{}.manifest.json", mode)));
+    EXPECT_EQ(manifest["model"]["architecture"], "inception-v3-fid");
+    EXPECT_EQ(manifest["preprocessing"]["mode"], mode);
+    EXPECT_EQ(manifest["output"]["normalized"], false);
+  }
+}
+
+TEST(CliFeatures, BadModelsAndPreprocessingsAreUsageOrInputErrors) {
+  const fs::path dir = temp_dir();
+  auto r = run_cli(fmt::format("--quiet features --model '{}' --images '{}' --out '{}'",
+                               (fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/nn").string(),
+                               (kFixture / "images.csv").string(), (dir / "x.npy").string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not a model this tool reads"), std::string::npos) << r.err;
+  r = run_cli(fmt::format("--quiet features --model '{}' --images '{}' --preprocess tf --out '{}'",
+                          kFixture.string(), (kFixture / "images.csv").string(),
+                          (dir / "x.npy").string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("expected pytorch-fid"), std::string::npos) << r.err;
+}
+
+// Copies the fixture's images into `to` (a folder of its own per set).
+void copy_images(const fs::path& to) {
+  fs::create_directories(to);
+  for (const auto& e : fs::directory_iterator(kFixture / "images")) {
+    fs::copy_file(e.path(), to / e.path().filename(), fs::copy_options::overwrite_existing);
+  }
+}
+
+TEST(CliFeatures, MetricFidFromImagesEqualsFidOfTheirFeaturesAndReadsTheCacheTheSecondTime) {
+  const fs::path dir = temp_dir();
+  copy_images(dir / "real");
+  copy_images(dir / "fake");
+  fs::remove(dir / "fake" / "exact_299x299.jpg");
+  const std::string model = kFixture.string();
+  // The reference path: features written by `vlbias features`, then `metric fid` on the files.
+  for (const char* set : {"real", "fake"}) {
+    const auto r =
+        run_cli(fmt::format("--quiet features --model '{}' --images '{}' --out '{}'", model,
+                            (dir / set).string(), (dir / fmt::format("{}.npy", set)).string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const auto files = run_cli(fmt::format("--quiet metric fid --real '{}' --fake '{}'",
+                                         (dir / "real.npy").string(), (dir / "fake.npy").string()));
+  ASSERT_EQ(files.exit_code, 0) << files.err;
+  const std::string from_images =
+      fmt::format("--quiet metric fid --real-images '{}' --fake-images '{}' --model '{}'",
+                  (dir / "real").string(), (dir / "fake").string(), model);
+  const auto first = run_cli(from_images);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const json a = json::parse(files.out), b = json::parse(first.out);
+  EXPECT_DOUBLE_EQ(b["fid"].get<double>(), a["fid"].get<double>());
+  EXPECT_EQ(b["features"]["sets"][0]["from_cache"], false);
+  EXPECT_EQ(b["features"]["sets"][1]["encoded"], 4);
+  const auto second = run_cli(from_images);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  const json c = json::parse(second.out);
+  EXPECT_EQ(c["features"]["sets"][0]["from_cache"], true);
+  EXPECT_EQ(c["features"]["sets"][1]["from_cache"], true);
+  EXPECT_DOUBLE_EQ(c["fid"].get<double>(), a["fid"].get<double>());
+  // One image's bytes change: that set's features are computed anew, the other's are reused.
+  fs::copy_file(kFixture / "images/odd_97x61.jpg", dir / "fake" / "grey_50x80.png",
+                fs::copy_options::overwrite_existing);
+  const json d = json::parse(run_cli(from_images).out);
+  EXPECT_EQ(d["features"]["sets"][0]["from_cache"], true);
+  EXPECT_EQ(d["features"]["sets"][1]["from_cache"], false);
+  EXPECT_NE(d["fid"].get<double>(), a["fid"].get<double>());
+  // fd names the feature space, and refuses a model of another one.
+  const auto fd = run_cli(fmt::format(
+      "--quiet metric fd --features inception --real-images '{}' --fake-images '{}' --model '{}'",
+      (dir / "real").string(), (dir / "fake").string(), model));
+  ASSERT_EQ(fd.exit_code, 0) << fd.err;
+  EXPECT_DOUBLE_EQ(json::parse(fd.out)["fd"].get<double>(), d["fid"].get<double>());
+  const auto wrong = run_cli(fmt::format(
+      "--quiet metric fd --features dinov2 --real-images '{}' --fake-images '{}' --model '{}'",
+      (dir / "real").string(), (dir / "fake").string(), model));
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("is a inception-v3-fid model"), std::string::npos) << wrong.err;
+}
+
+TEST(CliFeatures, FeatureFilesAndImagesCannotBeMixed) {
+  const fs::path dir = temp_dir();
+  const auto r =
+      run_cli(fmt::format("--quiet metric kid --real '{}' --fake-images '{}' --model '{}'",
+                          (kFixture / "features_clean-fid.npy").string(),
+                          (kFixture / "images").string(), kFixture.string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not a mix"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace vlbias
