@@ -34,6 +34,12 @@ build/vlbias audit examples/trait_pairs/spec.yaml --out "$out/trait_pairs"
 # West Asia are pulled toward one stereotyped look (tools/make_geo_example.py).
 build/vlbias audit examples/geo_diversity/spec.yaml --out "$out/geo_diversity"
 
+# The same audit started from image folders and a feature model (features_model: the tests'
+# RANDOM width-scaled FID Inception-v3 on synthetic pictures; tools/make_geo_images_example.py):
+# decoding, pytorch-fid preprocessing and the forward run natively; the features are kept
+# beside the images (.vlbias-features/) and reused by the next run.
+build/vlbias audit examples/geo_diversity_images/spec.yaml --out "$out/geo_diversity_images"
+
 # LVLM counterfactual analytics (paper 003: MaxGap of toxicity within counterfactual sets,
 # PMI words per group, competence-lexicon rates, numeric ratings, refusals, set-blocked
 # Friedman and permutation tests, mitigation vs baseline) on real SocialCounterfactuals set
@@ -82,7 +88,7 @@ echo "example outputs (each audit: results.json, tables/*.csv, report.html):"
 ls -1 "$out"/*.json "$out"/*.npy "$out"/visual_stereotype_prompts.csv
 echo
 echo "reports (open in a browser; self-contained, printable):"
-for run in social_perception trait_pairs geo_diversity lvlm_counterfactual lvlm_classifier \
+for run in social_perception trait_pairs geo_diversity geo_diversity_images lvlm_counterfactual lvlm_classifier \
   visual_stereotypes; do
   echo "  $out/$run/report.html"
 done

@@ -95,10 +95,12 @@ std::size_t check_geo(const AuditSpec& spec) {
                UsageError,
                "analysis 'consistency' was requested but cannot run: it needs generated.clip "
                "(CLIP image embeddings) and objects (the object text embeddings)");
-  std::vector<std::filesystem::path> inputs = {g.real_table, g.real_features.path};
+  // Features files where given (features_model computes the others from the tables' images).
+  std::vector<std::filesystem::path> inputs = {g.real_table};
+  if (!g.real_features.path.empty()) inputs.push_back(g.real_features.path);
   for (const GeoSource& s : g.generated) {
     inputs.push_back(s.table);
-    inputs.push_back(s.features.path);
+    if (!s.features.path.empty()) inputs.push_back(s.features.path);
     if (!s.clip.path.empty()) inputs.push_back(s.clip.path);
   }
   if (can_score) {

@@ -102,10 +102,10 @@ Provenance geo_provenance(const AuditSpec& spec, bool can_score) {
   provenance.command = "audit";
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
   provenance.inputs.push_back(g.real_table.string());
-  provenance.inputs.push_back(g.real_features.path.string());
+  if (!g.real_features.path.empty()) provenance.inputs.push_back(g.real_features.path.string());
   for (const GeoSource& s : g.generated) {
     provenance.inputs.push_back(s.table.string());
-    provenance.inputs.push_back(s.features.path.string());
+    if (!s.features.path.empty()) provenance.inputs.push_back(s.features.path.string());
     if (!s.clip.path.empty()) provenance.inputs.push_back(s.clip.path.string());
   }
   // An explicitly requested consistency indicator needs both inputs; checked before reading.

@@ -13,6 +13,7 @@
 
 #include "geo_audit_internal.h"
 #include "vlbias/core/error.h"
+#include "vlbias/encode/feature_cache.h"
 #include "vlbias/io/embeddings.h"
 #include "vlbias/io/table.h"
 
@@ -58,6 +59,21 @@ std::string aliased(const std::vector<std::pair<std::string, std::string>>& alia
   return v;
 }
 
+// The features file of a set, or (features_model) its table's images' features, one row per
+// table row: every image must encode (the rows are the table's).
+Matrix set_features(const GeoAuditSpec& g, const EmbeddingSource& given,
+                    const std::filesystem::path& table) {
+  if (!given.path.empty()) return read_embeddings(given.path, given.tensor);
+  FeatureRequest r;
+  r.images = table;
+  r.column = g.features_model.column;
+  r.model = g.features_model.model;
+  r.options.fid = parse_fid_preprocess(g.features_model.preprocess);
+  r.options.image_size = g.features_model.image_size;
+  r.require_all = true;
+  return image_features(r).features;
+}
+
 // Reads one generated source's table, features and (when given) CLIP embeddings, checking
 // that they agree with each other and with the real features' width `dim`. `clip_dim` is the
 // CLIP width of the sources read so far (0: none yet).
@@ -66,9 +82,10 @@ struct SourceData {
   Matrix features, clip;  // clip: 0 rows when the source has none
 };
 
-SourceData read_source(const GeoSource& src, std::size_t dim, std::size_t& clip_dim) {
-  SourceData s{read_table(src.table.string()),
-               read_embeddings(src.features.path, src.features.tensor), Matrix()};
+SourceData read_source(const GeoAuditSpec& g, const GeoSource& src, std::size_t dim,
+                       std::size_t& clip_dim) {
+  SourceData s{read_table(src.table.string()), set_features(g, src.features, src.table),
+               Matrix()};
   const Table& t = s.table;
   const Matrix& f = s.features;
   VLBIAS_CHECK(t.rows == f.rows, InputError,
@@ -174,7 +191,7 @@ RealData load_real(const AuditSpec& spec, std::vector<std::string>& notes) {
   const GeoAuditSpec& g = spec.geo;
   RealData d;
   const Table table = read_table(g.real_table.string());
-  const Matrix x = read_embeddings(g.real_features.path, g.real_features.tensor);
+  const Matrix x = set_features(g, g.real_features, g.real_table);
   VLBIAS_CHECK(table.rows == x.rows, InputError,
                "{} has {} rows but {} has {} feature rows; expected one row per real image.",
                table.source, table.rows, g.real_features.path.string(), x.rows);
@@ -265,7 +282,7 @@ GeneratedData load_generated(const AuditSpec& spec, std::size_t dim,
   const bool any_clip = std::any_of(g.generated.begin(), g.generated.end(),
                                     [](const GeoSource& s) { return !s.clip.path.empty(); });
   for (const GeoSource& src : g.generated) {
-    SourceData s = read_source(src, dim, clip_dim);
+    SourceData s = read_source(g, src, dim, clip_dim);
     const std::vector<std::uint32_t> kept = keep_labelled_rows(g, src, s, d);
     Matrix& f = s.features;
     Matrix& c = s.clip;

@@ -38,12 +38,27 @@ EmbeddingSource embedding(Context& ctx, const YAML::Node& map, const Entries& e,
   return out;
 }
 
+void parse_features_model(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
+  const std::string base = "features_model";
+  const Entries e = check_map(ctx, node, base, {"model", "column", "preprocess", "image_size"});
+  auto& m = g.features_model;
+  m.model = as_path(ctx, require(ctx, node, e, base, "model"), join_path(base, "model"));
+  if (const YAML::Node* v = find(e, "column")) m.column = as_string(ctx, *v, base + ".column");
+  if (const YAML::Node* v = find(e, "preprocess")) {
+    m.preprocess = as_choice(ctx, *v, base + ".preprocess", {"pytorch-fid", "clean-fid"});
+  }
+  if (const YAML::Node* v = find(e, "image_size")) {
+    m.image_size = as_positive_size(ctx, *v, base + ".image_size");
+  }
+}
+
 void parse_real(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
   const std::string base = "real";
   const Entries e =
       check_map(ctx, node, base, {"table", "features", "tensor", "region", "object", "duplicates"});
   g.real_table = as_input_file(ctx, require(ctx, node, e, base, "table"), "real.table");
-  g.real_features = embedding(ctx, node, e, base, "features", "tensor", true);
+  g.real_features = embedding(ctx, node, e, base, "features", "tensor",
+                              g.features_model.model.empty());
   if (const YAML::Node* v = find(e, "region"))
     g.real_region_column = as_string(ctx, *v, "real.region");
   if (const YAML::Node* v = find(e, "object"))
@@ -53,13 +68,14 @@ void parse_real(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
   }
 }
 
-GeoSource parse_source(Context& ctx, const YAML::Node& node, const std::string& base) {
+GeoSource parse_source(Context& ctx, const YAML::Node& node, const std::string& base,
+                       bool features_required) {
   const Entries e = check_map(ctx, node, base,
                               {"table", "features", "tensor", "clip", "clip_tensor", "region",
                                "object", "country", "form_column", "form"});
   GeoSource s;
   s.table = as_input_file(ctx, require(ctx, node, e, base, "table"), join_path(base, "table"));
-  s.features = embedding(ctx, node, e, base, "features", "tensor", true);
+  s.features = embedding(ctx, node, e, base, "features", "tensor", features_required);
   s.clip = embedding(ctx, node, e, base, "clip", "clip_tensor", false);
   if (const YAML::Node* v = find(e, "region"))
     s.region_column = as_string(ctx, *v, base + ".region");
@@ -170,21 +186,24 @@ void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   check_version(ctx, root["version"]);  // before the keys, unlike the dual-encoder kinds
   const Entries entries =
       check_map(ctx, root, "",
-                {"version", "kind", "title", "about", "seed", "min_group_size", "real", "generated",
-                 "objects", "aliases", "sampling", "analyses"});
+                {"version", "kind", "title", "about", "seed", "min_group_size", "features_model",
+                 "real", "generated", "objects", "aliases", "sampling", "analyses"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
   GeoAuditSpec& g = spec.geo;
+  if (const YAML::Node* v = find(entries, "features_model")) parse_features_model(ctx, *v, g);
+  const bool features_required = g.features_model.model.empty();
   parse_real(ctx, require(ctx, root, entries, "", "real"), g);
   const YAML::Node& generated = require(ctx, root, entries, "", "generated");
   count_value(ctx, generated, "generated");
   if (generated.IsSequence()) {
     if (generated.size() == 0) fail(ctx, generated, "generated", "must list at least one source");
     for (std::size_t i = 0; i < generated.size(); ++i) {
-      g.generated.push_back(parse_source(ctx, generated[i], fmt::format("generated[{}]", i)));
+      g.generated.push_back(
+          parse_source(ctx, generated[i], fmt::format("generated[{}]", i), features_required));
     }
   } else {
-    g.generated.push_back(parse_source(ctx, generated, "generated"));
+    g.generated.push_back(parse_source(ctx, generated, "generated", features_required));
   }
   if (const YAML::Node* v = find(entries, "objects")) parse_objects(ctx, *v, g);
   if (const YAML::Node* v = find(entries, "aliases")) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -135,6 +136,54 @@ TEST(CliFeatures, FeatureFilesAndImagesCannotBeMixed) {
                           (kFixture / "images").string(), kFixture.string()));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("not a mix"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace vlbias
+
+namespace vlbias {
+namespace {
+
+// The geo-diversity example started from images (examples/geo_diversity_images) gives the same
+// results as the audit over feature files that `vlbias features` wrote from the same images.
+TEST(CliFeatures, GeoAuditFromImagesEqualsTheAuditOfTheirFeatureFiles) {
+  const fs::path dir = temp_dir();
+  const fs::path example = fs::path(VLBIAS_SOURCE_DIR) / "examples/geo_diversity_images";
+  for (const char* part : {"real", "generated", "real.csv", "generated.csv"}) {
+    fs::copy(example / part, dir / part, fs::copy_options::recursive);
+  }
+  std::string spec = read_file(example / "spec.yaml");
+  const std::string rel = "../../tests/fixtures/encode/inception";
+  spec.replace(spec.find(rel), rel.size(), kFixture.string());
+  std::ofstream(dir / "spec.yaml") << spec;
+  auto r = run_cli(fmt::format("--quiet audit '{}' --out '{}'", (dir / "spec.yaml").string(),
+                               (dir / "from_images").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* set : {"real", "generated"}) {
+    r = run_cli(fmt::format("--quiet features --model '{}' --images '{}' --out '{}'",
+                            kFixture.string(), (dir / fmt::format("{}.csv", set)).string(),
+                            (dir / fmt::format("{}.npy", set)).string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  // The files spec: features given, no features_model.
+  std::string files =
+      spec.substr(0, spec.find("features_model:")) + spec.substr(spec.find("real:"));
+  files.replace(files.find("table: real.csv"), 15, "table: real.csv\n  features: real.npy");
+  files.replace(files.find("table: generated.csv"), 20,
+                "table: generated.csv\n  features: generated.npy");
+  std::ofstream(dir / "files.yaml") << files;
+  r = run_cli(fmt::format("--quiet audit '{}' --out '{}'", (dir / "files.yaml").string(),
+                          (dir / "from_files").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err << files;
+  const json a = json::parse(read_file(dir / "from_images/results.json"));
+  const json b = json::parse(read_file(dir / "from_files/results.json"));
+  for (const char* analysis : {"region", "object_region", "distribution"}) {
+    SCOPED_TRACE(analysis);
+    EXPECT_EQ(a["analyses"][analysis], b["analyses"][analysis]);
+  }
+  EXPECT_EQ(a["analyses"]["distribution"]["cells"].size(), 3u);
+  // The second run reads the kept features.
+  EXPECT_TRUE(fs::exists(dir / ".vlbias-features"));
 }
 
 }  // namespace

@@ -119,6 +119,15 @@ struct GeoSource {
 
 // The spec of a geo-diversity audit (the keys above).
 struct GeoAuditSpec {
+  // features_model: {model, column, preprocess, image_size}: the image model whose features of
+  // each table's images stand in for a `features` file the real set or a source leaves out
+  // (computed once per content and kept beside the images: include/vlbias/encode/feature_cache.h).
+  struct FeatureModel {
+    std::filesystem::path model;  // "" = every set gives its features file
+    std::string column = "path";  // the image path column of the tables
+    std::string preprocess = "pytorch-fid";
+    std::size_t image_size = 0;
+  } features_model;
   std::filesystem::path real_table;
   EmbeddingSource real_features;
   std::string real_region_column = "region";
