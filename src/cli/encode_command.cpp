@@ -14,7 +14,7 @@ namespace {
 
 struct EncodeArgs {
   std::string model, images, texts, column, image_root, out, crop, text_cleaning;
-  std::string preprocess = "pytorch-fid";
+  std::string preprocess = "pytorch-fid", output = "pool3";
   bool raw = false, normalize = false, resume = false, fail_on_error = false;
   std::size_t batch = 0, chunk = 0, max_image_pixels = kPillowMaxImagePixels, image_size = 0;
   unsigned decode_threads = 0;
@@ -57,6 +57,7 @@ EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
   o.max_image_pixels = args.max_image_pixels;
   if (!args.crop.empty()) o.encoder.crop_rounding = parse_crop_rounding(args.crop);
   o.fid_preprocess = parse_fid_preprocess(args.preprocess);
+  o.inception_output = parse_inception_output(args.output);
   o.image_size = args.image_size;
   return o;
 }
@@ -127,6 +128,10 @@ void add_features_command(CLI::App& app) {
   cmd->add_option("--preprocess", args->preprocess,
                   "Inception input: pytorch-fid (torch's bilinear resize to 299, 2x - 1) or\n"
                   "clean-fid (Pillow's bicubic on float channels, (x - 128) / 128)")
+      ->capture_default_str();
+  cmd->add_option("--output", args->output,
+                  "Inception: pool3 (FID, KID, PRDC), logits or logits-unbiased (the fc layer\n"
+                  "without its bias: what the Inception Score's reference code reads)")
       ->capture_default_str();
   cmd->add_option("--image-size", args->image_size,
                   "DINOv2: resize the short side to and crop N x N (default: the folder's\n"

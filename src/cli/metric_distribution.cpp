@@ -94,7 +94,8 @@ LoadedPair load_pair(const PairArgs& a, const std::string& command) {
     p.real = image_set_features(a, a.real_images, sets);
     p.fake = image_set_features(a, a.fake_images, sets);
     const Json model =
-        open_image_model(a.model, {{}, parse_fid_preprocess(a.preprocess), a.image_size})
+        open_image_model(
+            a.model, {{}, parse_fid_preprocess(a.preprocess), InceptionOutput::Pool3, a.image_size})
             ->describe();
     p.features =
         Json{{"model", model["model"]}, {"preprocessing", model["preprocessing"]}, {"sets", sets}};
@@ -274,6 +275,75 @@ void add_kid(CLI::App& metric) {
   });
 }
 
+// `metric is`: the Inception Score of logits, or of images through the FID Inception's fc layer
+// without its bias (the reference code's logits), cached like the other image features.
+void add_inception_score(CLI::App& metric) {
+  struct Args {
+    std::string logits, tensor, images, model, column, preprocess = "pytorch-fid", out;
+    std::size_t splits = 10;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = metric.add_subcommand(
+      "is",
+      "Inception Score (Salimans et al. 2016): exp of the mean KL of p(y|x) from p(y), mean\n"
+      "and sd over splits, from logits or from images and the FID Inception's weights");
+  cmd->add_option("--logits", args->logits,
+                  "Logits (.npy/.safetensors, rows = images): `vlbias features --output\n"
+                  "logits-unbiased` writes the reference's");
+  cmd->add_option("--tensor", args->tensor, "Tensor name in a .safetensors --logits");
+  cmd->add_option("--images", args->images,
+                  "Images instead: a table with a path column or a folder");
+  cmd->add_option("--model", args->model, "The FID Inception's weights (with --images)");
+  cmd->add_option("--column", args->column, "The path column of --images (default: path)");
+  cmd->add_option("--preprocess", args->preprocess, "pytorch-fid or clean-fid")
+      ->capture_default_str();
+  cmd->add_option("--splits", args->splits, "Consecutive parts of the images (np.array_split)")
+      ->capture_default_str();
+  cmd->add_option("--out", args->out, "Write the JSON here instead of stdout");
+  cmd->callback([args] {
+    VLBIAS_CHECK(
+        args->logits.empty() != args->images.empty() && args->images.empty() == args->model.empty(),
+        UsageError, "metric is reads --logits, or --images with --model; not both.");
+    Provenance p;
+    p.command = "metric is";
+    Matrix logits;
+    Json about = nullptr;
+    if (!args->logits.empty()) {
+      p.inputs = {args->logits};
+      start_hashing_inputs(p);
+      logits = read_embeddings(args->logits, args->tensor);
+    } else {
+      VLBIAS_CHECK(detect_image_model(args->model) == ImageModelKind::Inception, UsageError,
+                   "--model {}: the Inception Score needs the FID Inception-v3's weights.",
+                   args->model);
+      if (!std::filesystem::is_directory(args->images)) p.inputs = {args->images};
+      start_hashing_inputs(p);
+      FeatureRequest r;
+      r.images = args->images;
+      r.column = args->column;
+      r.model = args->model;
+      r.options.fid = parse_fid_preprocess(args->preprocess);
+      r.options.inception_output = InceptionOutput::LogitsUnbiased;
+      ImageFeatures f = image_features(r);
+      about = Json{{"images", args->images},     {"items", f.items},
+                   {"encoded", f.features.rows}, {"logits", "fc(pool3) without the fc bias"},
+                   {"cache", f.path.string()},   {"from_cache", f.cached}};
+      logits = std::move(f.features);
+    }
+    const InceptionScoreResult r = inception_score(logits, args->splits);
+    Json out{{"inception_score", json_number(r.mean)},
+             {"sd", json_number(r.sd)},
+             {"splits", r.splits},
+             {"n", r.n},
+             {"classes", r.classes},
+             {"split_rule", "consecutive parts, np.array_split"}};
+    if (!about.is_null()) out["features"] = about;
+    p.parameters = Json{{"splits", args->splits}};
+    out["provenance"] = provenance_json(p);
+    write_json(out, args->out);
+  });
+}
+
 double parse_order(const std::string& text) {
   if (text == "inf") return std::numeric_limits<double>::infinity();
   const std::vector<double> v = split_numbers(text, "--q");
@@ -347,6 +417,7 @@ void add_distribution_metrics(CLI::App& metric) {
   add_fid(metric);
   add_fd(metric);
   add_kid(metric);
+  add_inception_score(metric);
   add_vendi(metric);
 }
 

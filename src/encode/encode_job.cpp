@@ -149,19 +149,23 @@ void check_output_paths(const fs::path& out, const fs::path& partial) {
 
 Json job_key(const EncodeContext& ctx, const Json& description) {
   const EncodeJobOptions& o = ctx.o;
-  return Json{{"kind", ctx.images ? "images" : "texts"},
-              {"model_weights_sha256", description["model"]["weights_sha256"]},
-              {"input", o.input.string()},
-              {"input_sha256", ctx.items.input_sha256},
-              {"column", o.column},
-              {"image_root", o.image_root.string()},
-              {"normalize", o.normalize},
-              {"chunk", ctx.chunk},
-              {"items", ctx.n},
-              {"max_image_pixels", ctx.images ? Json(o.max_image_pixels) : Json(nullptr)},
-              // 2: chunk checkpoints hold each image's SHA-256 (changed_images).
-              {"checkpoint_format", 2},
-              {"encoder", ctx.images ? description["preprocessing"] : description["tokenizer"]}};
+  Json key{{"kind", ctx.images ? "images" : "texts"},
+           {"model_weights_sha256", description["model"]["weights_sha256"]},
+           {"input", o.input.string()},
+           {"input_sha256", ctx.items.input_sha256},
+           {"column", o.column},
+           {"image_root", o.image_root.string()},
+           {"normalize", o.normalize},
+           {"chunk", ctx.chunk},
+           {"items", ctx.n},
+           {"max_image_pixels", ctx.images ? Json(o.max_image_pixels) : Json(nullptr)},
+           // 2: chunk checkpoints hold each image's SHA-256 (changed_images).
+           {"checkpoint_format", 2},
+           {"encoder", ctx.images ? description["preprocessing"] : description["tokenizer"]}};
+  // What the model writes, where it can write more than one thing (the Inception's pool3 or
+  // logits); absent for CLIP, whose key stays that of earlier versions.
+  if (description["model"].contains("output")) key["model_output"] = description["model"]["output"];
+  return key;
 }
 
 // threads, in the order the chunks are processed.
@@ -365,7 +369,8 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   std::unique_ptr<ImageFeatureModel> image_model;
   std::optional<ClipEncoder> text_encoder;
   if (images) {
-    image_model = open_image_model(o.model_dir, {o.encoder, o.fid_preprocess, o.image_size});
+    image_model = open_image_model(o.model_dir,
+                                   {o.encoder, o.fid_preprocess, o.inception_output, o.image_size});
   } else {
     text_encoder.emplace(ClipEncoder::open(o.model_dir, o.encoder));
     (void)text_encoder->tokenizer();  // refuse a directory without tokenizer files now

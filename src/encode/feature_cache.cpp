@@ -31,6 +31,7 @@ EncodeJobOptions job_options(const FeatureRequest& r) {
   o.fail_on_error = r.require_all;
   o.encoder = r.options.clip;
   o.fid_preprocess = r.options.fid;
+  o.inception_output = r.options.inception_output;
   o.image_size = r.options.image_size;
   return o;
 }
@@ -77,7 +78,8 @@ std::vector<std::size_t> input_rows(const fs::path& rows_csv) {
   const Table t = read_table(rows_csv.string());
   const Column& c = t.column("input_row");
   std::vector<std::size_t> out(t.rows);
-  for (std::size_t r = 0; r < t.rows; ++r) out[r] = static_cast<std::size_t>(std::stoull(c.text(r)));
+  for (std::size_t r = 0; r < t.rows; ++r)
+    out[r] = static_cast<std::size_t>(std::stoull(c.text(r)));
   return out;
 }
 
@@ -90,7 +92,8 @@ ImageFeatures image_features(const FeatureRequest& request) {
   const Json described = model->describe();
   const std::string key = sha256_hex(
       "vlbias-features-1\n" + described["model"]["weights_sha256"].get<std::string>() + "\n" +
-      described["preprocessing"].dump() + "\n" + request.column + "\n" + content_key(items));
+      described["preprocessing"].dump() + "\n" + described["model"].value("output", "") + "\n" +
+      request.column + "\n" + content_key(items));
   ImageFeatures out;
   out.items = items.values.size();
   fs::path folder = cache_folder(request.images);
@@ -102,9 +105,9 @@ ImageFeatures image_features(const FeatureRequest& request) {
     warn("{} is not writable: the features of {} are computed without being kept.",
          cache_folder(request.images).string(), request.images.string());
   }
-  const fs::path path = folder / fmt::format("{}.{}.{}.npy", stem_of(request.images),
-                                             image_model_kind_name(model->kind()),
-                                             key.substr(0, 16));
+  const fs::path path =
+      folder / fmt::format("{}.{}.{}.npy", stem_of(request.images),
+                           image_model_kind_name(model->kind()), key.substr(0, 16));
   const fs::path rows = folder / (path.stem().string() + ".rows.csv");
   const fs::path manifest = folder / (path.stem().string() + ".manifest.json");
   out.cached = fs::exists(path) && fs::exists(rows) && fs::exists(manifest);

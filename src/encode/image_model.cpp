@@ -120,7 +120,8 @@ std::unique_ptr<ImageFeatureModel> open_image_model(const fs::path& model,
       return std::make_unique<ClipImageModel>(model, options.clip);
     case ImageModelKind::Inception:
       return encode_internal::open_inception(
-          fs::is_regular_file(model) ? model : model / "model.safetensors", options.fid);
+          fs::is_regular_file(model) ? model : model / "model.safetensors", options.fid,
+          options.inception_output);
     case ImageModelKind::Dinov2:
       break;
   }

@@ -9,6 +9,6 @@ namespace vlbias::encode_internal {
 
 // The FID Inception-v3 from a .safetensors file with pytorch-fid's names.
 std::unique_ptr<ImageFeatureModel> open_inception(const std::filesystem::path& weights,
-                                                  FidPreprocess mode);
+                                                  FidPreprocess mode, InceptionOutput output);
 
 }  // namespace vlbias::encode_internal

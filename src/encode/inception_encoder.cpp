@@ -29,15 +29,23 @@ std::vector<float> channel(const RgbImage& image, std::size_t c, bool unit) {
 
 class InceptionImageModel final : public ImageFeatureModel {
  public:
-  InceptionImageModel(const std::filesystem::path& weights, FidPreprocess mode)
+  InceptionImageModel(const std::filesystem::path& weights, FidPreprocess mode,
+                      InceptionOutput output)
       : weights_(weights),
         file_(SafetensorsFile::open(weights)),
         model_(InceptionModel::load(file_)),
-        mode_(mode) {}
+        mode_(mode),
+        output_(output) {
+    VLBIAS_CHECK(output == InceptionOutput::Pool3 || model_.classes() > 0, InputError,
+                 "{} holds no fc layer (fc.weight, fc.bias): no {} to write", weights.string(),
+                 inception_output_name(output));
+  }
 
   ImageModelKind kind() const override { return ImageModelKind::Inception; }
   std::size_t pixels_per_image() const override { return 3 * kPlane; }
-  std::size_t dim() const override { return model_.feature_dim(); }
+  std::size_t dim() const override {
+    return output_ == InceptionOutput::Pool3 ? model_.feature_dim() : model_.classes();
+  }
   std::size_t default_batch() const override { return 16; }
 
   void pixels(const RgbImage& image, float* out) const override {
@@ -72,7 +80,9 @@ class InceptionImageModel final : public ImageFeatureModel {
   }
 
   Matrix encode(const float* pixels, std::size_t n) const override {
-    return model_.features(pixels, n);
+    const Matrix pool3 = model_.features(pixels, n);
+    if (output_ == InceptionOutput::Pool3) return pool3;
+    return model_.logits(pool3, output_ == InceptionOutput::Logits);
   }
 
   Json describe() const override {
@@ -81,7 +91,11 @@ class InceptionImageModel final : public ImageFeatureModel {
                {"weights_sha256", sha256_file(weights_.string())},
                {"feature_dim", model_.feature_dim()},
                {"classes", model_.classes()},
-               {"output", "pool3: global average of Mixed_7c (2048 for the real network)"},
+               {"output", output_ == InceptionOutput::Pool3
+                              ? "pool3: global average of Mixed_7c (2048 for the real network)"
+                          : output_ == InceptionOutput::Logits
+                              ? "logits: fc(pool3) (1008 for the real network)"
+                              : "logits-unbiased: fc(pool3) without the fc bias"},
                {"macs_per_image", model_.macs_per_image()}};
     Json pre{{"mode", fid_preprocess_name(mode_)},
              {"convert_rgb", "Pillow 9.4 convert(\"RGB\")"},
@@ -101,6 +115,7 @@ class InceptionImageModel final : public ImageFeatureModel {
   SafetensorsFile file_;
   InceptionModel model_;
   FidPreprocess mode_;
+  InceptionOutput output_;
 };
 
 }  // namespace
@@ -108,8 +123,8 @@ class InceptionImageModel final : public ImageFeatureModel {
 namespace encode_internal {
 
 std::unique_ptr<ImageFeatureModel> open_inception(const std::filesystem::path& weights,
-                                                  FidPreprocess mode) {
-  return std::make_unique<InceptionImageModel>(weights, mode);
+                                                  FidPreprocess mode, InceptionOutput output) {
+  return std::make_unique<InceptionImageModel>(weights, mode, output);
 }
 
 }  // namespace encode_internal

@@ -170,6 +170,38 @@ std::size_t InceptionModel::classes() const {
   return net_->fc.out;
 }
 
+InceptionOutput parse_inception_output(const std::string& name) {
+  if (name == "pool3") return InceptionOutput::Pool3;
+  if (name == "logits") return InceptionOutput::Logits;
+  if (name == "logits-unbiased") return InceptionOutput::LogitsUnbiased;
+  VLBIAS_FAIL(UsageError,
+              "Unknown Inception output '{}'; expected pool3 (FID, KID, PRDC), logits or "
+              "logits-unbiased (the Inception Score's).",
+              name);
+}
+
+std::string inception_output_name(InceptionOutput output) {
+  switch (output) {
+    case InceptionOutput::Pool3:
+      return "pool3";
+    case InceptionOutput::Logits:
+      return "logits";
+    case InceptionOutput::LogitsUnbiased:
+      return "logits-unbiased";
+  }
+  return "";
+}
+
+Matrix InceptionModel::logits(const Matrix& pool3, bool bias) const {
+  VLBIAS_CHECK(net_->fc.out > 0 && pool3.cols == net_->fc.in, InternalError,
+               "the Inception weights hold no fc layer: no logits");
+  Matrix out(pool3.rows, net_->fc.out);
+  linear_rows(pool3.data.data(), pool3.cols, pool3.rows, net_->fc, out.data.data(), out.cols,
+              false);
+  if (bias) add_bias_rows(out.data.data(), out.rows, out.cols, net_->fc.b);
+  return out;
+}
+
 Matrix InceptionModel::features(const float* pixels, std::size_t n, std::size_t size,
                                 Matrix* logits) const {
   VLBIAS_CHECK(logits == nullptr || net_->fc.out > 0, InternalError,
@@ -188,11 +220,7 @@ Matrix InceptionModel::features(const float* pixels, std::size_t n, std::size_t 
   Runner runner(*net_);
   const Maps x = runner.run({input, 3, n, size, size});
   global_avg_pool(x.data, x.channels, n, x.height, x.width, out.data.data());
-  if (logits != nullptr) {
-    *logits = Matrix(n, net_->fc.out);
-    linear_rows(out.data.data(), out.cols, n, net_->fc, logits->data.data(), net_->fc.out, false);
-    add_bias_rows(logits->data.data(), n, net_->fc.out, net_->fc.b);
-  }
+  if (logits != nullptr) *logits = this->logits(out, true);
   return out;
 }
 

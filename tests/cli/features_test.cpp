@@ -188,3 +188,41 @@ TEST(CliFeatures, GeoAuditFromImagesEqualsTheAuditOfTheirFeatureFiles) {
 
 }  // namespace
 }  // namespace vlbias
+
+namespace vlbias {
+namespace {
+
+TEST(CliFeatures, InceptionLogitsMatchTorchAndTheInceptionScoreReadsTheUnbiasedOnes) {
+  const fs::path dir = temp_dir();
+  const std::string images = (kFixture / "images.csv").string();
+  auto r =
+      run_cli(fmt::format("--quiet features --model '{}' --images '{}' --output logits --out '{}'",
+                          kFixture.string(), images, (dir / "logits.npy").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(scaled_error(read_npy_matrix(dir / "logits.npy"),
+                         read_npy_matrix(kFixture / "logits_pytorch-fid.npy")),
+            1e-4);
+  r = run_cli(
+      fmt::format("--quiet features --model '{}' --images '{}' --output logits-unbiased --out '{}'",
+                  kFixture.string(), images, (dir / "unbiased.npy").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto from_logits = run_cli(
+      fmt::format("--quiet metric is --logits '{}' --splits 2", (dir / "unbiased.npy").string()));
+  ASSERT_EQ(from_logits.exit_code, 0) << from_logits.err;
+  const auto from_images = run_cli(fmt::format(
+      "--quiet metric is --images '{}' --model '{}' --splits 2", images, kFixture.string()));
+  ASSERT_EQ(from_images.exit_code, 0) << from_images.err;
+  const json a = json::parse(from_logits.out), b = json::parse(from_images.out);
+  EXPECT_DOUBLE_EQ(a["inception_score"].get<double>(), b["inception_score"].get<double>());
+  EXPECT_GT(a["inception_score"].get<double>(), 1.0);
+  // With the bias the score differs: the unbiased logits are what is read.
+  const auto biased = run_cli(
+      fmt::format("--quiet metric is --logits '{}' --splits 2", (dir / "logits.npy").string()));
+  EXPECT_NE(json::parse(biased.out)["inception_score"].get<double>(),
+            a["inception_score"].get<double>());
+  const auto neither = run_cli("--quiet metric is --splits 2");
+  EXPECT_EQ(neither.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace vlbias

@@ -21,6 +21,7 @@
 #include "vlbias/encode/clip_model.h"
 #include "vlbias/encode/clip_tokenizer.h"
 #include "vlbias/encode/image.h"
+#include "vlbias/encode/inception_model.h"
 
 namespace vlbias {
 
@@ -110,6 +111,7 @@ struct EncodeJobOptions {
   ClipEncoderOptions encoder;
   // Images: the FID Inception's preprocessing, and DINOv2's input side (0: its processor's).
   FidPreprocess fid_preprocess = FidPreprocess::PytorchFid;
+  InceptionOutput inception_output = InceptionOutput::Pool3;
   std::size_t image_size = 0;
 };
 

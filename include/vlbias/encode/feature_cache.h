@@ -31,7 +31,7 @@ struct FeatureRequest {
 };
 
 struct ImageFeatures {
-  Matrix features;                     // one row per image that could be encoded, in row order
+  Matrix features;                      // one row per image that could be encoded, in row order
   std::vector<std::size_t> input_rows;  // the input row of each feature row
   std::size_t items = 0;                // input rows (images listed)
   std::filesystem::path path;           // the cache file ("" when not kept)

@@ -23,8 +23,9 @@ enum class ImageModelKind { Clip, Inception, Dinov2 };
 std::string image_model_kind_name(ImageModelKind kind);  // "clip", "inception-v3-fid", "dinov2"
 
 struct ImageModelOptions {
-  ClipEncoderOptions clip;                        // CLIP only
-  FidPreprocess fid = FidPreprocess::PytorchFid;  // Inception only
+  ClipEncoderOptions clip;                                    // CLIP only
+  FidPreprocess fid = FidPreprocess::PytorchFid;              // Inception only
+  InceptionOutput inception_output = InceptionOutput::Pool3;  // Inception only
   std::size_t image_size = 0;  // DINOv2 only: resize and crop side (0: the processor config's)
 };
 

@@ -37,6 +37,14 @@
 
 namespace vlbias {
 
+// What `vlbias features` writes for the Inception: pool3 (FID, KID, PRDC), the fc layer's
+// logits, or the logits without the fc bias (what the Inception Score's reference code and
+// torch-fidelity use: "logits_unbiased").
+enum class InceptionOutput { Pool3, Logits, LogitsUnbiased };
+// "pool3" | "logits" | "logits-unbiased" (UsageError naming them otherwise).
+InceptionOutput parse_inception_output(const std::string& name);
+std::string inception_output_name(InceptionOutput output);
+
 class InceptionModel {
  public:
   // Loads the network from safetensors-compatible weights with pytorch-fid's names. InputError
@@ -57,6 +65,10 @@ class InceptionModel {
   // hold no fc layer). Not thread-safe (work buffers are reused): one call at a time.
   Matrix features(const float* pixels, std::size_t n, std::size_t size = kInputSize,
                   Matrix* logits = nullptr) const;
+
+  // fc(pool3) for n x feature_dim() pool3 features: with or without the bias. InternalError
+  // when the weights hold no fc layer.
+  Matrix logits(const Matrix& pool3, bool bias) const;
 
   std::size_t feature_dim() const;  // 2048 for the real network
   std::size_t classes() const;      // 1008 for the FID graph; 0 without an fc layer

@@ -116,4 +116,22 @@ struct VendiResult {
 // undefined), non-finite values, q < 0 or NaN.
 VendiResult vendi(MatrixView x, double q = 1.0);
 
+// ------------------------------------------------------------------------ Inception Score
+
+struct InceptionScoreResult {
+  double mean = 0.0;  // mean over splits of exp(E_x KL(p(y|x) || p(y)))
+  double sd = 0.0;    // their standard deviation (numpy's np.std: divided by splits)
+  std::vector<double> splits;
+  std::size_t n = 0, classes = 0;
+};
+
+// Inception Score (Salimans et al. 2016, "Improved Techniques for Training GANs", Sec. 4) of the
+// n x classes logits (row i = image i): p(y|x) = softmax of each row (in double), the rows cut
+// into `splits` consecutive parts of n / splits rows (the first n % splits parts one row
+// longer: np.array_split), and per part exp(mean_x sum_y p(y|x) (log p(y|x) - log p(y))) with
+// p(y) the part's mean; 0 log 0 = 0. OpenAI's reference and torch-fidelity feed it the FID
+// Inception's 1008 logits WITHOUT the fc bias ("logits_unbiased"): `vlbias features --output
+// logits-unbiased`. InputError: fewer rows than splits, non-finite logits; UsageError: splits 0.
+InceptionScoreResult inception_score(MatrixView logits, std::size_t splits = 10);
+
 }  // namespace vlbias
