@@ -17,7 +17,7 @@ reference runs in float64 on float32 inputs.
 
   /usr/bin/python3 tools/make_inception_fixtures.py             # the committed fixtures
   /usr/bin/python3 tools/make_inception_fixtures.py --divisor 1 --out /tmp/inception_full
-      # the real-size network (95 MB), for bench/vs_torch_inception.py
+      # the real-size network (95 MB), for bench/vs_torch_features.py
 """
 import argparse
 import json
