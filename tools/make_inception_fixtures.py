@@ -246,6 +246,59 @@ def clean_fid_pixels(path):
     return (x - 128) / 128
 
 
+class TfConv(nn.Module):
+    """A convolution as a TorchScript port of the TF graph might hold it: the kernel, and a batch
+    norm without scale (TF's scale=False: gamma folded into the kernel and the mean)."""
+
+    def __init__(self, basic):
+        super().__init__()
+        g = basic.bn.weight.detach()
+        self.weight = nn.Parameter(basic.conv.weight.detach() * g.view(-1, 1, 1, 1))
+        self.register_buffer("beta", basic.bn.bias.detach().clone())
+        self.register_buffer("mean", basic.bn.running_mean.detach() * g)
+        self.register_buffer("var", basic.bn.running_var.detach().clone())
+        self.stride = basic.conv.stride
+        self.padding = basic.conv.padding
+
+    def forward(self, x):
+        y = F.conv2d(x, self.weight, stride=self.stride, padding=self.padding)
+        return F.relu(F.batch_norm(y, self.mean, self.var, None, self.beta, False, 0.0, 0.001))
+
+
+class TfTower(nn.Module):
+    def __init__(self, convs):
+        super().__init__()
+        for i, c in enumerate(convs):
+            setattr(self, "conv" if i == 0 else f"conv_{i}", TfConv(c))
+
+
+def torchscript_layout(model):
+    """The same weights under TF-graph names (layers.conv, layers.mixed.tower.conv_1, ...), in
+    the graph's order, as a scripted module: what tests/encode/inception_torch_test.cpp maps
+    onto pytorch-fid's names by order and shape. The real inception-2015-12-05.pt's attribute
+    names were not available offline; the mapping relies on order and shapes only."""
+    layers = nn.Module()
+    stem = [model.Conv2d_1a_3x3, model.Conv2d_2a_3x3, model.Conv2d_2b_3x3, model.Conv2d_3b_1x1,
+            model.Conv2d_4a_3x3]
+    for i, c in enumerate(stem):
+        setattr(layers, "conv" if i == 0 else f"conv_{i}", TfConv(c))
+    blocks = ["Mixed_5b", "Mixed_5c", "Mixed_5d", "Mixed_6a", "Mixed_6b", "Mixed_6c", "Mixed_6d",
+              "Mixed_6e", "Mixed_7a", "Mixed_7b", "Mixed_7c"]
+    for i, name in enumerate(blocks):
+        b = getattr(model, name)
+        convs = [m for m in b.children() if isinstance(m, BasicConv2d)]
+        mixed = nn.Module()
+        mixed.conv = TfConv(convs[0])
+        mixed.tower = TfTower(convs[1:-1])
+        mixed.tower_2 = TfTower(convs[-1:])
+        setattr(layers, "mixed" if i == 0 else f"mixed_{i}", mixed)
+    layers.output = nn.Linear(model.fc.in_features, model.fc.out_features)
+    layers.output.load_state_dict(model.fc.state_dict())
+    holder = nn.Module()
+    holder.layers = layers
+    return holder
+
+
 def state_dict_arrays(model):
     out = OrderedDict()
     for name, t in model.state_dict().items():
@@ -272,6 +325,10 @@ def main():
     sd = model.state_dict()
     torch.save(sd, os.path.join(args.out, "model_zip.pth"))
     torch.save(sd, os.path.join(args.out, "model_legacy.pth"), _use_new_zipfile_serialization=False)
+    # A TorchScript archive of the same network under TF-graph names (attributes only: the
+    # module's forward is never run by vlbias).
+    torch.jit.save(torch.jit.script(torchscript_layout(model)),
+                   os.path.join(args.out, "model_torchscript.pt"))
 
     names = make_images(os.path.join(args.out, "images"))
     with open(os.path.join(args.out, "images.csv"), "w") as f:

@@ -209,8 +209,12 @@ TEST(CliFeatures, InceptionLogitsMatchTorchAndTheInceptionScoreReadsTheUnbiasedO
   const auto from_logits = run_cli(
       fmt::format("--quiet metric is --logits '{}' --splits 2", (dir / "unbiased.npy").string()));
   ASSERT_EQ(from_logits.exit_code, 0) << from_logits.err;
-  const auto from_images = run_cli(fmt::format(
-      "--quiet metric is --images '{}' --model '{}' --splits 2", images, kFixture.string()));
+  // A copy of the images: the feature cache is written beside them, not into the source tree.
+  copy_images(dir / "images");
+  fs::copy_file(kFixture / "images.csv", dir / "images.csv");
+  const auto from_images =
+      run_cli(fmt::format("--quiet metric is --images '{}' --model '{}' --splits 2",
+                          (dir / "images.csv").string(), kFixture.string()));
   ASSERT_EQ(from_images.exit_code, 0) << from_images.err;
   const json a = json::parse(from_logits.out), b = json::parse(from_images.out);
   EXPECT_DOUBLE_EQ(a["inception_score"].get<double>(), b["inception_score"].get<double>());
