@@ -17,14 +17,17 @@ downsampled and used as they are (input grid = the config's grid, no interpolati
 The reference forward is written here from the equations of transformers' modeling_dinov2.py
 (Dinov2Embeddings, Dinov2Layer with layer scale, Dinov2SwiGLUFFN, final layernorm, pooler =
 token 0) and facebookresearch/dinov2's interpolate_pos_encoding (bicubic, scale factor
-((h0 + 0.1) / M, (w0 + 0.1) / M), no antialias), in float64 with torch.nn.functional; attention
-by hand (torch 1.13 has no scaled_dot_product_attention). Images are decoded and preprocessed
+((h0 + 0.1) / M, (w0 + 0.1) / M), no antialias; also current transformers' size= variant), in
+float64 with torch.nn.functional; attention by hand (torch 1.13 has no
+scaled_dot_product_attention). Images are decoded and preprocessed
 as BitImageProcessor does (PIL convert("RGB"), shortest-edge BICUBIC resize, floor centre crop,
 rescale 1/255, ImageNet normalisation) with tools/make_image_fixtures.py's hf_pixels.
 
 Run with Debian's /usr/bin/python3 (torch 1.13, numpy, Pillow):
-  /usr/bin/python3 tools/make_dinov2_fixtures.py
+  /usr/bin/python3 tools/make_dinov2_fixtures.py                       # the test fixtures
+  /usr/bin/python3 tools/make_dinov2_fixtures.py --bench-model /tmp/dinov2-l14 --shape l14
 """
+import argparse
 import json
 import math
 import os
@@ -57,9 +60,12 @@ CASES = {
                       qkv_bias=False, patch=3, image_size=18, eps=1e-5, dtype="BF16",
                       shortest_edge=17, crop=15, seed=9),
 }
-# (case, --image-size override or None): grids 7 (from 5), 5 (= 5: no interpolation),
-# 5 (from 6), 8 (from 6, 1 leftover pixel).
-RUNS = [("gelu_p4", None), ("gelu_p4", 20), ("swiglu_p3", None), ("swiglu_p3", 25)]
+# (case, --image-size override or None, position interpolation): grids 7 (from 5), 5 (= 5: no
+# interpolation), 5 (from 6), 8 (from 6, 1 leftover pixel); "scale-factor" is
+# facebookresearch/dinov2's interpolate_pos_encoding, "size" current transformers'.
+RUNS = [("gelu_p4", None, "scale-factor"), ("gelu_p4", 20, "scale-factor"),
+        ("swiglu_p3", None, "scale-factor"), ("swiglu_p3", 25, "scale-factor"),
+        ("gelu_p4", None, "size"), ("swiglu_p3", 25, "size")]
 
 
 def mlp_hidden(c):
@@ -133,34 +139,39 @@ def preprocessor_config(c):
     }
 
 
-def interpolate_positions(pos, grid_h, grid_w):
-    """facebookresearch/dinov2 interpolate_pos_encoding (interpolate_offset 0.1, no antialias)."""
+def interpolate_positions(pos, grid_h, grid_w, mode):
+    """interpolate_pos_encoding: facebookresearch/dinov2's (interpolate_offset 0.1, no antialias:
+    mode "scale-factor") or current transformers' (mode "size")."""
     n = pos.shape[1] - 1
     if grid_h * grid_w == n and grid_h == grid_w:
         return pos
     m = int(math.sqrt(n))
     assert m * m == n
     patch = pos[:, 1:].reshape(1, m, m, -1).permute(0, 3, 1, 2)
-    patch = F.interpolate(patch, scale_factor=((grid_h + 0.1) / m, (grid_w + 0.1) / m),
-                          mode="bicubic", align_corners=False)
+    if mode == "scale-factor":
+        how = dict(scale_factor=((grid_h + 0.1) / m, (grid_w + 0.1) / m))
+    else:
+        how = dict(size=(grid_h, grid_w))
+    patch = F.interpolate(patch, mode="bicubic", align_corners=False, **how)
     assert patch.shape[-2:] == (grid_h, grid_w)
     patch = patch.permute(0, 2, 3, 1).reshape(1, grid_h * grid_w, -1)
     return torch.cat((pos[:, :1], patch), dim=1)
 
 
-def reference_features(sd, c, pixels):
-    """Dinov2Model(...).pooler_output in float64: pixels [n, 3, H, W] -> [n, hidden]."""
-    t = {k: torch.from_numpy(v.astype(np.float64)) for k, v in sd.items()}
+def reference_features(sd, c, pixels, mode, dtype=np.float64):
+    """Dinov2Model(...).pooler_output (float64 unless `dtype`): pixels [n, 3, H, W] -> [n, hidden].
+    sd: name -> numpy array, or name -> torch tensor already of `dtype` (benchmarks)."""
+    t = {k: v if torch.is_tensor(v) else torch.from_numpy(v.astype(dtype)) for k, v in sd.items()}
     w, heads, eps = c["hidden"], c["heads"], c["eps"]
     d = w // heads
-    x = torch.from_numpy(pixels.astype(np.float64))
+    x = torch.from_numpy(pixels.astype(dtype))
     n = x.shape[0]
     patches = F.conv2d(x, t["embeddings.patch_embeddings.projection.weight"],
                        t["embeddings.patch_embeddings.projection.bias"], stride=c["patch"])
     gh, gw = patches.shape[-2:]
     h = torch.cat((t["embeddings.cls_token"].expand(n, 1, w), patches.flatten(2).transpose(1, 2)),
                   dim=1)
-    h = h + interpolate_positions(t["embeddings.position_embeddings"], gh, gw)
+    h = h + interpolate_positions(t["embeddings.position_embeddings"], gh, gw, mode)
     tokens = h.shape[1]
 
     def lin(v, name):
@@ -214,12 +225,12 @@ def make_models():
                 f.write("\n")
         stored[name] = sd
     runs = []
-    for name, image_size in RUNS:
+    for name, image_size, mode in RUNS:
         c = CASES[name]
         px = image_pixels(c, image_size)
-        feats = reference_features(stored[name], c, px)
+        feats = reference_features(stored[name], c, px, mode)
         grid = px.shape[-1] // c["patch"]
-        runs.append({"model": name, "image_size": image_size, "grid": grid,
+        runs.append({"model": name, "image_size": image_size, "positions": mode, "grid": grid,
                      "features": [[float(v) for v in row] for row in feats]})
     expected = {"about": "RANDOM tiny DINOv2 models (tests only); float64 reference features "
                          "written by tools/make_dinov2_fixtures.py",
@@ -261,7 +272,37 @@ def make_bicubic():
         f.write("\n")
 
 
+# Shapes for benchmarks (RANDOM weights): ViT-S/14 and ViT-L/14 as facebook/dinov2-small / -large,
+# and ViT-g/14 (SwiGLU) as facebook/dinov2-giant.
+BENCH_SHAPES = {
+    "s14": dict(hidden=384, layers=12, heads=6, mlp_ratio=4, swiglu=False),
+    "l14": dict(hidden=1024, layers=24, heads=16, mlp_ratio=4, swiglu=False),
+    "g14": dict(hidden=1536, layers=40, heads=24, mlp_ratio=4, swiglu=True),
+}
+
+
+def make_bench_model(out_dir, shape):
+    c = dict(BENCH_SHAPES[shape], act="gelu", qkv_bias=True, patch=14, image_size=518, eps=1e-6,
+             dtype="F32", shortest_edge=256, crop=224, seed=1)
+    os.makedirs(out_dir, exist_ok=True)
+    write_safetensors(os.path.join(out_dir, "model.safetensors"), random_state_dict(c), "F32",
+                      {"format": "pt"})
+    for fname, obj in (("config.json", hf_config(c)),
+                       ("preprocessor_config.json", preprocessor_config(c))):
+        with open(os.path.join(out_dir, fname), "w") as f:
+            json.dump(obj, f, indent=2)
+            f.write("\n")
+    print(f"wrote a RANDOM {shape} DINOv2 model to {out_dir}", file=sys.stderr)
+
+
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bench-model", help="write a benchmark-sized random model folder here")
+    ap.add_argument("--shape", choices=sorted(BENCH_SHAPES), default="l14")
+    args = ap.parse_args()
+    if args.bench_model:
+        make_bench_model(args.bench_model, args.shape)
+        return
     make_bicubic()
     make_models()
     total = sum(os.path.getsize(os.path.join(r, x)) for r, _, fs in os.walk(OUT) for x in fs)

@@ -32,10 +32,22 @@ const char* activation_name(const Dinov2Config& c) {
   return c.swiglu ? "silu (SwiGLU)" : c.hidden_act.c_str();
 }
 
+std::string positions_json(const Dinov2Config& c, Dinov2Positions mode, bool same_grid) {
+  if (same_grid) return "as trained";
+  if (mode == Dinov2Positions::ScaleFactor) {
+    return fmt::format(
+        "bicubic from {0}x{0}, scale factor (g + 0.1) / {0} (scale-factor: facebookresearch/dinov2 "
+        "interpolate_pos_encoding)",
+        c.grid());
+  }
+  return fmt::format("bicubic from {0}x{0} to the grid's size (size: current transformers)",
+                     c.grid());
+}
+
 }  // namespace
 
 Dinov2Encoder Dinov2Encoder::open(const fs::path& dir, const Dinov2EncoderOptions& options) {
-  Dinov2Encoder e(Dinov2Model::load(dir));
+  Dinov2Encoder e(Dinov2Model::load(dir, options.positions));
   e.dir_ = dir;
   const fs::path pre = dir / "preprocessor_config.json";
   std::error_code ec;
@@ -89,27 +101,23 @@ Json Dinov2Encoder::describe() const {
   const ImagePreprocess& p = preprocess_;
   const std::size_t gh = p.crop_height / c.patch_size, gw = p.crop_width / c.patch_size;
   const bool same_grid = gh * gw == c.grid() * c.grid() && p.crop_height == p.crop_width;
-  Json model{
-      {"dir", dir_.string()},
-      {"architecture", "dinov2 (transformers Dinov2Model)"},
-      {"weights", model_.weights_path().filename().string()},
-      {"weights_sha256", sha256_file(model_.weights_path().string())},
-      {"width", c.width},
-      {"layers", c.layers},
-      {"heads", c.heads},
-      {"mlp_width", c.mlp_width},
-      {"mlp", c.swiglu ? "swiglu" : "fc1-act-fc2"},
-      {"activation", activation_name(c)},
-      {"qkv_bias", c.qkv_bias},
-      {"layer_norm_eps", c.layer_norm_eps},
-      {"patch_size", c.patch_size},
-      {"trained_image_size", c.image_size},
-      {"input_grid", Json::array({gh, gw})},
-      {"positions", same_grid ? "as trained"
-                              : fmt::format("bicubic from {0}x{0}, scale factor (g + 0.1) / {0} "
-                                            "(facebookresearch/dinov2 interpolate_pos_encoding)",
-                                            c.grid())},
-      {"output", "CLS token after the final layernorm (pooler_output), not normalised"}};
+  Json model{{"dir", dir_.string()},
+             {"architecture", "dinov2 (transformers Dinov2Model)"},
+             {"weights", model_.weights_path().filename().string()},
+             {"weights_sha256", sha256_file(model_.weights_path().string())},
+             {"width", c.width},
+             {"layers", c.layers},
+             {"heads", c.heads},
+             {"mlp_width", c.mlp_width},
+             {"mlp", c.swiglu ? "swiglu" : "fc1-act-fc2"},
+             {"activation", activation_name(c)},
+             {"qkv_bias", c.qkv_bias},
+             {"layer_norm_eps", c.layer_norm_eps},
+             {"patch_size", c.patch_size},
+             {"trained_image_size", c.image_size},
+             {"input_grid", Json::array({gh, gw})},
+             {"positions", positions_json(c, model_.positions(), same_grid)},
+             {"output", "CLS token after the final layernorm (pooler_output), not normalised"}};
   Json pre{{"source", preprocess_source_},
            {"convert_rgb", "Pillow 9.4 convert(\"RGB\")"},
            {"resize", p.do_resize

@@ -42,6 +42,7 @@ Dinov2Weights load_dinov2_weights(const std::filesystem::path& path, const Dinov
 struct Dinov2Model::Impl {
   Dinov2Config config;
   std::filesystem::path weights_path;
+  Dinov2Positions positions_mode = Dinov2Positions::ScaleFactor;
   encode_internal::Dinov2Weights weights;
   // Positions resized to an input grid (gh, gw), [gh gw + 1, width], made on first use.
   mutable std::mutex positions_mutex;

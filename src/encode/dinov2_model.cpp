@@ -12,6 +12,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "dinov2_internal.h"
 #include "vlbias/core/blas.h"
@@ -124,13 +126,27 @@ Dinov2Model::Dinov2Model(Dinov2Model&&) noexcept = default;
 Dinov2Model& Dinov2Model::operator=(Dinov2Model&&) noexcept = default;
 Dinov2Model::~Dinov2Model() = default;
 
-Dinov2Model Dinov2Model::load(const std::filesystem::path& dir) {
+Dinov2Positions parse_dinov2_positions(const std::string& name) {
+  if (name == "scale-factor") return Dinov2Positions::ScaleFactor;
+  if (name == "size") return Dinov2Positions::Size;
+  VLBIAS_FAIL(UsageError,
+              "Unknown DINOv2 position interpolation '{}'; expected scale-factor "
+              "(facebookresearch/dinov2, FD_DINOv2) or size (current transformers).",
+              name);
+}
+
+const char* to_string(Dinov2Positions positions) {
+  return positions == Dinov2Positions::ScaleFactor ? "scale-factor" : "size";
+}
+
+Dinov2Model Dinov2Model::load(const std::filesystem::path& dir, Dinov2Positions positions) {
   std::error_code ec;
   VLBIAS_CHECK(std::filesystem::is_directory(dir, ec), InputError,
                "'{}' is not a directory; expected a DINOv2 model folder (config.json + "
                "model.safetensors)",
                dir.string());
   auto impl = std::make_unique<Impl>();
+  impl->positions_mode = positions;
   impl->config = read_dinov2_config(dir / "config.json");
   impl->weights_path = dir / "model.safetensors";
   VLBIAS_CHECK(std::filesystem::exists(impl->weights_path, ec), InputError,
@@ -150,21 +166,29 @@ const std::filesystem::path& Dinov2Model::weights_path() const {
   return impl_->weights_path;
 }
 
+Dinov2Positions Dinov2Model::positions() const {
+  return impl_->positions_mode;
+}
+
 namespace {
 
 // The position embeddings for an input grid of gh x gw patches of an image `height` x `width`
-// (facebookresearch/dinov2 interpolate_pos_encoding: see the header).
-std::vector<float> resize_positions(const Dinov2Config& c, const std::vector<float>& trained,
-                                    std::size_t gh, std::size_t gw, std::size_t height,
-                                    std::size_t width) {
+// (interpolate_pos_encoding: see the header).
+std::vector<float> resize_positions(const Dinov2Config& c, Dinov2Positions mode,
+                                    const std::vector<float>& trained, std::size_t gh,
+                                    std::size_t gw, std::size_t height, std::size_t width) {
   const std::size_t w = c.width, grid = c.grid();
   if (gh * gw == grid * grid && height == width) return trained;
   std::vector<float> out((gh * gw + 1) * w);
   std::copy(trained.begin(), trained.begin() + static_cast<std::ptrdiff_t>(w), out.begin());
-  // The scale factors are Python floats: (gh + 0.1) / M in double.
-  const double m = static_cast<double>(grid);
-  bicubic_resize(trained.data() + w, grid, grid, w, gh, gw, (static_cast<double>(gh) + 0.1) / m,
-                 (static_cast<double>(gw) + 0.1) / m, out.data() + w);
+  std::optional<double> scale_h, scale_w;  // none: by the sizes
+  if (mode == Dinov2Positions::ScaleFactor) {
+    // Python floats: (gh + 0.1) / M in double.
+    const double m = static_cast<double>(grid);
+    scale_h = (static_cast<double>(gh) + 0.1) / m;
+    scale_w = (static_cast<double>(gw) + 0.1) / m;
+  }
+  bicubic_resize(trained.data() + w, grid, grid, w, gh, gw, scale_h, scale_w, out.data() + w);
   return out;
 }
 
@@ -190,7 +214,7 @@ Matrix Dinov2Model::encode_images(const float* pixels, std::size_t n, std::size_
     auto& slot = impl_->positions[{gh, gw}];
     if (!slot) {
       slot = std::make_shared<const std::vector<float>>(
-          resize_positions(c, wt.positions, gh, gw, height, width));
+          resize_positions(c, impl_->positions_mode, wt.positions, gh, gw, height, width));
     }
     pos = slot;
   }

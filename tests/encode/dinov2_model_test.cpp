@@ -31,12 +31,14 @@ TEST(Dinov2Model, FeaturesEqualTheFloat64ReferenceWithin1e4Relative) {
   for (const auto& p : expected.at("images")) {
     images.push_back(decode_image_file(fs::path(VLBIAS_SOURCE_DIR) / p.get<std::string>()));
   }
-  ASSERT_EQ(expected.at("runs").size(), 4u);
+  ASSERT_EQ(expected.at("runs").size(), 6u);
   for (const auto& run : expected.at("runs")) {
     Dinov2EncoderOptions options;
     if (!run.at("image_size").is_null()) options.image_size = run.at("image_size").get<int>();
+    options.positions = parse_dinov2_positions(run.at("positions"));
     const std::string model = run.at("model");
-    SCOPED_TRACE(model + " image size " + run.at("image_size").dump());
+    SCOPED_TRACE(model + " image size " + run.at("image_size").dump() + " positions " +
+                 run.at("positions").get<std::string>());
     const Dinov2Encoder enc = Dinov2Encoder::open(dinov2_dir() / model, options);
     const std::size_t grid = run.at("grid");
     EXPECT_EQ(enc.preprocess().crop_width / enc.model().config().patch_size, grid);
@@ -61,9 +63,34 @@ TEST(Dinov2Model, FeaturesEqualTheFloat64ReferenceWithin1e4Relative) {
     }
     // Relative to each feature vector's largest component.
     EXPECT_LE(max_rel, 1e-4);
-    std::cout << "[ dinov2 ] " << model << " grid " << grid << ": max abs error " << max_abs
+    std::cout << "[ dinov2 ] " << model << " grid " << grid << " positions "
+              << run.at("positions").get<std::string>() << ": max abs error " << max_abs
               << ", max relative " << max_rel << "\n";
   }
+}
+
+// The two position interpolations give different features (so which one runs matters, and the
+// parity above tells them apart).
+TEST(Dinov2Model, ScaleFactorAndSizeInterpolationsDiffer) {
+  const nlohmann::json expected = read_json(dinov2_dir() / "expected.json");
+  std::vector<std::vector<double>> by_scale, by_size;
+  for (const auto& run : expected.at("runs")) {
+    if (run.at("model") != "gelu_p4" || !run.at("image_size").is_null()) continue;
+    (run.at("positions") == "size" ? by_size : by_scale) =
+        run.at("features").get<std::vector<std::vector<double>>>();
+  }
+  ASSERT_FALSE(by_scale.empty());
+  ASSERT_EQ(by_scale.size(), by_size.size());
+  double diff = 0.0;
+  for (std::size_t i = 0; i < by_scale.size(); ++i) {
+    for (std::size_t j = 0; j < by_scale[i].size(); ++j) {
+      diff = std::max(diff, std::abs(by_scale[i][j] - by_size[i][j]));
+    }
+  }
+  EXPECT_GT(diff, 1e-2);
+  EXPECT_EQ(parse_dinov2_positions("size"), Dinov2Positions::Size);
+  EXPECT_STREQ(to_string(Dinov2Positions::ScaleFactor), "scale-factor");
+  EXPECT_THROW(parse_dinov2_positions("bilinear"), UsageError);
 }
 
 TEST(Dinov2Model, OneImageAtATimeGivesTheBatchFeatures) {

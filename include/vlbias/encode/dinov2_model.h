@@ -15,13 +15,18 @@
 //   L x {h += lambda1 * attn(LN1(h)); h += lambda2 * MLP(LN2(h))}   (layer scale, pre-LN)
 //   MLP = fc2(act(fc1 x)), or SwiGLU weights_out(silu(x1) * x2) with [x1 x2] = weights_in x
 //   features = LN(h)[CLS]
-// Position interpolation (facebookresearch/dinov2 interpolate_pos_encoding with
-// interpolate_offset 0.1 and no antialias, as torch.hub's models and FD_DINOv2's tools run it,
-// and transformers' Dinov2 before it passed `size=`): the M x M trained positions go through
-// F.interpolate(mode="bicubic", align_corners=False, scale_factor=((gh + 0.1) / M, (gw + 0.1) / M))
-// for an input grid of gh x gw patches; skipped when gh * gw == M^2 and the image is square.
-// transformers releases that pass size=(gh, gw) instead differ from this in the last digits
-// (their source positions use M / gh instead of M / (gh + 0.1)).
+// Position interpolation, two flavours (Dinov2Positions):
+//   ScaleFactor (the default): facebookresearch/dinov2's interpolate_pos_encoding with
+//     interpolate_offset 0.1 and no antialias, as torch.hub's models and FD_DINOv2's tools run it,
+//     and transformers' Dinov2 before it switched to size=: the M x M trained positions go through
+//     F.interpolate(mode="bicubic", align_corners=False,
+//                   scale_factor=((gh + 0.1) / M, (gw + 0.1) / M))
+//     for an input grid of gh x gw patches, so source positions step by M / (gh + 0.1);
+//   Size: current transformers' Dinov2Embeddings, F.interpolate(size=(gh, gw), ...), steps of
+//     M / gh.
+// The two give visibly different features (about 2% of the feature scale on the test models):
+// pick the one of the reference being reproduced. Both skip the interpolation when
+// gh * gw == M^2 and the image is square.
 //
 // Determinism as ClipModel's (include/vlbias/encode/clip_model.h): results do not depend on the
 // thread count.
@@ -39,6 +44,13 @@
 #include "vlbias/nn/kernels.h"
 
 namespace vlbias {
+
+// How the trained position embeddings are resized to another grid (see above).
+enum class Dinov2Positions { ScaleFactor, Size };
+
+// "scale-factor" | "size" (UsageError otherwise), and back.
+Dinov2Positions parse_dinov2_positions(const std::string& name);
+const char* to_string(Dinov2Positions positions);
 
 // transformers' Dinov2Config, the parts that shape the forward.
 struct Dinov2Config {
@@ -82,7 +94,8 @@ class Dinov2Model {  // movable, immutable after load; encode_images is const
   // through WeightsReader (missing, wrong shape or dtype, non-finite: InputError naming the tensor
   // and file) and every tensor of the file must be used (embeddings.mask_token, a training-only
   // parameter, excepted).
-  static Dinov2Model load(const std::filesystem::path& dir);
+  static Dinov2Model load(const std::filesystem::path& dir,
+                          Dinov2Positions positions = Dinov2Positions::ScaleFactor);
 
   Dinov2Model(Dinov2Model&&) noexcept;
   Dinov2Model& operator=(Dinov2Model&&) noexcept;
@@ -90,6 +103,7 @@ class Dinov2Model {  // movable, immutable after load; encode_images is const
 
   const Dinov2Config& config() const;
   const std::filesystem::path& weights_path() const;
+  Dinov2Positions positions() const;
 
   // pixels: n images, each 3 x height x width float32 CHW (normalised), back to back; height and
   // width at least the patch size. Returns n x width features (NOT L2-normalised). The resized
@@ -109,6 +123,8 @@ struct Dinov2EncoderOptions {
   // `--image-size N`: resize the shortest edge to N and centre-crop N x N, in place of the
   // preprocessor config's sizes (DINOv2 ships shortest edge 256, crop 224).
   std::optional<std::size_t> image_size;
+  // The position interpolation (default: facebookresearch/dinov2's, FD_DINOv2's).
+  Dinov2Positions positions = Dinov2Positions::ScaleFactor;
 };
 
 // A DINOv2 folder ready to compute image features; the image side of ClipEncoder's API
