@@ -13,6 +13,8 @@
 
 #include "encode/clip_model_test_util.h"
 #include "vlbias/core/error.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
 #include "vlbias/encode/dinov2_model.h"
 #include "vlbias/encode/image.h"
 
@@ -110,6 +112,23 @@ TEST(Dinov2Model, OneImageAtATimeGivesTheBatchFeatures) {
     worst = std::max(worst, std::abs(double{both.row(1)[j]} - second.row(0)[j]));
   }
   EXPECT_LE(worst, 1e-5);
+}
+
+// Same bits with 1, 2 or 3 threads (fixed partitions), on 6 images of 257 tokens (1,542 rows).
+TEST(Dinov2Model, FeaturesDoNotDependOnTheThreadCount) {
+  const unsigned saved = thread_count();
+  const Dinov2Encoder enc = Dinov2Encoder::open(dinov2_dir() / "swiglu_p3", {.image_size = 48});
+  Rng rng(7);
+  const std::vector<float> px = random_values(6 * enc.pixels_per_image(), 1.0f, rng);
+  std::vector<Matrix> out;
+  for (unsigned threads : {1u, 2u, 3u}) {
+    set_thread_count(threads);
+    out.push_back(enc.encode_pixels(px.data(), 6));
+  }
+  set_thread_count(saved);
+  EXPECT_TRUE(bitwise_equal(out[0], out[1]));
+  EXPECT_TRUE(bitwise_equal(out[0], out[2]));
+  EXPECT_GT(max_abs_diff(out[0], Matrix(6, enc.dim())), 0.1);
 }
 
 TEST(Dinov2Model, SwigluHiddenSizeFollowsTheRoundingRule) {
