@@ -154,16 +154,22 @@ std::size_t square_size(const ConfigReader& cfg, const std::string& key) {
   return h;
 }
 
-// Refuses a processor that is not CLIP's, or settings that change the computation and that
-// CLIPImageProcessor's PIL path does not have (or that vlbias does not implement).
+// Refuses a processor that is not CLIP's (or BiT's, the same pipeline), or settings that change the
+// computation and that CLIPImageProcessor's PIL path does not have (or that vlbias does not
+// implement).
 void refuse_unsupported_hf_settings(const ConfigReader& cfg) {
   const std::string& file = cfg.file();
   for (const char* type_key : {"image_processor_type", "feature_extractor_type"}) {
     if (!cfg.has(type_key)) continue;
     const std::string type = cfg.string(type_key, "");
-    VLBIAS_CHECK(type == "CLIPImageProcessor" || type == "CLIPFeatureExtractor", UsageError,
+    // BitImageProcessor (DINOv2's) has CLIPImageProcessor's keys, defaults and steps: resize of
+    // the shortest edge, floor centre crop, rescale, normalize
+    // (models/bit/image_processing_bit.py).
+    VLBIAS_CHECK(type == "CLIPImageProcessor" || type == "CLIPFeatureExtractor" ||
+                     type == "BitImageProcessor",
+                 UsageError,
                  "'{}': {} is '{}'; vlbias reproduces only CLIPImageProcessor / "
-                 "CLIPFeatureExtractor preprocessing",
+                 "CLIPFeatureExtractor and BitImageProcessor preprocessing",
                  file, type_key, type);
   }
 

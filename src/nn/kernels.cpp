@@ -163,6 +163,22 @@ void lane_sums_centered(const float* x, std::size_t n, float mean, double& sum_d
   }
 }
 
+[[gnu::always_inline]] inline void bias_swiglu_body(const float* y, std::size_t ldy, float* out,
+                                                    std::size_t ldo, std::size_t rows,
+                                                    std::size_t hidden, const float* b) {
+  const float* b2 = b + hidden;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* x1 = y + r * ldy;
+    const float* x2 = x1 + hidden;
+    float* o = out + r * ldo;
+    for (std::size_t j = 0; j < hidden; ++j) {
+      const float a = x1[j] + b[j];
+      // silu(a) = a sigmoid(a) = a / (1 + e^-a) (torch.nn.functional.silu).
+      o[j] = a / (1.0f + exp_inline(-a)) * (x2[j] + b2[j]);
+    }
+  }
+}
+
 [[gnu::always_inline]] inline double softmax_unnormalized_body(float* row, std::size_t n) {
   float mx = row[0];
   for (std::size_t j = 1; j < n; ++j) mx = row[j] > mx ? row[j] : mx;
@@ -196,6 +212,11 @@ void lane_sums_centered(const float* x, std::size_t n, float mean, double& sum_d
                                                   Activation act) {
   bias_activation_body(y, ld, rows, cols, b, act);
 }
+[[gnu::target("avx2")]] void bias_swiglu_avx2(const float* y, std::size_t ldy, float* out,
+                                              std::size_t ldo, std::size_t rows, std::size_t hidden,
+                                              const float* b) {
+  bias_swiglu_body(y, ldy, out, ldo, rows, hidden, b);
+}
 [[gnu::target("avx2")]] double softmax_unnormalized_avx2(float* row, std::size_t n) {
   return softmax_unnormalized_body(row, n);
 }
@@ -228,6 +249,23 @@ void bias_activation(float* y, std::size_t ld, std::size_t rows, std::size_t col
   if (use_avx2()) return bias_activation_avx2(y, ld, rows, cols, b, act);
 #endif
   bias_activation_body(y, ld, rows, cols, b, act);
+}
+
+void bias_swiglu(const float* y, std::size_t ldy, float* out, std::size_t ldo, std::size_t rows,
+                 std::size_t hidden, const float* b) {
+#ifdef VLBIAS_NN_AVX2
+  if (use_avx2()) return bias_swiglu_avx2(y, ldy, out, ldo, rows, hidden, b);
+#endif
+  bias_swiglu_body(y, ldy, out, ldo, rows, hidden, b);
+}
+
+void scaled_residual_add(float* x, std::size_t ldx, const float* y, std::size_t ldy,
+                         std::size_t rows, std::size_t cols, const float* b, const float* scale) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    float* xr = x + r * ldx;
+    const float* yr = y + r * ldy;
+    for (std::size_t j = 0; j < cols; ++j) xr[j] += (yr[j] + b[j]) * scale[j];
+  }
 }
 
 double softmax_unnormalized(float* row, std::size_t n) {

@@ -87,6 +87,22 @@ void bias_activation_rows(float* y, std::size_t rows, std::size_t cols,
   });
 }
 
+void bias_swiglu_rows(const float* y, float* out, std::size_t rows, std::size_t hidden,
+                      const std::vector<float>& bias) {
+  for_row_chunks(rows, [&](std::size_t b, std::size_t e) {
+    bias_swiglu(y + b * 2 * hidden, 2 * hidden, out + b * hidden, hidden, e - b, hidden,
+                bias.data());
+  });
+}
+
+void scaled_residual_add_rows(float* x, const float* y, std::size_t rows, std::size_t cols,
+                              const std::vector<float>& bias, const std::vector<float>& scale) {
+  for_row_chunks(rows, [&](std::size_t b, std::size_t e) {
+    scaled_residual_add(x + b * cols, cols, y + b * cols, cols, e - b, cols, bias.data(),
+                        scale.data());
+  });
+}
+
 void packed_attention(const float* qkv, std::size_t width, std::size_t heads,
                       const std::vector<PackedSequence>& seqs, bool causal, bool pooled_only,
                       float* out) {

@@ -109,12 +109,13 @@ struct ImagePreprocess {
   std::array<float, 3> std{0.26862954f, 0.26130258f, 0.27577711f};
 };
 
-// HF preprocessor_config.json (CLIPImageProcessor / CLIPFeatureExtractor): size (int or
+// HF preprocessor_config.json (CLIPImageProcessor / CLIPFeatureExtractor, and BitImageProcessor,
+// which DINOv2 ships and which has the same keys, defaults and steps): size (int or
 // {"shortest_edge"}), crop_size (int or {"height", "width"}), the do_* flags, rescale_factor,
 // image_mean / image_std, resample (only 3 = BICUBIC). Crop rounding Floor. Missing keys take
 // CLIPImageProcessor's defaults. UsageError naming the key for settings we do not implement
 // (another resample, size {"height", "width"}, do_pad, crop_pct, ...) and for a processor type
-// that is not CLIP's; InputError for malformed JSON or wrongly typed values. Keys that do not
+// that is neither; InputError for malformed JSON or wrongly typed values. Keys that do not
 // change the computation and that we do not know are ignored with a warning.
 ImagePreprocess read_hf_preprocessor_config(const std::filesystem::path& path);
 

@@ -44,6 +44,21 @@ void add_bias(float* y, std::size_t ld, std::size_t rows, std::size_t cols, cons
 void bias_activation(float* y, std::size_t ld, std::size_t rows, std::size_t cols, const float* b,
                      Activation act);
 
+// The SwiGLU gate (Shazeer 2020, "GLU Variants Improve Transformer", eq. 6; DINOv2's SwiGLUFFN and
+// transformers' Dinov2SwiGLUFFN): for j < hidden,
+//   out[i][j] = silu(y[i][j] + b[j]) * (y[i][hidden + j] + b[hidden + j]),  silu(x) = x / (1 +
+//   e^-x)
+// where row i of y holds 2 hidden values, x1 then x2 (torch.chunk(2, dim=-1) of weights_in's
+// output) and b their 2 hidden biases. out must not overlap y.
+void bias_swiglu(const float* y, std::size_t ldy, float* out, std::size_t ldo, std::size_t rows,
+                 std::size_t hidden, const float* b);
+
+// A layer-scaled residual add (Touvron et al. 2021, "Going deeper with Image Transformers", CaiT's
+// LayerScale; DINOv2's layer_scale1 / layer_scale2): x[i][j] += scale[j] * (y[i][j] + b[j]), the
+// rounding order of PyTorch's (linear output + bias) * lambda1 + residual.
+void scaled_residual_add(float* x, std::size_t ldx, const float* y, std::size_t ldy,
+                         std::size_t rows, std::size_t cols, const float* b, const float* scale);
+
 // Softmax of row[0..n) in place: e^(x - max) / sum (sum in double). n >= 1.
 void softmax(float* row, std::size_t n);
 

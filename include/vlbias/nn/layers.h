@@ -61,6 +61,15 @@ void add_bias_rows(float* y, std::size_t rows, std::size_t cols, const std::vect
 void bias_activation_rows(float* y, std::size_t rows, std::size_t cols,
                           const std::vector<float>& bias, Activation act);
 
+// bias_swiglu over rows: y is rows x 2 hidden (stride 2 hidden), out rows x hidden (stride hidden);
+// bias has 2 hidden values. On the pool.
+void bias_swiglu_rows(const float* y, float* out, std::size_t rows, std::size_t hidden,
+                      const std::vector<float>& bias);
+
+// x[i] += scale * (y[i] + bias) over rows x cols (both stride cols) on the pool.
+void scaled_residual_add_rows(float* x, const float* y, std::size_t rows, std::size_t cols,
+                              const std::vector<float>& bias, const std::vector<float>& scale);
+
 // Multi-head self-attention of packed sequences (transformers eager_attention_forward /
 // torch.nn.functional.multi_head_attention_forward): per sequence and head,
 // softmax(q k^T d^-1/2 + mask) v with d = width / heads and the mask -inf above the diagonal when
