@@ -14,7 +14,7 @@ namespace {
 
 struct EncodeArgs {
   std::string model, images, texts, column, image_root, out, crop, text_cleaning;
-  std::string preprocess = "pytorch-fid", output = "pool3";
+  std::string preprocess = "pytorch-fid", output = "pool3", positions = "scale-factor";
   bool raw = false, normalize = false, resume = false, fail_on_error = false;
   std::size_t batch = 0, chunk = 0, max_image_pixels = kPillowMaxImagePixels, image_size = 0;
   unsigned decode_threads = 0;
@@ -59,6 +59,7 @@ EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
   o.fid_preprocess = parse_fid_preprocess(args.preprocess);
   o.inception_output = parse_inception_output(args.output);
   o.image_size = args.image_size;
+  o.dinov2_positions = parse_dinov2_positions(args.positions);
   return o;
 }
 
@@ -136,6 +137,10 @@ void add_features_command(CLI::App& app) {
   cmd->add_option("--image-size", args->image_size,
                   "DINOv2: resize the short side to and crop N x N (default: the folder's\n"
                   "preprocessor_config.json, 224)");
+  cmd->add_option("--positions", args->positions,
+                  "DINOv2: position embeddings resized as facebookresearch/dinov2 and FD_DINOv2\n"
+                  "(scale-factor) or as current transformers (size)")
+      ->capture_default_str();
   cmd->add_flag("--normalize", args->normalize, "L2-normalise every feature row");
   cmd->add_option("--crop", args->crop,
                   "CLIP: center-crop offset rounding, floor (Hugging Face) or round (torchvision)");

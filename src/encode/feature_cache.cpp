@@ -33,6 +33,7 @@ EncodeJobOptions job_options(const FeatureRequest& r) {
   o.fid_preprocess = r.options.fid;
   o.inception_output = r.options.inception_output;
   o.image_size = r.options.image_size;
+  o.dinov2_positions = r.options.dinov2_positions;
   return o;
 }
 

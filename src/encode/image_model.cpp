@@ -3,6 +3,7 @@
 #include "vlbias/encode/image_model.h"
 
 #include <fstream>
+#include <optional>
 
 #include "image_model_internal.h"
 #include "vlbias/core/error.h"
@@ -85,6 +86,35 @@ class ClipImageModel final : public ImageFeatureModel {
   ClipEncoder encoder_;
 };
 
+class Dinov2ImageModel final : public ImageFeatureModel {
+ public:
+  Dinov2ImageModel(const fs::path& dir, const ImageModelOptions& options)
+      : encoder_(Dinov2Encoder::open(
+            dir,
+            {options.image_size > 0 ? std::optional<std::size_t>(options.image_size) : std::nullopt,
+             options.dinov2_positions})) {}
+
+  ImageModelKind kind() const override { return ImageModelKind::Dinov2; }
+  std::size_t pixels_per_image() const override { return encoder_.pixels_per_image(); }
+  void pixels(const RgbImage& image, float* out) const override { encoder_.pixels(image, out); }
+  std::size_t pixels_bytes(std::size_t width, std::size_t height) const override {
+    return preprocess_geometry_bytes(width, height, encoder_.preprocess());
+  }
+  Matrix encode(const float* pixels, std::size_t n) const override {
+    return encoder_.encode_pixels(pixels, n);
+  }
+  std::size_t dim() const override { return encoder_.dim(); }
+  std::size_t default_batch() const override { return 32; }
+  Json describe() const override {
+    Json d = encoder_.describe();
+    d["model"]["architecture"] = image_model_kind_name(kind());
+    return d;
+  }
+
+ private:
+  Dinov2Encoder encoder_;
+};
+
 }  // namespace
 
 ImageModelKind detect_image_model(const fs::path& model) {
@@ -123,10 +153,9 @@ std::unique_ptr<ImageFeatureModel> open_image_model(const fs::path& model,
           fs::is_regular_file(model) ? model : model / "model.safetensors", options.fid,
           options.inception_output);
     case ImageModelKind::Dinov2:
-      break;
+      return std::make_unique<Dinov2ImageModel>(model, options);
   }
-  VLBIAS_FAIL(UsageError, "--model {}: DINOv2 features are not available in this build.",
-              model.string());
+  VLBIAS_FAIL(InternalError, "--model {}: an image model kind without a loader", model.string());
 }
 
 }  // namespace vlbias

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "test_util.h"
 #include "vlbias/io/npy.h"
 
 namespace vlbias {
@@ -226,6 +227,52 @@ TEST(CliFeatures, InceptionLogitsMatchTorchAndTheInceptionScoreReadsTheUnbiasedO
             a["inception_score"].get<double>());
   const auto neither = run_cli("--quiet metric is --splits 2");
   EXPECT_EQ(neither.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace vlbias
+
+namespace vlbias {
+namespace {
+
+// `vlbias features` on the tiny random DINOv2 folders (tests/fixtures/encode/dinov2, written by
+// tools/make_dinov2_fixtures.py with an independent float64 PyTorch forward), with the
+// --image-size and --positions options the fixture's runs use.
+TEST(CliFeatures, Dinov2FeaturesMatchTorchInEveryFixtureRun) {
+  const fs::path dir = temp_dir();
+  const auto& expected = testing_util::fixture_json("encode/dinov2/expected.json");
+  std::string table = "path\n";
+  for (const auto& p : expected["images"]) {
+    table += (fs::path(VLBIAS_SOURCE_DIR) / p.get<std::string>()).string() + "\n";
+  }
+  std::ofstream(dir / "images.csv") << table;
+  int k = 0;
+  for (const auto& run : expected["runs"]) {
+    SCOPED_TRACE(run.dump().substr(0, 80));
+    const fs::path out = dir / fmt::format("run{}.npy", k++);
+    const std::string size = run["image_size"].is_null()
+                                 ? ""
+                                 : fmt::format("--image-size {}", run["image_size"].get<int>());
+    const auto r = run_cli(fmt::format(
+        "--quiet features --model '{}' --images '{}' --positions {} {} --out '{}'",
+        (fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/encode/dinov2" /
+         run["model"].get<std::string>())
+            .string(),
+        (dir / "images.csv").string(), run["positions"].get<std::string>(), size, out.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Matrix want(run["features"].size(), run["features"][0].size());
+    for (std::size_t i = 0; i < want.rows; ++i) {
+      for (std::size_t j = 0; j < want.cols; ++j) want.at(i, j) = run["features"][i][j];
+    }
+    EXPECT_LT(scaled_error(read_npy_matrix(out), want), 1e-5);
+    const json manifest = json::parse(read_file(dir / fmt::format("run{}.manifest.json", k - 1)));
+    EXPECT_EQ(manifest["model"]["architecture"], "dinov2");
+  }
+  const auto bad = run_cli(
+      fmt::format("--quiet features --model '{}' --images '{}' --positions nearest --out '{}'",
+                  (fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/encode/dinov2/gelu_p4").string(),
+                  (dir / "images.csv").string(), (dir / "bad.npy").string()));
+  EXPECT_EQ(bad.exit_code, 2);
 }
 
 }  // namespace

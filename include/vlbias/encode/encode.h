@@ -20,6 +20,7 @@
 #include "vlbias/core/matrix.h"
 #include "vlbias/encode/clip_model.h"
 #include "vlbias/encode/clip_tokenizer.h"
+#include "vlbias/encode/dinov2_model.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/encode/inception_model.h"
 
@@ -113,6 +114,7 @@ struct EncodeJobOptions {
   FidPreprocess fid_preprocess = FidPreprocess::PytorchFid;
   InceptionOutput inception_output = InceptionOutput::Pool3;
   std::size_t image_size = 0;
+  Dinov2Positions dinov2_positions = Dinov2Positions::ScaleFactor;
 };
 
 // Largest --max-image-pixels accepted: 2^30 (images up to 2^31 pixels, 6 GiB as RGB).

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vlbias/core/matrix.h"
+#include "vlbias/encode/dinov2_model.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/encode/image.h"
 
@@ -27,6 +28,9 @@ struct ImageModelOptions {
   FidPreprocess fid = FidPreprocess::PytorchFid;              // Inception only
   InceptionOutput inception_output = InceptionOutput::Pool3;  // Inception only
   std::size_t image_size = 0;  // DINOv2 only: resize and crop side (0: the processor config's)
+  // DINOv2 only: position embeddings resized as facebookresearch/dinov2 (FD_DINOv2) or as current
+  // transformers.
+  Dinov2Positions dinov2_positions = Dinov2Positions::ScaleFactor;
 };
 
 // A loaded image model with its preprocessing. Immutable after opening except for work
