@@ -83,6 +83,7 @@ constexpr std::pair<const char*, const char*> kSummaries[] = {
     {"audit", "Run the audit a YAML spec describes; --check validates it without running"},
     {"report", "Re-render an audit run's report.html from its results.json"},
     {"encode", "CLIP embeddings of images or texts from a model folder (resumable)"},
+    {"convert-weights", "PyTorch .pth/.pt/.bin weights to .safetensors, read as data (no code)"},
     {"generate", "Drive an LVLM or text-to-image model over HTTP into a run folder"},
     {"score", "Score texts: native classifier, Perspective, moderation endpoint, LLM judge"},
     {"spec", "Print a commented starter spec for an audit, generate or judge kind"},
@@ -102,8 +103,11 @@ std::string command_list(const CLI::App& app) {
   std::string out =
       "usage: vlbias [--threads N] [--quiet] [--version] COMMAND [ARGS]\n\n"
       "Audit vision-language systems for social bias. The commands:\n\n";
+  std::size_t width = 10;  // names aligned to the longest ("convert-weights")
+  for (const CLI::App* sub : app.get_subcommands({}))
+    width = std::max(width, sub->get_name().size());
   for (const CLI::App* sub : app.get_subcommands({})) {
-    out += fmt::format("   {:<10} {}\n", sub->get_name(), summary_of(*sub));
+    out += fmt::format("   {:<{}} {}\n", sub->get_name(), width, summary_of(*sub));
   }
   out +=
       "\nSee 'vlbias help COMMAND' for a command's options ('vlbias help metric skew' for a\n"
@@ -222,6 +226,7 @@ int run(int argc, char** argv) {
   add_audit_command(app);
   add_report_command(app);
   add_encode_command(app);
+  add_convert_weights_command(app);
   add_generate_command(app);
   add_score_command(app);
   add_spec_command(app);

@@ -1,6 +1,6 @@
 #pragma once
-// PyTorch checkpoints read as data, without Python and without running anything (docs/design.md
-// "PyTorch checkpoints").
+// PyTorch checkpoints read as data, without Python and without running anything
+// (docs/design.md#torch-checkpoints).
 //
 // Three containers are recognised by their bytes, whatever the file is called:
 //   - zip:         torch.save since PyTorch 1.6 ("<folder>/data.pkl" and "<folder>/data/<key>"
