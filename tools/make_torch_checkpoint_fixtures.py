@@ -27,6 +27,7 @@ file whose storage is shorter than declared. The tests assert on each refusal's 
 Run: /usr/bin/python3 tools/make_torch_checkpoint_fixtures.py
 """
 import collections
+import warnings
 import io
 import json
 import os
@@ -154,7 +155,8 @@ def zip_bytes(entries, compress=()):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         for name, data in entries:
-            z.writestr(name, data, zipfile.ZIP_DEFLATED if name in compress else zipfile.ZIP_STORED)
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # reproducible bytes
+            z.writestr(info, data, zipfile.ZIP_DEFLATED if name in compress else zipfile.ZIP_STORED)
     return buf.getvalue()
 
 
@@ -227,6 +229,9 @@ def hostile():
     assert cd >= 0
     files["deflated.pth"] = zip_bytes([("archive/data.pkl", tensor_pickle(4, 0, [4], [1])),
                                        ("archive/data/0", b"\0" * 16)], compress=("archive/data.pkl",))
+    # A second data.pkl entry that would hide the first.
+    files["duplicate_entry.pth"] = zip_bytes([("archive/data.pkl", b"\x80\x02N."),
+                                              ("archive/data.pkl", tensor_pickle(4, 0, [4], [1]))])
     files["deep_nesting.pth"] = zip_checkpoint(b"\x80\x02" + b"]" * 2 + b"(" * 5000 + b".")
     files["deep_lists.pth"] = zip_checkpoint(b"\x80\x02" + b")" + b"\x85" * 5000 + b".")
     files["memo_unset.pth"] = zip_checkpoint(b"\x80\x02}q\x00h\x07.")
@@ -240,6 +245,7 @@ def hostile():
 
 
 def main():
+    warnings.simplefilter("ignore")  # zipfile's duplicate-name warning, torch's tracer
     for d in (OUT, HOSTILE, CORPUS):
         os.makedirs(d, exist_ok=True)
     expected = {}

@@ -51,10 +51,12 @@ struct PickleValue {
 
 // Limits of one unpickling; defaults suit any checkpoint (a state dict's pickle is small).
 struct PickleLimits {
-  int max_depth = 1000;               // MARK nesting and value nesting
-  std::size_t max_stack = 1u << 22;   // values on the stack at once
-  std::size_t max_memo = 1u << 22;    // memo entries
-  std::size_t max_values = 1u << 26;  // values built in all
+  int max_depth = 1000;              // MARK nesting and value nesting
+  std::size_t max_stack = 1u << 20;  // values on the stack at once
+  std::size_t max_memo = 1u << 22;   // memo entries
+  // Values built in all (each costs about 130 bytes: 4M values ~ 550 MB). A state dict spends
+  // about 15 per tensor, so this admits ~250,000 tensors.
+  std::size_t max_values = 1u << 22;
 };
 
 // The values of one unpickling; they refer to each other by pointer (shared references,

@@ -1,7 +1,6 @@
 #include "zip_archive.h"
 
 #include <algorithm>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -88,6 +87,12 @@ ZipArchive::ZipArchive(std::span<const std::uint8_t> image, std::string source)
                "record at byte {}; the file is truncated or corrupt",
                source_, dir_size, dir_offset, dir_end);
   read_central_directory(dir_offset, dir_size, count);
+  // Indexed once entries_ no longer moves: a lookup per storage stays linear overall.
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    VLBIAS_CHECK(index_.emplace(entries_[i].name, i).second, InputError,
+                 "'{}' has the ZIP entry '{}' twice", source_,
+                 escape_for_message(entries_[i].name, 120));
+  }
 }
 
 void ZipArchive::read_central_directory(std::uint64_t offset, std::uint64_t size,
@@ -99,7 +104,6 @@ void ZipArchive::read_central_directory(std::uint64_t offset, std::uint64_t size
                "{}",
                source_, count, size, size / kCentralHeaderBytes);
   entries_.reserve(static_cast<std::size_t>(count));
-  std::set<std::string_view> names;
   auto pos = static_cast<std::size_t>(offset);
   const auto end = static_cast<std::size_t>(offset + size);
   for (std::uint64_t i = 0; i < count; ++i) {
@@ -149,9 +153,6 @@ void ZipArchive::read_central_directory(std::uint64_t offset, std::uint64_t size
                  source_, escape_for_message(e.name, 120), e.size, plain_size);
     e.offset = data_offset(local, e.name, e.size, offset);
     entries_.push_back(std::move(e));
-    VLBIAS_CHECK(names.insert(entries_.back().name).second, InputError,
-                 "'{}' has the ZIP entry '{}' twice", source_,
-                 escape_for_message(entries_.back().name, 120));
     pos += header;
   }
 }
@@ -183,10 +184,8 @@ std::uint64_t ZipArchive::data_offset(std::uint64_t local, const std::string& na
 }
 
 const ZipEntry* ZipArchive::find(std::string_view name) const {
-  for (const ZipEntry& e : entries_) {
-    if (e.name == name) return &e;
-  }
-  return nullptr;
+  const auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &entries_[it->second];
 }
 
 std::span<const std::uint8_t> ZipArchive::read(const ZipEntry& e) const {

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace vlbias::io_internal {
@@ -32,6 +33,8 @@ class ZipArchive {
   // no end record, offsets or sizes past the end of the file or of the central directory,
   // a local header that does not match its central entry, the same name twice.
   ZipArchive(std::span<const std::uint8_t> image, std::string source);
+  ZipArchive(const ZipArchive&) = delete;  // index_ views the entries' names
+  ZipArchive& operator=(const ZipArchive&) = delete;
 
   const std::vector<ZipEntry>& entries() const { return entries_; }
   // The entry named `name`, or nullptr.
@@ -47,6 +50,7 @@ class ZipArchive {
   std::span<const std::uint8_t> image_;
   std::string source_;
   std::vector<ZipEntry> entries_;
+  std::unordered_map<std::string_view, std::size_t> index_;  // name -> entries_ index
 };
 
 }  // namespace vlbias::io_internal

@@ -59,6 +59,7 @@ TEST(TorchHostile, RefusesBrokenZipArchives) {
   expect_refused("deflated.pth",
                  {"ZIP entry 'archive/data.pkl' compressed (method 8)", "re-save it"});
   expect_refused("not_a_checkpoint.pth", {"is not a PyTorch checkpoint"});
+  expect_refused("duplicate_entry.pth", {"has the ZIP entry 'archive/data.pkl' twice"});
 }
 
 TEST(TorchHostile, BoundsPickleNestingAndRefusesUnsetMemoEntries) {
