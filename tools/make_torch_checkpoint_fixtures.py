@@ -234,6 +234,11 @@ def hostile():
                                               ("archive/data.pkl", tensor_pickle(4, 0, [4], [1]))])
     files["deep_nesting.pth"] = zip_checkpoint(b"\x80\x02" + b"]" * 2 + b"(" * 5000 + b".")
     files["deep_lists.pth"] = zip_checkpoint(b"\x80\x02" + b")" + b"\x85" * 5000 + b".")
+    # A list that holds itself (the walk that names tensors would never end), and a name
+    # longer than the limit.
+    files["self_reference.pth"] = zip_checkpoint(b"\x80\x02]q\x00h\x00a.")
+    files["long_name.pth"] = zip_checkpoint(
+        b"\x80\x02}" + binunicode("a" * 5000) + b"}" + binunicode("b") + b"Nss.")
     files["memo_unset.pth"] = zip_checkpoint(b"\x80\x02}q\x00h\x07.")
     files["legacy_short_storage.pth"] = legacy_checkpoint(
         tensor_pickle(6, 0, [6], [1], legacy=True), ["0"], [(6, b"\0" * 12)])

@@ -28,6 +28,11 @@ using io_internal::StorageRef;
 using io_internal::ZipArchive;
 
 constexpr int kMaxWalkDepth = 1000;
+// A joined name's length, and all names together: the safetensors header they become may hold
+// 100,000,000 bytes (its readers' limit), about 64 bytes of it per tensor besides the name.
+constexpr std::size_t kMaxNameBytes = 4096;
+constexpr std::size_t kMaxHeaderBytes = 100'000'000;
+constexpr std::size_t kHeaderBytesPerTensor = 64;
 
 std::string q(std::string_view s) {
   return escape_for_message(s, 120);
@@ -56,6 +61,11 @@ class TensorWalk {
                  source_, max_visits_);
     switch (v->kind) {
       case PickleKind::Tensor:
+        header_bytes_ += name.size() + kHeaderBytesPerTensor;
+        VLBIAS_CHECK(header_bytes_ <= kMaxHeaderBytes, InputError,
+                     "'{}' names so many tensors (or such long names) that their safetensors "
+                     "header would pass {} bytes; refused as a resource limit",
+                     source_, kMaxHeaderBytes);
         tensors.push_back({name.empty() ? std::string("tensor") : name, v});
         return;
       case PickleKind::Dict:
@@ -89,12 +99,17 @@ class TensorWalk {
   std::size_t ignored = 0;
 
  private:
-  static std::string join(const std::string& prefix, const std::string& key) {
+  std::string join(const std::string& prefix, const std::string& key) const {
+    VLBIAS_CHECK(prefix.size() + key.size() < kMaxNameBytes, InputError,
+                 "'{}' nests a value under a name longer than {} bytes ('{}...'); refused as a "
+                 "resource limit",
+                 source_, kMaxNameBytes, q(prefix));
     return prefix.empty() ? key : prefix + "." + key;
   }
   const std::string& source_;
   std::size_t max_visits_;
   std::size_t visits_ = 0;
+  std::size_t header_bytes_ = 0;
 };
 
 // a * b, or false on overflow.

@@ -66,6 +66,8 @@ TEST(TorchHostile, BoundsPickleNestingAndRefusesUnsetMemoEntries) {
   expect_refused("deep_nesting.pth", {"nests more than 1000 MARKs", "resource limit"});
   expect_refused("deep_lists.pth", {"nests values more than 1000 levels", "resource limit"});
   expect_refused("memo_unset.pth", {"reads memo entry 7, which was never stored"});
+  expect_refused("self_reference.pth", {"a container holds itself", "resource limit"});
+  expect_refused("long_name.pth", {"name longer than 4096 bytes"});
 }
 
 // Unpickles `text` with `limits`.
