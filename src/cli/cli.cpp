@@ -84,6 +84,7 @@ constexpr std::pair<const char*, const char*> kSummaries[] = {
     {"report", "Re-render an audit run's report.html from its results.json"},
     {"encode", "CLIP embeddings of images or texts from a model folder (resumable)"},
     {"features", "Image features: FID Inception-v3, DINOv2 or CLIP (resumable; FID/KID/PRDC)"},
+    {"convert-weights", "PyTorch .pth/.pt/.bin weights to .safetensors, read as data (no code)"},
     {"generate", "Drive an LVLM or text-to-image model over HTTP into a run folder"},
     {"score", "Score texts: native classifier, Perspective, moderation endpoint, LLM judge"},
     {"spec", "Print a commented starter spec for an audit, generate or judge kind"},
@@ -103,8 +104,11 @@ std::string command_list(const CLI::App& app) {
   std::string out =
       "usage: vlbias [--threads N] [--quiet] [--version] COMMAND [ARGS]\n\n"
       "Audit vision-language systems for social bias. The commands:\n\n";
+  std::size_t width = 10;  // names aligned to the longest ("convert-weights")
+  for (const CLI::App* sub : app.get_subcommands({}))
+    width = std::max(width, sub->get_name().size());
   for (const CLI::App* sub : app.get_subcommands({})) {
-    out += fmt::format("   {:<10} {}\n", sub->get_name(), summary_of(*sub));
+    out += fmt::format("   {:<{}} {}\n", sub->get_name(), width, summary_of(*sub));
   }
   out +=
       "\nSee 'vlbias help COMMAND' for a command's options ('vlbias help metric skew' for a\n"
@@ -224,6 +228,7 @@ int run(int argc, char** argv) {
   add_report_command(app);
   add_encode_command(app);
   add_features_command(app);
+  add_convert_weights_command(app);
   add_generate_command(app);
   add_score_command(app);
   add_spec_command(app);

@@ -66,6 +66,10 @@ void add_encode_command(CLI::App& app);
 // `vlbias features`: image features of CLIP, the FID Inception-v3 or DINOv2 (encode_command.cpp).
 void add_features_command(CLI::App& app);
 
+// `vlbias convert-weights IN OUT.safetensors`: PyTorch checkpoints as data
+// (convert_weights_command.cpp).
+void add_convert_weights_command(CLI::App& app);
+
 // "a,b , c" -> {"a", "b", "c"}; empty items are a UsageError naming `option`.
 std::vector<std::string> split_list(const std::string& text, const std::string& option);
 // The numeric `columns` of `table` as a rows x columns row-major matrix (NaN where

@@ -401,10 +401,18 @@ std::vector<float> SafetensorsFile::read_floats(std::string_view name, NonFinite
   return out;
 }
 
-void write_safetensors(const std::filesystem::path& path,
-                       const std::vector<std::pair<std::string, MatrixView>>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
-  const std::string file = path.string();
+SafetensorsFile SafetensorsFile::from_owned(std::vector<std::uint8_t> bytes, std::string source) {
+  SafetensorsFile f;
+  f.source_ = std::move(source);
+  f.owned_ = std::move(bytes);
+  f.image_ = f.owned_;
+  f.parse();
+  return f;
+}
+
+std::string safetensors_header(const std::string& file,
+                               const std::vector<SafetensorsEntry>& entries,
+                               const std::map<std::string, std::string>& metadata) {
   Json header = Json::object();
   if (!metadata.empty()) {
     Json meta = Json::object();
@@ -413,19 +421,18 @@ void write_safetensors(const std::filesystem::path& path,
   }
   std::set<std::string_view> seen;
   std::size_t offset = 0;
-  for (const auto& [name, m] : tensors) {
-    VLBIAS_CHECK(!name.empty() && name != kMetadataKey, InputError,
-                 "cannot write '{}': tensor name '{}' is empty or reserved", file, name);
-    VLBIAS_CHECK(seen.insert(name).second, InputError,
-                 "cannot write '{}': tensor name '{}' is used twice", file, q(name));
-    VLBIAS_CHECK(m.data != nullptr || m.rows * m.cols == 0, InternalError,
-                 "write_safetensors('{}'): tensor '{}' has null data", file, q(name));
-    const std::size_t bytes = m.rows * m.cols * sizeof(float);
+  for (const SafetensorsEntry& e : entries) {
+    VLBIAS_CHECK(!e.name.empty() && e.name != kMetadataKey, InputError,
+                 "cannot write '{}': tensor name '{}' is empty or reserved", file, e.name);
+    VLBIAS_CHECK(seen.insert(e.name).second, InputError,
+                 "cannot write '{}': tensor name '{}' is used twice", file, q(e.name));
+    std::size_t bytes = dtype_size(e.dtype);
+    for (std::size_t d : e.shape) bytes *= d;
     Json info = Json::object();
-    info["dtype"] = "F32";
-    info["shape"] = {m.rows, m.cols};
+    info["dtype"] = dtype_name(e.dtype);
+    info["shape"] = e.shape;
     info["data_offsets"] = {offset, offset + bytes};
-    header[name] = std::move(info);
+    header[e.name] = std::move(info);
     offset += bytes;
   }
   std::string text;
@@ -437,13 +444,26 @@ void write_safetensors(const std::filesystem::path& path,
   }
   // Space padding to a multiple of 8 keeps the data 8-byte aligned.
   text.append((8 - text.size() % 8) % 8, ' ');
-  std::array<std::uint8_t, 8> len{};
+  std::string out(8, '\0');
   for (std::size_t i = 0; i < 8; ++i) {
-    len[i] = static_cast<std::uint8_t>((static_cast<std::uint64_t>(text.size()) >> (8 * i)) & 0xff);
+    out[i] = static_cast<char>((static_cast<std::uint64_t>(text.size()) >> (8 * i)) & 0xff);
   }
+  return out + text;
+}
+
+void write_safetensors(const std::filesystem::path& path,
+                       const std::vector<std::pair<std::string, MatrixView>>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  const std::string file = path.string();
+  std::vector<SafetensorsEntry> entries;
+  for (const auto& [name, m] : tensors) {
+    VLBIAS_CHECK(m.data != nullptr || m.rows * m.cols == 0, InternalError,
+                 "write_safetensors('{}'): tensor '{}' has null data", file, q(name));
+    entries.push_back({name, SafetensorsDtype::F32, {m.rows, m.cols}});
+  }
+  const std::string header = safetensors_header(file, entries, metadata);
   AtomicWriter out(path);
-  out.write(len.data(), len.size());
-  out.write(text.data(), text.size());
+  out.write(header.data(), header.size());
   for (const auto& [name, m] : tensors) out.write_f32le(m.data, m.rows * m.cols);
   out.commit();
 }

@@ -19,8 +19,9 @@ using vlbias::cli_util::read_file;
 using vlbias::cli_util::run_cli;
 using vlbias::cli_util::temp_dir;
 
-constexpr const char* kCommands[] = {"compare", "describe", "prompts", "metric", "audit", "report",
-                                     "encode",  "generate", "score",   "spec",   "help"};
+constexpr const char* kCommands[] = {
+    "compare",  "describe",        "prompts",  "metric", "audit", "report", "encode",
+    "features", "convert-weights", "generate", "score",  "spec",  "help"};
 
 // The stdout of a shell command (empty when it fails).
 std::string shell_output(const std::string& command) {

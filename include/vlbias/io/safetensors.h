@@ -77,6 +77,9 @@ class SafetensorsFile {
   // bytes are copied. `source` names the image in messages.
   static SafetensorsFile from_bytes(std::span<const std::uint8_t> bytes, std::string source);
 
+  // The same, taking ownership of `bytes` (no copy: a converted checkpoint, torch_checkpoint.h).
+  static SafetensorsFile from_owned(std::vector<std::uint8_t> bytes, std::string source);
+
   // Name used in messages: the path, or from_bytes' source.
   const std::string& source() const { return source_; }
 
@@ -129,6 +132,22 @@ class SafetensorsFile {
   std::map<std::string, std::size_t, std::less<>> index_;
   std::map<std::string, std::string> metadata_;
 };
+
+// One tensor of a file being written: its bytes come separately.
+struct SafetensorsEntry {
+  std::string name;
+  SafetensorsDtype dtype = SafetensorsDtype::F32;
+  std::vector<std::size_t> shape;  // empty for a 0-D scalar
+};
+
+// The first bytes of a safetensors file holding `entries` back to back in this order: the
+// 8-byte header length and the compact JSON header, padded with spaces to a multiple of 8 as
+// the Hugging Face writer does. The data that follows is sum(count x dtype_size) bytes.
+// InputError naming `file` for empty, duplicate or reserved ("__metadata__") names or names /
+// metadata that are not UTF-8.
+std::string safetensors_header(const std::string& file,
+                               const std::vector<SafetensorsEntry>& entries,
+                               const std::map<std::string, std::string>& metadata = {});
 
 // Writes float32 matrices as F32 tensors of shape [rows, cols], in the given
 // order and packed back to back, with an optional "__metadata__" map. The
