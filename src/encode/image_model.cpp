@@ -10,6 +10,7 @@
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/safetensors.h"
+#include "vlbias/io/torch_checkpoint.h"
 
 namespace vlbias {
 
@@ -44,9 +45,31 @@ namespace {
 
 // The tensor only the FID Inception's weights hold under pytorch-fid's names.
 constexpr const char* kInceptionMarker = "Conv2d_1a_3x3.conv.weight";
+// The files a folder of the FID Inception's weights may hold, in the order they are looked for:
+// ours, pytorch-fid's state dict, clean-fid's / StyleGAN's TorchScript archive.
+constexpr const char* kInceptionFiles[] = {
+    "model.safetensors", "pt_inception-2015-12-05-6726825d.pth", "inception-2015-12-05.pt"};
 
-bool holds_inception(const fs::path& safetensors) {
-  return SafetensorsFile::open(safetensors).contains(kInceptionMarker);
+bool is_weights_file(const fs::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".safetensors" || ext == ".pth" || ext == ".pt" || ext == ".bin";
+}
+
+// pytorch-fid's names, or the graph's 94 convolution kernels under any names (TorchScript).
+bool holds_inception(const fs::path& weights) {
+  const SafetensorsFile f = open_weights_file(weights);
+  if (f.contains(kInceptionMarker)) return true;
+  std::size_t kernels = 0;
+  for (const std::string& name : f.names()) kernels += f.info(name).shape.size() == 4 ? 1 : 0;
+  return kernels == encode_internal::inception_conv_count();
+}
+
+// The Inception weights file of a folder, or "" when it has none.
+fs::path inception_file_in(const fs::path& dir) {
+  for (const char* name : kInceptionFiles) {
+    if (fs::is_regular_file(dir / name) && holds_inception(dir / name)) return dir / name;
+  }
+  return {};
 }
 
 // config.json's model_type, or "" when the file is absent or has none.
@@ -120,26 +143,24 @@ class Dinov2ImageModel final : public ImageFeatureModel {
 ImageModelKind detect_image_model(const fs::path& model) {
   VLBIAS_CHECK(fs::exists(model), InputError, "--model {} does not exist.", model.string());
   if (fs::is_regular_file(model)) {
-    VLBIAS_CHECK(model.extension() == ".safetensors" && holds_inception(model), InputError,
+    VLBIAS_CHECK(is_weights_file(model) && holds_inception(model), InputError,
                  "--model {}: a weights file is read as the FID Inception-v3 and must be a "
-                 ".safetensors file with its tensors ('{}', ...); for CLIP or DINOv2 give the "
-                 "model folder.",
+                 ".safetensors, .pth, .pt or .bin file with its tensors ('{}', ..., or the "
+                 "graph's 94 convolutions under other names); for CLIP or DINOv2 give the model "
+                 "folder.",
                  model.string(), kInceptionMarker);
     return ImageModelKind::Inception;
   }
   const std::string type = config_model_type(model);
   if (type == "dinov2") return ImageModelKind::Dinov2;
   if (fs::exists(model / "open_clip_config.json") || type == "clip") return ImageModelKind::Clip;
-  if (fs::is_regular_file(model / "model.safetensors") &&
-      holds_inception(model / "model.safetensors")) {
-    return ImageModelKind::Inception;
-  }
+  if (!inception_file_in(model).empty()) return ImageModelKind::Inception;
   VLBIAS_FAIL(InputError,
               "--model {}: not a model this tool reads: expected a CLIP folder (config.json of "
               "model_type clip, or open_clip_config.json), a DINOv2 folder (config.json of "
-              "model_type dinov2), or the FID Inception-v3's weights (model.safetensors holding "
-              "'{}'){}.",
-              model.string(), kInceptionMarker,
+              "model_type dinov2), or the FID Inception-v3's weights (model.safetensors, "
+              "pt_inception-2015-12-05-6726825d.pth or inception-2015-12-05.pt){}.",
+              model.string(),
               type.empty() ? "" : fmt::format("; config.json says model_type '{}'", type));
 }
 
@@ -150,7 +171,7 @@ std::unique_ptr<ImageFeatureModel> open_image_model(const fs::path& model,
       return std::make_unique<ClipImageModel>(model, options.clip);
     case ImageModelKind::Inception:
       return encode_internal::open_inception(
-          fs::is_regular_file(model) ? model : model / "model.safetensors", options.fid,
+          fs::is_regular_file(model) ? model : inception_file_in(model), options.fid,
           options.inception_output);
     case ImageModelKind::Dinov2:
       return std::make_unique<Dinov2ImageModel>(model, options);

@@ -8,6 +8,7 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/encode/inception_model.h"
 #include "vlbias/io/json.h"
+#include "vlbias/io/torch_checkpoint.h"
 #include "vlbias/nn/conv.h"
 
 namespace vlbias {
@@ -32,8 +33,9 @@ class InceptionImageModel final : public ImageFeatureModel {
   InceptionImageModel(const std::filesystem::path& weights, FidPreprocess mode,
                       InceptionOutput output)
       : weights_(weights),
-        file_(SafetensorsFile::open(weights)),
-        model_(InceptionModel::load(file_)),
+        file_(open_weights_file(weights)),
+        model_(file_.contains("Conv2d_1a_3x3.conv.weight") ? InceptionModel::load(file_)
+                                                           : InceptionModel::load_by_order(file_)),
         mode_(mode),
         output_(output) {
     VLBIAS_CHECK(output == InceptionOutput::Pool3 || model_.classes() > 0, InputError,

@@ -2,6 +2,8 @@
 // The FID Inception-v3's layers (include/vlbias/encode/inception_model.h), shared by its loader
 // (inception_model_load.cpp) and its forward (inception_model.cpp).
 #include <cstddef>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "vlbias/encode/inception_model.h"
@@ -30,6 +32,20 @@ struct InceptionE {
   Conv2d b1x1, b3x3_1, b3x3_2a, b3x3_2b, b3x3dbl_1, b3x3dbl_2, b3x3dbl_3a, b3x3dbl_3b, pool;
   bool max_pool = false;
 };
+
+// pytorch-fid's name -> the name in a weights file ("" for a tensor the file does not hold: a
+// batch norm without scale). Empty: the file uses pytorch-fid's names.
+using InceptionNames = std::map<std::string, std::string>;
+
+// The 94 convolutions' pytorch-fid prefixes (Conv2d_1a_3x3, ..., Mixed_7c.branch_pool) in the
+// graph's order.
+std::vector<std::string> inception_conv_prefixes();
+
+// Names for weights under other names (a TorchScript port of the TF graph): the file's 4-D
+// tensors in file order are the 94 convolutions in the graph's order, each followed by its batch
+// norm's 1-D tensors (recognised by name: *mean*, *var*, beta/bias, gamma/weight), and a 2-D
+// tensor with its bias is the fc layer. InputError when the counts differ.
+InceptionNames inception_names_by_order(const SafetensorsFile& file);
 
 }  // namespace vlbias::encode_internal
 

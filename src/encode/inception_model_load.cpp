@@ -26,13 +26,21 @@ constexpr double kBatchNormEps = 1e-3;
 
 class Loader {
  public:
-  explicit Loader(const SafetensorsFile& file) : file_(file), reader_(file, context_of(file)) {}
+  Loader(const SafetensorsFile& file, encode_internal::InceptionNames names)
+      : file_(file), names_(std::move(names)), reader_(file, context_of(file, names_.empty())) {}
+
+  // The file's name of the tensor pytorch-fid calls `canonical`.
+  std::string name(const std::string& canonical) const {
+    if (names_.empty()) return canonical;
+    const auto it = names_.find(canonical);
+    return it == names_.end() ? canonical : it->second;
+  }
 
   // BasicConv2d `prefix` (prefix.conv.weight [out, in, kh, kw] + prefix.bn.*) with its batch
   // norm folded in and ReLU after it.
   Conv2d conv(const std::string& prefix, std::size_t in, std::size_t kh, std::size_t kw,
               std::size_t stride = 1, std::size_t pad_h = 0, std::size_t pad_w = 0) {
-    const std::string name = prefix + ".conv.weight";
+    const std::string name = this->name(prefix + ".conv.weight");
     Conv2d c;
     c.out =
         file_.contains(name) && file_.info(name).shape.size() == 4 ? file_.info(name).shape[0] : 1;
@@ -43,10 +51,12 @@ class Loader {
     c.w = reader_.read(name, {c.out, in, kh, kw});
     VLBIAS_CHECK(c.out > 0, InputError, "'{}': tensor '{}' has no output channels", file_.source(),
                  name);
-    fold_batch_norm(c, reader_.read(prefix + ".bn.weight", {c.out}),
-                    reader_.read(prefix + ".bn.bias", {c.out}),
-                    reader_.read(prefix + ".bn.running_mean", {c.out}),
-                    reader_.read(prefix + ".bn.running_var", {c.out}), kBatchNormEps);
+    // A norm without scale (TF's scale=False; a by-order file without a gamma): gamma = 1.
+    const std::string gamma = this->name(prefix + ".bn.weight");
+    fold_batch_norm(c, gamma.empty() ? std::vector<float>() : reader_.read(gamma, {c.out}),
+                    reader_.read(this->name(prefix + ".bn.bias"), {c.out}),
+                    reader_.read(this->name(prefix + ".bn.running_mean"), {c.out}),
+                    reader_.read(this->name(prefix + ".bn.running_var"), {c.out}), kBatchNormEps);
     return c;
   }
 
@@ -113,24 +123,37 @@ class Loader {
   }
 
   std::size_t fc_classes(std::size_t width) {
-    if (!file_.contains("fc.weight")) return 0;
-    const auto& shape = file_.info("fc.weight").shape;
+    const std::string w = name("fc.weight");
+    if (!file_.contains(w)) return 0;
+    const auto& shape = file_.info(w).shape;
     return shape.size() == 2 && shape[1] == width ? shape[0] : 1;  // 1: let read() name it
+  }
+
+  Linear fc(std::size_t classes, std::size_t width) {
+    Linear l;
+    l.out = classes;
+    l.in = width;
+    l.w = reader_.read(name("fc.weight"), {classes, width});
+    l.b = reader_.read(name("fc.bias"), {classes});
+    return l;
   }
 
   WeightsReader& reader() { return reader_; }
 
  private:
-  static WeightsContext context_of(const SafetensorsFile& file) {
-    WeightsContext context{"the FID Inception-v3 (pytorch-fid's names)", {}};
+  static WeightsContext context_of(const SafetensorsFile& file, bool canonical) {
+    WeightsContext context{canonical ? "the FID Inception-v3 (pytorch-fid's names)"
+                                     : "the FID Inception-v3 (layers matched by order)",
+                           {}};
     for (const std::string& name : file.names()) {
       // BatchNorm2d's training counter, which the forward does not use.
-      if (name.ends_with(".bn.num_batches_tracked")) context.ignored.insert(name);
+      if (name.ends_with("num_batches_tracked")) context.ignored.insert(name);
     }
     return context;
   }
 
   const SafetensorsFile& file_;
+  encode_internal::InceptionNames names_;
   WeightsReader reader_;
 };
 
@@ -148,7 +171,16 @@ std::size_t out_e(const InceptionE& e) {
 }  // namespace
 
 InceptionModel InceptionModel::load(const SafetensorsFile& weights) {
-  Loader l(weights);
+  return load_with(weights, {});
+}
+
+InceptionModel InceptionModel::load_by_order(const SafetensorsFile& weights) {
+  return load_with(weights, encode_internal::inception_names_by_order(weights));
+}
+
+InceptionModel InceptionModel::load_with(const SafetensorsFile& weights,
+                                         const std::map<std::string, std::string>& names) {
+  Loader l(weights, names);
   auto net = std::make_unique<Net>();
   net->conv1a = l.conv("Conv2d_1a_3x3", 3, 3, 3, 2);
   net->conv2a = l.conv("Conv2d_2a_3x3", net->conv1a.out, 3, 3);
@@ -175,7 +207,7 @@ InceptionModel InceptionModel::load(const SafetensorsFile& weights) {
   net->mixed_7[1] = l.block_e("Mixed_7c", width, true);
   width = out_e(net->mixed_7[1]);
   if (const std::size_t classes = l.fc_classes(width); classes > 0) {
-    net->fc = l.reader().linear("fc", classes, width);
+    net->fc = l.fc(classes, width);
   }
   l.reader().require_all_used();
   return InceptionModel(std::move(net));

@@ -170,3 +170,77 @@ TEST(InceptionModel, AnUnknownFolderOrPreprocessingIsRefusedWithWhatWasExpected)
 
 }  // namespace
 }  // namespace vlbias
+
+namespace vlbias {
+namespace {
+
+// The fixture's weights as PyTorch saved them (tools/make_inception_fixtures.py): pytorch-fid's
+// state dict in the zip and the legacy formats, and a TorchScript archive under TF-graph names
+// with the batch norms' gamma folded into the kernels (TF's scale=False).
+TEST(InceptionModel, EveryPytorchWeightsFormatGivesTheSameFeatures) {
+  const auto& expected = fixture_json("encode/inception/expected.json");
+  const std::size_t n = expected["images"].size();
+  const Matrix want = read_npy_matrix(kDir + "features_pytorch-fid.npy");
+  const auto reference = open_image_model(kDir + "model.safetensors");
+  const std::vector<float> px = fixture_pixels(*reference);
+  const Matrix base = reference->encode(px.data(), n);
+  for (const char* file : {"model_zip.pth", "model_legacy.pth", "model_torchscript.pt"}) {
+    SCOPED_TRACE(file);
+    EXPECT_EQ(detect_image_model(kDir + file), ImageModelKind::Inception);
+    const Matrix got = open_image_model(kDir + file)->encode(px.data(), n);
+    EXPECT_LT(scaled_error(got, want), 1e-4);
+    // The state dicts hold the very same floats: the same bits.
+    if (std::string(file).ends_with(".pth")) {
+      EXPECT_EQ(got.data, base.data);
+    }
+  }
+}
+
+// The fixture's tensors rewritten in `order` (names kept) as an in-memory safetensors file.
+SafetensorsFile reordered(const SafetensorsFile& src, const std::vector<std::string>& order) {
+  std::vector<SafetensorsEntry> entries;
+  for (const std::string& name : order) {
+    entries.push_back({name, src.info(name).dtype, src.info(name).shape});
+  }
+  const std::string header = safetensors_header("reordered", entries);
+  std::vector<std::uint8_t> bytes(header.begin(), header.end());
+  for (const std::string& name : order) {
+    const auto b = src.bytes(name);
+    bytes.insert(bytes.end(), b.begin(), b.end());
+  }
+  return SafetensorsFile::from_owned(std::move(bytes), "reordered");
+}
+
+TEST(InceptionModel, LayersMatchedByOrderEqualTheNamedOnesAndAnotherOrderIsRefused) {
+  const SafetensorsFile file = SafetensorsFile::open(kDir + "model.safetensors");
+  // pytorch-fid's state dict is in the graph's order too: matched by order it is the same net.
+  const InceptionModel named = InceptionModel::load(file);
+  const InceptionModel by_order = InceptionModel::load_by_order(file);
+  std::vector<float> px(3 * InceptionModel::kInputSize * InceptionModel::kInputSize);
+  for (std::size_t i = 0; i < px.size(); ++i) px[i] = std::sin(0.001f * static_cast<float>(i));
+  EXPECT_EQ(named.features(px.data(), 1).data, by_order.features(px.data(), 1).data);
+  // Mixed_7b's 1x3 and 3x1 kernels swapped: refused at that layer, not mis-wired.
+  std::vector<std::string> order = file.names();
+  std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+    return file.info(a).begin < file.info(b).begin;
+  });
+  const auto at = [&](const std::string& name) {
+    return std::find(order.begin(), order.end(), name) - order.begin();
+  };
+  const auto a = at("Mixed_7b.branch3x3_2a.conv.weight");
+  const auto b = at("Mixed_7b.branch3x3_2b.conv.weight");
+  std::swap_ranges(order.begin() + a, order.begin() + b, order.begin() + b);
+  const SafetensorsFile swapped = reordered(file, order);
+  const std::string msg =
+      testing_util::error_of<InputError>([&] { (void)InceptionModel::load_by_order(swapped); });
+  EXPECT_NE(msg.find("Mixed_7b.branch3x3_2b.conv.weight"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected ["), std::string::npos) << msg;
+  // A kernel too few: the count is named.
+  order.erase(order.begin() + at("Conv2d_1a_3x3.conv.weight"));
+  const std::string count = testing_util::error_of<InputError>(
+      [&] { (void)InceptionModel::load_by_order(reordered(file, order)); });
+  EXPECT_NE(count.find("holds 93 convolution kernels"), std::string::npos) << count;
+}
+
+}  // namespace
+}  // namespace vlbias

@@ -28,6 +28,7 @@
 // running_var}, Mixed_5b.branch1x1.conv.weight, ..., fc.weight, fc.bias).
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +52,10 @@ class InceptionModel {
   // naming the source and the tensor for a missing or mis-shaped tensor (a kernel size or input
   // width that does not fit the topology), NaN / inf, or a tensor left over.
   static InceptionModel load(const SafetensorsFile& weights);
+  // The same for weights under other names, matched by order (clean-fid's and StyleGAN's
+  // TorchScript port of the graph; src/encode/inception_names.cpp): every layer is still checked
+  // by shape, so a file in another order is refused, never mis-wired.
+  static InceptionModel load_by_order(const SafetensorsFile& weights);
 
   InceptionModel(InceptionModel&&) noexcept;
   InceptionModel& operator=(InceptionModel&&) noexcept;
@@ -79,6 +84,8 @@ class InceptionModel {
   struct Net;
 
  private:
+  static InceptionModel load_with(const SafetensorsFile& weights,
+                                  const std::map<std::string, std::string>& names);
   explicit InceptionModel(std::unique_ptr<Net> net);
   std::unique_ptr<Net> net_;
 };
