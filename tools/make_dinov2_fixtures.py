@@ -218,6 +218,13 @@ def make_models():
         sd = OrderedDict((k, round_to_dtype(v, c["dtype"])) for k, v in
                          random_state_dict(c).items())
         write_safetensors(os.path.join(d, "model.safetensors"), sd, c["dtype"], {"format": "pt"})
+        if name == "gelu_p4":
+            # The same weights as transformers' save_pretrained(safe_serialization=False) writes
+            # them (a zip state dict): the loaders read a folder that has only this file.
+            os.makedirs(os.path.join(OUT, "gelu_p4_torch"), exist_ok=True)
+            torch.save(OrderedDict((k, torch.from_numpy(np.asarray(v, np.float32).copy()))
+                                   for k, v in sd.items()),
+                       os.path.join(OUT, "gelu_p4_torch", "pytorch_model.bin"))
         for fname, obj in (("config.json", hf_config(c)),
                            ("preprocessor_config.json", preprocessor_config(c))):
             with open(os.path.join(d, fname), "w") as f:

@@ -395,6 +395,9 @@ const char* config_name(ClipLayout layout) {
 const char* weights_name(ClipLayout layout) {
   return layout == ClipLayout::HuggingFace ? "model.safetensors" : "open_clip_model.safetensors";
 }
+const char* torch_weights_name(ClipLayout layout) {
+  return layout == ClipLayout::HuggingFace ? "pytorch_model.bin" : "open_clip_pytorch_model.bin";
+}
 }  // namespace encode_internal
 
 ClipLayout detect_clip_layout(const std::filesystem::path& dir) {
@@ -405,7 +408,9 @@ ClipLayout detect_clip_layout(const std::filesystem::path& dir) {
                dir.string());
   auto has = [&](const char* name) { return std::filesystem::exists(dir / name, ec); };
   for (ClipLayout layout : {ClipLayout::OpenClip, ClipLayout::HuggingFace}) {
-    if (has(encode_internal::config_name(layout)) && has(encode_internal::weights_name(layout))) {
+    if (has(encode_internal::config_name(layout)) &&
+        (has(encode_internal::weights_name(layout)) ||
+         has(encode_internal::torch_weights_name(layout)))) {
       return layout;
     }
   }
@@ -413,12 +418,11 @@ ClipLayout detect_clip_layout(const std::filesystem::path& dir) {
                "'{}' holds a sharded checkpoint (model.safetensors.index.json); only a single "
                "model.safetensors is supported",
                dir.string());
-  const bool torch_only = has("pytorch_model.bin") || has("open_clip_pytorch_model.bin");
   VLBIAS_FAIL(InputError,
-              "'{}' is not a CLIP model directory: expected config.json + model.safetensors "
-              "(Hugging Face) or open_clip_config.json + open_clip_model.safetensors (open_clip){}",
-              dir.string(),
-              torch_only ? "; it has PyTorch .bin weights only, convert them to .safetensors" : "");
+              "'{}' is not a CLIP model directory: expected config.json + model.safetensors or "
+              "pytorch_model.bin (Hugging Face) or open_clip_config.json + "
+              "open_clip_model.safetensors or open_clip_pytorch_model.bin (open_clip)",
+              dir.string());
 }
 
 ClipConfig read_clip_config(const std::filesystem::path& dir, ClipLayout layout) {

@@ -29,6 +29,7 @@
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
+#include "vlbias/io/torch_checkpoint.h"
 #include "vlbias/nn/layers.h"
 
 namespace vlbias {
@@ -142,7 +143,8 @@ ClipModel ClipModel::load(const std::filesystem::path& dir, std::optional<ClipLa
   const ClipLayout l = layout ? *layout : detect_clip_layout(dir);
   auto impl = std::make_unique<Impl>();
   impl->config = read_clip_config(dir, l);
-  impl->weights_path = dir / encode_internal::weights_name(l);
+  impl->weights_path = model_weights_file(dir, encode_internal::weights_name(l),
+                                          encode_internal::torch_weights_name(l));
   encode_internal::load_weights(impl->weights_path, impl->config, impl->vision, impl->text);
   return ClipModel(std::move(impl));
 }

@@ -17,6 +17,7 @@ namespace encode_internal {
 const char* config_name(ClipLayout layout);
 // "model.safetensors" / "open_clip_model.safetensors".
 const char* weights_name(ClipLayout layout);
+const char* torch_weights_name(ClipLayout layout);  // the PyTorch .bin of the layout
 }  // namespace encode_internal
 
 namespace encode_internal {

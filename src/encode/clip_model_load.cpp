@@ -14,6 +14,7 @@
 #include "clip_model_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/safetensors.h"
+#include "vlbias/io/torch_checkpoint.h"
 #include "vlbias/nn/weights.h"
 
 namespace vlbias::encode_internal {
@@ -81,7 +82,7 @@ Tower read_tower_open_clip(WeightsReader& r, const std::string& prefix,
 
 void load_weights(const std::filesystem::path& path, ClipConfig& config, VisionWeights& vision,
                   TextWeights& text) {
-  const SafetensorsFile file = SafetensorsFile::open(path);
+  const SafetensorsFile file = open_weights_file(path);  // .safetensors, or PyTorch's .bin
   // Buffers transformers kept in old checkpoints; not parameters.
   WeightsReader r(file,
                   {fmt::format("a CLIP model as configured in '{}'",

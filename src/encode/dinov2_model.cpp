@@ -19,6 +19,7 @@
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
+#include "vlbias/io/torch_checkpoint.h"
 #include "vlbias/nn/bicubic.h"
 #include "vlbias/nn/layers.h"
 
@@ -148,12 +149,9 @@ Dinov2Model Dinov2Model::load(const std::filesystem::path& dir, Dinov2Positions 
   auto impl = std::make_unique<Impl>();
   impl->positions_mode = positions;
   impl->config = read_dinov2_config(dir / "config.json");
-  impl->weights_path = dir / "model.safetensors";
-  VLBIAS_CHECK(std::filesystem::exists(impl->weights_path, ec), InputError,
-               "'{}' has no model.safetensors{}", dir.string(),
-               std::filesystem::exists(dir / "pytorch_model.bin", ec)
-                   ? " (only PyTorch's pytorch_model.bin: convert it to .safetensors)"
-                   : "");
+  impl->weights_path = model_weights_file(dir, "model.safetensors", "pytorch_model.bin");
+  VLBIAS_CHECK(!impl->weights_path.empty(), InputError,
+               "'{}' has no model.safetensors or pytorch_model.bin", dir.string());
   impl->weights = encode_internal::load_dinov2_weights(impl->weights_path, impl->config);
   return Dinov2Model(std::move(impl));
 }

@@ -7,6 +7,7 @@
 
 #include "dinov2_internal.h"
 #include "vlbias/io/safetensors.h"
+#include "vlbias/io/torch_checkpoint.h"
 #include "vlbias/nn/weights.h"
 
 namespace vlbias::encode_internal {
@@ -49,7 +50,7 @@ Dinov2Block read_block(WeightsReader& r, const Dinov2Config& c, std::size_t i) {
 }  // namespace
 
 Dinov2Weights load_dinov2_weights(const std::filesystem::path& path, const Dinov2Config& c) {
-  const SafetensorsFile file = SafetensorsFile::open(path);
+  const SafetensorsFile file = open_weights_file(path);  // .safetensors, or PyTorch's .bin
   // mask_token replaces masked patches in training (bool_masked_pos); never used for features.
   WeightsReader r(file, {"the DINOv2 model described by config.json", {"embeddings.mask_token"}});
   const std::size_t w = c.width, p = c.patch_size;

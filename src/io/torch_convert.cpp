@@ -150,6 +150,15 @@ std::vector<std::uint8_t> torch_as_safetensors(const TorchCheckpoint& c, Weights
   return image;
 }
 
+std::filesystem::path model_weights_file(const std::filesystem::path& dir,
+                                         const std::string& safetensors_name,
+                                         const std::string& torch_name) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(dir / safetensors_name, ec)) return dir / safetensors_name;
+  if (std::filesystem::is_regular_file(dir / torch_name, ec)) return dir / torch_name;
+  return {};
+}
+
 SafetensorsFile open_weights_file(const std::filesystem::path& path) {
   if (path.extension() == ".safetensors") return SafetensorsFile::open(path);
   const TorchCheckpoint c = TorchCheckpoint::open(path);

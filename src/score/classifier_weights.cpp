@@ -14,6 +14,7 @@
 #include "classifier_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/safetensors.h"
+#include "vlbias/io/torch_checkpoint.h"
 #include "vlbias/nn/weights.h"
 
 namespace vlbias::score_internal {
@@ -88,11 +89,12 @@ void load_bert_like(WeightsReader& r, const ClassifierConfig& c, ClassifierWeigh
 
 ClassifierWeights load_classifier_weights(const std::filesystem::path& path,
                                           const ClassifierConfig& config) {
-  VLBIAS_CHECK(std::filesystem::is_regular_file(path), InputError,
-               "the model folder '{}' has no model.safetensors (only safetensors weights are "
-               "read; convert a pytorch_model.bin with transformers' save_pretrained)",
+  const std::filesystem::path weights =
+      model_weights_file(path.parent_path(), path.filename().string(), "pytorch_model.bin");
+  VLBIAS_CHECK(!weights.empty(), InputError,
+               "the model folder '{}' has no model.safetensors or pytorch_model.bin",
                path.parent_path().string());
-  const SafetensorsFile file = SafetensorsFile::open(path);
+  const SafetensorsFile file = open_weights_file(weights);  // .safetensors, or PyTorch's .bin
   WeightsReader r(file, {"the model described by config.json", kIgnoredTensors});
   ClassifierWeights w;
   if (config.architecture == ClassifierArchitecture::DistilBert) {

@@ -142,13 +142,34 @@ TEST(Dinov2ModelErrors, KeysWithChangingDefaultsAreRequired) {
                       {"use_swiglu_ffn", "true or false"});
 }
 
-TEST(Dinov2ModelErrors, AFolderWithoutSafetensorsIsNamed) {
+TEST(Dinov2ModelErrors, AFolderWithoutWeightsOrWithADamagedBinIsNamed) {
   TempDir tmp;
   const fs::path dir = copy_dinov2("gelu_p4", tmp.path());
   fs::remove(dir / "model.safetensors");
-  write_text(dir / "pytorch_model.bin", "x");
   expect_words(error_of<InputError>([&] { Dinov2Model::load(dir); }),
                {"model.safetensors", "pytorch_model.bin"});
+  write_text(dir / "pytorch_model.bin", "x");
+  expect_words(error_of<InputError>([&] { Dinov2Model::load(dir); }),
+               {"pytorch_model.bin", "is not a PyTorch checkpoint"});
+}
+
+// A folder with only PyTorch's pytorch_model.bin (tests/fixtures/encode/dinov2/gelu_p4_torch:
+// the same weights torch.save wrote) is read as data and gives the same features.
+TEST(Dinov2ModelErrors, AFolderWithOnlyPytorchModelBinGivesTheSameFeatures) {
+  TempDir tmp;
+  const fs::path dir = copy_dinov2("gelu_p4", tmp.path());
+  fs::remove(dir / "model.safetensors");
+  fs::copy_file(
+      fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/encode/dinov2/gelu_p4_torch/pytorch_model.bin",
+      dir / "pytorch_model.bin");
+  const Dinov2Model from_bin = Dinov2Model::load(dir);
+  const Dinov2Model from_safetensors =
+      Dinov2Model::load(fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/encode/dinov2/gelu_p4");
+  std::vector<float> px(3 * 20 * 20);
+  for (std::size_t i = 0; i < px.size(); ++i) px[i] = std::cos(0.01f * static_cast<float>(i));
+  EXPECT_EQ(from_bin.encode_images(px.data(), 1, 20, 20).data,
+            from_safetensors.encode_images(px.data(), 1, 20, 20).data);
+  EXPECT_EQ(from_bin.weights_path().filename(), "pytorch_model.bin");
 }
 
 TEST(Dinov2ModelErrors, PreprocessingMustGiveOneInputSize) {

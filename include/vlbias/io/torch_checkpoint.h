@@ -125,4 +125,10 @@ std::vector<std::uint8_t> torch_as_safetensors(const TorchCheckpoint& checkpoint
 // pytorch_model.bin.
 SafetensorsFile open_weights_file(const std::filesystem::path& path);
 
+// The weights file of a model folder: dir / safetensors_name when it exists, else
+// dir / torch_name (a PyTorch file, read through open_weights_file), else "" (neither exists).
+std::filesystem::path model_weights_file(const std::filesystem::path& dir,
+                                         const std::string& safetensors_name,
+                                         const std::string& torch_name);
+
 }  // namespace vlbias
