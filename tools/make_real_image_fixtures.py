@@ -185,6 +185,9 @@ def derive():
     save(cat, "exif_orientation_8_grey.jpg", quality=90, exif=orientation_exif(8))
     Image.open(DERIVED / "exif_orientation_8_grey.jpg").convert("L").save(
         DERIVED / "exif_orientation_8_grey.jpg", quality=90, exif=orientation_exif(8))
+    # What exif_transpose makes of orientation 7, as a plain PNG (the CLI test's reference).
+    ImageOps.exif_transpose(Image.open(DERIVED / "exif_orientation_7.jpg")).save(
+        DERIVED / "transposed_7.png")
     save(cat, "exif_orientation_6.png", exif=orientation_exif(6))
     save(cat.quantize(32), "exif_orientation_7_palette.png", exif=orientation_exif(7))
     xmp = PngImagePlugin.PngInfo()

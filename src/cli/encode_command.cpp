@@ -12,7 +12,7 @@ namespace {
 
 struct EncodeArgs {
   std::string model, images, texts, column, image_root, out, crop, text_cleaning;
-  bool raw = false, resume = false, fail_on_error = false;
+  bool raw = false, resume = false, fail_on_error = false, exif_transpose = false;
   std::size_t batch = 0, chunk = 0, max_image_pixels = kPillowMaxImagePixels;
   unsigned decode_threads = 0;
 };
@@ -56,6 +56,9 @@ void add_encode_command(CLI::App& app) {
                   "Pillow's MAX_IMAGE_PIXELS rule: images over twice this are refused, over it\n"
                   "warned; all decoding threads together hold at most 6 bytes per pixel of it")
       ->capture_default_str();
+  cmd->add_flag("--exif-transpose", args->exif_transpose,
+                "Rotate / flip each image by its EXIF orientation as PIL.ImageOps.exif_transpose\n"
+                "(Hugging Face's load_image does); default: ignored, as PIL.Image.open");
   cmd->callback([args] {
     VLBIAS_CHECK(!args->images.empty() || !args->texts.empty(), UsageError,
                  "vlbias encode needs --images or --texts.");
@@ -73,6 +76,7 @@ void add_encode_command(CLI::App& app) {
     o.chunk = args->chunk;
     o.decode_threads = args->decode_threads;
     o.max_image_pixels = args->max_image_pixels;
+    o.exif_transpose = args->exif_transpose;
     if (!args->crop.empty()) o.encoder.crop_rounding = parse_crop_rounding(args->crop);
     if (!args->text_cleaning.empty()) {
       o.encoder.text_cleaning = parse_text_cleaning(args->text_cleaning);

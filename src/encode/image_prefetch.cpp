@@ -37,13 +37,15 @@ std::size_t ImagePrefetcher::budget_bytes(std::size_t max_image_pixels) {
 
 ImagePrefetcher::ImagePrefetcher(const ClipEncoder& encoder, const std::vector<ImageItem>& items,
                                  std::vector<std::size_t> order, std::size_t window,
-                                 unsigned threads, std::size_t max_image_pixels)
+                                 unsigned threads, std::size_t max_image_pixels,
+                                 bool exif_transpose)
     : encoder_(encoder),
       items_(items),
       order_(std::move(order)),
       window_(window),
       per_(encoder.pixels_per_image()),
       max_image_pixels_(max_image_pixels),
+      exif_transpose_(exif_transpose),
       budget_(budget_bytes(max_image_pixels)),
       slots_(window) {
   for (Slot& s : slots_) s.pixels.resize(per_);
@@ -95,7 +97,8 @@ PrefetchedImage ImagePrefetcher::prepare(const ImageItem& item, float* out) {
       lease = budget_.acquire(decoder_bytes +
                               preprocess_geometry_bytes(width, height, encoder_.preprocess()));
     };
-    const RgbImage image = decode_image(file.bytes(), item.path, 2 * max_image_pixels_, reserve);
+    const RgbImage image = decode_image(
+        file.bytes(), item.path, DecodeOptions{2 * max_image_pixels_, exif_transpose_}, reserve);
     encoder_.pixels(image, out);
   } catch (const Error& e) {
     result.error = e.what();
