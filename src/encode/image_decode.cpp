@@ -107,15 +107,14 @@ RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& so
   const int orientation =
       jpeg ? encode_internal::jpeg_orientation(bytes, source, options.exif_transpose)
            : encode_internal::png_orientation(bytes, source, options.exif_transpose);
-  // Orientations 5-8 swap the axes and copy the pixels: the reserve sees the final size and
-  // the copy.
+  // Orientations 2-8 copy the pixels (5-8 swapping the axes): the reserve sees the final size
+  // and the copy.
   const bool swap = orientation >= 5;
   DecodeReserve oriented_reserve;
   if (reserve && orientation != 1) {
     oriented_reserve = [&reserve, swap](std::size_t width, std::size_t height,
                                         std::size_t decoder_bytes) {
-      reserve(swap ? height : width, swap ? width : height,
-              decoder_bytes + (swap ? 3 * width * height : 0));
+      reserve(swap ? height : width, swap ? width : height, decoder_bytes + 3 * width * height);
     };
   }
   const DecodeReserve& r = orientation != 1 ? oriented_reserve : reserve;

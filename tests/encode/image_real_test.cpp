@@ -121,7 +121,7 @@ TEST(RealImages, OrientationsFiveToEightSwapWidthAndHeightOnlyWhenAsked) {
   }
 }
 
-TEST(RealImages, TheReserveHookSeesTheOrientedSizeAndTheTransposedCopy) {
+TEST(RealImages, TheReserveHookSeesTheOrientedSizeAndTheBytesOfTheTransposedCopy) {
   DecodeOptions options;
   options.exif_transpose = true;
   std::size_t seen_w = 0, seen_h = 0, seen_bytes = 0, plain_bytes = 0;
@@ -135,6 +135,16 @@ TEST(RealImages, TheReserveHookSeesTheOrientedSizeAndTheTransposedCopy) {
                     });
   EXPECT_EQ(seen_w, 64u);
   EXPECT_EQ(seen_h, 96u);
+  EXPECT_EQ(seen_bytes, plain_bytes + 3 * 96 * 64);
+  // A flip keeps the shape but copies the pixels too.
+  decode_image_file(real_dir() / "derived/exif_orientation_3.jpg", options,
+                    [&](std::size_t w, std::size_t h, std::size_t b) {
+                      seen_w = w;
+                      seen_h = h;
+                      seen_bytes = b;
+                    });
+  EXPECT_EQ(seen_w, 96u);
+  EXPECT_EQ(seen_h, 64u);
   EXPECT_EQ(seen_bytes, plain_bytes + 3 * 96 * 64);
 }
 

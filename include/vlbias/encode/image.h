@@ -67,7 +67,7 @@ struct DecodeOptions {
   bool exif_transpose = false;
 };
 // decode_image / decode_image_file with options. With exif_transpose, `reserve` is called with
-// the oriented size and, for orientations 5-8, the bytes of the transposed copy added.
+// the oriented size and, for orientations 2-8, the bytes of the transposed copy added.
 // Whatever the options, a JPEG whose EXIF header is cut off before its IFD offset is refused
 // when Pillow's Image.open refuses it (no JFIF resolution before the EXIF segment).
 RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& source,
