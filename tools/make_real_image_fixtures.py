@@ -282,6 +282,21 @@ def hostile_jpegs(cat):
         # An XMP APP1 first, then Exif: only "Exif\0" segments count.
         "hostile_xmp_then_exif": [b"http://ns.adobe.com/xap/1.0/\0<tiff:Orientation>2<",
                                   ex + tiff_ifd0([(o, 3, 1, short_value(4))])],
+        # JpegImagePlugin computes a dpi from ResolutionUnit + XResolution on open: an XResolution
+        # of one byte or character raises IndexError there, and Image.open fails.
+        "hostile_xresolution_ascii_1": [ex + tiff_ifd0([(0x0128, 3, 1, short_value(2)),
+                                                        (0x011A, 2, 2, b"7\0\0\0"),
+                                                        (o, 3, 1, short_value(6))])],
+        "hostile_xresolution_byte_1": [ex + tiff_ifd0([(0x0128, 3, 1, short_value(2)),
+                                                       (0x011A, 1, 1, b"\x07\0\0\0")])],
+        "hostile_xresolution_ascii_2": [ex + tiff_ifd0([(0x0128, 3, 1, short_value(2)),
+                                                        (0x011A, 2, 2, b"72\0\0"),
+                                                        (o, 3, 1, short_value(6))])],
+        "hostile_xresolution_without_unit": [ex + tiff_ifd0([(0x011A, 1, 1, b"\x07\0\0\0"),
+                                                             (o, 3, 1, short_value(6))])],
+        "hostile_xresolution_zero_rational": [ex + tiff_ifd0(
+            [(0x0128, 3, 1, short_value(2)), (0x011A, 5, 1, struct.pack("<I", 50)),
+             (o, 3, 1, short_value(6))], tail=struct.pack("<II", 0, 0))],
         # Orientation in IFD1 (the thumbnail's) only: not read.
         "hostile_orientation_in_ifd1": [ex + (b"II*\0\x08\0\0\0" + struct.pack("<H", 0) +
                                               struct.pack("<I", 14) + struct.pack("<H", 1) +
@@ -370,6 +385,12 @@ def describe(im):
             "samples": [[x, y, *rgb.getpixel((x, y))] for x, y in points]}
 
 
+TRANSPOSE = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180,
+             4: Image.Transpose.FLIP_TOP_BOTTOM, 5: Image.Transpose.TRANSPOSE,
+             6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
+             8: Image.Transpose.ROTATE_90}
+
+
 def outcome(path, transpose):
     try:
         im = Image.open(path)
@@ -377,7 +398,19 @@ def outcome(path, transpose):
             im = ImageOps.exif_transpose(im)
         return describe(im)
     except Exception as e:  # the class name is the fixture: the test expects a refusal
-        return {"error": type(e).__name__}
+        result = {"error": type(e).__name__}
+    if transpose:
+        # exif_transpose also raises when, after transposing, it cannot write the remaining EXIF
+        # tags back (Exif.tobytes: e.g. XResolution stored as text). vlbias writes no EXIF, so it
+        # returns the transposed pixels there: record them, and that Pillow raised after them.
+        try:
+            im = Image.open(path)
+            method = TRANSPOSE.get(im.getexif().get(0x0112))
+            if method is not None:
+                result["raised_after_transpose"] = describe(im.transpose(method))
+        except Exception:
+            pass
+    return result
 
 
 def main():

@@ -33,6 +33,9 @@ struct ExifRead {
   ExifStatus status = ExifStatus::Read;
   bool has_orientation = false;  // IFD0 holds a readable Orientation entry (tag 0x0112)
   int orientation = 0;           // 2-8 when its value equals one, else 0
+  // ResolutionUnit present and XResolution bytes or text of length <= 1: the JPEG plugin's
+  // dpi lookup at open raises IndexError, which Image.open does not survive.
+  bool resolution_breaks_open = false;
 };
 // Parses an EXIF block (a TIFF header and IFD0, after "Exif\0\0" when `strip_exif_prefix`).
 ExifRead read_exif_orientation(std::span<const std::uint8_t> block, bool strip_exif_prefix);

@@ -37,6 +37,8 @@ namespace {
 using Bytes = std::span<const std::uint8_t>;
 
 constexpr std::uint16_t kOrientationTag = 0x0112;
+constexpr std::uint16_t kXResolutionTag = 0x011A;
+constexpr std::uint16_t kResolutionUnitTag = 0x0128;
 
 bool starts_with(Bytes bytes, std::string_view prefix) {
   return bytes.size() >= prefix.size() &&
@@ -158,6 +160,7 @@ ExifRead read_exif_orientation(Bytes block, bool strip_exif_prefix) {
   if (ifd > block.size() || block.size() - ifd < 2) return r;
   const std::size_t count = read_uint(&block[ifd], 2, big);
   std::size_t pos = ifd + 2;
+  bool has_unit = false, x_resolution_short = false;
   for (std::size_t i = 0; i < count; ++i, pos += 12) {
     if (block.size() - pos < 12) break;
     const auto tag = static_cast<std::uint16_t>(read_uint(&block[pos], 2, big));
@@ -172,10 +175,20 @@ ExifRead read_exif_orientation(Bytes block, bool strip_exif_prefix) {
       if (offset > block.size() || block.size() - offset < size) break;  // OSError: stop
       data = &block[offset];
     }
-    if (size == 0 || tag != kOrientationTag) continue;
-    r.has_orientation = true;
-    r.orientation = orientation_value(type, data, big);
+    if (size == 0) continue;
+    if (tag == kOrientationTag) {
+      r.has_orientation = true;
+      r.orientation = orientation_value(type, data, big);
+    } else if (tag == kResolutionUnitTag) {
+      has_unit = true;
+    } else if (tag == kXResolutionTag) {
+      // BYTE / UNDEFINED give bytes, ASCII text without its final NUL: one character or none
+      // makes JpegImagePlugin's x_resolution[1] raise IndexError.
+      x_resolution_short = ((type == 1 || type == 7) && values == 1) ||
+                           (type == 2 && (values == 1 || (values == 2 && data[1] == 0)));
+    }
   }
+  r.resolution_breaks_open = has_unit && x_resolution_short;
   return r;
 }
 
@@ -216,9 +229,14 @@ int jpeg_orientation(Bytes bytes, const std::string& source, bool exif_transpose
   const JpegExif exif = find_jpeg_exif(bytes);
   if (!exif.present) return 1;
   const ExifRead r = read_exif_orientation(exif.block, true);
-  // Image.open catches SyntaxError there (the EXIF is ignored) but not struct.error.
+  // Image.open catches SyntaxError there (the EXIF is ignored) but not struct.error, nor the
+  // IndexError of a resolution it cannot index.
   VLBIAS_CHECK(!(exif.read_at_open && r.status == ExifStatus::Truncated), InputError,
                "'{}' is a JPEG image whose EXIF block is cut off inside its TIFF header; Pillow "
+               "9.4 cannot open it",
+               source);
+  VLBIAS_CHECK(!(exif.read_at_open && r.resolution_breaks_open), InputError,
+               "'{}' is a JPEG image whose EXIF XResolution is one byte or character long; Pillow "
                "9.4 cannot open it",
                source);
   if (!exif_transpose) return 1;
