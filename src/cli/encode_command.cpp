@@ -15,7 +15,8 @@ namespace {
 struct EncodeArgs {
   std::string model, images, texts, column, image_root, out, crop, text_cleaning;
   std::string preprocess = "pytorch-fid", output = "pool3", positions = "scale-factor";
-  bool raw = false, normalize = false, resume = false, fail_on_error = false;
+  bool raw = false, normalize = false, resume = false, fail_on_error = false,
+       exif_transpose = false;
   std::size_t batch = 0, chunk = 0, max_image_pixels = kPillowMaxImagePixels, image_size = 0;
   unsigned decode_threads = 0;
 };
@@ -39,6 +40,9 @@ void add_job_options(CLI::App* cmd, EncodeArgs& args) {
                   "Pillow's MAX_IMAGE_PIXELS rule: images over twice this are refused, over it\n"
                   "warned; all decoding threads together hold at most 6 bytes per pixel of it")
       ->capture_default_str();
+  cmd->add_flag("--exif-transpose", args.exif_transpose,
+                "Rotate / flip each image by its EXIF orientation as PIL.ImageOps.exif_transpose\n"
+                "(Hugging Face's load_image does); default: ignored, as PIL.Image.open");
 }
 
 EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
@@ -55,6 +59,7 @@ EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
   o.chunk = args.chunk;
   o.decode_threads = args.decode_threads;
   o.max_image_pixels = args.max_image_pixels;
+  o.exif_transpose = args.exif_transpose;
   if (!args.crop.empty()) o.encoder.crop_rounding = parse_crop_rounding(args.crop);
   o.fid_preprocess = parse_fid_preprocess(args.preprocess);
   o.inception_output = parse_inception_output(args.output);

@@ -159,6 +159,7 @@ Json job_key(const EncodeContext& ctx, const Json& description) {
            {"chunk", ctx.chunk},
            {"items", ctx.n},
            {"max_image_pixels", ctx.images ? Json(o.max_image_pixels) : Json(nullptr)},
+           {"exif_transpose", ctx.images ? Json(o.exif_transpose) : Json(nullptr)},
            // 2: chunk checkpoints hold each image's SHA-256 (changed_images).
            {"checkpoint_format", 2},
            {"encoder", ctx.images ? description["preprocessing"] : description["tokenizer"]}};
@@ -208,7 +209,8 @@ class ChunkEncoder {
         ctx_.o.decode_threads ? ctx_.o.decode_threads : std::max(1u, thread_count() / 2);
     prefetch_ = std::make_unique<encode_internal::ImagePrefetcher>(
         *ctx_.image_model, ctx_.image_items, std::move(order),
-        std::max<std::size_t>(2 * ctx_.batch, 8), threads, ctx_.o.max_image_pixels);
+        std::max<std::size_t>(2 * ctx_.batch, 8), threads, ctx_.o.max_image_pixels,
+        ctx_.o.exif_transpose);
   }
 
   void record_failure(Failures& failed, std::size_t row, const std::string& error) {
@@ -336,6 +338,7 @@ Json build_manifest(const EncodeContext& ctx, const Json& description, const Ass
     manifest["max_image_pixels"] =
         Json{{"value", o.max_image_pixels},
              {"rule", "as Pillow's MAX_IMAGE_PIXELS: more than twice it is refused, more warns"}};
+    manifest["exif_transpose"] = o.exif_transpose;
   } else {
     manifest["tokenizer"] = description["tokenizer"];
   }

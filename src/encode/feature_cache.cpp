@@ -29,6 +29,7 @@ EncodeJobOptions job_options(const FeatureRequest& r) {
   o.image_root = r.image_root;
   o.normalize = false;
   o.fail_on_error = r.require_all;
+  o.exif_transpose = r.exif_transpose;
   o.encoder = r.options.clip;
   o.fid_preprocess = r.options.fid;
   o.inception_output = r.options.inception_output;
@@ -94,7 +95,8 @@ ImageFeatures image_features(const FeatureRequest& request) {
   const std::string key = sha256_hex(
       "vlbias-features-1\n" + described["model"]["weights_sha256"].get<std::string>() + "\n" +
       described["preprocessing"].dump() + "\n" + described["model"].value("output", "") + "\n" +
-      request.column + "\n" + content_key(items));
+      (request.exif_transpose ? "exif-transpose\n" : "") + request.column + "\n" +
+      content_key(items));
   ImageFeatures out;
   out.items = items.values.size();
   fs::path folder = cache_folder(request.images);

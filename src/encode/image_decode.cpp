@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "image_codecs.h"
 #include "vlbias/core/error.h"
@@ -92,25 +93,50 @@ std::string describe_file_type(std::span<const std::uint8_t> bytes) {
 }
 
 RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& source,
-                      std::size_t max_pixels, const DecodeReserve& reserve) {
+                      const DecodeOptions& options, const DecodeReserve& reserve) {
   VLBIAS_CHECK(!bytes.empty(), InputError, "'{}' is empty; expected a JPEG or PNG image", source);
   // JpegImagePlugin._accept: FF D8 FF. PngImagePlugin._accept: the 8-byte PNG signature.
-  if (starts_with(bytes, "\xFF\xD8\xFF")) {
-    return encode_internal::decode_jpeg(bytes, source, max_pixels, reserve);
+  const bool jpeg = starts_with(bytes, "\xFF\xD8\xFF");
+  if (!jpeg && !starts_with(bytes, "\x89PNG\r\n\x1A\n")) {
+    // The file's type, never its bytes: the path may name any readable file (issue 19).
+    VLBIAS_FAIL(
+        InputError,
+        "'{}' is not a JPEG or PNG image (it looks like {}); only JPEG and PNG are supported",
+        source, describe_file_type(bytes));
   }
-  if (starts_with(bytes, "\x89PNG\r\n\x1A\n")) {
-    return encode_internal::decode_png(bytes, source, max_pixels, reserve);
+  const int orientation =
+      jpeg ? encode_internal::jpeg_orientation(bytes, source, options.exif_transpose)
+           : encode_internal::png_orientation(bytes, source, options.exif_transpose);
+  // Orientations 2-8 copy the pixels (5-8 swapping the axes): the reserve sees the final size
+  // and the copy.
+  const bool swap = orientation >= 5;
+  DecodeReserve oriented_reserve;
+  if (reserve && orientation != 1) {
+    oriented_reserve = [&reserve, swap](std::size_t width, std::size_t height,
+                                        std::size_t decoder_bytes) {
+      reserve(swap ? height : width, swap ? width : height, decoder_bytes + 3 * width * height);
+    };
   }
-  // The file's type, never its bytes: the path may name any readable file (issue 19).
-  VLBIAS_FAIL(InputError,
-              "'{}' is not a JPEG or PNG image (it looks like {}); only JPEG and PNG are supported",
-              source, describe_file_type(bytes));
+  const DecodeReserve& r = orientation != 1 ? oriented_reserve : reserve;
+  RgbImage image = jpeg ? encode_internal::decode_jpeg(bytes, source, options.max_pixels, r)
+                        : encode_internal::decode_png(bytes, source, options.max_pixels, r);
+  return encode_internal::orient_image(std::move(image), orientation);
+}
+
+RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& source,
+                      std::size_t max_pixels, const DecodeReserve& reserve) {
+  return decode_image(bytes, source, DecodeOptions{max_pixels, false}, reserve);
+}
+
+RgbImage decode_image_file(const std::filesystem::path& path, const DecodeOptions& options,
+                           const DecodeReserve& reserve) {
+  const MappedFile file(path, MapAccess::Sequential);
+  return decode_image(file.bytes(), path.string(), options, reserve);
 }
 
 RgbImage decode_image_file(const std::filesystem::path& path, std::size_t max_pixels,
                            const DecodeReserve& reserve) {
-  const MappedFile file(path, MapAccess::Sequential);
-  return decode_image(file.bytes(), path.string(), max_pixels, reserve);
+  return decode_image_file(path, DecodeOptions{max_pixels, false}, reserve);
 }
 
 }  // namespace vlbias

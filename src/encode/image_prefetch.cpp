@@ -38,13 +38,15 @@ std::size_t ImagePrefetcher::budget_bytes(std::size_t max_image_pixels) {
 ImagePrefetcher::ImagePrefetcher(const ImageFeatureModel& model,
                                  const std::vector<ImageItem>& items,
                                  std::vector<std::size_t> order, std::size_t window,
-                                 unsigned threads, std::size_t max_image_pixels)
+                                 unsigned threads, std::size_t max_image_pixels,
+                                 bool exif_transpose)
     : model_(model),
       items_(items),
       order_(std::move(order)),
       window_(window),
       per_(model.pixels_per_image()),
       max_image_pixels_(max_image_pixels),
+      exif_transpose_(exif_transpose),
       budget_(budget_bytes(max_image_pixels)),
       slots_(window) {
   for (Slot& s : slots_) s.pixels.resize(per_);
@@ -95,7 +97,8 @@ PrefetchedImage ImagePrefetcher::prepare(const ImageItem& item, float* out) {
       // What the decoder and the resize hold at once; more than the budget runs alone.
       lease = budget_.acquire(decoder_bytes + model_.pixels_bytes(width, height));
     };
-    const RgbImage image = decode_image(file.bytes(), item.path, 2 * max_image_pixels_, reserve);
+    const RgbImage image = decode_image(
+        file.bytes(), item.path, DecodeOptions{2 * max_image_pixels_, exif_transpose_}, reserve);
     model_.pixels(image, out);
   } catch (const Error& e) {
     result.error = e.what();

@@ -35,7 +35,7 @@ class ImagePrefetcher {
  public:
   ImagePrefetcher(const ImageFeatureModel& model, const std::vector<ImageItem>& items,
                   std::vector<std::size_t> order, std::size_t window, unsigned threads,
-                  std::size_t max_image_pixels);
+                  std::size_t max_image_pixels, bool exif_transpose);
   ~ImagePrefetcher();
   ImagePrefetcher(const ImagePrefetcher&) = delete;
   ImagePrefetcher& operator=(const ImagePrefetcher&) = delete;
@@ -62,6 +62,7 @@ class ImagePrefetcher {
   const std::vector<ImageItem>& items_;
   std::vector<std::size_t> order_;
   std::size_t window_, per_, max_image_pixels_;
+  bool exif_transpose_;
   MemoryBudget budget_;
   std::vector<Slot> slots_;
   std::mutex mutex_;

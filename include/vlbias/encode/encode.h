@@ -109,6 +109,9 @@ struct EncodeJobOptions {
   // workers together hold at most 6 N bytes of decode and resize buffers (an image needing
   // more is decoded alone), whatever decode_threads is. 1 to kMaxImagePixelsOption.
   std::size_t max_image_pixels = kPillowMaxImagePixels;
+  // Apply each image's EXIF orientation as PIL.ImageOps.exif_transpose does (Hugging Face's
+  // load_image does); off: ignored, as PIL.Image.open. See DecodeOptions::exif_transpose.
+  bool exif_transpose = false;
   ClipEncoderOptions encoder;
   // Images: the FID Inception's preprocessing, and DINOv2's input side (0: its processor's).
   FidPreprocess fid_preprocess = FidPreprocess::PytorchFid;

@@ -5,9 +5,9 @@
 // The features of an image set live beside it, in <parent>/.vlbias-features/<stem>.<kind>.<key>.npy
 // (with the encode job's .manifest.json and .rows.csv), where <parent> is the folder holding the
 // table (or the image folder), and <key> is the first 16 hex digits of SHA-256 over the model's
-// weights hash, its preprocessing, the path column and the SHA-256 of every image's bytes in row
-// order: change one image, the model or the preprocessing and the features are computed anew;
-// rename or move nothing and they are read back. When the parent folder is not writable the
+// weights hash, its preprocessing, the EXIF setting, the path column and the SHA-256 of every
+// image's bytes in row order: change one image, the model or the preprocessing and the features
+// are computed anew; rename or move nothing and they are read back. When the parent folder is not writable the
 // features are computed into a temporary folder and not kept (a warning says so).
 #include <cstddef>
 #include <filesystem>
@@ -28,6 +28,7 @@ struct FeatureRequest {
   // Refuse (InputError) instead of dropping an image that cannot be decoded: callers that align
   // features with table rows need every row.
   bool require_all = false;
+  bool exif_transpose = false;  // apply each image's EXIF orientation (DecodeOptions)
 };
 
 struct ImageFeatures {

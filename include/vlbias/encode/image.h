@@ -6,8 +6,10 @@
 //   float32 CHW tensor (preprocess_image does the last three steps from an ImagePreprocess).
 //
 // Decoding reproduces PIL.Image.open(f).convert("RGB"): JPEG through libjpeg-turbo with the
-// settings Pillow uses, PNG through libpng with Pillow's own sample conversions. No EXIF
-// orientation is applied (neither HF nor open_clip applies it).
+// settings Pillow uses, PNG through libpng with Pillow's own sample conversions. By default no
+// EXIF orientation is applied (Image.open does not, nor do HF's CLIPImageProcessor and
+// open_clip); DecodeOptions::exif_transpose applies it as PIL.ImageOps.exif_transpose does
+// (HF's transformers.image_utils.load_image calls that).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +53,26 @@ RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& so
 // decode_image over a read-only mapping of `path`; InputError when it cannot be read.
 RgbImage decode_image_file(const std::filesystem::path& path,
                            std::size_t max_pixels = kMaxImagePixels,
+                           const DecodeReserve& reserve = {});
+
+struct DecodeOptions {
+  std::size_t max_pixels = kMaxImagePixels;
+  // Apply the EXIF orientation as ImageOps.exif_transpose(Image.open(f)).convert("RGB") does in
+  // Pillow 9.4: orientations 2-8 flip, rotate, transpose or transverse the image (5-8 swap its
+  // width and height). Read from a JPEG's first APP1 "Exif" segment, and from a PNG's eXIf
+  // chunk (or tEXt "exif"), else its XMP tiff:Orientation (tEXt or uncompressed iTXt); IFD0 tag
+  // 0x0112, either byte order. An EXIF block Pillow ignores is ignored; one on which
+  // exif_transpose raises is refused (InputError). Compressed text chunks and ImageMagick's
+  // "Raw profile type exif" are not read.
+  bool exif_transpose = false;
+};
+// decode_image / decode_image_file with options. With exif_transpose, `reserve` is called with
+// the oriented size and, for orientations 2-8, the bytes of the transposed copy added.
+// Whatever the options, a JPEG whose EXIF header is cut off before its IFD offset is refused
+// when Pillow's Image.open refuses it (no JFIF resolution before the EXIF segment).
+RgbImage decode_image(std::span<const std::uint8_t> bytes, const std::string& source,
+                      const DecodeOptions& options, const DecodeReserve& reserve = {});
+RgbImage decode_image_file(const std::filesystem::path& path, const DecodeOptions& options,
                            const DecodeReserve& reserve = {});
 // What bytes that are not a JPEG or PNG look like, from their magic number: "a GIF image",
 // "a PDF document", "text", ... or "data of an unknown kind". Names a type, never content.
