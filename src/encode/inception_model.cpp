@@ -36,7 +36,7 @@ class Runner {
 
   // conv(x) into out (conv.out channels of out_h x out_w); the output maps.
   Maps conv(const Conv2d& c, const Maps& x, float* out) {
-    conv2d(c, x.data, x.images, x.height, x.width, out, net_.cols);
+    conv2d(c, x.data, x.images, x.height, x.width, out);
     return {out, c.out, x.images, c.out_height(x.height), c.out_width(x.width)};
   }
   // conv into the buffer `buf` (grown to fit).

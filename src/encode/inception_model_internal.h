@@ -60,8 +60,8 @@ struct InceptionModel::Net {
   encode_internal::InceptionE mixed_7[2];
   Linear fc;  // fc.out == 0 when the weights hold none
 
-  // Work buffers of features(): block input and output, branch temporaries, im2col columns.
-  mutable FloatBuffer ping, pong, t1, t2, t3, cols;
+  // Work buffers of features(): block input and output, branch temporaries.
+  mutable FloatBuffer ping, pong, t1, t2, t3;
 };
 
 }  // namespace vlbias

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
@@ -15,40 +16,50 @@ namespace vlbias {
 namespace {
 
 // im2col of the output columns [col0, col1) of the batch (column j = (n, oy, ox) in that order):
-// cols[r * (col1 - col0) + j - col0] for r = (ci, ky, kx) in torch's weight order. Rows are
-// independent and filled on the pool.
+// cols[r * (col1 - col0) + j - col0] for r = (ci, ky, kx) in torch's weight order. Serial (the
+// caller runs chunks of columns in parallel). Along an output row the valid input columns form
+// one range, copied without per-element bounds checks (a memcpy at stride 1).
 void im2col(const Conv2d& c, const float* x, std::size_t images, std::size_t h, std::size_t w,
             std::size_t col0, std::size_t col1, float* cols) {
   const std::size_t oh = c.out_height(h), ow = c.out_width(w), plane = oh * ow;
   const std::size_t rows = c.in * c.kernel_h * c.kernel_w, nc = col1 - col0;
-  parallel_chunks(rows, 8, [&](std::size_t, std::size_t r0, std::size_t r1) {
-    for (std::size_t r = r0; r < r1; ++r) {
-      const std::size_t ci = r / (c.kernel_h * c.kernel_w);
-      const std::size_t ky = (r / c.kernel_w) % c.kernel_h, kx = r % c.kernel_w;
-      float* out = cols + r * nc;
-      for (std::size_t j = col0; j < col1;) {
-        const std::size_t n = j / plane, oy = (j % plane) / ow, ox0 = j % ow;
-        const std::size_t run = std::min(ow - ox0, col1 - j);  // the rest of this output row
-        float* o = out + (j - col0);
-        // Input row iy = oy * stride - pad + ky; outside the image: zeros.
-        const std::ptrdiff_t iy =
-            static_cast<std::ptrdiff_t>(oy * c.stride + ky) - static_cast<std::ptrdiff_t>(c.pad_h);
-        if (iy < 0 || iy >= static_cast<std::ptrdiff_t>(h)) {
-          std::fill(o, o + run, 0.0f);
+  const auto sw = static_cast<std::ptrdiff_t>(w), s = static_cast<std::ptrdiff_t>(c.stride);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t ci = r / (c.kernel_h * c.kernel_w);
+    const std::size_t ky = (r / c.kernel_w) % c.kernel_h, kx = r % c.kernel_w;
+    // Output columns ox whose input column ox * s + kx - pad_w lies in [0, w): [lo, hi).
+    const std::ptrdiff_t shift =
+        static_cast<std::ptrdiff_t>(kx) - static_cast<std::ptrdiff_t>(c.pad_w);
+    const std::ptrdiff_t lo_raw = shift >= 0 ? 0 : (-shift + s - 1) / s;
+    const std::ptrdiff_t hi_raw = sw - shift <= 0 ? 0 : (sw - shift - 1) / s + 1;
+    const auto lo =
+        static_cast<std::size_t>(std::min<std::ptrdiff_t>(lo_raw, static_cast<std::ptrdiff_t>(ow)));
+    const auto hi = static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(
+        hi_raw, static_cast<std::ptrdiff_t>(lo), static_cast<std::ptrdiff_t>(ow)));
+    float* out = cols + r * nc;
+    for (std::size_t j = col0; j < col1;) {
+      const std::size_t n = j / plane, oy = (j % plane) / ow, ox0 = j % ow;
+      const std::size_t ox1 = std::min(ow, ox0 + (col1 - j));  // this output row's part
+      float* o = out + (j - col0) - ox0;                       // o[ox] is column (n, oy, ox)
+      const std::ptrdiff_t iy =
+          static_cast<std::ptrdiff_t>(oy * c.stride + ky) - static_cast<std::ptrdiff_t>(c.pad_h);
+      if (iy < 0 || iy >= static_cast<std::ptrdiff_t>(h)) {
+        std::fill(o + ox0, o + ox1, 0.0f);
+      } else {
+        const float* in = x + ((ci * images + n) * h + static_cast<std::size_t>(iy)) * w;
+        const std::size_t a = std::clamp(lo, ox0, ox1), b = std::clamp(hi, a, ox1);
+        std::fill(o + ox0, o + a, 0.0f);
+        if (c.stride == 1) {
+          std::memcpy(o + a, in + static_cast<std::ptrdiff_t>(a) + shift, (b - a) * sizeof(float));
         } else {
-          const float* in = x + ((ci * images + n) * h + static_cast<std::size_t>(iy)) * w;
-          for (std::size_t t = 0; t < run; ++t) {
-            const std::ptrdiff_t ix = static_cast<std::ptrdiff_t>((ox0 + t) * c.stride + kx) -
-                                      static_cast<std::ptrdiff_t>(c.pad_w);
-            o[t] = ix < 0 || ix >= static_cast<std::ptrdiff_t>(w)
-                       ? 0.0f
-                       : in[static_cast<std::size_t>(ix)];
-          }
+          for (std::size_t ox = a; ox < b; ++ox)
+            o[ox] = in[static_cast<std::ptrdiff_t>(ox) * s + shift];
         }
-        j += run;
+        std::fill(o + b, o + ox1, 0.0f);
       }
+      j += ox1 - ox0;
     }
-  });
+  }
 }
 
 // y[c][j] = act(y[c][j] + b[c]) over channels x cols, on the pool.
@@ -87,77 +98,127 @@ void fold_batch_norm(Conv2d& conv, const std::vector<float>& gamma, const std::v
 }
 
 void conv2d(const Conv2d& c, const float* x, std::size_t images, std::size_t h, std::size_t w,
-            float* y, FloatBuffer& scratch) {
+            float* y) {
   VLBIAS_CHECK(h + 2 * c.pad_h >= c.kernel_h && w + 2 * c.pad_w >= c.kernel_w && c.stride > 0 &&
                    c.w.size() == c.out * c.in * c.kernel_h * c.kernel_w && c.b.size() == c.out,
                InternalError, "conv2d: a {}x{} kernel over a {}x{} map, or inconsistent weights",
                c.kernel_h, c.kernel_w, h, w);
   const std::size_t total = images * c.out_height(h) * c.out_width(w);
   const std::size_t k = c.in * c.kernel_h * c.kernel_w;
-  if (c.kernel_h == 1 && c.kernel_w == 1 && c.stride == 1 && c.pad_h == 0 && c.pad_w == 0) {
-    sgemm(Transpose::No, Transpose::No, c.out, total, k, 1.0f, c.w.data(), k, x, total, 0.0f, y,
-          total);
-  } else {
-    // Columns per chunk: a multiple of 16 (whole GEMM micro-tiles) within the scratch budget.
-    const std::size_t chunk = std::max<std::size_t>(16, kConvScratchFloats / k / 16 * 16);
-    float* cols = scratch.reserve(k * std::min(chunk, total));
-    for (std::size_t col0 = 0; col0 < total; col0 += chunk) {
-      const std::size_t col1 = std::min(total, col0 + chunk);
-      im2col(c, x, images, h, w, col0, col1, cols);
-      sgemm(Transpose::No, Transpose::No, c.out, col1 - col0, k, 1.0f, c.w.data(), k, cols,
-            col1 - col0, 0.0f, y + col0, total);
+  // Chunks of output columns, each im2col'd (a 1x1 stride-1 convolution without padding reads x
+  // directly) and multiplied by one task, a serial sgemm inside it: no synchronisation between
+  // the two steps, and the chunk size (a multiple of 16 within the scratch budget, independent of
+  // the thread count) keeps the results bitwise the same for any number of threads.
+  const bool direct =
+      c.kernel_h == 1 && c.kernel_w == 1 && c.stride == 1 && c.pad_h == 0 && c.pad_w == 0;
+  // At least 8 chunks where the columns allow (the late 8 x 8 maps have few), at most
+  // kConvChunkColumns columns each.
+  const std::size_t spread = std::max<std::size_t>(256, (total / 8 + 15) / 16 * 16);
+  const std::size_t chunk = std::clamp<std::size_t>(
+      std::min(kConvScratchFloats / k / 16 * 16, spread), 16, kConvChunkColumns);
+  parallel_for((total + chunk - 1) / chunk, [&](std::size_t t) {
+    thread_local std::vector<float> cols;
+    const std::size_t col0 = t * chunk, col1 = std::min(total, col0 + chunk), nc = col1 - col0;
+    const float* b = x + col0;
+    std::size_t ldb = total;
+    if (!direct) {
+      cols.resize(k * nc);
+      im2col(c, x, images, h, w, col0, col1, cols.data());
+      b = cols.data();
+      ldb = nc;
     }
-  }
+    sgemm(Transpose::No, Transpose::No, c.out, nc, k, 1.0f, c.w.data(), k, b, ldb, 0.0f, y + col0,
+          total);
+  });
   bias_relu(y, c.out, total, c.b, c.relu);
 }
 
-void max_pool2d(const float* x, std::size_t planes, std::size_t h, std::size_t w, const Pool2d& p,
-                float* y) {
-  const std::size_t oh = p.out_size(h), ow = p.out_size(w);
+namespace {
+
+enum class PoolKind { Max, AvgIncludePad, AvgExcludePad };
+
+// One output of a pooling window clipped to the plane (torch's order: rows outside, columns
+// inside; the sum in the tensor's type).
+float pool_window(const float* in, std::size_t h, std::size_t w, const Pool2d& p, PoolKind kind,
+                  std::size_t oy, std::size_t ox) {
+  const std::size_t y0 = oy * p.stride > p.pad ? oy * p.stride - p.pad : 0;
+  const std::size_t y1 = std::min(h, oy * p.stride + p.kernel - p.pad);
+  const std::size_t x0 = ox * p.stride > p.pad ? ox * p.stride - p.pad : 0;
+  const std::size_t x1 = std::min(w, ox * p.stride + p.kernel - p.pad);
+  float acc = kind == PoolKind::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  for (std::size_t yy = y0; yy < y1; ++yy) {
+    for (std::size_t xx = x0; xx < x1; ++xx) {
+      acc = kind == PoolKind::Max ? std::max(acc, in[yy * w + xx]) : acc + in[yy * w + xx];
+    }
+  }
+  if (kind == PoolKind::Max) return acc;
+  const std::size_t count =
+      kind == PoolKind::AvgIncludePad ? p.kernel * p.kernel : (y1 - y0) * (x1 - x0);
+  return acc / static_cast<float>(count);
+}
+
+// The pool over `planes` planes. Windows wholly inside a plane take a straight-line path for
+// 3 x 3 kernels (the Inception's; the same operations in the same order, so the same bits),
+// which the compiler vectorises over the output columns.
+void pool(const float* x, std::size_t planes, std::size_t h, std::size_t w, const Pool2d& p,
+          PoolKind kind, float* y) {
+  const std::size_t oh = p.out_size(h), ow = p.out_size(w), s = p.stride;
+  // Output columns [ax, bx) and rows [ay, by) whose window lies inside the plane.
+  const auto first = [&](std::size_t) { return (p.pad + s - 1) / s; };
+  const auto last = [&](std::size_t n, std::size_t outs) {
+    return n + p.pad < p.kernel ? std::size_t{0} : std::min(outs, (n + p.pad - p.kernel) / s + 1);
+  };
+  const std::size_t ax = std::min(first(w), ow), bx = std::max(ax, last(w, ow));
+  const std::size_t ay = std::min(first(h), oh), by = std::max(ay, last(h, oh));
+  const bool fast = p.kernel == 3;
   parallel_chunks(planes, 8, [&](std::size_t, std::size_t p0, std::size_t p1) {
     for (std::size_t q = p0; q < p1; ++q) {
       const float* in = x + q * h * w;
       float* out = y + q * oh * ow;
       for (std::size_t oy = 0; oy < oh; ++oy) {
-        const std::size_t y0 = oy * p.stride > p.pad ? oy * p.stride - p.pad : 0;
-        const std::size_t y1 = std::min(h, oy * p.stride - p.pad + p.kernel);
+        float* o = out + oy * ow;
+        const bool row_inside = fast && oy >= ay && oy < by;
         for (std::size_t ox = 0; ox < ow; ++ox) {
-          const std::size_t x0 = ox * p.stride > p.pad ? ox * p.stride - p.pad : 0;
-          const std::size_t x1 = std::min(w, ox * p.stride - p.pad + p.kernel);
-          float m = -std::numeric_limits<float>::infinity();
-          for (std::size_t yy = y0; yy < y1; ++yy) {
-            for (std::size_t xx = x0; xx < x1; ++xx) m = std::max(m, in[yy * w + xx]);
+          if (row_inside && ox == ax) {
+            const float* r0 = in + (oy * s - p.pad) * w - p.pad;
+            const float* r1 = r0 + w;
+            const float* r2 = r1 + w;
+            if (kind == PoolKind::Max) {
+              for (; ox < bx; ++ox) {
+                const std::size_t c = ox * s;
+                o[ox] = std::max({r0[c], r0[c + 1], r0[c + 2], r1[c], r1[c + 1], r1[c + 2], r2[c],
+                                  r2[c + 1], r2[c + 2]});
+              }
+            } else {
+              for (; ox < bx; ++ox) {
+                const std::size_t c = ox * s;
+                float sum = 0.0f;
+                sum += r0[c], sum += r0[c + 1], sum += r0[c + 2];
+                sum += r1[c], sum += r1[c + 1], sum += r1[c + 2];
+                sum += r2[c], sum += r2[c + 1], sum += r2[c + 2];
+                o[ox] = sum / 9.0f;
+              }
+            }
+            if (ox >= ow) break;
           }
-          out[oy * ow + ox] = m;
+          o[ox] = pool_window(in, h, w, p, kind, oy, ox);
         }
       }
     }
   });
+}
+
+}  // namespace
+
+void max_pool2d(const float* x, std::size_t planes, std::size_t h, std::size_t w, const Pool2d& p,
+                float* y) {
+  pool(x, planes, h, w, p, PoolKind::Max, y);
 }
 
 void avg_pool2d(const float* x, std::size_t planes, std::size_t h, std::size_t w, const Pool2d& p,
                 bool count_include_pad, float* y) {
-  const std::size_t oh = p.out_size(h), ow = p.out_size(w);
-  parallel_chunks(planes, 8, [&](std::size_t, std::size_t p0, std::size_t p1) {
-    for (std::size_t q = p0; q < p1; ++q) {
-      const float* in = x + q * h * w;
-      float* out = y + q * oh * ow;
-      for (std::size_t oy = 0; oy < oh; ++oy) {
-        const std::size_t y0 = oy * p.stride > p.pad ? oy * p.stride - p.pad : 0;
-        const std::size_t y1 = std::min(h, oy * p.stride - p.pad + p.kernel);
-        for (std::size_t ox = 0; ox < ow; ++ox) {
-          const std::size_t x0 = ox * p.stride > p.pad ? ox * p.stride - p.pad : 0;
-          const std::size_t x1 = std::min(w, ox * p.stride - p.pad + p.kernel);
-          float sum = 0.0f;  // torch's CPU kernel sums the window in the tensor's type
-          for (std::size_t yy = y0; yy < y1; ++yy) {
-            for (std::size_t xx = x0; xx < x1; ++xx) sum += in[yy * w + xx];
-          }
-          const std::size_t count = count_include_pad ? p.kernel * p.kernel : (y1 - y0) * (x1 - x0);
-          out[oy * ow + ox] = sum / static_cast<float>(count);
-        }
-      }
-    }
-  });
+  pool(x, planes, h, w, p, count_include_pad ? PoolKind::AvgIncludePad : PoolKind::AvgExcludePad,
+       y);
 }
 
 void global_avg_pool(const float* x, std::size_t channels, std::size_t images, std::size_t h,

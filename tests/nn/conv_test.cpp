@@ -54,8 +54,7 @@ std::vector<float> run_conv(const nlohmann::json& c, const Conv2d& conv) {
   const std::vector<float> x = floats(c["x"]);
   const std::size_t images = c["images"], h = c["height"], w = c["width"];
   std::vector<float> y(conv.out * images * conv.out_height(h) * conv.out_width(w), NAN);
-  FloatBuffer scratch;
-  conv2d(conv, x.data(), images, h, w, y.data(), scratch);
+  conv2d(conv, x.data(), images, h, w, y.data());
   return y;
 }
 
@@ -96,8 +95,7 @@ TEST(NnConv, ChunkedIm2colGivesTheUnchunkedResult) {
   std::vector<float> x(conv.in * images * h * w);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.011f * i);
   std::vector<float> y(conv.out * images * h * w);
-  FloatBuffer scratch;
-  conv2d(conv, x.data(), images, h, w, y.data(), scratch);
+  conv2d(conv, x.data(), images, h, w, y.data());
   // Every 97th output against a direct double-precision sum.
   for (std::size_t o = 0; o < y.size(); o += 97) {
     const std::size_t co = o / (images * h * w), n = (o / (h * w)) % images;

@@ -44,15 +44,18 @@ void fold_batch_norm(Conv2d& conv, const std::vector<float>& gamma, const std::v
                      const std::vector<float>& mean, const std::vector<float>& var, double eps);
 
 // The convolution of `images` maps of conv.in channels, height x width, CNHW at x, into y
-// (conv.out channels, out_height x out_width, CNHW). `scratch` holds im2col columns (grown as
-// needed; at most kConvScratchFloats unless one output column needs more). A 1x1 stride-1
-// convolution without padding reads x directly. Pool-parallel (call outside pool tasks for
-// speed; inside one it runs serially).
+// (conv.out channels, out_height x out_width, CNHW). The im2col columns live in per-thread
+// buffers (at most kConvScratchFloats each unless one output column needs more). A 1x1 stride-1
+// convolution without padding reads x directly.
+// Pool-parallel (call outside pool tasks for speed; inside one it runs serially).
 void conv2d(const Conv2d& conv, const float* x, std::size_t images, std::size_t height,
-            std::size_t width, float* y, FloatBuffer& scratch);
+            std::size_t width, float* y);
 
-// Floats of im2col columns one conv2d chunk holds at most (16 MiB).
+// Floats of im2col columns one conv2d chunk holds at most (16 MiB), and the most output columns
+// per chunk: chunks run as pool tasks, each an im2col and a single-threaded sgemm, so a chunk is
+// big enough to amortise packing the weights and small enough to spread over the cores.
 inline constexpr std::size_t kConvScratchFloats = std::size_t{1} << 22;
+inline constexpr std::size_t kConvChunkColumns = 4096;
 
 // Pooling window: kernel x kernel, stride, zero-width padding on each side (pad < kernel).
 struct Pool2d {
