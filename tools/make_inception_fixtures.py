@@ -274,8 +274,8 @@ class TfTower(nn.Module):
 
 def torchscript_layout(model):
     """The same weights under TF-graph names (layers.conv, layers.mixed.tower.conv_1, ...), in
-    the graph's order, as a scripted module: what tests/encode/inception_torch_test.cpp maps
-    onto pytorch-fid's names by order and shape. The real inception-2015-12-05.pt's attribute
+    the graph's order, as a scripted module: what tests/encode/inception_model_test.cpp maps
+    XX
     names were not available offline; the mapping relies on order and shapes only."""
     layers = nn.Module()
     stem = [model.Conv2d_1a_3x3, model.Conv2d_2a_3x3, model.Conv2d_2b_3x3, model.Conv2d_3b_1x1,

@@ -84,8 +84,7 @@ struct SourceData {
 
 SourceData read_source(const GeoAuditSpec& g, const GeoSource& src, std::size_t dim,
                        std::size_t& clip_dim) {
-  SourceData s{read_table(src.table.string()), set_features(g, src.features, src.table),
-               Matrix()};
+  SourceData s{read_table(src.table.string()), set_features(g, src.features, src.table), Matrix()};
   const Table& t = s.table;
   const Matrix& f = s.features;
   VLBIAS_CHECK(t.rows == f.rows, InputError,

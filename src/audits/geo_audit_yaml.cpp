@@ -57,8 +57,8 @@ void parse_real(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
   const Entries e =
       check_map(ctx, node, base, {"table", "features", "tensor", "region", "object", "duplicates"});
   g.real_table = as_input_file(ctx, require(ctx, node, e, base, "table"), "real.table");
-  g.real_features = embedding(ctx, node, e, base, "features", "tensor",
-                              g.features_model.model.empty());
+  g.real_features =
+      embedding(ctx, node, e, base, "features", "tensor", g.features_model.model.empty());
   if (const YAML::Node* v = find(e, "region"))
     g.real_region_column = as_string(ctx, *v, "real.region");
   if (const YAML::Node* v = find(e, "object"))

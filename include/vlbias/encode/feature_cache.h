@@ -7,8 +7,8 @@
 // table (or the image folder), and <key> is the first 16 hex digits of SHA-256 over the model's
 // weights hash, its preprocessing, the EXIF setting, the path column and the SHA-256 of every
 // image's bytes in row order: change one image, the model or the preprocessing and the features
-// are computed anew; rename or move nothing and they are read back. When the parent folder is not writable the
-// features are computed into a temporary folder and not kept (a warning says so).
+// are computed anew; rename or move nothing and they are read back. When the parent folder is not
+// writable the features are computed into a temporary folder and not kept (a warning says so).
 #include <cstddef>
 #include <filesystem>
 #include <string>
