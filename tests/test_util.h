@@ -2,6 +2,8 @@
 // Helpers shared by every test executable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -53,6 +55,20 @@ std::string error_of(const std::function<void()>& f) {
   }
   ADD_FAILURE() << "expected an exception, none was thrown";
   return "";
+}
+
+// max |got - want| / max(|want|, floor): a float result's error at the scale of the reference
+// (features, logits, feature maps), for comparisons with an independent forward. The sizes must
+// agree (a failure otherwise).
+inline double scaled_error(const std::vector<float>& got, const std::vector<float>& want,
+                           double floor = 0.0) {
+  EXPECT_EQ(got.size(), want.size());
+  double worst = 0.0, scale = floor;
+  for (float v : want) scale = std::max(scale, std::abs(static_cast<double>(v)));
+  for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
+  }
+  return worst / scale;
 }
 
 }  // namespace vlbias::testing_util

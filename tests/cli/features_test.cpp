@@ -27,15 +27,11 @@ using json = nlohmann::json;
 
 const fs::path kFixture = fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/encode/inception";
 
+// The error of `got` at the scale of `want`, shapes checked (testing_util::scaled_error).
 double scaled_error(const Matrix& got, const Matrix& want) {
   EXPECT_EQ(got.rows, want.rows);
   EXPECT_EQ(got.cols, want.cols);
-  double worst = 0.0, scale = 0.0;
-  for (std::size_t i = 0; i < std::min(got.data.size(), want.data.size()); ++i) {
-    worst = std::max(worst, std::abs(double{got.data[i]} - want.data[i]));
-    scale = std::max(scale, std::abs(double{want.data[i]}));
-  }
-  return worst / scale;
+  return testing_util::scaled_error(got.data, want.data);
 }
 
 TEST(CliFeatures, WritesRawInceptionFeaturesInEitherFidPreprocessingWithAManifest) {

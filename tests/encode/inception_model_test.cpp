@@ -27,16 +27,11 @@ using testing_util::fixture_json;
 
 const std::string kDir = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/encode/inception/";
 
-// max |got - want| over max |want|: the error at the features' scale.
+// The error of `got` at the scale of `want`, shapes checked (testing_util::scaled_error).
 double scaled_error(const Matrix& got, const Matrix& want) {
   EXPECT_EQ(got.rows, want.rows);
   EXPECT_EQ(got.cols, want.cols);
-  double worst = 0.0, scale = 0.0;
-  for (std::size_t i = 0; i < std::min(got.data.size(), want.data.size()); ++i) {
-    worst = std::max(worst, std::abs(double{got.data[i]} - want.data[i]));
-    scale = std::max(scale, std::abs(double{want.data[i]}));
-  }
-  return worst / scale;
+  return testing_util::scaled_error(got.data, want.data);
 }
 
 // The preprocessed tensors of the fixture's images, back to back.

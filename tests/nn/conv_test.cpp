@@ -23,15 +23,9 @@ std::vector<float> floats(const nlohmann::json& j) {
   return j.get<std::vector<float>>();
 }
 
-// max |got - want| / (max |want| + 1e-3): the error relative to the output's scale.
+// The error relative to the output's scale (at least 1e-3).
 double scaled_error(const std::vector<float>& got, const std::vector<float>& want) {
-  EXPECT_EQ(got.size(), want.size());
-  double worst = 0.0, scale = 1e-3;
-  for (float v : want) scale = std::max(scale, std::abs(static_cast<double>(v)));
-  for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
-  }
-  return worst / scale;
+  return testing_util::scaled_error(got, want, 1e-3);
 }
 
 Conv2d conv_of(const nlohmann::json& c) {
