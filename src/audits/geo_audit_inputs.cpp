@@ -74,6 +74,12 @@ Matrix set_features(const GeoAuditSpec& g, const EmbeddingSource& given,
   return image_features(r).features;
 }
 
+// How messages name a set's features: the file, or those features_model computed.
+std::string features_name(const EmbeddingSource& given, const std::filesystem::path& table) {
+  return given.path.empty() ? "the features_model features of " + table.string()
+                            : given.path.string();
+}
+
 // Reads one generated source's table, features and (when given) CLIP embeddings, checking
 // that they agree with each other and with the real features' width `dim`. `clip_dim` is the
 // CLIP width of the sources read so far (0: none yet).
@@ -90,11 +96,11 @@ SourceData read_source(const GeoAuditSpec& g, const GeoSource& src, std::size_t 
   VLBIAS_CHECK(t.rows == f.rows, InputError,
                "{} has {} rows but {} has {} feature rows; expected one row per generated "
                "image.",
-               t.source, t.rows, src.features.path.string(), f.rows);
+               t.source, t.rows, features_name(src.features, src.table), f.rows);
   VLBIAS_CHECK(f.cols == dim, InputError,
                "{} has {} columns but the real features have {}; both must come from the same "
                "feature extractor.",
-               src.features.path.string(), f.cols, dim);
+               features_name(src.features, src.table), f.cols, dim);
   if (!src.clip.path.empty()) {
     Matrix& c = s.clip;
     c = read_embeddings(src.clip.path, src.clip.tensor);
@@ -193,7 +199,7 @@ RealData load_real(const AuditSpec& spec, std::vector<std::string>& notes) {
   const Matrix x = set_features(g, g.real_features, g.real_table);
   VLBIAS_CHECK(table.rows == x.rows, InputError,
                "{} has {} rows but {} has {} feature rows; expected one row per real image.",
-               table.source, table.rows, g.real_features.path.string(), x.rows);
+               table.source, table.rows, features_name(g.real_features, g.real_table), x.rows);
   const Column& rc = table.column(g.real_region_column);
   const Column& oc = table.column(g.real_object_column);
   d.rows_read = table.rows;

@@ -54,8 +54,9 @@ struct LoadedPair {
   Json features = nullptr;  // how image features were obtained, when they were
 };
 
-// The features of one image set, with what the JSON says about them.
-Matrix image_set_features(const PairArgs& a, const std::string& images, Json& about) {
+// The features of one image set, with what the JSON says about them; `model` receives the
+// model's description (the same for both sets).
+Matrix image_set_features(const PairArgs& a, const std::string& images, Json& about, Json& model) {
   FeatureRequest r;
   r.images = images;
   r.column = a.column;
@@ -68,6 +69,7 @@ Matrix image_set_features(const PairArgs& a, const std::string& images, Json& ab
                        {"encoded", f.features.rows},
                        {"cache", f.path.string()},
                        {"from_cache", f.cached}});
+  model = std::move(f.model);
   return std::move(f.features);
 }
 
@@ -90,13 +92,9 @@ LoadedPair load_pair(const PairArgs& a, const std::string& command) {
       if (!std::filesystem::is_directory(set)) p.provenance.inputs.push_back(set);
     }
     start_hashing_inputs(p.provenance);
-    Json sets = Json::array();
-    p.real = image_set_features(a, a.real_images, sets);
-    p.fake = image_set_features(a, a.fake_images, sets);
-    const Json model =
-        open_image_model(
-            a.model, {{}, parse_fid_preprocess(a.preprocess), InceptionOutput::Pool3, a.image_size})
-            ->describe();
+    Json sets = Json::array(), model;
+    p.real = image_set_features(a, a.real_images, sets, model);
+    p.fake = image_set_features(a, a.fake_images, sets, model);
     p.features =
         Json{{"model", model["model"]}, {"preprocessing", model["preprocessing"]}, {"sets", sets}};
     return p;

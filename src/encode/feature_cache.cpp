@@ -91,7 +91,7 @@ ImageFeatures image_features(const FeatureRequest& request) {
   EncodeJobOptions o = job_options(request);
   const encode_internal::Items items = encode_internal::load_items(o);
   const auto model = open_image_model(request.model, request.options);
-  const Json described = model->describe();
+  Json described = model->describe();
   const std::string key = sha256_hex(
       "vlbias-features-1\n" + described["model"]["weights_sha256"].get<std::string>() + "\n" +
       described["preprocessing"].dump() + "\n" + described["model"].value("output", "") + "\n" +
@@ -99,6 +99,7 @@ ImageFeatures image_features(const FeatureRequest& request) {
       content_key(items));
   ImageFeatures out;
   out.items = items.values.size();
+  out.model = std::move(described);
   fs::path folder = cache_folder(request.images);
   const bool keep = writable(folder);
   if (!keep) {

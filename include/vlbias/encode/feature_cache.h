@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "vlbias/core/matrix.h"
 #include "vlbias/encode/image_model.h"
 
@@ -37,6 +39,8 @@ struct ImageFeatures {
   std::size_t items = 0;                // input rows (images listed)
   std::filesystem::path path;           // the cache file ("" when not kept)
   bool cached = false;                  // read back instead of computed
+  // The model's description (ImageFeatureModel::describe: model and preprocessing), for outputs.
+  nlohmann::ordered_json model;
 };
 
 // The features of request.images under request.model, from the cache when its key matches,
