@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 
 #include "inception_model_internal.h"
@@ -55,17 +56,36 @@ class Runner {
     return {y, x.channels, x.images, oh, ow};
   }
 
+  // Channels [c0, c0 + n) of m.
+  static Maps slice(const Maps& m, std::size_t c0, std::size_t n) {
+    return {m.data + c0 * m.plane(), n, m.images, m.height, m.width};
+  }
+  // Copies m to `at`; the floats copied.
+  static std::size_t copy(const Maps& m, float* at) {
+    std::memcpy(at, m.data, m.channels * m.plane() * sizeof(float));
+    return m.channels * m.plane();
+  }
+  // The pool branch from a head's linear tail h (channels of conv(x) without bias): the 3 x 3
+  // average pool (padding not counted) into `at`, then bias and ReLU; the floats written.
+  static std::size_t pooled_tail(const Conv2d& head, const Maps& h, float* at) {
+    const std::size_t n = head.linear_tail, c0 = head.out - n;
+    const Maps t = slice(h, c0, n);
+    avg_pool2d(t.data, n * t.images, t.height, t.width, {3, 1, 1}, false, at);
+    add_bias_relu(at, n, t.plane(), head.b.data() + c0, head.relu);
+    return n * t.plane();
+  }
+
   Maps block_a(const InceptionA& a, const Maps& x, FloatBuffer& out_buf) {
     const std::size_t plane = x.plane();
     float* out =
         out_buf.reserve((a.b1x1.out + a.b5x5_2.out + a.b3x3dbl_3.out + a.pool.out) * plane);
     float* at = out;
-    at += conv(a.b1x1, x, at).channels * plane;
-    at += conv(a.b5x5_2, conv(a.b5x5_1, x, net_.t1), at).channels * plane;
-    at +=
-        conv(a.b3x3dbl_3, conv(a.b3x3dbl_2, conv(a.b3x3dbl_1, x, net_.t1), net_.t2), at).channels *
-        plane;
-    at += conv(a.pool, pool(x, {3, 1, 1}, false, net_.t1), at).channels * plane;
+    const Maps h = conv(a.head, x, net_.t3);
+    at += copy(slice(h, 0, a.b1x1.out), at);
+    at += conv(a.b5x5_2, slice(h, a.b1x1.out, a.b5x5_1.out), at).channels * plane;
+    const Maps dbl = slice(h, a.b1x1.out + a.b5x5_1.out, a.b3x3dbl_1.out);
+    at += conv(a.b3x3dbl_3, conv(a.b3x3dbl_2, dbl, net_.t1), at).channels * plane;
+    at += pooled_tail(a.head, h, at);
     return {out, static_cast<std::size_t>(at - out) / plane, x.images, x.height, x.width};
   }
 
@@ -89,12 +109,14 @@ class Runner {
     float* out =
         out_buf.reserve((c.b1x1.out + c.b7x7_3.out + c.b7x7dbl_5.out + c.pool.out) * plane);
     float* at = out;
-    at += conv(c.b1x1, x, at).channels * plane;
-    at += conv(c.b7x7_3, conv(c.b7x7_2, conv(c.b7x7_1, x, net_.t1), net_.t2), at).channels * plane;
-    Maps d = conv(c.b7x7dbl_2, conv(c.b7x7dbl_1, x, net_.t1), net_.t2);
-    d = conv(c.b7x7dbl_4, conv(c.b7x7dbl_3, d, net_.t1), net_.t2);
+    const Maps h = conv(c.head, x, net_.t3);
+    at += copy(slice(h, 0, c.b1x1.out), at);
+    const Maps b7 = slice(h, c.b1x1.out, c.b7x7_1.out);
+    at += conv(c.b7x7_3, conv(c.b7x7_2, b7, net_.t1), at).channels * plane;
+    Maps d = conv(c.b7x7dbl_2, slice(h, c.b1x1.out + c.b7x7_1.out, c.b7x7dbl_1.out), net_.t1);
+    d = conv(c.b7x7dbl_4, conv(c.b7x7dbl_3, d, net_.t2), net_.t1);
     at += conv(c.b7x7dbl_5, d, at).channels * plane;
-    at += conv(c.pool, pool(x, {3, 1, 1}, false, net_.t1), at).channels * plane;
+    at += pooled_tail(c.head, h, at);
     return {out, static_cast<std::size_t>(at - out) / plane, x.images, x.height, x.width};
   }
 
@@ -118,14 +140,20 @@ class Runner {
                                   e.b3x3dbl_3b.out + e.pool.out) *
                                  plane);
     float* at = out;
-    at += conv(e.b1x1, x, at).channels * plane;
-    const Maps b3 = conv(e.b3x3_1, x, net_.t1);
+    const Maps h = conv(e.head, x, net_.t3);
+    at += copy(slice(h, 0, e.b1x1.out), at);
+    const Maps b3 = slice(h, e.b1x1.out, e.b3x3_1.out);
     at += conv(e.b3x3_2a, b3, at).channels * plane;
     at += conv(e.b3x3_2b, b3, at).channels * plane;
-    const Maps dbl = conv(e.b3x3dbl_2, conv(e.b3x3dbl_1, x, net_.t1), net_.t2);
+    const Maps dbl =
+        conv(e.b3x3dbl_2, slice(h, e.b1x1.out + e.b3x3_1.out, e.b3x3dbl_1.out), net_.t1);
     at += conv(e.b3x3dbl_3a, dbl, at).channels * plane;
     at += conv(e.b3x3dbl_3b, dbl, at).channels * plane;
-    at += conv(e.pool, pool(x, {3, 1, 1}, e.max_pool, net_.t1), at).channels * plane;
+    if (e.max_pool) {  // a max pool does not commute with the convolution
+      at += conv(e.pool, pool(x, {3, 1, 1}, true, net_.t2), at).channels * plane;
+    } else {
+      at += pooled_tail(e.head, h, at);
+    }
     return {out, static_cast<std::size_t>(at - out) / plane, x.images, x.height, x.width};
   }
 
@@ -153,7 +181,39 @@ class Runner {
   const InceptionModel::Net& net_;
 };
 
+// The stacked parts keep their shapes; their weights live in the head only.
+void keep_shapes_only(std::initializer_list<Conv2d*> parts) {
+  for (Conv2d* p : parts) {
+    std::vector<float>().swap(p->w);
+    std::vector<float>().swap(p->b);
+  }
+}
+
 }  // namespace
+
+namespace encode_internal {
+
+void stack_block_heads(InceptionA& a) {
+  a.head = stack_pointwise({&a.b1x1, &a.b5x5_1, &a.b3x3dbl_1, &a.pool}, true);
+  keep_shapes_only({&a.b1x1, &a.b5x5_1, &a.b3x3dbl_1, &a.pool});
+}
+
+void stack_block_heads(InceptionC& c) {
+  c.head = stack_pointwise({&c.b1x1, &c.b7x7_1, &c.b7x7dbl_1, &c.pool}, true);
+  keep_shapes_only({&c.b1x1, &c.b7x7_1, &c.b7x7dbl_1, &c.pool});
+}
+
+void stack_block_heads(InceptionE& e) {
+  if (e.max_pool) {
+    e.head = stack_pointwise({&e.b1x1, &e.b3x3_1, &e.b3x3dbl_1}, false);
+    keep_shapes_only({&e.b1x1, &e.b3x3_1, &e.b3x3dbl_1});
+  } else {
+    e.head = stack_pointwise({&e.b1x1, &e.b3x3_1, &e.b3x3dbl_1, &e.pool}, true);
+    keep_shapes_only({&e.b1x1, &e.b3x3_1, &e.b3x3dbl_1, &e.pool});
+  }
+}
+
+}  // namespace encode_internal
 
 InceptionModel::InceptionModel(std::unique_ptr<Net> net) : net_(std::move(net)) {}
 InceptionModel::InceptionModel(InceptionModel&&) noexcept = default;
@@ -230,7 +290,8 @@ double InceptionModel::macs_per_image() const {
   std::size_t h = kInputSize;
   const auto add = [&](const Conv2d& c, std::size_t at) {
     const std::size_t o = c.out_height(at);
-    macs += static_cast<double>(c.w.size()) * static_cast<double>(o * o);
+    const std::size_t weights = c.out * c.in * c.kernel_h * c.kernel_w;  // stacked parts too
+    macs += static_cast<double>(weights) * static_cast<double>(o * o);
     return o;
   };
   h = add(net_->conv1a, h);

@@ -12,26 +12,39 @@
 namespace vlbias::encode_internal {
 
 // Mixed_5b/5c/5d (pytorch-fid FIDInceptionA).
+// `head` stacks the 1x1 convolutions that read the block's input (b1x1, b5x5_1, b3x3dbl_1 and
+// the pool branch's, which commutes with its average pool) into one GEMM; the parts keep only
+// their shapes.
 struct InceptionA {
   Conv2d b1x1, b5x5_1, b5x5_2, b3x3dbl_1, b3x3dbl_2, b3x3dbl_3, pool;
+  Conv2d head;
 };
 // Mixed_6a (torchvision InceptionB).
 struct InceptionB {
   Conv2d b3x3, b3x3dbl_1, b3x3dbl_2, b3x3dbl_3;
 };
 // Mixed_6b..6e (FIDInceptionC).
+// `head`: b1x1, b7x7_1, b7x7dbl_1 and pool stacked (as InceptionA's).
 struct InceptionC {
   Conv2d b1x1, b7x7_1, b7x7_2, b7x7_3, b7x7dbl_1, b7x7dbl_2, b7x7dbl_3, b7x7dbl_4, b7x7dbl_5, pool;
+  Conv2d head;
 };
 // Mixed_7a (torchvision InceptionD).
 struct InceptionD {
   Conv2d b3x3_1, b3x3_2, b7x7x3_1, b7x7x3_2, b7x7x3_3, b7x7x3_4;
 };
 // Mixed_7b (FIDInceptionE_1: average pool) and Mixed_7c (FIDInceptionE_2: max pool).
+// `head`: b1x1, b3x3_1, b3x3dbl_1 and, after an average pool only, pool stacked.
 struct InceptionE {
   Conv2d b1x1, b3x3_1, b3x3_2a, b3x3_2b, b3x3dbl_1, b3x3dbl_2, b3x3dbl_3a, b3x3dbl_3b, pool;
   bool max_pool = false;
+  Conv2d head;
 };
+
+// Builds the blocks' heads from their loaded 1x1 convolutions.
+void stack_block_heads(InceptionA& a);
+void stack_block_heads(InceptionC& c);
+void stack_block_heads(InceptionE& e);
 
 // pytorch-fid's name -> the name in a weights file ("" for a tensor the file does not hold: a
 // batch norm without scale). Empty: the file uses pytorch-fid's names.

@@ -206,6 +206,9 @@ InceptionModel InceptionModel::load_with(const SafetensorsFile& weights,
   width = out_e(net->mixed_7[0]);
   net->mixed_7[1] = l.block_e("Mixed_7c", width, true);
   width = out_e(net->mixed_7[1]);
+  for (InceptionA& a : net->mixed_5) encode_internal::stack_block_heads(a);
+  for (InceptionC& c : net->mixed_6) encode_internal::stack_block_heads(c);
+  for (InceptionE& e : net->mixed_7) encode_internal::stack_block_heads(e);
   if (const std::size_t classes = l.fc_classes(width); classes > 0) {
     net->fc = l.fc(classes, width);
   }

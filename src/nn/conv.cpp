@@ -2,6 +2,7 @@
 #include "vlbias/nn/conv.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -62,23 +63,48 @@ void im2col(const Conv2d& c, const float* x, std::size_t images, std::size_t h, 
   }
 }
 
-// y[c][j] = act(y[c][j] + b[c]) over channels x cols, on the pool.
-void bias_relu(float* y, std::size_t channels, std::size_t cols, const std::vector<float>& b,
-               bool relu) {
-  parallel_chunks(channels, 4, [&](std::size_t, std::size_t c0, std::size_t c1) {
-    for (std::size_t c = c0; c < c1; ++c) {
-      float* row = y + c * cols;
-      const float bias = b[c];
-      if (relu) {
-        for (std::size_t j = 0; j < cols; ++j) row[j] = std::max(row[j] + bias, 0.0f);
-      } else {
-        for (std::size_t j = 0; j < cols; ++j) row[j] += bias;
-      }
+// row[j] = act(row[j] + b[c]) for rows c of `channels`, `cols` floats each, `stride` apart.
+void bias_relu_rows(float* y, std::size_t channels, std::size_t cols, std::size_t stride,
+                    const float* b, bool relu) {
+  for (std::size_t c = 0; c < channels; ++c) {
+    float* row = y + c * stride;
+    const float bias = b[c];
+    if (relu) {
+      for (std::size_t j = 0; j < cols; ++j) row[j] = std::max(row[j] + bias, 0.0f);
+    } else {
+      for (std::size_t j = 0; j < cols; ++j) row[j] += bias;
     }
-  });
+  }
 }
 
 }  // namespace
+
+void add_bias_relu(float* y, std::size_t channels, std::size_t cols, const float* bias, bool relu) {
+  parallel_chunks(channels, 4, [&](std::size_t, std::size_t c0, std::size_t c1) {
+    bias_relu_rows(y + c0 * cols, c1 - c0, cols, cols, bias + c0, relu);
+  });
+}
+
+Conv2d stack_pointwise(const std::vector<const Conv2d*>& parts, bool last_is_linear_tail) {
+  VLBIAS_CHECK(!parts.empty(), InternalError, "stack_pointwise: no convolutions");
+  Conv2d s;
+  s.in = parts[0]->in;
+  s.relu = parts[0]->relu;
+  for (const Conv2d* p : parts) {
+    VLBIAS_CHECK(p->in == s.in && p->relu == s.relu && p->kernel_h == 1 && p->kernel_w == 1 &&
+                     p->stride == 1 && p->pad_h == 0 && p->pad_w == 0 && p->linear_tail == 0 &&
+                     p->w.size() == p->out * p->in && p->b.size() == p->out,
+                 InternalError,
+                 "stack_pointwise: a {}x{} convolution of {} channels among 1x1 "
+                 "ones of {}",
+                 p->kernel_h, p->kernel_w, p->in, s.in);
+    s.out += p->out;
+    s.w.insert(s.w.end(), p->w.begin(), p->w.end());
+    s.b.insert(s.b.end(), p->b.begin(), p->b.end());
+  }
+  if (last_is_linear_tail) s.linear_tail = parts.back()->out;
+  return s;
+}
 
 void fold_batch_norm(Conv2d& conv, const std::vector<float>& gamma, const std::vector<float>& beta,
                      const std::vector<float>& mean, const std::vector<float>& var, double eps) {
@@ -103,6 +129,7 @@ void conv2d(const Conv2d& c, const float* x, std::size_t images, std::size_t h, 
                    c.w.size() == c.out * c.in * c.kernel_h * c.kernel_w && c.b.size() == c.out,
                InternalError, "conv2d: a {}x{} kernel over a {}x{} map, or inconsistent weights",
                c.kernel_h, c.kernel_w, h, w);
+  assert(c.linear_tail <= c.out);
   const std::size_t total = images * c.out_height(h) * c.out_width(w);
   const std::size_t k = c.in * c.kernel_h * c.kernel_w;
   // Chunks of output columns, each im2col'd (a 1x1 stride-1 convolution without padding reads x
@@ -129,8 +156,9 @@ void conv2d(const Conv2d& c, const float* x, std::size_t images, std::size_t h, 
     }
     sgemm(Transpose::No, Transpose::No, c.out, nc, k, 1.0f, c.w.data(), k, b, ldb, 0.0f, y + col0,
           total);
+    // While the chunk's outputs are still in cache.
+    bias_relu_rows(y + col0, c.out - c.linear_tail, nc, total, c.b.data(), c.relu);
   });
-  bias_relu(y, c.out, total, c.b, c.relu);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "test_util.h"
+#include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/nn/conv.h"
 
@@ -154,6 +155,54 @@ TEST(NnConv, BilinearResizeMatchesTorchInterpolateWithoutAlignedCorners) {
     // into one fused multiply-add.
     EXPECT_LT(scaled_error(y, floats(c["y"])), 2.5e-7);
   }
+}
+
+// Deterministic pseudo-random 1x1 convolution of `in` -> `out` channels.
+Conv2d pointwise(std::size_t in, std::size_t out, unsigned seed) {
+  Conv2d c;
+  c.in = in, c.out = out, c.relu = true;
+  for (std::size_t i = 0; i < in * out; ++i) c.w.push_back(std::sin(0.37f * (i + seed)));
+  for (std::size_t o = 0; o < out; ++o) c.b.push_back(0.1f * std::cos(1.3f * (o + seed)));
+  return c;
+}
+
+TEST(NnConv, StackedPointwiseConvolutionsGiveEachPartsOutputAndALinearTail) {
+  const std::size_t images = 2, h = 5, w = 4, in = 6, plane = images * h * w;
+  std::vector<float> x(in * plane);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.11f * i) * 2.0f;
+  const Conv2d a = pointwise(in, 3, 1), b = pointwise(in, 5, 2), tail = pointwise(in, 2, 3);
+  const Conv2d s = stack_pointwise({&a, &b, &tail}, true);
+  ASSERT_EQ(s.out, 10u);
+  ASSERT_EQ(s.linear_tail, 2u);
+  std::vector<float> ys(s.out * plane, NAN), ya(a.out * plane), yb(b.out * plane);
+  conv2d(s, x.data(), images, h, w, ys.data());
+  conv2d(a, x.data(), images, h, w, ya.data());
+  conv2d(b, x.data(), images, h, w, yb.data());
+  EXPECT_EQ(std::vector<float>(ys.begin(), ys.begin() + 3 * plane), ya);
+  EXPECT_EQ(std::vector<float>(ys.begin() + 3 * plane, ys.begin() + 8 * plane), yb);
+  // The tail: the plain products, neither bias nor ReLU (some are negative); add_bias_relu
+  // finishes them as the separate convolution would.
+  Conv2d bare = tail;
+  bare.relu = false;
+  std::fill(bare.b.begin(), bare.b.end(), 0.0f);
+  std::vector<float> yt(tail.out * plane), yfull(tail.out * plane);
+  conv2d(bare, x.data(), images, h, w, yt.data());
+  std::vector<float> got(ys.begin() + 8 * plane, ys.end());
+  EXPECT_EQ(got, yt);
+  EXPECT_TRUE(std::any_of(got.begin(), got.end(), [](float v) { return v < 0.0f; }));
+  add_bias_relu(got.data(), tail.out, plane, tail.b.data(), true);
+  conv2d(tail, x.data(), images, h, w, yfull.data());
+  EXPECT_LT(scaled_error(got, yfull), 1e-6);
+}
+
+TEST(NnConv, StackingRefusesAConvolutionThatIsNotPointwise) {
+  const Conv2d a = pointwise(4, 3, 1);
+  Conv2d k3 = pointwise(4, 3, 2);
+  k3.kernel_h = k3.kernel_w = 3;
+  k3.w.resize(4 * 3 * 9, 0.5f);
+  EXPECT_THROW(stack_pointwise({&a, &k3}, false), InternalError);
+  const Conv2d other_input = pointwise(5, 3, 3);
+  EXPECT_THROW(stack_pointwise({&a, &other_input}, false), InternalError);
 }
 
 }  // namespace

@@ -28,6 +28,9 @@ struct Conv2d {
   std::size_t stride = 1;            // the same along both axes
   std::size_t pad_h = 0, pad_w = 0;  // zero padding on each side
   bool relu = false;
+  // The last `linear_tail` output channels get neither the bias nor the ReLU: the caller finishes
+  // them (add_bias_relu) after an average pool, which commutes with a 1x1 convolution.
+  std::size_t linear_tail = 0;
   std::vector<float> w;  // [out, in * kernel_h * kernel_w], torch's [out, in, kh, kw] row-major
   std::vector<float> b;  // [out]
 
@@ -50,6 +53,16 @@ void fold_batch_norm(Conv2d& conv, const std::vector<float>& gamma, const std::v
 // Pool-parallel (call outside pool tasks for speed; inside one it runs serially).
 void conv2d(const Conv2d& conv, const float* x, std::size_t images, std::size_t height,
             std::size_t width, float* y);
+
+// y[c][j] = act(y[c][j] + bias[c]) for `channels` rows of `cols` floats at y (act = ReLU or
+// identity). Pool-parallel.
+void add_bias_relu(float* y, std::size_t channels, std::size_t cols, const float* bias, bool relu);
+
+// Stacks 1x1 stride-1 convolutions without padding that read the same input into one (their
+// output channels in the given order), for one GEMM instead of several. The last one may be
+// marked `linear_tail` (see Conv2d). InternalError when the parts differ in input channels or
+// are not 1x1.
+Conv2d stack_pointwise(const std::vector<const Conv2d*>& parts, bool last_is_linear_tail);
 
 // Floats of im2col columns one conv2d chunk holds at most (16 MiB), and the most output columns
 // per chunk: chunks run as pool tasks, each an im2col and a single-threaded sgemm, so a chunk is
