@@ -57,6 +57,7 @@ class Loader {
                     reader_.read(this->name(prefix + ".bn.bias"), {c.out}),
                     reader_.read(this->name(prefix + ".bn.running_mean"), {c.out}),
                     reader_.read(this->name(prefix + ".bn.running_var"), {c.out}), kBatchNormEps);
+    if (kh == 3 && kw == 3 && stride == 1) prepare_winograd(c);
     return c;
   }
 

@@ -11,6 +11,7 @@
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
+#include "winograd.h"
 
 namespace vlbias {
 
@@ -130,6 +131,7 @@ void conv2d(const Conv2d& c, const float* x, std::size_t images, std::size_t h, 
                InternalError, "conv2d: a {}x{} kernel over a {}x{} map, or inconsistent weights",
                c.kernel_h, c.kernel_w, h, w);
   assert(c.linear_tail <= c.out);
+  if (!c.winograd.empty()) return nn_internal::winograd_conv2d(c, x, images, h, w, y);
   const std::size_t total = images * c.out_height(h) * c.out_width(w);
   const std::size_t k = c.in * c.kernel_h * c.kernel_w;
   // Chunks of output columns, each im2col'd (a 1x1 stride-1 convolution without padding reads x

@@ -66,6 +66,59 @@ TEST(NnConv, ConvolutionWithFoldedBatchNormMatchesTorchOnEveryInceptionShape) {
   }
 }
 
+TEST(NnConv, WinogradConvolutionMatchesTorchOnEveryThreeByThreeStrideOneShape) {
+  int checked = 0;
+  for (const auto& c : fixture_json("nn/conv.json")["conv"]) {
+    if (c["kernel_h"] != 3 || c["kernel_w"] != 3 || c["stride"] != 1) continue;
+    SCOPED_TRACE(fmt::format("pad {} over {}x{}", c["pad_h"].get<int>(), c["height"].get<int>(),
+                             c["width"].get<int>()));
+    Conv2d conv = conv_of(c);
+    prepare_winograd(conv);
+    EXPECT_LT(scaled_error(run_conv(c, conv), floats(c["y"])), 2e-6);
+    ++checked;
+  }
+  EXPECT_GE(checked, 2);  // padded and valid
+}
+
+TEST(NnConv, WinogradHandlesOddMapsAndIsBitwiseTheSameForOneAndTwoThreads) {
+  // 7 x 9 maps: the last tile row or column is half outside; 144 or 240 tiles, in chunks of 64.
+  Conv2d conv;
+  conv.out = 5, conv.in = 4, conv.kernel_h = conv.kernel_w = 3, conv.relu = true;
+  for (const std::size_t pad : {0, 1}) {
+    SCOPED_TRACE(fmt::format("pad {}", pad));
+    conv.pad_h = conv.pad_w = pad;
+    conv.w.resize(conv.out * conv.in * 9);
+    for (std::size_t i = 0; i < conv.w.size(); ++i) conv.w[i] = std::sin(0.37f * i);
+    conv.b = {0.1f, -0.2f, 0.0f, 0.3f, -0.05f};
+    conv.winograd.clear();
+    const std::size_t images = 12, h = 7, w = 9;
+    std::vector<float> x(conv.in * images * h * w);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.011f * i * i);
+    const std::size_t n = conv.out * images * conv.out_height(h) * conv.out_width(w);
+    std::vector<float> direct(n, NAN), one(n, NAN), two(n, NAN);
+    conv2d(conv, x.data(), images, h, w, direct.data());
+    prepare_winograd(conv);
+    set_thread_count(1);
+    conv2d(conv, x.data(), images, h, w, one.data());
+    set_thread_count(2);
+    conv2d(conv, x.data(), images, h, w, two.data());
+    set_thread_count(0);
+    EXPECT_EQ(one, two);
+    EXPECT_LT(scaled_error(one, direct), 1e-6);
+  }
+}
+
+TEST(NnConv, WinogradRefusesAnyOtherConvolution) {
+  Conv2d conv;
+  conv.out = 2, conv.in = 2, conv.kernel_h = conv.kernel_w = 3, conv.stride = 2;
+  conv.w.resize(2 * 2 * 9, 1.0f);
+  conv.b = {0.0f, 0.0f};
+  EXPECT_THROW(prepare_winograd(conv), InternalError);
+  conv.stride = 1, conv.kernel_w = 1;
+  conv.w.resize(2 * 2 * 3);
+  EXPECT_THROW(prepare_winograd(conv), InternalError);
+}
+
 TEST(NnConv, ConvolutionIsBitwiseTheSameForOneAndTwoThreads) {
   const auto& c = fixture_json("nn/conv.json")["conv"][1];
   const Conv2d conv = conv_of(c);

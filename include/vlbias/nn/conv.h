@@ -33,6 +33,8 @@ struct Conv2d {
   std::size_t linear_tail = 0;
   std::vector<float> w;  // [out, in * kernel_h * kernel_w], torch's [out, in, kh, kw] row-major
   std::vector<float> b;  // [out]
+  // Winograd-transformed weights [16, out, in] (prepare_winograd), empty otherwise.
+  std::vector<float> winograd;
 
   std::size_t out_height(std::size_t h) const { return (h + 2 * pad_h - kernel_h) / stride + 1; }
   std::size_t out_width(std::size_t w_) const { return (w_ + 2 * pad_w - kernel_w) / stride + 1; }
@@ -53,6 +55,14 @@ void fold_batch_norm(Conv2d& conv, const std::vector<float>& gamma, const std::v
 // Pool-parallel (call outside pool tasks for speed; inside one it runs serially).
 void conv2d(const Conv2d& conv, const float* x, std::size_t images, std::size_t height,
             std::size_t width, float* y);
+
+// Prepares a 3 x 3 stride-1 convolution (padding 0 or 1, bias folded) for Winograd's F(2x2, 3x3)
+// (Lavin & Gray 2016): conv2d then computes each 2 x 2 output tile from a 4 x 4 input tile with
+// 16 GEMMs (out x in) . (in x tiles): 2.25x fewer multiplications than im2col's, 4 instead of 9
+// floats packed per output and input channel. The sums are reassociated: results differ from the
+// direct product by a few units in the last place of the terms' magnitude (float32).
+// InternalError for any other convolution.
+void prepare_winograd(Conv2d& conv);
 
 // y[c][j] = act(y[c][j] + bias[c]) for `channels` rows of `cols` floats at y (act = ReLU or
 // identity). Pool-parallel.
