@@ -26,7 +26,13 @@ struct PairArgs {
   std::string real, fake, real_tensor, fake_tensor, out;
   std::string real_images, fake_images, model, column, preprocess = "pytorch-fid";
   std::size_t image_size = 0;
+  bool exif_transpose = false;
 };
+
+// Help of --exif-transpose, shared by the image-set options.
+constexpr const char* kExifHelp =
+    "Rotate / flip each image by its EXIF orientation before the model sees it\n"
+    "(PIL.ImageOps.exif_transpose; off by default, as the FID tools read pixels as stored)";
 
 void add_pair_options(CLI::App* cmd, PairArgs& a) {
   cmd->add_option("--real", a.real,
@@ -45,6 +51,7 @@ void add_pair_options(CLI::App* cmd, PairArgs& a) {
   cmd->add_option("--preprocess", a.preprocess, "Inception input: pytorch-fid or clean-fid")
       ->capture_default_str();
   cmd->add_option("--image-size", a.image_size, "DINOv2 input side (default: its config's)");
+  cmd->add_flag("--exif-transpose", a.exif_transpose, kExifHelp);
   cmd->add_option("--out", a.out, "Write the JSON here instead of stdout");
 }
 
@@ -63,6 +70,7 @@ Matrix image_set_features(const PairArgs& a, const std::string& images, Json& ab
   r.model = a.model;
   r.options.fid = parse_fid_preprocess(a.preprocess);
   r.options.image_size = a.image_size;
+  r.exif_transpose = a.exif_transpose;
   ImageFeatures f = image_features(r);
   about.push_back(Json{{"images", images},
                        {"items", f.items},
@@ -279,6 +287,7 @@ void add_inception_score(CLI::App& metric) {
   struct Args {
     std::string logits, tensor, images, model, column, preprocess = "pytorch-fid", out;
     std::size_t splits = 10;
+    bool exif_transpose = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = metric.add_subcommand(
@@ -297,6 +306,7 @@ void add_inception_score(CLI::App& metric) {
       ->capture_default_str();
   cmd->add_option("--splits", args->splits, "Consecutive parts of the images (np.array_split)")
       ->capture_default_str();
+  cmd->add_flag("--exif-transpose", args->exif_transpose, kExifHelp);
   cmd->add_option("--out", args->out, "Write the JSON here instead of stdout");
   cmd->callback([args] {
     VLBIAS_CHECK(
@@ -322,6 +332,7 @@ void add_inception_score(CLI::App& metric) {
       r.model = args->model;
       r.options.fid = parse_fid_preprocess(args->preprocess);
       r.options.inception_output = InceptionOutput::LogitsUnbiased;
+      r.exif_transpose = args->exif_transpose;
       ImageFeatures f = image_features(r);
       about = Json{{"images", args->images},     {"items", f.items},
                    {"encoded", f.features.rows}, {"logits", "fc(pool3) without the fc bias"},

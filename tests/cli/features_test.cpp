@@ -125,6 +125,56 @@ TEST(CliFeatures, MetricFidFromImagesEqualsFidOfTheirFeaturesAndReadsTheCacheThe
   EXPECT_NE(wrong.err.find("is a inception-v3-fid model"), std::string::npos) << wrong.err;
 }
 
+// The EXIF-oriented copies of one photo (tests/data/images/real/derived): the same pixels under
+// orientation tags 1 .. 8.
+fs::path oriented_folder(const fs::path& dir) {
+  const fs::path derived = fs::path(VLBIAS_SOURCE_DIR) / "tests/data/images/real/derived";
+  fs::create_directories(dir);
+  for (int v = 1; v <= 8; ++v) {
+    fs::copy_file(derived / fmt::format("exif_orientation_{}.jpg", v),
+                  dir / fmt::format("o{}.jpg", v));
+  }
+  return dir;
+}
+
+TEST(CliFeatures, MetricsFromImagesApplyExifOrientationOnlyWithTheFlag) {
+  const fs::path dir = temp_dir();
+  copy_images(dir / "real");
+  const fs::path fake = oriented_folder(dir / "fake");
+  const std::string model = kFixture.string();
+  // The reference: FID of feature files that `vlbias features` wrote with and without the flag.
+  double want[2];
+  for (const bool flag : {false, true}) {
+    const std::string exif = flag ? " --exif-transpose" : "";
+    for (const char* set : {"real", "fake"}) {
+      const auto r = run_cli(fmt::format(
+          "--quiet features --model '{}' --images '{}' --out '{}'{}", model, (dir / set).string(),
+          (dir / fmt::format("{}{}.npy", set, flag)).string(), exif));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    const auto f = run_cli(fmt::format("--quiet metric fid --real '{}' --fake '{}'",
+                                       (dir / fmt::format("real{}.npy", flag)).string(),
+                                       (dir / fmt::format("fake{}.npy", flag)).string()));
+    ASSERT_EQ(f.exit_code, 0) << f.err;
+    want[flag] = json::parse(f.out)["fid"].get<double>();
+  }
+  ASSERT_NE(want[0], want[1]);
+  for (const bool flag : {false, true}) {
+    SCOPED_TRACE(flag ? "--exif-transpose" : "as stored");
+    const auto r = run_cli(fmt::format(
+        "--quiet metric fid --real-images '{}' --fake-images '{}' --model '{}'{}",
+        (dir / "real").string(), fake.string(), model, flag ? " --exif-transpose" : ""));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // Each setting has its own cache entry: never the other setting's features.
+    EXPECT_DOUBLE_EQ(json::parse(r.out)["fid"].get<double>(), want[flag]);
+  }
+  const auto is =
+      run_cli(fmt::format("--quiet metric is --images '{}' --model '{}' --splits 1 "
+                          "--exif-transpose",
+                          fake.string(), model));
+  EXPECT_EQ(is.exit_code, 0) << is.err;
+}
+
 TEST(CliFeatures, FeatureFilesAndImagesCannotBeMixed) {
   const fs::path dir = temp_dir();
   const auto r =
