@@ -19,6 +19,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "convert.h"
+#include "features.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/lvlm_audit.h"
 #include "vlbias/core/error.h"
@@ -44,38 +46,6 @@ namespace vlbias::python {
 
 namespace {
 
-using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
-
-// A 2-D float32 C-contiguous view of `obj` (converted when it is another dtype or layout);
-// `name` is the argument's name in messages. The returned array owns or references the data
-// and must outlive the view.
-struct Matrix2d {
-  FloatArray array;
-  MatrixView view;
-};
-
-Matrix2d as_matrix(const py::handle& obj, const char* name) {
-  FloatArray a;
-  try {
-    a = FloatArray::ensure(obj);
-  } catch (const py::error_already_set&) {
-    a = FloatArray();
-  }
-  if (!a) {
-    throw py::type_error(std::string(name) +
-                         " must be a 2-D array of numbers (rows = items), e.g. a float32 "
-                         "numpy array; got " +
-                         std::string(py::str(py::type::of(obj))));
-  }
-  if (a.ndim() != 2) {
-    throw py::value_error(std::string(name) + " must be a 2-D array (rows = items, columns = " +
-                          "features); got " + std::to_string(a.ndim()) + " dimension(s)");
-  }
-  Matrix2d m{a, MatrixView(a.data(), static_cast<std::size_t>(a.shape(0)),
-                           static_cast<std::size_t>(a.shape(1)))};
-  return m;
-}
-
 std::vector<double> as_vector(const py::handle& obj, const char* name) {
   using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
   DoubleArray a;
@@ -90,36 +60,6 @@ std::vector<double> as_vector(const py::handle& obj, const char* name) {
                           std::to_string(a.ndim()) + " dimensions");
   }
   return std::vector<double>(a.data(), a.data() + a.shape(0));
-}
-
-// nlohmann JSON to Python objects (dict keeps the JSON's key order).
-py::object to_python(const Json& j) {
-  switch (j.type()) {
-    case Json::value_t::null:
-      return py::none();
-    case Json::value_t::boolean:
-      return py::bool_(j.get<bool>());
-    case Json::value_t::number_integer:
-      return py::int_(j.get<std::int64_t>());
-    case Json::value_t::number_unsigned:
-      return py::int_(j.get<std::uint64_t>());
-    case Json::value_t::number_float:
-      return py::float_(j.get<double>());
-    case Json::value_t::string:
-      return py::str(j.get_ref<const std::string&>());
-    case Json::value_t::array: {
-      py::list list;
-      for (const auto& v : j) list.append(to_python(v));
-      return list;
-    }
-    case Json::value_t::object: {
-      py::dict dict;
-      for (const auto& [k, v] : j.items()) dict[py::str(k)] = to_python(v);
-      return dict;
-    }
-    default:
-      return py::none();
-  }
 }
 
 // A table of `rows` rows built in memory from arguments (`source` names it in messages).
@@ -412,37 +352,15 @@ class Clip {
   py::array_t<float> encode_images(const py::sequence& images, bool normalize,
                                    std::size_t batch) const {
     if (batch == 0) throw py::value_error("batch_size must be at least 1");
-    std::vector<std::string> paths;
-    std::vector<RgbImage> arrays;
-    const py::object fspath = py::module_::import("os").attr("fspath");
-    for (const auto& item : images) {
-      if (py::isinstance<py::str>(item) || py::hasattr(item, "__fspath__")) {
-        paths.push_back(py::str(fspath(item)));
-        continue;
-      }
-      using ByteArray = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>;
-      const ByteArray a = ByteArray::ensure(item);
-      if (!a || a.ndim() != 3 || a.shape(2) != 3) {
-        throw py::type_error("images must be file paths or H x W x 3 uint8 RGB arrays; got " +
-                             std::string(py::str(py::type::of(item))));
-      }
-      RgbImage img;
-      img.height = static_cast<std::size_t>(a.shape(0));
-      img.width = static_cast<std::size_t>(a.shape(1));
-      img.pixels.assign(a.data(), a.data() + a.size());
-      arrays.push_back(std::move(img));
-    }
-    if (!paths.empty() && !arrays.empty())
-      throw py::type_error("images must be all paths or all arrays, not a mix");
-    const std::size_t n = paths.size() + arrays.size();
+    PyImages images_in = read_images(images);
+    const std::size_t n = images_in.size();
     Matrix out(n, encoder_->model().config().embed_dim);
     {
       py::gil_scoped_release release;
       for (std::size_t start = 0; start < n; start += batch) {
         const std::size_t end = std::min(n, start + batch);
         std::vector<RgbImage> chunk;
-        for (std::size_t i = start; i < end; ++i)
-          chunk.push_back(paths.empty() ? std::move(arrays[i]) : decode_image_file(paths[i]));
+        for (std::size_t i = start; i < end; ++i) chunk.push_back(images_in.take(i));
         const Matrix e = encoder_->encode_images(chunk, normalize);
         std::copy(e.data.begin(), e.data.end(), out.row(start));
       }
@@ -457,11 +375,6 @@ class Clip {
   py::dict describe() const { return to_python(Json(encoder_->describe())); }
 
  private:
-  static py::array_t<float> to_array(Matrix m) {
-    auto* owner = new Matrix(std::move(m));
-    py::capsule free(owner, [](void* p) { delete static_cast<Matrix*>(p); });
-    return py::array_t<float>({owner->rows, owner->cols}, owner->data.data(), free);
-  }
   std::unique_ptr<ClipEncoder> encoder_;
 };
 
@@ -507,6 +420,7 @@ PYBIND11_MODULE(_vlbias, m) {
     }
   });
 
+  bind_features(m);
   m.def(
       "set_threads", [](unsigned n) { v::set_thread_count(n); }, py::arg("n"),
       "Worker threads for every later call (0 = all cores), as the CLI's --threads.");

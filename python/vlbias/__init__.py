@@ -19,6 +19,7 @@ import os as _os
 from ._vlbias import (  # noqa: F401
     Clip,
     Error,
+    FeatureModel,
     InputError,
     InternalError,
     UsageError,
@@ -27,6 +28,7 @@ from ._vlbias import (  # noqa: F401
     clipscore,
     compare,
     fid,
+    inception_score,
     kid,
     maxgap,
     ndkl,
@@ -42,6 +44,7 @@ from ._vlbias import (  # noqa: F401
 __all__ = [
     "Clip",
     "Error",
+    "FeatureModel",
     "InputError",
     "InternalError",
     "UsageError",
@@ -50,6 +53,7 @@ __all__ = [
     "clipscore",
     "compare",
     "fid",
+    "inception_score",
     "load_results",
     "kid",
     "maxgap",

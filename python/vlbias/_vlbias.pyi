@@ -84,6 +84,31 @@ class Clip:
     def describe(self) -> dict[str, Any]:
         """The model config, preprocessing and tokenizer."""
 
+class FeatureModel:
+    """An image feature model as `vlbias features --model` opens it: the FID Inception-v3's
+    weights, a Hugging Face DINOv2 folder or a CLIP folder."""
+
+    def __init__(
+        self,
+        path: Union[str, os.PathLike[str]],
+        preprocess: str = "pytorch-fid",
+        output: str = "pool3",
+        image_size: int = 0,
+        positions: str = "scale-factor",
+    ) -> None: ...
+    def features(self, images: Sequence[Any], batch_size: int = 0) -> npt.NDArray[np.float32]:
+        """n image paths (or H x W x 3 uint8 RGB arrays) -> (n, dim) raw float32 features."""
+    @property
+    def dim(self) -> int: ...
+    @property
+    def kind(self) -> str:
+        """clip, inception-v3-fid or dinov2"""
+    def describe(self) -> dict[str, Any]:
+        """The model and its preprocessing."""
+
+def inception_score(logits: ArrayLike2D, splits: int = 10) -> dict[str, Any]:
+    """Inception Score of n x classes logits: inception_score, sd, splits, n, classes."""
+
 def audit(spec: Union[str, os.PathLike[str]], out: Union[str, os.PathLike[str]]) -> dict[str, Any]:
     """Run an audit spec into the folder `out`; returns results.json as a dict."""
 
