@@ -27,7 +27,7 @@ class FeatureModel {
   FeatureModel(const std::filesystem::path& path, const std::string& preprocess,
                const std::string& output, std::size_t image_size, const std::string& positions) {
     ImageModelOptions o;
-    o.fid = parse_fid_preprocess(preprocess);
+    set_image_preprocess(o, detect_image_model(path), preprocess);
     o.inception_output = parse_inception_output(output);
     o.image_size = image_size;
     o.dinov2_positions = parse_dinov2_positions(positions);
@@ -94,7 +94,7 @@ void bind_features(py::module_& m) {
       "clean-fid for the Inception).")
       .def(py::init<const std::filesystem::path&, const std::string&, const std::string&,
                     std::size_t, const std::string&>(),
-           py::arg("path"), py::arg("preprocess") = "pytorch-fid", py::arg("output") = "pool3",
+           py::arg("path"), py::arg("preprocess") = "", py::arg("output") = "pool3",
            py::arg("image_size") = 0, py::arg("positions") = "scale-factor")
       .def("features", &FeatureModel::features, py::arg("images"), py::arg("batch_size") = 0,
            "Raw features (float32, rows = images) of image file paths or H x W x 3 uint8 RGB\n"

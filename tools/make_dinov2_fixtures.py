@@ -63,9 +63,13 @@ CASES = {
 # (case, --image-size override or None, position interpolation): grids 7 (from 5), 5 (= 5: no
 # interpolation), 5 (from 6), 8 (from 6, 1 leftover pixel); "scale-factor" is
 # facebookresearch/dinov2's interpolate_pos_encoding, "size" current transformers'.
+# A fourth entry names dgm-eval's preprocessing (FD_DINOv2: Pillow bicubic to a square, no crop;
+# "-clean": on float channels), the --image-size then being the square's side.
 RUNS = [("gelu_p4", None, "scale-factor"), ("gelu_p4", 20, "scale-factor"),
         ("swiglu_p3", None, "scale-factor"), ("swiglu_p3", 25, "scale-factor"),
-        ("gelu_p4", None, "size"), ("swiglu_p3", 25, "size")]
+        ("gelu_p4", None, "size"), ("swiglu_p3", 25, "size"),
+        ("gelu_p4", 28, "scale-factor", "dgm-eval"),
+        ("gelu_p4", 28, "scale-factor", "dgm-eval-clean")]
 
 
 def mlp_hidden(c):
@@ -196,6 +200,27 @@ def reference_features(sd, c, pixels, mode, dtype=np.float64):
     return h[:, 0].numpy()
 
 
+def dgm_eval_pixels(side, clean):
+    """dgm-eval's DINOv2Encoder.transform: TF.Resize((side, side), BICUBIC) of the PIL image
+    (Pillow's 8-bit resize) and ToTensor, or with clean_resize its pil_resize (each float channel
+    as a mode "F" image, bicubic, clip to [0, 255], / 255); then Normalize(ImageNet)."""
+    out = []
+    for name in IMAGES:
+        img = Image.open(os.path.join(ROOT, IMAGE_DIR, name)).convert("RGB")
+        if clean:
+            x = np.asarray(img).astype(np.float32)
+            chans = [np.asarray(Image.fromarray(x[:, :, i], mode="F").resize(
+                (side, side), resample=Image.BICUBIC)).clip(0, 255) for i in range(3)]
+            t = torch.from_numpy(np.stack(chans).astype(np.float32)) / 255
+        else:
+            t = torch.from_numpy(np.asarray(img.resize((side, side), Image.BICUBIC))
+                                 .astype(np.float32)).permute(2, 0, 1) / 255
+        mean = torch.tensor(IMAGENET_MEAN, dtype=torch.float32)[:, None, None]
+        std = torch.tensor(IMAGENET_STD, dtype=torch.float32)[:, None, None]
+        out.append(((t - mean) / std).numpy())
+    return np.stack(out)
+
+
 def image_pixels(c, image_size):
     edge, crop = (c["shortest_edge"], c["crop"]) if image_size is None else (image_size,
                                                                              image_size)
@@ -232,12 +257,15 @@ def make_models():
                 f.write("\n")
         stored[name] = sd
     runs = []
-    for name, image_size, mode in RUNS:
+    for name, image_size, mode, *resize in RUNS:
         c = CASES[name]
-        px = image_pixels(c, image_size)
+        preprocess = resize[0] if resize else "processor"
+        px = (image_pixels(c, image_size) if preprocess == "processor" else
+              dgm_eval_pixels(image_size, preprocess == "dgm-eval-clean"))
         feats = reference_features(stored[name], c, px, mode)
         grid = px.shape[-1] // c["patch"]
-        runs.append({"model": name, "image_size": image_size, "positions": mode, "grid": grid,
+        runs.append({"model": name, "image_size": image_size, "positions": mode,
+                     "preprocess": preprocess, "grid": grid,
                      "features": [[float(v) for v in row] for row in feats]})
     expected = {"about": "RANDOM tiny DINOv2 models (tests only); float64 reference features "
                          "written by tools/make_dinov2_fixtures.py",

@@ -91,7 +91,7 @@ class FeatureModel:
     def __init__(
         self,
         path: Union[str, os.PathLike[str]],
-        preprocess: str = "pytorch-fid",
+        preprocess: str = "",
         output: str = "pool3",
         image_size: int = 0,
         positions: str = "scale-factor",

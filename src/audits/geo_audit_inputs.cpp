@@ -68,7 +68,7 @@ Matrix set_features(const GeoAuditSpec& g, const EmbeddingSource& given,
   r.images = table;
   r.column = g.features_model.column;
   r.model = g.features_model.model;
-  r.options.fid = parse_fid_preprocess(g.features_model.preprocess);
+  set_image_preprocess(r.options, detect_image_model(r.model), g.features_model.preprocess);
   r.options.image_size = g.features_model.image_size;
   r.require_all = true;
   return image_features(r).features;

@@ -45,7 +45,9 @@ void parse_features_model(Context& ctx, const YAML::Node& node, GeoAuditSpec& g)
   m.model = as_path(ctx, require(ctx, node, e, base, "model"), join_path(base, "model"));
   if (const YAML::Node* v = find(e, "column")) m.column = as_string(ctx, *v, base + ".column");
   if (const YAML::Node* v = find(e, "preprocess")) {
-    m.preprocess = as_choice(ctx, *v, base + ".preprocess", {"pytorch-fid", "clean-fid"});
+    m.preprocess =
+        as_choice(ctx, *v, base + ".preprocess",
+                  {"pytorch-fid", "clean-fid", "processor", "dgm-eval", "dgm-eval-clean"});
   }
   if (const YAML::Node* v = find(e, "image_size")) {
     m.image_size = as_positive_size(ctx, *v, base + ".image_size");

@@ -7,6 +7,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/encode/encode.h"
+#include "vlbias/encode/image_model.h"
 
 namespace vlbias::cli_internal {
 
@@ -14,7 +15,7 @@ namespace {
 
 struct EncodeArgs {
   std::string model, images, texts, column, image_root, out, crop, text_cleaning;
-  std::string preprocess = "pytorch-fid", output = "pool3", positions = "scale-factor";
+  std::string preprocess, output = "pool3", positions = "scale-factor";
   bool raw = false, normalize = false, resume = false, fail_on_error = false,
        exif_transpose = false;
   std::size_t batch = 0, chunk = 0, max_image_pixels = kPillowMaxImagePixels, image_size = 0;
@@ -61,7 +62,14 @@ EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
   o.max_image_pixels = args.max_image_pixels;
   o.exif_transpose = args.exif_transpose;
   if (!args.crop.empty()) o.encoder.crop_rounding = parse_crop_rounding(args.crop);
-  o.fid_preprocess = parse_fid_preprocess(args.preprocess);
+  if (!args.preprocess.empty()) {
+    VLBIAS_CHECK(o.kind == EncodeKind::Images, UsageError,
+                 "--preprocess applies to images; texts are tokenized.");
+    ImageModelOptions m;
+    set_image_preprocess(m, detect_image_model(o.model_dir), args.preprocess);
+    o.fid_preprocess = m.fid;
+    o.dinov2_resize = m.dinov2_resize;
+  }
   o.inception_output = parse_inception_output(args.output);
   o.image_size = args.image_size;
   o.dinov2_positions = parse_dinov2_positions(args.positions);
@@ -132,9 +140,11 @@ void add_features_command(CLI::App& app) {
                   "recursively, sorted)")
       ->required();
   cmd->add_option("--preprocess", args->preprocess,
-                  "Inception input: pytorch-fid (torch's bilinear resize to 299, 2x - 1) or\n"
-                  "clean-fid (Pillow's bicubic on float channels, (x - 128) / 128)")
-      ->capture_default_str();
+                  "Inception: pytorch-fid (default: torch's bilinear resize to 299, 2x - 1) or\n"
+                  "clean-fid (Pillow's bicubic on float channels, (x - 128) / 128); DINOv2:\n"
+                  "processor (default: the folder's preprocessor_config.json), dgm-eval\n"
+                  "(FD_DINOv2: Pillow bicubic to 224 x 224 without crop) or dgm-eval-clean\n"
+                  "(the same on float channels)");
   cmd->add_option("--output", args->output,
                   "Inception: pool3 (FID, KID, PRDC), logits or logits-unbiased (the fc layer\n"
                   "without its bias: what the Inception Score's reference code reads)")

@@ -24,7 +24,7 @@ namespace {
 // and a model whose features are computed (and kept beside the images: feature_cache.h).
 struct PairArgs {
   std::string real, fake, real_tensor, fake_tensor, out;
-  std::string real_images, fake_images, model, column, preprocess = "pytorch-fid";
+  std::string real_images, fake_images, model, column, preprocess;
   std::size_t image_size = 0;
   bool exif_transpose = false;
 };
@@ -48,8 +48,9 @@ void add_pair_options(CLI::App* cmd, PairArgs& a) {
                   "Feature model for --real-images / --fake-images: the FID Inception-v3's\n"
                   "weights, a DINOv2 folder or a CLIP folder (as vlbias features reads)");
   cmd->add_option("--column", a.column, "The path column of the image tables (default: path)");
-  cmd->add_option("--preprocess", a.preprocess, "Inception input: pytorch-fid or clean-fid")
-      ->capture_default_str();
+  cmd->add_option("--preprocess", a.preprocess,
+                  "Inception: pytorch-fid (default) or clean-fid; DINOv2: processor (default),\n"
+                  "dgm-eval or dgm-eval-clean (FD_DINOv2's 224 x 224 without crop)");
   cmd->add_option("--image-size", a.image_size, "DINOv2 input side (default: its config's)");
   cmd->add_flag("--exif-transpose", a.exif_transpose, kExifHelp);
   cmd->add_option("--out", a.out, "Write the JSON here instead of stdout");
@@ -68,7 +69,7 @@ Matrix image_set_features(const PairArgs& a, const std::string& images, Json& ab
   r.images = images;
   r.column = a.column;
   r.model = a.model;
-  r.options.fid = parse_fid_preprocess(a.preprocess);
+  set_image_preprocess(r.options, detect_image_model(r.model), a.preprocess);
   r.options.image_size = a.image_size;
   r.exif_transpose = a.exif_transpose;
   ImageFeatures f = image_features(r);

@@ -1,13 +1,16 @@
 // Dinov2Encoder: a DINOv2 folder's model and image preprocessing. See
 // include/vlbias/encode/dinov2_model.h.
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/encode/dinov2_model.h"
+#include "vlbias/encode/image.h"
 #include "vlbias/io/json.h"
 
 namespace vlbias {
@@ -58,7 +61,17 @@ Dinov2Encoder Dinov2Encoder::open(const fs::path& dir, const Dinov2EncoderOption
     e.preprocess_ = dinov2_default_preprocess();
     e.preprocess_source_ = "DINOv2 defaults (no preprocessor_config.json)";
   }
-  if (options.image_size) {
+  e.resize_ = options.resize;
+  if (options.resize != Dinov2Resize::Processor) {
+    // dgm-eval: a square of 224 (or --image-size) without crop, ImageNet statistics.
+    const std::size_t s = options.image_size.value_or(224);
+    VLBIAS_CHECK(s > 0 && s <= 65536, UsageError,
+                 "--image-size is {}; expected a whole number of pixels from 1 to 65536", s);
+    e.preprocess_ = dinov2_default_preprocess();
+    e.preprocess_.do_resize = false;
+    e.preprocess_.crop_width = e.preprocess_.crop_height = s;
+    e.preprocess_source_ = fmt::format("{} ({} x {})", to_string(options.resize), s, s);
+  } else if (options.image_size) {
     const std::size_t s = *options.image_size;
     VLBIAS_CHECK(s > 0 && s <= 65536, UsageError,
                  "--image-size is {}; expected a whole number of pixels from 1 to 65536", s);
@@ -85,7 +98,27 @@ std::size_t Dinov2Encoder::pixels_per_image() const {
 }
 
 void Dinov2Encoder::pixels(const RgbImage& image, float* out) const {
-  preprocess_image(image, preprocess_, out);
+  const std::size_t w = preprocess_.crop_width, h = preprocess_.crop_height;
+  if (resize_ == Dinov2Resize::Processor) return preprocess_image(image, preprocess_, out);
+  // The square's centre crop is the whole square: only rescale and normalise remain.
+  if (resize_ == Dinov2Resize::DgmEval)
+    return preprocess_image(resize_bicubic(image, w, h), preprocess_, out);
+  VLBIAS_CHECK(
+      image.width > 0 && image.height > 0 && image.pixels.size() == image.width * image.height * 3,
+      InputError, "cannot preprocess an image of {} x {} pixels with {} bytes", image.width,
+      image.height, image.pixels.size());
+  std::vector<float> plane(image.width * image.height);
+  for (std::size_t c = 0; c < 3; ++c) {
+    for (std::size_t i = 0; i < plane.size(); ++i) plane[i] = image.pixels[3 * i + c];
+    const std::vector<float> r =
+        resize_bicubic_float(plane.data(), image.width, image.height, w, h);
+    // ToTensor of the float array divides by 255 after the clip, then Normalize.
+    float* o = out + c * w * h;
+    for (std::size_t i = 0; i < w * h; ++i) {
+      const float v = std::clamp(r[i], 0.0f, 255.0f) / 255.0f;
+      o[i] = (v - preprocess_.mean[c]) / preprocess_.std[c];
+    }
+  }
 }
 
 Matrix Dinov2Encoder::encode_pixels(const float* pixels, std::size_t n) const {
@@ -118,7 +151,24 @@ Json Dinov2Encoder::describe() const {
              {"input_grid", Json::array({gh, gw})},
              {"positions", positions_json(c, model_.positions(), same_grid)},
              {"output", "CLS token after the final layernorm (pooler_output), not normalised"}};
-  Json pre{{"source", preprocess_source_},
+  if (resize_ != Dinov2Resize::Processor) {
+    return Json{{"model", model},
+                {"preprocessing",
+                 Json{{"mode", to_string(resize_)},
+                      {"source", preprocess_source_},
+                      {"convert_rgb", "Pillow 9.4 convert(\"RGB\")"},
+                      {"resize", Json{{"width", p.crop_width},
+                                      {"height", p.crop_height},
+                                      {"resample", resize_ == Dinov2Resize::DgmEval
+                                                       ? "Pillow bicubic, 8-bit"
+                                                       : "Pillow bicubic on float channels"},
+                                      {"crop", false}}},
+                      {"rescale_factor", p.rescale_factor},
+                      {"mean", p.mean},
+                      {"std", p.std}}}};
+  }
+  Json pre{{"mode", "processor"},
+           {"source", preprocess_source_},
            {"convert_rgb", "Pillow 9.4 convert(\"RGB\")"},
            {"resize", p.do_resize
                           ? Json{{"shortest_edge", p.shortest_edge}, {"resample", "Pillow bicubic"}}

@@ -140,6 +140,29 @@ const char* to_string(Dinov2Positions positions) {
   return positions == Dinov2Positions::ScaleFactor ? "scale-factor" : "size";
 }
 
+Dinov2Resize parse_dinov2_resize(const std::string& name) {
+  if (name == "processor") return Dinov2Resize::Processor;
+  if (name == "dgm-eval") return Dinov2Resize::DgmEval;
+  if (name == "dgm-eval-clean") return Dinov2Resize::DgmEvalClean;
+  VLBIAS_FAIL(UsageError,
+              "Unknown DINOv2 preprocessing '{}'; expected processor (the folder's "
+              "preprocessor_config.json), dgm-eval (FD_DINOv2: bicubic to 224 x 224 without "
+              "cropping) or dgm-eval-clean (the same on float channels).",
+              name);
+}
+
+const char* to_string(Dinov2Resize resize) {
+  switch (resize) {
+    case Dinov2Resize::Processor:
+      return "processor";
+    case Dinov2Resize::DgmEval:
+      return "dgm-eval";
+    case Dinov2Resize::DgmEvalClean:
+      return "dgm-eval-clean";
+  }
+  return "";
+}
+
 Dinov2Model Dinov2Model::load(const std::filesystem::path& dir, Dinov2Positions positions) {
   std::error_code ec;
   VLBIAS_CHECK(std::filesystem::is_directory(dir, ec), InputError,

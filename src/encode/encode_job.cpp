@@ -372,8 +372,9 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   std::unique_ptr<ImageFeatureModel> image_model;
   std::optional<ClipEncoder> text_encoder;
   if (images) {
-    image_model = open_image_model(o.model_dir, {o.encoder, o.fid_preprocess, o.inception_output,
-                                                 o.image_size, o.dinov2_positions});
+    image_model =
+        open_image_model(o.model_dir, {o.encoder, o.fid_preprocess, o.inception_output,
+                                       o.image_size, o.dinov2_positions, o.dinov2_resize});
   } else {
     text_encoder.emplace(ClipEncoder::open(o.model_dir, o.encoder));
     (void)text_encoder->tokenizer();  // refuse a directory without tokenizer files now

@@ -35,6 +35,7 @@ EncodeJobOptions job_options(const FeatureRequest& r) {
   o.inception_output = r.options.inception_output;
   o.image_size = r.options.image_size;
   o.dinov2_positions = r.options.dinov2_positions;
+  o.dinov2_resize = r.options.dinov2_resize;
   return o;
 }
 

@@ -115,7 +115,7 @@ class Dinov2ImageModel final : public ImageFeatureModel {
       : encoder_(Dinov2Encoder::open(
             dir,
             {options.image_size > 0 ? std::optional<std::size_t>(options.image_size) : std::nullopt,
-             options.dinov2_positions})) {}
+             options.dinov2_positions, options.dinov2_resize})) {}
 
   ImageModelKind kind() const override { return ImageModelKind::Dinov2; }
   std::size_t pixels_per_image() const override { return encoder_.pixels_per_image(); }
@@ -162,6 +162,27 @@ ImageModelKind detect_image_model(const fs::path& model) {
               "pt_inception-2015-12-05-6726825d.pth or inception-2015-12-05.pt){}.",
               model.string(),
               type.empty() ? "" : fmt::format("; config.json says model_type '{}'", type));
+}
+
+void set_image_preprocess(ImageModelOptions& options, ImageModelKind kind,
+                          const std::string& name) {
+  if (name.empty()) return;
+  switch (kind) {
+    case ImageModelKind::Inception:
+      options.fid = parse_fid_preprocess(name);
+      return;
+    case ImageModelKind::Dinov2:
+      options.dinov2_resize = parse_dinov2_resize(name);
+      return;
+    case ImageModelKind::Clip:
+      break;
+  }
+  VLBIAS_FAIL(UsageError,
+              "--preprocess {}: a CLIP model's preprocessing is its folder's "
+              "(preprocessor_config.json or open_clip_config.json); --preprocess names the FID "
+              "Inception's (pytorch-fid, clean-fid) or DINOv2's (processor, dgm-eval, "
+              "dgm-eval-clean).",
+              name);
 }
 
 std::unique_ptr<ImageFeatureModel> open_image_model(const fs::path& model,

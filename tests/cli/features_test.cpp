@@ -300,11 +300,12 @@ TEST(CliFeatures, Dinov2FeaturesMatchTorchInEveryFixtureRun) {
                                  ? ""
                                  : fmt::format("--image-size {}", run["image_size"].get<int>());
     const auto r = run_cli(fmt::format(
-        "--quiet features --model '{}' --images '{}' --positions {} {} --out '{}'",
+        "--quiet features --model '{}' --images '{}' --positions {} {} --preprocess {} --out '{}'",
         (fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/encode/dinov2" /
          run["model"].get<std::string>())
             .string(),
-        (dir / "images.csv").string(), run["positions"].get<std::string>(), size, out.string()));
+        (dir / "images.csv").string(), run["positions"].get<std::string>(), size,
+        run["preprocess"].get<std::string>(), out.string()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     Matrix want(run["features"].size(), run["features"][0].size());
     for (std::size_t i = 0; i < want.rows; ++i) {

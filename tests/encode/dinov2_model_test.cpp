@@ -17,6 +17,7 @@
 #include "vlbias/core/rng.h"
 #include "vlbias/encode/dinov2_model.h"
 #include "vlbias/encode/image.h"
+#include "vlbias/encode/image_model.h"
 
 namespace vlbias {
 namespace {
@@ -33,14 +34,16 @@ TEST(Dinov2Model, FeaturesEqualTheFloat64ReferenceWithin1e4Relative) {
   for (const auto& p : expected.at("images")) {
     images.push_back(decode_image_file(fs::path(VLBIAS_SOURCE_DIR) / p.get<std::string>()));
   }
-  ASSERT_EQ(expected.at("runs").size(), 6u);
+  ASSERT_EQ(expected.at("runs").size(), 8u);
   for (const auto& run : expected.at("runs")) {
     Dinov2EncoderOptions options;
     if (!run.at("image_size").is_null()) options.image_size = run.at("image_size").get<int>();
     options.positions = parse_dinov2_positions(run.at("positions"));
+    options.resize = parse_dinov2_resize(run.at("preprocess"));
     const std::string model = run.at("model");
     SCOPED_TRACE(model + " image size " + run.at("image_size").dump() + " positions " +
-                 run.at("positions").get<std::string>());
+                 run.at("positions").get<std::string>() + " preprocess " +
+                 run.at("preprocess").get<std::string>());
     const Dinov2Encoder enc = Dinov2Encoder::open(dinov2_dir() / model, options);
     const std::size_t grid = run.at("grid");
     EXPECT_EQ(enc.preprocess().crop_width / enc.model().config().patch_size, grid);
@@ -93,6 +96,23 @@ TEST(Dinov2Model, ScaleFactorAndSizeInterpolationsDiffer) {
   EXPECT_EQ(parse_dinov2_positions("size"), Dinov2Positions::Size);
   EXPECT_STREQ(to_string(Dinov2Positions::ScaleFactor), "scale-factor");
   EXPECT_THROW(parse_dinov2_positions("bilinear"), UsageError);
+}
+
+TEST(Dinov2Model, PreprocessingNamesRoundTripAndOtherKindsNamesAreRefused) {
+  for (const char* name : {"processor", "dgm-eval", "dgm-eval-clean"}) {
+    EXPECT_STREQ(to_string(parse_dinov2_resize(name)), name);
+  }
+  EXPECT_THROW(parse_dinov2_resize("squash"), UsageError);
+  ImageModelOptions o;
+  set_image_preprocess(o, ImageModelKind::Dinov2, "dgm-eval");
+  EXPECT_EQ(o.dinov2_resize, Dinov2Resize::DgmEval);
+  set_image_preprocess(o, ImageModelKind::Inception, "clean-fid");
+  EXPECT_EQ(o.fid, FidPreprocess::CleanFid);
+  set_image_preprocess(o, ImageModelKind::Dinov2, "");  // the default stays
+  EXPECT_EQ(o.dinov2_resize, Dinov2Resize::DgmEval);
+  EXPECT_THROW(set_image_preprocess(o, ImageModelKind::Dinov2, "clean-fid"), UsageError);
+  EXPECT_THROW(set_image_preprocess(o, ImageModelKind::Inception, "dgm-eval"), UsageError);
+  EXPECT_THROW(set_image_preprocess(o, ImageModelKind::Clip, "dgm-eval"), UsageError);
 }
 
 TEST(Dinov2Model, OneImageAtATimeGivesTheBatchFeatures) {

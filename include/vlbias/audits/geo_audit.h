@@ -125,7 +125,7 @@ struct GeoAuditSpec {
   struct FeatureModel {
     std::filesystem::path model;  // "" = every set gives its features file
     std::string column = "path";  // the image path column of the tables
-    std::string preprocess = "pytorch-fid";
+    std::string preprocess;       // "" = the model's default (set_image_preprocess)
     std::size_t image_size = 0;
   } features_model;
   std::filesystem::path real_table;

@@ -52,6 +52,21 @@ enum class Dinov2Positions { ScaleFactor, Size };
 Dinov2Positions parse_dinov2_positions(const std::string& name);
 const char* to_string(Dinov2Positions positions);
 
+// How an image reaches the model's input size:
+//   Processor    the folder's preprocessor_config.json (BitImageProcessor: shortest edge 256
+//                bicubic, centre crop 224), as transformers' pipeline;
+//   DgmEval      dgm-eval's FD_DINOv2 (Stein et al. 2023): torchvision Resize((224, 224),
+//                BICUBIC) of the PIL image, i.e. Pillow's 8-bit bicubic to a square without
+//                cropping (the aspect ratio is not kept), /255, ImageNet mean and std;
+//   DgmEvalClean dgm-eval's clean_resize: Pillow's bicubic on each float channel (mode "F", as
+//                clean-fid), clipped to [0, 255], /255, ImageNet mean and std.
+// The square's side is 224, or --image-size.
+enum class Dinov2Resize { Processor, DgmEval, DgmEvalClean };
+
+// "processor" | "dgm-eval" | "dgm-eval-clean" (UsageError otherwise), and back.
+Dinov2Resize parse_dinov2_resize(const std::string& name);
+const char* to_string(Dinov2Resize resize);
+
 // transformers' Dinov2Config, the parts that shape the forward.
 struct Dinov2Config {
   std::size_t width = 768;       // hidden_size
@@ -125,6 +140,7 @@ struct Dinov2EncoderOptions {
   std::optional<std::size_t> image_size;
   // The position interpolation (default: facebookresearch/dinov2's, FD_DINOv2's).
   Dinov2Positions positions = Dinov2Positions::ScaleFactor;
+  Dinov2Resize resize = Dinov2Resize::Processor;
 };
 
 // A DINOv2 folder ready to compute image features; the image side of ClipEncoder's API
@@ -161,6 +177,7 @@ class Dinov2Encoder {
   Dinov2Model model_;
   ImagePreprocess preprocess_;
   std::string preprocess_source_;
+  Dinov2Resize resize_ = Dinov2Resize::Processor;
 };
 
 }  // namespace vlbias

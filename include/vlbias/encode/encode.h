@@ -118,6 +118,7 @@ struct EncodeJobOptions {
   InceptionOutput inception_output = InceptionOutput::Pool3;
   std::size_t image_size = 0;
   Dinov2Positions dinov2_positions = Dinov2Positions::ScaleFactor;
+  Dinov2Resize dinov2_resize = Dinov2Resize::Processor;
 };
 
 // Largest --max-image-pixels accepted: 2^30 (images up to 2^31 pixels, 6 GiB as RGB).

@@ -31,7 +31,13 @@ struct ImageModelOptions {
   // DINOv2 only: position embeddings resized as facebookresearch/dinov2 (FD_DINOv2) or as current
   // transformers.
   Dinov2Positions dinov2_positions = Dinov2Positions::ScaleFactor;
+  Dinov2Resize dinov2_resize = Dinov2Resize::Processor;  // DINOv2 only
 };
+
+// Sets the preprocessing `name` names for a model of `kind`: pytorch-fid | clean-fid for the FID
+// Inception, processor | dgm-eval | dgm-eval-clean for DINOv2; "" keeps the model's default.
+// UsageError for another kind's name, and for any name with CLIP (its folder's preprocessing).
+void set_image_preprocess(ImageModelOptions& options, ImageModelKind kind, const std::string& name);
 
 // A loaded image model with its preprocessing. Immutable after opening except for work
 // buffers: call encode from one thread at a time; pixels may run on many threads at once.
