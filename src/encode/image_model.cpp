@@ -7,6 +7,7 @@
 
 #include "image_model_internal.h"
 #include "vlbias/core/error.h"
+#include "vlbias/encode/inception_model.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/safetensors.h"
@@ -43,8 +44,6 @@ std::string fid_preprocess_name(FidPreprocess mode) {
 
 namespace {
 
-// The tensor only the FID Inception's weights hold under pytorch-fid's names.
-constexpr const char* kInceptionMarker = "Conv2d_1a_3x3.conv.weight";
 // The files a folder of the FID Inception's weights may hold, in the order they are looked for:
 // ours, pytorch-fid's state dict, clean-fid's / StyleGAN's TorchScript archive.
 constexpr const char* kInceptionFiles[] = {
@@ -58,7 +57,7 @@ bool is_weights_file(const fs::path& p) {
 // pytorch-fid's names, or the graph's 94 convolution kernels under any names (TorchScript).
 bool holds_inception(const fs::path& weights) {
   const SafetensorsFile f = open_weights_file(weights);
-  if (f.contains(kInceptionMarker)) return true;
+  if (f.contains(kInceptionFirstWeight)) return true;
   std::size_t kernels = 0;
   for (const std::string& name : f.names()) kernels += f.info(name).shape.size() == 4 ? 1 : 0;
   return kernels == encode_internal::inception_conv_count();
@@ -148,7 +147,7 @@ ImageModelKind detect_image_model(const fs::path& model) {
                  ".safetensors, .pth, .pt or .bin file with its tensors ('{}', ..., or the "
                  "graph's 94 convolutions under other names); for CLIP or DINOv2 give the model "
                  "folder.",
-                 model.string(), kInceptionMarker);
+                 model.string(), kInceptionFirstWeight);
     return ImageModelKind::Inception;
   }
   const std::string type = config_model_type(model);

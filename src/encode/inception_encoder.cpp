@@ -34,8 +34,8 @@ class InceptionImageModel final : public ImageFeatureModel {
                       InceptionOutput output)
       : weights_(weights),
         file_(open_weights_file(weights)),
-        model_(file_.contains("Conv2d_1a_3x3.conv.weight") ? InceptionModel::load(file_)
-                                                           : InceptionModel::load_by_order(file_)),
+        model_(file_.contains(kInceptionFirstWeight) ? InceptionModel::load(file_)
+                                                     : InceptionModel::load_by_order(file_)),
         mode_(mode),
         output_(output) {
     VLBIAS_CHECK(output == InceptionOutput::Pool3 || model_.classes() > 0, InputError,

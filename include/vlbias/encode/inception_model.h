@@ -38,6 +38,10 @@
 
 namespace vlbias {
 
+// The first layer's weight under pytorch-fid's names: a file holding it is read by name, any
+// other Inception file by order (InceptionModel::load_by_order).
+inline constexpr const char* kInceptionFirstWeight = "Conv2d_1a_3x3.conv.weight";
+
 // What `vlbias features` writes for the Inception: pool3 (FID, KID, PRDC), the fc layer's
 // logits, or the logits without the fc bias (what the Inception Score's reference code and
 // torch-fidelity use: "logits_unbiased").
