@@ -106,7 +106,8 @@ int main(int argc, char** argv) {
     job.manifest = dir / "images.csv";
     job.image_column = "file";
     job.image_root = images;
-    for (int p = 0; p < 5; ++p) job.prompts.push_back({fmt::format("p{}", p), "Describe."});
+    for (int p = 0; p < 5; ++p)
+      job.prompts.push_back({fmt::format("p{}", p), "Describe.", std::nullopt, {}});
     job.seeds.clear();
     for (std::size_t s = 0; s < seeds; ++s) job.seeds.push_back(s);
     job.control.concurrency = c;

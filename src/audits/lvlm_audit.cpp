@@ -155,7 +155,9 @@ std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditSpe
   if (l.pmi.toggle.enabled) add("pmi", lvlm_pmi(state, config, o));
   if (l.lexicon.toggle.enabled) add("lexicon", lvlm_lexicon(state, config, o));
   if (l.responses.toggle.enabled) {
-    add("responses", lvlm_responses(state, config, o));
+    LvlmReportOptions wilson = o;
+    wilson.ci = 0.95;  // the refusal rates' intervals (responses has no ci key of its own)
+    add("responses", lvlm_responses(state, config, wilson));
   }
   if (!l.ratings.empty()) add("ratings", lvlm_ratings(state, config, o));
   if (l.group_tests.toggle.enabled) {

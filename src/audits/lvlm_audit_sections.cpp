@@ -10,6 +10,7 @@
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/stats/intervals.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {
@@ -82,6 +83,40 @@ using namespace audits_internal;  // NOLINT(build/namespaces): lvlm_audit_intern
 
 // ------------------------------------------------------------------ responses
 
+namespace {
+
+// Per by-level: Pearson's chi-square test that every group has the same refusal rate (paper
+// 002 reports filtered generations per region; the API's refusals are generate lvlm's
+// `refused` column, read with refusal_column).
+Json refusal_tests(const LvlmState& s, const LvlmConfig& config, TableBuilder& table) {
+  std::vector<std::vector<std::size_t>> refused(s.by_levels.size()), n(s.by_levels.size());
+  for (std::size_t c = 0; c < s.cells.size(); ++c) {
+    const auto h = hist_stats(s.lengths[c], [](std::uint32_t k) { return static_cast<double>(k); });
+    refused[s.cells[c].first].push_back(s.refused[c]);
+    n[s.cells[c].first].push_back(h.n);
+  }
+  Json tests = Json::array();
+  for (std::size_t b = 0; b < s.by_levels.size(); ++b) {
+    if (n[b].empty()) continue;
+    const stats::TestResult t = stats::chi_square_rates(refused[b], n[b]);
+    Json r = Json::object();
+    if (!config.by.empty()) r["by"] = level_json(config.by, s.by_levels[b]);
+    r["groups"] = n[b].size();
+    r["test"] = to_json(t);
+    tests.push_back(std::move(r));
+    table.row();
+    put_level(table, config.by, s.by_levels[b]);
+    table.put("groups", static_cast<double>(n[b].size()));
+    table.put("chi_square", t.statistic);
+    table.put("df", t.df.empty() ? kNaN : t.df[0]);
+    table.put("p_value", t.p_value);
+    table.put("cramers_v", t.effect_size);
+  }
+  return tests;
+}
+
+}  // namespace
+
 AnalysisOutput lvlm_responses(const LvlmState& s, const LvlmConfig& config,
                               const LvlmReportOptions& o) {
   VLBIAS_CHECK(config.responses, UsageError, "the scan did not measure responses");
@@ -100,6 +135,11 @@ AnalysisOutput lvlm_responses(const LvlmState& s, const LvlmConfig& config,
     r["length_median"] = json_number(h.median);
     r["refused"] = s.refused[c];
     r["refusal_rate"] = json_number(static_cast<double>(s.refused[c]) / n);
+    const stats::Interval wilson = stats::wilson_interval(s.refused[c], h.n, o.ci);
+    r["refusal_ci"] = {{"lower", json_number(wilson.lower)},
+                       {"upper", json_number(wilson.upper)},
+                       {"level", o.ci},
+                       {"method", "wilson"}};
     r["empty"] = s.empty[c];
     r["flag_small"] = h.n < o.min_group_size;
     table.row();
@@ -111,19 +151,26 @@ AnalysisOutput lvlm_responses(const LvlmState& s, const LvlmConfig& config,
     table.put("length_median", h.median);
     table.put("refused", static_cast<double>(s.refused[c]));
     table.put("refusal_rate", static_cast<double>(s.refused[c]) / n);
+    table.put("refusal_lower", wilson.lower);
+    table.put("refusal_upper", wilson.upper);
     table.put("empty", static_cast<double>(s.empty[c]));
     results.push_back(std::move(r));
   }
   out.json["definition"] =
       "length = words (the tokeniser of text_measures.h); refusal = "
-      "a refusal pattern matches (case-insensitive) or the refusal column is true.";
+      "a refusal pattern matches (case-insensitive) or the refusal column is true; refusal "
+      "rates with Wilson intervals, and per by-level Pearson's chi-square test that every "
+      "group has the same refusal rate (no continuity correction; Cramer's V).";
   out.json["refusal"] = config.refusal_column.empty()
                             ? Json{{"patterns", config.refusal_patterns.empty()
                                                     ? RefusalPatterns::defaults().patterns()
                                                     : config.refusal_patterns}}
                             : Json{{"column", config.refusal_column}};
   out.json["results"] = std::move(results);
+  TableBuilder tests_table("refusal_tests");
+  out.json["refusal_tests"] = refusal_tests(s, config, tests_table);
   out.tables.emplace_back("responses", table.build());
+  out.tables.emplace_back("refusal_tests", tests_table.build());
   return out;
 }
 

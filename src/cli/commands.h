@@ -47,11 +47,12 @@ void add_distribution_metrics(CLI::App& metric);
 void add_lvlm_metrics(CLI::App& metric);
 // metric_agreement.cpp: agreement of two scorers, overall and per group (issue 21).
 void add_agreement_metric(CLI::App& metric);
-// `vlbias generate lvlm|t2i SPEC.yaml --out RUN_DIR` (generate_command.cpp).
+// `vlbias generate lvlm|llm|t2i SPEC.yaml --out RUN_DIR` (generate_command.cpp).
 void add_generate_command(CLI::App& app);
 // The generate specs (generate_command.cpp; every key in docs/specs.md): reads and checks the
 // spec file, UsageError naming the key on any fault; input files are not opened.
 LvlmJob parse_lvlm_spec(const std::string& path);
+LvlmJob parse_llm_spec(const std::string& path);  // kind generate-llm: text only
 T2iJob parse_t2i_spec(const std::string& path);
 JudgeJob parse_judge_spec(const std::string& path);  // kind score-judge; input left empty
 // `vlbias score perspective|moderation|judge ...` and the classifier (score_command.cpp).

@@ -128,33 +128,77 @@ YAML::Node open_spec(Job& job, Context& ctx, const char* kind, const char* holds
 
 }  // namespace
 
-LvlmJob parse_lvlm_spec(const std::string& path) {
+namespace {
+
+// prompts: a non-empty list of {name, text, system, labels}.
+void parse_prompts(Context& ctx, const YAML::Node& prompts, LvlmJob& job) {
+  if (!prompts.IsSequence() || prompts.size() == 0)
+    fail(ctx, prompts, "prompts", "must be a non-empty list of {name, text}");
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const std::string p = fmt::format("prompts[{}]", i);
+    const Entries pe = check_map(ctx, prompts[i], p, {"name", "text", "system", "labels"});
+    LvlmPrompt prompt{as_string(ctx, require(ctx, prompts[i], pe, p, "name"), p + ".name"),
+                      as_string(ctx, require(ctx, prompts[i], pe, p, "text"), p + ".text"),
+                      std::nullopt,
+                      {}};
+    if (const auto* v = find(pe, "system"))  // null: no system message for this prompt
+      prompt.system = v->IsNull() ? std::string() : as_string(ctx, *v, p + ".system");
+    if (const auto* v = find(pe, "labels")) {
+      if (!v->IsMap() || v->size() == 0)
+        fail(ctx, *v, p + ".labels", "must be a non-empty map of label column: value");
+      for (const auto& kv : *v) {
+        const std::string name = as_string(ctx, kv.first, p + ".labels");
+        prompt.labels.emplace_back(name,
+                                   as_string(ctx, kv.second, fmt::format("{}.labels.{}", p, name)));
+      }
+    }
+    job.prompts.push_back(std::move(prompt));
+  }
+}
+
+void parse_chat_sampling(Context& ctx, const YAML::Node& node, LvlmJob& job) {
+  const Entries s =
+      check_map(ctx, node, "sampling", {"temperature", "max_tokens", "top_p", "send_seed"});
+  if (const auto* x = find(s, "temperature"))
+    job.temperature = number_in(ctx, *x, "sampling.temperature", 0, 2);
+  if (const auto* x = find(s, "max_tokens"))
+    job.max_tokens = integer_in(ctx, *x, "sampling.max_tokens", 1, kMaxTokens);
+  if (const auto* x = find(s, "top_p")) job.top_p = as_finite_positive(ctx, *x, "sampling.top_p");
+  if (const auto* x = find(s, "send_seed")) job.send_seed = as_bool(ctx, *x, "sampling.send_seed");
+}
+
+// The generate-lvlm spec, or generate-llm's (text only: no image column, no image_root).
+LvlmJob parse_chat_spec(const std::string& path, bool text_only) {
   LvlmJob job;
+  job.text_only = text_only;
   Context ctx{path, std::filesystem::path(path).parent_path(), 0};
   const YAML::Node root =
-      open_spec(job, ctx, "generate-lvlm", "a map with endpoint, manifest, prompts and seeds");
-  const Entries e = check_map(ctx, root, "",
-                              {"version", "kind", "endpoint", "manifest", "columns", "image_root",
-                               "prompts", "seeds", "system", "sampling", "requests"});
+      text_only ? open_spec(job, ctx, "generate-llm", "a map with endpoint, manifest and prompts")
+                : open_spec(job, ctx, "generate-lvlm",
+                            "a map with endpoint, manifest, prompts and seeds");
+  const Entries e =
+      text_only ? check_map(ctx, root, "",
+                            {"version", "kind", "endpoint", "manifest", "columns", "prompts",
+                             "seeds", "system", "sampling", "requests"})
+                : check_map(ctx, root, "",
+                            {"version", "kind", "endpoint", "manifest", "columns", "image_root",
+                             "prompts", "seeds", "system", "sampling", "requests"});
   CommonKeys common;
   parse_endpoint(ctx, require(ctx, root, e, "", "endpoint"), common, false);
   job.endpoint = common.endpoint;
   job.manifest = as_path(ctx, require(ctx, root, e, "", "manifest"), "manifest");
   if (const auto* v = find(e, "columns")) {
-    const Entries c = check_map(ctx, *v, "columns", {"image", "id"});
+    const Entries c = text_only ? check_map(ctx, *v, "columns", {"id"})
+                                : check_map(ctx, *v, "columns", {"image", "id"});
     if (const auto* x = find(c, "image")) job.image_column = as_string(ctx, *x, "columns.image");
     if (const auto* x = find(c, "id")) job.id_column = as_string(ctx, *x, "columns.id");
   }
+  if (text_only && job.id_column.empty())
+    fail(ctx, root, "columns.id",
+         "is required for generate-llm: the column naming each row (the key joining the answers "
+         "to the LVLM's)");
   if (const auto* v = find(e, "image_root")) job.image_root = as_path(ctx, *v, "image_root");
-  const YAML::Node& prompts = require(ctx, root, e, "", "prompts");
-  if (!prompts.IsSequence() || prompts.size() == 0)
-    fail(ctx, prompts, "prompts", "must be a non-empty list of {name, text}");
-  for (std::size_t i = 0; i < prompts.size(); ++i) {
-    const std::string p = fmt::format("prompts[{}]", i);
-    const Entries pe = check_map(ctx, prompts[i], p, {"name", "text"});
-    job.prompts.push_back({as_string(ctx, require(ctx, prompts[i], pe, p, "name"), p + ".name"),
-                           as_string(ctx, require(ctx, prompts[i], pe, p, "text"), p + ".text")});
-  }
+  parse_prompts(ctx, require(ctx, root, e, "", "prompts"), job);
   if (const auto* v = find(e, "seeds")) {
     if (!v->IsSequence() || v->size() == 0) fail(ctx, *v, "seeds", "must be a non-empty list");
     job.seeds.clear();
@@ -162,19 +206,19 @@ LvlmJob parse_lvlm_spec(const std::string& path) {
       job.seeds.push_back(as_uint64(ctx, (*v)[i], fmt::format("seeds[{}]", i)));
   }
   if (const auto* v = find(e, "system")) job.system_prompt = as_string(ctx, *v, "system");
-  if (const auto* v = find(e, "sampling")) {
-    const Entries s =
-        check_map(ctx, *v, "sampling", {"temperature", "max_tokens", "top_p", "send_seed"});
-    if (const auto* x = find(s, "temperature"))
-      job.temperature = number_in(ctx, *x, "sampling.temperature", 0, 2);
-    if (const auto* x = find(s, "max_tokens"))
-      job.max_tokens = integer_in(ctx, *x, "sampling.max_tokens", 1, kMaxTokens);
-    if (const auto* x = find(s, "top_p")) job.top_p = as_finite_positive(ctx, *x, "sampling.top_p");
-    if (const auto* x = find(s, "send_seed"))
-      job.send_seed = as_bool(ctx, *x, "sampling.send_seed");
-  }
+  if (const auto* v = find(e, "sampling")) parse_chat_sampling(ctx, *v, job);
   if (const auto* v = find(e, "requests")) parse_requests(ctx, *v, job.control);
   return job;
+}
+
+}  // namespace
+
+LvlmJob parse_lvlm_spec(const std::string& path) {
+  return parse_chat_spec(path, false);
+}
+
+LvlmJob parse_llm_spec(const std::string& path) {
+  return parse_chat_spec(path, true);
 }
 
 T2iJob parse_t2i_spec(const std::string& path) {
@@ -370,6 +414,12 @@ void add_generate_command(CLI::App& app) {
       "hosted APIs) about every image x prompt x seed of a manifest; writes\n"
       "RUN_DIR/generations.jsonl for `vlbias audit` (kind: lvlm-counterfactual)",
       "The generate spec (YAML, kind: generate-lvlm)", parse_lvlm_spec, generate_lvlm);
+  add_spec_command<LvlmJob>(
+      gen, "llm",
+      "The same chat completions without an image (an LLM baseline that reads the person\n"
+      "described in words: prompts like \"a {race} {gender} {occupation}\"); writes\n"
+      "RUN_DIR/generations.jsonl keyed like generate lvlm's by columns.id",
+      "The generate spec (YAML, kind: generate-llm)", parse_llm_spec, generate_lvlm);
   add_spec_command<T2iJob>(
       gen, "t2i",
       "Generate images_per_prompt images for every prompt of a table with the Stable\n"

@@ -190,15 +190,22 @@ std::vector<std::string> served_models(const std::vector<RowOutcome>& outcomes);
 void write_scored_jsonl(const std::filesystem::path& path, const Table& input,
                         const std::function<void(std::size_t row, Json& line)>& added);
 
-// A judge's prompt template compiled against its table (generate.h, JudgeJob): literal text,
-// {text} (the text column), {COLUMN}, and {{ }} for braces. UsageError naming the placeholder
-// and the table's columns for an unknown name, or the place of an unmatched brace.
+// A prompt template compiled against its table (generate.h, JudgeJob and LvlmJob): literal
+// text, {COLUMN} (the row's cell), and {{ }} for braces. UsageError naming the template
+// (`what`: "prompt", "prompts[1] (salary)"), the placeholder and the table's columns for an
+// unknown name, or the place of an unmatched brace.
 class PromptTemplate {
  public:
+  // The judge's: {text} is also the text column, and the template must name it.
   PromptTemplate(std::string_view text, const Table& table, std::size_t text_column,
                  const std::filesystem::path& table_path);
+  // A prompt of the lvlm / llm jobs.
+  PromptTemplate(std::string_view text, const Table& table, const std::filesystem::path& table_path,
+                 const std::string& what);
   // The prompt of one row (missing cells as "").
   std::string render(const Table& table, std::size_t row) const;
+  // The columns the template names, in order (a column named twice appears twice).
+  std::vector<std::size_t> columns() const;
 
  private:
   struct Part {
@@ -206,6 +213,8 @@ class PromptTemplate {
     std::size_t column;
   };
   std::vector<Part> parts_;
+  void compile(std::string_view text, const Table& table, const std::filesystem::path& table_path,
+               const std::string& what, std::optional<std::size_t> text_column);
 };
 
 // A request or response text from the run store (store.sqlite is a file anyone may have

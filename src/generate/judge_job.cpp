@@ -1,7 +1,6 @@
 // `vlbias score judge`: an LLM judge over OpenAI-compatible chat completions (generate.h),
 // its answers read by the parsers of judge_answers.h.
 #include <cmath>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,59 +15,6 @@ namespace vlbias {
 
 namespace fs = std::filesystem;
 using namespace generate_internal;
-
-namespace generate_internal {
-
-PromptTemplate::PromptTemplate(std::string_view text, const Table& table, std::size_t text_column,
-                               const fs::path& table_path) {
-  std::string literal;
-  bool uses_text = false;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const char c = text[i];
-    if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
-      literal += c;  // {{ and }}
-      i += 2;
-      continue;
-    }
-    VLBIAS_CHECK(c != '}', UsageError,
-                 "prompt: the '}}' at character {} closes nothing; write }}}} for a brace", i + 1);
-    if (c != '{') {
-      literal += c;
-      ++i;
-      continue;
-    }
-    const std::size_t close = text.find('}', i + 1);
-    VLBIAS_CHECK(close != std::string_view::npos, UsageError,
-                 "prompt: the '{{' at character {} is not closed; write {{{{ for a brace", i + 1);
-    const std::string name(text.substr(i + 1, close - i - 1));
-    std::optional<std::size_t> column = name == "text" ? text_column : table.find(name);
-    if (!column) {
-      std::string names;
-      for (const auto& col : table.columns) names += (names.empty() ? "" : ", ") + col.name;
-      VLBIAS_FAIL(UsageError,
-                  "prompt: {{{}}} is neither {{text}} nor a column of {} (its columns: {})", name,
-                  table_path.string(), names);
-    }
-    uses_text = uses_text || *column == text_column;
-    parts_.push_back({std::move(literal), std::string::npos});
-    literal.clear();
-    parts_.push_back({"", *column});
-    i = close + 1;
-  }
-  if (!literal.empty()) parts_.push_back({std::move(literal), std::string::npos});
-  VLBIAS_CHECK(uses_text, UsageError,
-               "prompt: the template never names the text to judge; write {{text}} where it goes");
-}
-
-std::string PromptTemplate::render(const Table& table, std::size_t row) const {
-  std::string out;
-  for (const Part& p : parts_)
-    out += p.column == std::string::npos ? p.literal : table.columns[p.column].text(row);
-  return out;
-}
-
-}  // namespace generate_internal
 
 namespace {
 

@@ -1,4 +1,7 @@
-// `vlbias generate lvlm`: OpenAI-compatible chat completions with an image (generate.h).
+// `vlbias generate lvlm` and `generate llm`: OpenAI-compatible chat completions with an image,
+// or text only (generate.h), from prompt templates filled per manifest row.
+#include <algorithm>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -17,8 +20,8 @@ using namespace generate_internal;
 namespace {
 
 // The columns generations.jsonl adds after the manifest's own.
-const std::vector<std::string> kAddedColumns = {"prompt",  "seed",           "model",        "text",
-                                                "refused", "refusal_reason", "finish_reason"};
+const std::vector<std::string> kAddedColumns = {
+    "prompt", "prompt_text", "seed", "model", "text", "refused", "refusal_reason", "finish_reason"};
 
 // A mapped image's bytes, as sniff_image and base64_encode read them (mapped, not copied:
 // only the first page is touched to check an image, the whole file once to encode it).
@@ -39,7 +42,31 @@ void check_job(const LvlmJob& job) {
                  p.name);
     VLBIAS_CHECK(names.insert(p.name).second, UsageError, "prompt name '{}' is given twice",
                  p.name);
+    const auto& first = job.prompts.front().labels;
+    VLBIAS_CHECK(p.labels.size() == first.size(), UsageError,
+                 "prompt '{}' has {} labels and prompt '{}' {}; every prompt needs the same label "
+                 "names (the generations' columns)",
+                 p.name, p.labels.size(), job.prompts.front().name, first.size());
+    for (std::size_t l = 0; l < first.size(); ++l) {
+      VLBIAS_CHECK(p.labels[l].first == first[l].first, UsageError,
+                   "prompt '{}' has the label '{}' where prompt '{}' has '{}'; every prompt needs "
+                   "the same label names in the same order",
+                   p.name, p.labels[l].first, job.prompts.front().name, first[l].first);
+    }
   }
+  std::set<std::string> labels;
+  for (const auto& [name, value] : job.prompts.front().labels) {
+    VLBIAS_CHECK(!name.empty(), UsageError, "prompt '{}' has a label without a name",
+                 job.prompts.front().name);
+    VLBIAS_CHECK(labels.insert(name).second, UsageError, "prompt '{}' has the label '{}' twice",
+                 job.prompts.front().name, name);
+    VLBIAS_CHECK(std::find(kAddedColumns.begin(), kAddedColumns.end(), name) == kAddedColumns.end(),
+                 UsageError,
+                 "the prompts' label '{}' is a column generations.jsonl adds; rename it", name);
+  }
+  VLBIAS_CHECK(!job.text_only || !job.id_column.empty(), UsageError,
+               "generate llm needs columns.id: the column naming each row, the key that joins "
+               "the answers to the LVLM's");
   VLBIAS_CHECK(!job.seeds.empty(), UsageError, "at least one seed is required");
   VLBIAS_CHECK(
       std::set<std::uint64_t>(job.seeds.begin(), job.seeds.end()).size() == job.seeds.size(),
@@ -53,24 +80,25 @@ void check_job(const LvlmJob& job) {
                "top_p must be in (0, 1]");
 }
 
-// The image id of every manifest row; every image must exist and be an image before the first
-// request.
-std::vector<std::string> check_images(const LvlmJob& job, const Table& manifest,
-                                      std::size_t image_col, std::size_t id_col,
-                                      const fs::path& root) {
+// The id of every manifest row (unique, non-empty); with an image column, every image must
+// exist and be an image, before the first request.
+std::vector<std::string> check_rows(const LvlmJob& job, const Table& manifest,
+                                    std::optional<std::size_t> image_col, std::size_t id_col,
+                                    const fs::path& root) {
   std::vector<std::string> ids(manifest.rows);
   std::set<std::string> seen;
   for (std::size_t r = 0; r < manifest.rows; ++r) {
     const std::size_t line = manifest.line_of_row[r];
-    const std::string image = manifest.columns[image_col].text(r);
-    VLBIAS_CHECK(!image.empty(), InputError, "{} line {}: no image in column '{}'",
-                 job.manifest.string(), line, job.image_column);
     ids[r] = manifest.columns[id_col].text(r);
     VLBIAS_CHECK(!ids[r].empty(), InputError, "{} line {}: no id in column '{}'",
-                 job.manifest.string(), line, job.id_column);
+                 job.manifest.string(), line, manifest.columns[id_col].name);
     VLBIAS_CHECK(seen.insert(ids[r]).second, InputError,
-                 "{} line {}: the image id '{}' appears twice; each request key must be unique",
+                 "{} line {}: the id '{}' appears twice; each request key must be unique",
                  job.manifest.string(), line, ids[r]);
+    if (!image_col) continue;
+    const std::string image = manifest.columns[*image_col].text(r);
+    VLBIAS_CHECK(!image.empty(), InputError, "{} line {}: no image in column '{}'",
+                 job.manifest.string(), line, job.image_column);
     const fs::path path = root / image;
     VLBIAS_CHECK(fs::is_regular_file(path), InputError, "{} line {}: image {} does not exist",
                  job.manifest.string(), line, path.string());
@@ -81,12 +109,38 @@ std::vector<std::string> check_images(const LvlmJob& job, const Table& manifest,
   return ids;
 }
 
-// The lvlm job's parts: one chat completion per image, prompt and seed, generations.jsonl
-// listing the answers.
+// Every prompt's template compiled against the manifest, each named cell non-empty in every
+// row, and no label named like a manifest column.
+std::vector<PromptTemplate> compile_prompts(const LvlmJob& job, const Table& manifest) {
+  std::vector<PromptTemplate> out;
+  for (std::size_t i = 0; i < job.prompts.size(); ++i) {
+    const LvlmPrompt& p = job.prompts[i];
+    out.emplace_back(p.text, manifest, job.manifest, fmt::format("prompts[{}] ({})", i, p.name));
+    for (const std::size_t col : out.back().columns()) {
+      for (std::size_t r = 0; r < manifest.rows; ++r) {
+        VLBIAS_CHECK(!manifest.columns[col].text(r).empty(), InputError,
+                     "{} line {}: the column '{}' is empty, and prompt '{}' names it",
+                     job.manifest.string(), manifest.line_of_row[r], manifest.columns[col].name,
+                     p.name);
+      }
+    }
+  }
+  for (const auto& label : job.prompts.front().labels) {
+    VLBIAS_CHECK(!manifest.find(label.first), UsageError,
+                 "{}: the manifest has a column '{}', which the prompts' label '{}' also names "
+                 "in generations.jsonl; rename one",
+                 job.manifest.string(), label.first, label.first);
+  }
+  return out;
+}
+
+// The lvlm job's parts: one chat completion per row, prompt and seed (with the row's image
+// unless text only), generations.jsonl listing the answers.
 class LvlmRequests final : public RequestJob {
  public:
   LvlmRequests(const LvlmJob& job, const fs::path& run_dir, const std::string& api_key,
-               const Table& manifest, std::size_t image_col, const std::vector<std::string>& ids,
+               const Table& manifest, std::optional<std::size_t> image_col,
+               const std::vector<std::string>& ids, const std::vector<PromptTemplate>& templates,
                const fs::path& root)
       : job_(job),
         run_dir_(run_dir),
@@ -94,18 +148,29 @@ class LvlmRequests final : public RequestJob {
         manifest_(manifest),
         image_col_(image_col),
         ids_(ids),
+        templates_(templates),
         root_(root),
         reply_limit_(chat_reply_limit(job.control, job.max_tokens)) {}
 
+  // The request's fields in the order of the stores written before templates, system messages
+  // and labels (a prompt with neither stores what it did then, so those runs resume).
   void plan(RunFolder& folder) const override {
     for (std::size_t r = 0; r < manifest_.rows; ++r) {
-      for (const auto& prompt : job_.prompts) {
+      for (std::size_t p = 0; p < job_.prompts.size(); ++p) {
+        const LvlmPrompt& prompt = job_.prompts[p];
+        const std::string text = templates_[p].render(manifest_, r);
         for (const std::uint64_t seed : job_.seeds) {
-          const Json request = {{"row", r},
-                                {"image", manifest_.columns[image_col_].text(r)},
-                                {"prompt", prompt.name},
-                                {"prompt_text", prompt.text},
-                                {"seed", seed}};
+          Json request = {{"row", r}};
+          if (image_col_) request["image"] = manifest_.columns[*image_col_].text(r);
+          request["prompt"] = prompt.name;
+          request["prompt_text"] = text;
+          request["seed"] = seed;
+          if (prompt.system) request["system"] = *prompt.system;
+          if (!prompt.labels.empty()) {
+            Json labels = Json::object();
+            for (const auto& [name, value] : prompt.labels) labels[name] = value;
+            request["labels"] = labels;
+          }
           folder.add(fmt::format("{}|{}|{}", ids_[r], prompt.name, seed), request.dump());
         }
       }
@@ -114,19 +179,26 @@ class LvlmRequests final : public RequestJob {
 
   HttpRequest build(const std::string& key, const std::string& text) const override {
     const Json request = stored_json(text, key);
-    const MappedFile image(root_ / request["image"].get<std::string>());
-    const std::string_view bytes = bytes_of(image);
-    const auto kind = sniff_image(bytes);
-    VLBIAS_CHECK(kind.has_value(), InputError, "{}: is no longer an image", image.path().string());
-    Json content = Json::array();
-    content.push_back({{"type", "text"}, {"text", request["prompt_text"]}});
-    content.push_back(
-        {{"type", "image_url"},
-         {"image_url",
-          {{"url", fmt::format("data:{};base64,{}", kind->mime, base64_encode(bytes))}}}});
+    Json content;
+    if (image_col_) {
+      const MappedFile image(root_ / request["image"].get<std::string>());
+      const std::string_view bytes = bytes_of(image);
+      const auto kind = sniff_image(bytes);
+      VLBIAS_CHECK(kind.has_value(), InputError, "{}: is no longer an image",
+                   image.path().string());
+      content = Json::array();
+      content.push_back({{"type", "text"}, {"text", request["prompt_text"]}});
+      content.push_back(
+          {{"type", "image_url"},
+           {"image_url",
+            {{"url", fmt::format("data:{};base64,{}", kind->mime, base64_encode(bytes))}}}});
+    } else {
+      content = request["prompt_text"];
+    }
+    const std::string system =
+        request.contains("system") ? request["system"].get<std::string>() : job_.system_prompt;
     Json messages = Json::array();
-    if (!job_.system_prompt.empty())
-      messages.push_back({{"role", "system"}, {"content", job_.system_prompt}});
+    if (!system.empty()) messages.push_back({{"role", "system"}, {"content", system}});
     messages.push_back({{"role", "user"}, {"content", content}});
     Json body;
     if (!job_.endpoint.model.empty()) body["model"] = job_.endpoint.model;
@@ -142,7 +214,8 @@ class LvlmRequests final : public RequestJob {
     return read_chat_completion(r);
   }
 
-  // generations.jsonl: the manifest's columns, then what was asked and answered.
+  // generations.jsonl: the manifest's columns, the prompt's labels, then what was asked and
+  // answered.
   void export_outputs(RunFolder& folder, JobSummary& summary) const override {
     AtomicWriter writer(run_dir_ / "generations.jsonl");
     folder.store().for_each([&](const RequestRecord& rec) {
@@ -153,7 +226,11 @@ class LvlmRequests final : public RequestJob {
       Json line;
       for (std::size_t c = 0; c < manifest_.columns.size(); ++c)
         line[manifest_.columns[c].name] = cell_json(manifest_, c, row);
+      if (request.contains("labels")) {
+        for (const auto& [name, value] : request["labels"].items()) line[name] = value;
+      }
       line["prompt"] = request["prompt"];
+      line["prompt_text"] = request["prompt_text"];
       line["seed"] = request["seed"];
       line["model"] = job_.endpoint.model;
       const bool ok = response.is_object();
@@ -175,11 +252,27 @@ class LvlmRequests final : public RequestJob {
   const fs::path run_dir_;
   const std::string& api_key_;
   const Table& manifest_;
-  const std::size_t image_col_;
+  const std::optional<std::size_t> image_col_;
   const std::vector<std::string>& ids_;
+  const std::vector<PromptTemplate>& templates_;
   const fs::path root_;
   const std::size_t reply_limit_;
 };
+
+// run.json's record of the prompts.
+Json prompts_record(const LvlmJob& job) {
+  Json prompts = Json::array();
+  for (const auto& p : job.prompts) {
+    Json entry = {{"name", p.name}, {"text", p.text}};
+    if (p.system) entry["system"] = *p.system;
+    if (!p.labels.empty()) {
+      entry["labels"] = Json::object();
+      for (const auto& [name, value] : p.labels) entry["labels"][name] = value;
+    }
+    prompts.push_back(entry);
+  }
+  return prompts;
+}
 
 }  // namespace
 
@@ -189,17 +282,17 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
   const Table manifest = read_table(job.manifest.string());
   VLBIAS_CHECK(manifest.rows > 0, InputError, "{}: the manifest has no rows",
                job.manifest.string());
-  const std::size_t image_col = *manifest.find(manifest.column(job.image_column).name);
+  std::optional<std::size_t> image_col;
+  if (!job.text_only) image_col = *manifest.find(manifest.column(job.image_column).name);
   const std::size_t id_col =
-      job.id_column.empty() ? image_col : *manifest.find(manifest.column(job.id_column).name);
+      job.id_column.empty() ? *image_col : *manifest.find(manifest.column(job.id_column).name);
   check_added_columns(manifest, job.manifest, "the manifest", kAddedColumns, "generations.jsonl");
+  const std::vector<PromptTemplate> templates = compile_prompts(job, manifest);
   const fs::path root = job.image_root.empty() ? job.manifest.parent_path() : job.image_root;
-  const std::vector<std::string> ids = check_images(job, manifest, image_col, id_col, root);
+  const std::vector<std::string> ids = check_rows(job, manifest, image_col, id_col, root);
 
-  Json prompts = Json::array();
-  for (const auto& p : job.prompts) prompts.push_back({{"name", p.name}, {"text", p.text}});
-  JobRecord record{.kind = "generate-lvlm",
-                   .label = "lvlm requests",
+  JobRecord record{.kind = job.text_only ? "generate-llm" : "generate-lvlm",
+                   .label = job.text_only ? "llm requests" : "lvlm requests",
                    .endpoint = job.endpoint,
                    .control = job.control,
                    .api_key = api_key,
@@ -209,16 +302,19 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
                                    {"max_tokens", job.max_tokens},
                                    {"top_p", job.top_p ? Json(*job.top_p) : Json()},
                                    {"send_seed", job.send_seed}},
-                   .parameters = {{"image_column", job.image_column},
-                                  {"id_column", job.id_column},
-                                  {"image_root", root.string()},
+                   .parameters = {{"id_column", job.id_column},
                                   {"seeds", job.seeds},
-                                  {"prompts", prompts}},
+                                  {"prompts", prompts_record(job)}},
                    .inputs = {job.manifest},
                    .spec_text = job.spec_text};
+  if (!job.text_only) {
+    record.parameters["image_column"] = job.image_column;
+    record.parameters["image_root"] = root.string();
+  }
   if (!job.spec_path.empty()) record.inputs.push_back(job.spec_path);
-  return run_request_job(run_dir, record,
-                         LvlmRequests(job, run_dir, api_key, manifest, image_col, ids, root));
+  return run_request_job(
+      run_dir, record,
+      LvlmRequests(job, run_dir, api_key, manifest, image_col, ids, templates, root));
 }
 
 }  // namespace vlbias

@@ -201,6 +201,41 @@ void ratings_section(Page& page, const Node& ratings) {
   }
 }
 
+// Refusal rates per group with Wilson intervals, and per by-level the chi-square test of
+// equal rates (paper 002 reports filtered generations per region).
+void responses_section(Page& page, const Node& r) {
+  page.section("responses", "Refusals per group", r["definition"].str());
+  DataTable t;
+  t.name = "refusal_rates";
+  t.columns = {"by", "group", "n", "refused", "rate", "ci_lower", "ci_upper"};
+  for (std::size_t i = 0; i < r["results"].size(); ++i) {
+    const Node e = r["results"][i];
+    t.add({cell(by_label(e["by"])), cell(group_label(e["group"])), cell(e["n"], Fmt::integer),
+           cell(e["refused"], Fmt::integer), cell(e["refusal_rate"]),
+           cell(e["refusal_ci"]["lower"]), cell(e["refusal_ci"]["upper"])});
+  }
+  page.table("Answers refused per group (Wilson intervals).", std::move(t));
+  DataTable tests;
+  tests.name = "refusal_tests";
+  tests.columns = {"by", "groups", "chi_square", "df", "p", "cramers_v", "note"};
+  for (std::size_t i = 0; i < r["refusal_tests"].size(); ++i) {
+    const Node e = r["refusal_tests"][i];
+    const Node x = e["test"];
+    tests.add({cell(by_label(e["by"])), cell(e["groups"], Fmt::integer), cell(x["statistic"]),
+               cell(x["df"][0], Fmt::integer), cell(x["p_value"], Fmt::p), cell(x["effect_size"]),
+               cell(x["note"].str())});
+    if (x["p_value"].number() < kAlpha) {
+      page.finding({1, x["effect_size"].number(),
+                    fmt::format("Under {}, the refusal rate differs across groups (chi2 = {}, "
+                                "Cramer's V = {}, {}).",
+                                esc(by_label(e["by"])), value_span(x["statistic"]),
+                                value_span(x["effect_size"]), p_text("p", x["p_value"]))});
+    }
+  }
+  page.table("Do the groups share one refusal rate? Pearson's chi-square test per by-level.",
+             std::move(tests));
+}
+
 void paired_section(Page& page, const Node& p) {
   page.section("paired", "Mitigation against the baseline", p["definition"].str());
   ForestChart f;
@@ -267,6 +302,7 @@ void build_lvlm_counterfactual(Page& page) {
   if (!a["group_tests"].null()) group_tests_section(page, a["group_tests"]);
   if (!a["lexicon"].null()) lexicon_section(page, a["lexicon"]);
   if (!a["ratings"].null()) ratings_section(page, a["ratings"]);
+  if (!a["responses"].null()) responses_section(page, a["responses"]);
   if (!a["paired"].null()) paired_section(page, a["paired"]);
 }
 

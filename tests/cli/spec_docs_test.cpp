@@ -34,7 +34,7 @@ using vlbias::cli_util::temp_dir;
 constexpr const char* kDoc = "docs/specs.md";  // relative to the repo root, where tests run
 constexpr const char* kKinds[] = {"social-perception",   "trait-pairs",        "geo-diversity",
                                   "lvlm-counterfactual", "visual-stereotypes", "generate-lvlm",
-                                  "generate-t2i",        "score-judge"};
+                                  "generate-llm",        "generate-t2i",       "score-judge"};
 
 struct Example {
   std::string kind;
@@ -79,6 +79,8 @@ void parse_spec(const std::string& kind, const std::string& text, const fs::path
   std::ofstream(path, std::ios::binary) << text;
   if (kind == "generate-lvlm") {
     vlbias::cli_internal::parse_lvlm_spec(path.string());
+  } else if (kind == "generate-llm") {
+    vlbias::cli_internal::parse_llm_spec(path.string());
   } else if (kind == "generate-t2i") {
     vlbias::cli_internal::parse_t2i_spec(path.string());
   } else if (kind == "score-judge") {
@@ -196,6 +198,8 @@ TEST(SpecDocs, EveryKeyTheParsersAcceptIsDocumented) {
   EXPECT_TRUE(keys_by_kind["lvlm-counterfactual"].count("analyses.ratings.where.values"));
   EXPECT_TRUE(keys_by_kind["visual-stereotypes"].count("annotations.none_as_random"));
   EXPECT_TRUE(keys_by_kind["generate-lvlm"].count("prompts.text"));
+  EXPECT_TRUE(keys_by_kind["generate-lvlm"].count("prompts.labels"));
+  EXPECT_TRUE(keys_by_kind["generate-llm"].count("prompts.system"));
   EXPECT_TRUE(keys_by_kind["generate-t2i"].count("openai.response_format"));
   EXPECT_TRUE(keys_by_kind["score-judge"].count("scale.max"));
 }

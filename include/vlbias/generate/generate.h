@@ -170,8 +170,16 @@ Json this_run_json(const JobSummary& summary);
 // ------------------------------------------------------------------ LVLM chat
 
 struct LvlmPrompt {
-  std::string name;  // the `prompt` column of the answers
-  std::string text;  // what is sent with the image
+  std::string name;  // the `prompt` column of the answers: the template's id
+  // What is sent with the image: a template filled from the manifest row ({COLUMN}, {{ and }}
+  // for braces; the filled text is the answers' `prompt_text`).
+  std::string text;
+  // This prompt's own system message ("" = none: spec `system: null`); nullopt = the
+  // job's system_prompt.
+  std::optional<std::string> system;
+  // Label columns copied to every answer of this prompt (mitigation: M1), in order; every
+  // prompt of a job carries the same label names.
+  std::vector<std::pair<std::string, std::string>> labels;
 };
 
 // One request per image x prompt x seed, in that order (image-major). The request is an
@@ -188,9 +196,19 @@ struct LvlmPrompt {
 // written by the model in its answer ("I'm sorry, I can't...") are answers: the LVLM
 // audit finds them with its refusal patterns.
 //
+// Prompt templates: a {COLUMN} the manifest lacks, or an unmatched brace, is a UsageError
+// naming the prompt, the placeholder and the manifest; a row whose named cell is empty is an
+// InputError naming its line, before any request.
+//
+// Text only (text_only, `vlbias generate llm`, kind generate-llm): the same requests without
+// the image (the user message's content is the prompt text), for an LLM baseline that
+// describes the person in words ("a {race} {gender} {occupation}"); the manifest needs no
+// image column, and columns.id is required: the key that joins these answers to the LVLM's.
+//
 // Analytics file RUN_DIR/generations.jsonl: one line per Done or Refused request, in
-// request order: the manifest row's columns, then prompt (name), seed, model, text,
-// refused (bool), refusal_reason, finish_reason. Columns named like those are a UsageError.
+// request order: the manifest row's columns, then the prompt's labels, prompt (name),
+// prompt_text (the filled template), seed, model, text, refused (bool), refusal_reason,
+// finish_reason. Manifest columns named like those or like a label are a UsageError.
 struct LvlmJob {
   Endpoint endpoint;
   std::filesystem::path manifest;      // CSV / JSONL table, one row per image
@@ -203,7 +221,8 @@ struct LvlmJob {
   double temperature = 0;
   std::size_t max_tokens = 256;
   std::optional<double> top_p;
-  bool send_seed = true;  // some servers reject "seed"
+  bool send_seed = true;   // some servers reject "seed"
+  bool text_only = false;  // generate llm: no image
   JobControl control;
   std::string spec_text;  // the spec as given (run.json)
   std::filesystem::path spec_path;

@@ -329,6 +329,15 @@ TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b);
 TestResult kruskal_wallis(const GroupedValues& data);
 TestResult kruskal_wallis(const std::vector<std::span<const double>>& groups);
 
+// Pearson's chi-square test that k groups share one rate (a 2 x k table of successes and
+// failures; scipy.stats.chi2_contingency(correction=False)): X^2 = sum (O - E)^2 / E over
+// both rows, df = [k-1], effect size Cramer's V = sqrt(X^2 / N). Groups with n = 0 are left
+// out. Fewer than 2 groups, or a rate of 0 or 1 in every group (an expected count of 0), give
+// NaN with a note; expected counts below 5 are named in the note (the approximation is rough
+// there). `successes[g] <= totals[g]` (InputError otherwise).
+TestResult chi_square_rates(std::span<const std::size_t> successes,
+                            std::span<const std::size_t> totals);
+
 // Pearson r with the two-sided p of scipy.stats.pearsonr; Spearman rho (average
 // ranks for ties) with scipy.stats.spearmanr's t-distribution p.
 TestResult pearson(std::span<const double> x, std::span<const double> y);
