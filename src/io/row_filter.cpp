@@ -15,7 +15,7 @@ namespace {
 // A value during evaluation: a cell or a literal.
 struct FilterValue {
   bool missing = false;
-  bool number_typed = false;  // an unquoted number, or a cell of a Numeric column
+  bool number_typed = false;  // an unquoted number in the expression
   bool is_number = false;     // `number` holds its value
   double number = 0;
   std::string_view text;      // text; empty view for a Numeric column's cell (formatted lazily)
@@ -181,7 +181,8 @@ class TableCells : public CellSource {
     if (col.missing(row_)) {
       v.missing = true;
     } else if (col.type == ColumnType::Numeric) {
-      v.number_typed = v.is_number = v.text_pending = true;
+      // Not number_typed: a cell reads the same whether the table or a stream holds it.
+      v.is_number = v.text_pending = true;
       v.number = col.numbers[row_];
     } else {
       const std::uint32_t code = col.codes[row_];

@@ -15,7 +15,7 @@
 // Keywords are case-insensitive; a column named like one is written in backticks.
 // Two values compare as numbers when both are numbers (a Numeric column's cell, an unquoted
 // number, or text that reads completely as a decimal number); otherwise as text (bytes).
-// An ordering (<, <=, >, >=) between a number and a text that is not a number is an
+// An ordering (<, <=, >, >=) between an unquoted number and a value that is not a number is an
 // InputError naming the row, the column and the value (never a silent false): FairFace's
 // `age` holds bins such as "20-29". A missing (empty) cell makes every comparison false,
 // `!=` and `not in` included; `is empty` / `is not empty` test for it.
