@@ -101,8 +101,8 @@ Json report_json(const SampleResult& r, const SampleOptions& o, const SampleArgs
     const bool is_short = c.status == SampleCell::Status::Short ||
                           (c.status == SampleCell::Status::Empty && c.target > 0);
     if (!is_short || shown++ >= 10) continue;
-    cells += fmt::format("{}{} ({} of {})", cells.empty() ? "" : ", ", key_text(c), c.available,
-                         c.target);
+    cells += fmt::format("{}{} ({} rows for {})", cells.empty() ? "" : ", ", key_text(c),
+                         c.available, c.target);
   }
   if (r.short_cells > 10) cells += fmt::format(" and {} more", r.short_cells - 10);
   VLBIAS_FAIL(InputError,
