@@ -11,9 +11,15 @@
 namespace vlbias {
 namespace {
 
+constexpr std::size_t kMaxDrawsPerCell = 100'000'000;
+
 void check_options(const SampleOptions& o) {
   VLBIAS_CHECK(o.n.has_value() != o.frac.has_value(), UsageError,
                "sample: give exactly one of --n (rows per cell) and --frac (fraction per cell)");
+  // Rows drawn with replacement are held in memory: a bound instead of an allocation failure.
+  VLBIAS_CHECK(!o.replace || !o.n || *o.n <= kMaxDrawsPerCell, UsageError,
+               "sample: --n is {}; with --replace at most {} rows per cell", *o.n,
+               kMaxDrawsPerCell);
   if (o.frac) {
     VLBIAS_CHECK(std::isfinite(*o.frac) && *o.frac > 0, UsageError,
                  "sample: --frac is {}; expected a fraction above 0", *o.frac);
@@ -28,6 +34,9 @@ void check_options(const SampleOptions& o) {
 std::size_t target_of(const SampleOptions& o, std::size_t available) {
   if (o.n) return *o.n;
   const double want = *o.frac * static_cast<double>(available);
+  VLBIAS_CHECK(want <= static_cast<double>(kMaxDrawsPerCell), UsageError,
+               "sample: --frac {} of a cell of {} rows is more than {} rows", *o.frac, available,
+               kMaxDrawsPerCell);
   const double low = std::floor(want);
   const double diff = want - low;
   double r = diff > 0.5 ? low + 1 : low;

@@ -79,6 +79,12 @@ TEST(StratifiedSample, RejectsContradictoryOptions) {
   EXPECT_THROW(stratified_sample(table(), o), UsageError);  // above 1 without replacement
   o.frac = 0;
   EXPECT_THROW(stratified_sample(table(), o), UsageError);
+  o.replace = true;
+  o.frac = 1e300;  // more rows than memory holds: refused, not attempted
+  EXPECT_THROW(stratified_sample(table(), o), UsageError);
+  o.frac.reset();
+  o.n = std::size_t{1} << 40;
+  EXPECT_THROW(stratified_sample(table(), o), UsageError);
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ struct SampleResult {
 };
 
 // InputError for unknown columns or a filter error; UsageError for bad options (neither or
-// both of n and frac, frac outside (0, 1] without replacement, frac <= 0). Short cells are
+// both of n and frac, frac outside (0, 1] without replacement, frac <= 0, more than 10^8
+// rows per cell with replacement). Short cells are
 // not an error here: they are flagged in the result (the CLI refuses them unless
 // --allow-short).
 SampleResult stratified_sample(const Table& table, const SampleOptions& options);
