@@ -23,6 +23,7 @@
 #include "vlbias/core/input_file.h"
 #include "vlbias/io/embeddings.h"
 #include "vlbias/io/record_stream.h"
+#include "vlbias/io/row_filter.h"
 #include "vlbias/io/table.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 #include "vlbias/score/text_measures.h"
@@ -154,6 +155,10 @@ std::size_t check_lvlm(const AuditSpec& spec) {
   }
   for (const RatingSpecYaml& r : l.ratings) {
     if (!r.where_column.empty()) add(r.where_column);
+    if (!r.where_expression.empty()) {
+      const RowFilter filter = RowFilter::parse(r.where_expression, r.where_origin);
+      for (const std::string& c : filter.columns()) add(c);
+    }
   }
   StopWords::from_spec(stop_words);
   // Score cells must be numbers where the scan reads them: rows with every group and by cell.

@@ -42,7 +42,8 @@ LvlmConfig lvlm_config(const AuditSpec& spec) {
     c.stop_words = l.lexicon.stop_words;
   }
   for (const RatingSpecYaml& r : l.ratings) {
-    c.ratings.push_back({r.name, parse_numeric_kind(r.kind), r.where_column, r.where_values});
+    c.ratings.push_back({r.name, parse_numeric_kind(r.kind), r.where_column, r.where_values,
+                         r.where_expression, r.where_origin});
   }
   c.keep_members = l.group_tests.toggle.enabled;
   return c;
@@ -78,7 +79,8 @@ Json lvlm_spec_json(const AuditSpec& spec) {
       r.push_back({{"name", x.name},
                    {"kind", x.kind},
                    {"where_column", x.where_column},
-                   {"where_values", x.where_values}});
+                   {"where_values", x.where_values},
+                   {"where", x.where_expression}});
     }
     analyses["ratings"] = r;
   }

@@ -221,6 +221,7 @@ AnalysisOutput lvlm_ratings(const LvlmState& s, const LvlmConfig& config,
     if (!spec.where_column.empty()) {
       m["where"] = {{"column", spec.where_column}, {"values", spec.where_values}};
     }
+    if (!spec.where_expression.empty()) m["where_expression"] = spec.where_expression;
     m["rows"] = asked;
     m["excluded"] = {{"no_number", acc.no_number}, {"out_of_range", acc.out_of_range}};
     m["excluded_examples"] = std::move(examples);

@@ -5,6 +5,7 @@
 
 #include "audit_yaml.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/row_filter.h"
 
 namespace vlbias::audits_internal {
 
@@ -38,7 +39,13 @@ RatingSpecYaml parse_rating(Context& ctx, const YAML::Node& node, const std::str
   if (const YAML::Node* v = find(e, "kind")) {
     r.kind = as_choice(ctx, *v, join_path(path, "kind"), {"rating", "salary"});
   }
-  if (const YAML::Node* v = find(e, "where")) {
+  if (const YAML::Node* v = find(e, "where"); v && v->IsScalar()) {
+    // A row filter (row_filter.h), checked here so that a syntax error names the spec key.
+    const std::string wp = join_path(path, "where");
+    r.where_expression = as_string(ctx, *v, wp);
+    r.where_origin = fmt::format("{}, {}", where(ctx, *v), wp);
+    RowFilter::parse(r.where_expression, r.where_origin);
+  } else if (v) {
     const std::string wp = join_path(path, "where");
     const Entries w = check_map(ctx, *v, wp, {"column", "values"});
     r.where_column = as_string(ctx, require(ctx, *v, w, wp, "column"), join_path(wp, "column"));

@@ -232,6 +232,7 @@ int run(int argc, char** argv) {
   add_generate_command(app);
   add_score_command(app);
   add_spec_command(app);
+  add_sample_command(app);
 
   std::vector<std::string> help_topic;
   CLI::App* help =

@@ -67,6 +67,10 @@ void add_encode_command(CLI::App& app);
 // `vlbias features`: image features of CLIP, the FID Inception-v3 or DINOv2 (encode_command.cpp).
 void add_features_command(CLI::App& app);
 
+// `vlbias sample --table T --by COLS --n N --seed S --out T2.csv`: stratified sampling
+// (sample_command.cpp).
+void add_sample_command(CLI::App& app);
+
 // `vlbias convert-weights IN OUT.safetensors`: PyTorch checkpoints as data
 // (convert_weights_command.cpp).
 void add_convert_weights_command(CLI::App& app);

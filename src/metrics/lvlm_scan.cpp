@@ -13,6 +13,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/io/record_stream.h"
+#include "vlbias/io/row_filter.h"
 #include "vlbias/io/string_index.h"
 #include "vlbias/metrics/lvlm.h"
 
@@ -97,6 +98,7 @@ std::string LvlmConfig::fingerprint() const {
   for (const RatingSpec& r : ratings) {
     f += fmt::format("|rating={}:{}:{}", r.name, to_string(r.kind), r.where_column);
     list("where", r.where_values);
+    f += fmt::format("|where_expression={}:{}", r.where_expression.size(), r.where_expression);
   }
   f += fmt::format("|members={}", keep_members);
   return f;
@@ -170,6 +172,14 @@ class RecordScanner {
     lexby_col_ = config.lexicon_by.empty() ? 0 : column(config.lexicon_by);
     for (const RatingSpec& r : config.ratings) {
       rating_cols_.push_back(r.where_column.empty() ? 0 : column(r.where_column));
+      std::vector<std::size_t> slots;
+      std::optional<RowFilter> filter;
+      if (!r.where_expression.empty()) {
+        filter = RowFilter::parse(r.where_expression, r.where_origin);
+        for (const std::string& c : filter->columns()) slots.push_back(column(c));
+      }
+      rating_filters_.push_back(std::move(filter));
+      rating_filter_cols_.push_back(std::move(slots));
     }
     // Last, so that optional scorer columns are the tail of the requested list.
     required_ = config.scorers_optional ? columns_.size() : static_cast<std::size_t>(-1);
@@ -363,6 +373,7 @@ class RecordScanner {
         return;
       }
     }
+    if (rating_filters_[r] && !rating_filters_[r]->matches(rec, rating_filter_cols_[r])) return;
     LvlmState::RatingAcc& acc = state_.ratings[r];
     ++acc.rows[cell];
     const NumericAnswer a = extract_numeric(text, spec.kind);
@@ -409,6 +420,8 @@ class RecordScanner {
   LvlmState& state_;
   std::vector<std::string> columns_;
   std::vector<std::size_t> key_cols_, group_cols_, by_cols_, score_cols_, rating_cols_;
+  std::vector<std::optional<RowFilter>> rating_filters_;  // a rating's `where` expression
+  std::vector<std::vector<std::size_t>> rating_filter_cols_;
   std::vector<std::size_t> scorer_cols_;
   std::size_t required_ = 0;
   std::size_t text_col_ = 0, refusal_col_ = 0, lexby_col_ = 0;

@@ -34,7 +34,7 @@ LvlmConfig full_config() {
   c.responses = true;
   c.lexicon = read_lexicon(kDir + "lexicon.csv");
   c.lexicon_by = "occupation";
-  c.ratings.push_back({"hiring", NumericKind::Rating, "prompt", {"Hiring"}});
+  c.ratings.push_back({"hiring", NumericKind::Rating, "prompt", {"Hiring"}, "", "ratings.where"});
   c.keep_members = true;
   return c;
 }

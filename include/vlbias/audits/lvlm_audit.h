@@ -54,6 +54,8 @@ struct RatingSpecYaml {
   std::string kind = "rating";  // rating | salary
   std::string where_column;
   std::vector<std::string> where_values;
+  std::string where_expression;  // `where: "EXPR"`, a row filter (row_filter.h)
+  std::string where_origin;      // "'spec.yaml' analyses.ratings[0].where", for messages
 };
 
 // The spec of an lvlm-counterfactual audit (the keys above).

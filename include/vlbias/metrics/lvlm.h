@@ -44,12 +44,15 @@
 namespace vlbias {
 
 // A numeric-answer measure: rows where `where_column` holds one of
-// `where_values` (all rows when where_column is empty) are parsed as `kind`.
+// `where_values` (all rows when where_column is empty) and that the row filter
+// `where_expression` keeps (row_filter.h; all rows when empty) are parsed as `kind`.
 struct RatingSpec {
   std::string name;
   NumericKind kind = NumericKind::Rating;
   std::string where_column;
   std::vector<std::string> where_values;
+  std::string where_expression;
+  std::string where_origin = "ratings.where";  // names the expression in messages
 };
 
 struct LvlmConfig {
