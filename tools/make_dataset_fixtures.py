@@ -17,9 +17,10 @@ Writes tests/data/datasets/<name>/, one folder per release, laid out as the rele
                           "_lighting_" spellings; three names that are not the scheme.
   geode/                  index.csv (file_path,object,region,ip_country), images/OBJECT/...;
                           one row absent on disk, one image unlisted.
-  dollarstreet/           images_v2.csv (MLCommons columns, topics as Python list literals,
-                          one topic with an apostrophe that Python writes in double quotes),
-                          assets/ID/ID.jpg; one row absent on disk, one image unlisted.
+  dollarstreet/           images_v2.csv (the MLCommons columns, topics and the ImageNet
+                          columns as JSON lists, several topics per image, a topic with an
+                          apostrophe), assets/ID/ID.jpg; one row absent on disk, one image
+                          unlisted.
   socialcounterfactuals/  two real metadata rows (metadata_race_gender.csv and
                           metadata_physical_gender.csv, MIT licence, Intel) and the images as
                           the generation script names them ({seed}_{k}.jpg in one folder per
@@ -130,8 +131,10 @@ def geode(d):
 
 
 def dollarstreet(d):
-    header = ["id", "country.id", "country.name", "region.id", "topics", "place", "income",
-              "imageRelPath"]
+    # The columns and JSON-encoded lists of the MLCommons CSVs (images_v2_imagenet_*.csv add
+    # the ImageNet columns, ignored by the reader).
+    header = ["id", "country.name", "country.id", "region.id", "imageRelPath", "topics", "place",
+              "income", "imagenet_synonyms", "imagenet_sysnet_id"]
     ids = ["5d4be1d3cf0b3a0f3f362c4b", "5d4bde0acf0b3a0f3f3359fa", "5d4bf37acf0b3a0f3f399b06",
            "5d4bf2b8cf0b3a0f3f395eb2"]
     topics = [["kitchens", "stoves"], ["toys", "children's rooms"], ["family snapshots"],
@@ -142,13 +145,13 @@ def dollarstreet(d):
     countries = [("bi", "Burundi", "af", "27.84"), ("in", "India", "as", "1013.4"),
                  ("us", "United States", "am", "8710"), ("nl", "Netherlands", "eu", "3617")]
     for i in range(4):
-        rows.append([ids[i], countries[i][0], countries[i][1], countries[i][2],
-                     repr(topics[i]), places[i], countries[i][3],
-                     "assets/%s/%s.jpg" % (ids[i], ids[i])])
+        rows.append([ids[i], countries[i][1], countries[i][0], countries[i][2],
+                     "assets/%s/%s.jpg" % (ids[i], ids[i]), json.dumps(topics[i]), places[i],
+                     countries[i][3], json.dumps(["stove"]), json.dumps([706])])
     write_csv(os.path.join(d, "images_v2.csv"), header, rows)
     for i, row in enumerate(rows):
         if i != 3:  # the Netherlands toilet is absent on disk
-            image(os.path.join(d, row[7]), 150 + i)
+            image(os.path.join(d, row[4]), 150 + i)
     image(os.path.join(d, "assets", "5d4bf1cbcf0b3a0f3f393f83", "5d4bf1cbcf0b3a0f3f393f83.jpg"),
           160)  # unlisted
 

@@ -67,10 +67,11 @@ DatasetTable read_geode(const fs::path& dir, const DatasetOptions& options) {
 namespace {
 
 constexpr std::string_view kDollarHeader =
-    "id,country.id,country.name,region.id,topics,place,income,imageRelPath";
+    "id,country.name,country.id,region.id,imageRelPath,topics,place,income";
 
-// The topics cell: a Python list literal as pandas writes it ("['kitchens', 'stoves']"), a
-// JSON array, or one bare topic. Empty items are dropped; false when the list is malformed.
+// The topics cell: a JSON array as the MLCommons CSVs have it ("[\"kitchens\", \"stoves\"]"), a
+// Python list literal as pandas writes a list column ("['kitchens', 'stoves']"), or one bare
+// topic. Empty items are dropped; false when the list is malformed.
 bool parse_topics(std::string_view text, std::vector<std::string>* topics) {
   topics->clear();
   std::size_t i = 0;
