@@ -79,6 +79,7 @@ constexpr std::pair<const char*, const char*> kSummaries[] = {
     {"compare", "Compare a numeric column across groups (ANOVA, t, rank tests; adjusted p)"},
     {"describe", "Per-group n, mean, sd, percentiles and bootstrap CIs of a column"},
     {"prompts", "Write a prompt manifest (social-perception, trait-pairs, ...) as CSV"},
+    {"dataset", "Read a released dataset folder (FairFace, UTKFace, GeoDE, ...) into a table"},
     {"metric", "Compute one metric (skew, scweat, clipscore, fid, pmi, ...) as JSON"},
     {"audit", "Run the audit a YAML spec describes; --check validates it without running"},
     {"report", "Re-render an audit run's report.html from its results.json"},
@@ -223,6 +224,7 @@ int run(int argc, char** argv) {
   add_compare_command(app);
   add_describe_command(app);
   add_prompts_command(app);
+  add_dataset_command(app);
   add_metric_commands(app);
   add_audit_command(app);
   add_report_command(app);

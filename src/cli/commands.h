@@ -21,6 +21,8 @@ void add_compare_command(CLI::App& app);
 void add_describe_command(CLI::App& app);
 // `vlbias prompts social-perception|trait-pairs`: prompt manifests (prompts_command.cpp).
 void add_prompts_command(CLI::App& app);
+// `vlbias dataset NAME DIR --out images.csv`: dataset readers (dataset_command.cpp).
+void add_dataset_command(CLI::App& app);
 // `vlbias audit SPEC.yaml --out RUN_DIR` (audit_command.cpp).
 void add_audit_command(CLI::App& app);
 // `vlbias report RUN_DIR`: re-renders an audit's report.html (audit_command.cpp).
