@@ -107,6 +107,7 @@ Provenance geo_provenance(const AuditSpec& spec, bool can_score) {
     provenance.inputs.push_back(s.table.string());
     if (!s.features.path.empty()) provenance.inputs.push_back(s.features.path.string());
     if (!s.clip.path.empty()) provenance.inputs.push_back(s.clip.path.string());
+    if (!s.outcomes.empty()) provenance.inputs.push_back(s.outcomes.string());
   }
   // An explicitly requested consistency indicator needs both inputs; checked before reading.
   VLBIAS_CHECK(!(g.consistency.toggle.explicit_ && g.consistency.toggle.enabled && !can_score),
@@ -148,6 +149,10 @@ std::vector<std::pair<std::string, AnalysisOutput>> geo_sections(
   if (g.distribution.toggle.enabled &&
       (g.distribution.fid || g.distribution.kid || g.distribution.vendi)) {
     sections.emplace_back("distribution", distribution_analysis(spec, real, gen, sets));
+  }
+  if (std::any_of(g.generated.begin(), g.generated.end(),
+                  [](const GeoSource& s) { return !s.outcomes.empty(); })) {
+    sections.emplace_back("filtered", filtered_analysis(spec));
   }
   return sections;
 }

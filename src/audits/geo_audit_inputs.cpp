@@ -19,6 +19,14 @@
 
 namespace vlbias::audits_internal {
 
+std::string aliased(const std::vector<std::pair<std::string, std::string>>& aliases,
+                    const std::string& v) {
+  for (const auto& [from, to] : aliases) {
+    if (from == v) return to;
+  }
+  return v;
+}
+
 namespace {
 
 // Groups of identical feature rows among `rows` (each of size >= 2), in order of first row.
@@ -49,14 +57,6 @@ Form parse_form_cell(const std::string& v, const Table& t, std::size_t row,
               "{} line {}: column '{}' holds '{}'; expected object, object-region or "
               "object-country (or their templates).",
               t.source, t.line_of_row[row], column, v);
-}
-
-std::string aliased(const std::vector<std::pair<std::string, std::string>>& aliases,
-                    const std::string& v) {
-  for (const auto& [from, to] : aliases) {
-    if (from == v) return to;
-  }
-  return v;
 }
 
 // The features file of a set, or (features_model) its table's images' features, one row per

@@ -8,6 +8,7 @@
 //   geo_audit_indicators.cpp    the Region and Object-Region indicators (PRDC), region gaps
 //   geo_audit_consistency.cpp   the Consistency indicator (CLIPScore)
 //   geo_audit_distribution.cpp  FID, KID and Vendi per region
+//   geo_audit_filtered.cpp      refused and filtered generations per region (outcomes.csv)
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -66,6 +67,10 @@ struct Labels {
     return it == index.end() ? kNone : it->second;
   }
 };
+
+// `v` after the spec's aliases (the first matching `from`), else `v`.
+std::string aliased(const std::vector<std::pair<std::string, std::string>>& aliases,
+                    const std::string& v);
 
 // The first 8 values, quoted, for a note ("'a', 'b', ... (12 in all)").
 std::string first_few(const std::set<std::string>& s);
@@ -148,6 +153,10 @@ struct ConsistencyOutputs {
 };
 ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedData& gen,
                                         const GeneratedSets& sets, std::vector<std::string>& notes);
+
+// Per region: how many of the requested generations the endpoint refused or filtered, with
+// Wilson intervals and a chi-square test of equal rates (the sources' `outcomes` tables).
+AnalysisOutput filtered_analysis(const AuditSpec& spec);
 
 AnalysisOutput distribution_analysis(const AuditSpec& spec, const RealData& real,
                                      const GeneratedData& gen, const GeneratedSets& sets);

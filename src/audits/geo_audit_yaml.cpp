@@ -74,7 +74,7 @@ GeoSource parse_source(Context& ctx, const YAML::Node& node, const std::string& 
                        bool features_required) {
   const Entries e = check_map(ctx, node, base,
                               {"table", "features", "tensor", "clip", "clip_tensor", "region",
-                               "object", "country", "form_column", "form"});
+                               "object", "country", "form_column", "form", "outcomes"});
   GeoSource s;
   s.table = as_input_file(ctx, require(ctx, node, e, base, "table"), join_path(base, "table"));
   s.features = embedding(ctx, node, e, base, "features", "tensor", features_required);
@@ -90,6 +90,9 @@ GeoSource parse_source(Context& ctx, const YAML::Node& node, const std::string& 
     s.form_column = as_string(ctx, *v, base + ".form_column");
   }
   if (const YAML::Node* v = find(e, "form")) s.form = as_form(ctx, *v, base + ".form");
+  if (const YAML::Node* v = find(e, "outcomes")) {
+    s.outcomes = as_input_file(ctx, *v, join_path(base, "outcomes"));
+  }
   return s;
 }
 

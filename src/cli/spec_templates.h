@@ -95,6 +95,7 @@ generated:              # one source, or a list of sources whose rows are concat
     country: country
     form_column: form         # per-row prompt form, when the column exists
     # form: object-region     # or: every row of this source has this form
+    # outcomes: run/outcomes.csv  # generate t2i's outcomes: refusals per region (optional)
 objects:                # CLIP text embeddings of "{object}" (for consistency; optional)
   table: objects.csv    # from `vlbias prompts geo-objects`; row i = embedding row i
   embeddings: objects.npy

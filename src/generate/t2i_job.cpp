@@ -20,6 +20,7 @@ namespace {
 
 const std::vector<std::string> kAddedColumns = {"image", "sample", "seed",
                                                 "model", "sha256", "revised_prompt"};
+const std::vector<std::string> kOutcomeColumns = {"status", "reason"};
 
 const char* api_name(T2iApi api) {
   return api == T2iApi::SdWebui ? "sd-webui" : "openai-images";
@@ -84,6 +85,8 @@ Json t2i_fingerprint(const T2iJob& job) {
   }
   return fingerprint;
 }
+
+std::pair<std::string, std::string> t2i_outcome(const RequestRecord& rec);
 
 // The t2i job's parts: images_per_prompt requests per prompt row, each image saved under
 // images/ROW/SAMPLE.EXT, manifest.csv listing them.
@@ -164,6 +167,8 @@ class T2iRequests final : public RequestJob {
   void export_outputs(RunFolder& folder, JobSummary& summary) const override;
 
  private:
+  void write_outcomes(const RunStore& store) const;
+
   Json sd_body(const Json& request) const {
     Json body;
     body["prompt"] = request["prompt"];
@@ -262,6 +267,64 @@ void T2iRequests::export_outputs(RunFolder& folder, JobSummary& summary) const {
   write_csv(out, (run_dir_ / "manifest.csv").string());
   summary.exported = rows.size();
   summary.outputs.push_back("manifest.csv");
+  write_outcomes(folder.store());
+  summary.outputs.push_back("outcomes.csv");
+}
+
+// What became of a request: "ok", "refused" (a content-policy answer), "failed" (retries spent
+// or an answer that cannot be an image) or "pending" (not sent yet: the run was interrupted);
+// with the refusal's or failure's message. The web UI's NSFW filter answers with an ordinary
+// (black) image, which is "ok" here: telling it apart would mean decoding every image.
+std::pair<std::string, std::string> t2i_outcome(const RequestRecord& rec) {
+  switch (rec.status) {
+    case RequestStatus::Done:
+      return {"ok", ""};
+    case RequestStatus::Refused: {
+      const Json response = try_parse_json(rec.response).value;
+      const std::string message =
+          response.is_object() && response.contains("error") && response["error"].is_string()
+              ? response["error"].get<std::string>()
+              : "";
+      return {"refused", message.empty() ? rec.error : rec.error + ": " + message};
+    }
+    case RequestStatus::Failed:
+      return {"failed", rec.error};
+    case RequestStatus::Pending:
+      break;
+  }
+  return {"pending", rec.error};
+}
+
+// outcomes.csv: one row per requested image (saved or not), in request order, so that the
+// audits can count what the endpoint refused per group. Rebuilt from the whole store on every
+// run, so a resumed run's table covers the earlier runs' requests too.
+void T2iRequests::write_outcomes(const RunStore& store) const {
+  std::vector<std::string> sample, seed, status, reason;
+  std::vector<std::size_t> rows;
+  store.for_each([&](const RequestRecord& rec) {
+    const Json request = stored_json(rec.request, rec.key);
+    rows.push_back(request["row"].get<std::size_t>());
+    sample.push_back(std::to_string(request["sample"].get<std::size_t>()));
+    seed.push_back(request.contains("seed") ? std::to_string(request["seed"].get<std::int64_t>())
+                                            : "");
+    auto outcome = t2i_outcome(rec);
+    status.push_back(std::move(outcome.first));
+    reason.push_back(std::move(outcome.second));
+  });
+  Table out;
+  out.source = (run_dir_ / "outcomes.csv").string();
+  out.rows = rows.size();
+  for (const auto& c : prompts_.columns) {
+    std::vector<std::string> values;
+    values.reserve(rows.size());
+    for (const std::size_t r : rows) values.push_back(c.text(r));
+    add_string_column(out, c.name, values);
+  }
+  add_string_column(out, "sample", sample);
+  add_string_column(out, "seed", seed);
+  add_string_column(out, "status", status);
+  add_string_column(out, "reason", reason);
+  write_csv(out, (run_dir_ / "outcomes.csv").string());
 }
 
 }  // namespace
@@ -290,6 +353,7 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
                job.prompts.string());
   const std::size_t prompt_col = *prompts.find(prompts.column(job.prompt_column).name);
   check_added_columns(prompts, job.prompts, "the prompt table", kAddedColumns, "manifest.csv");
+  check_added_columns(prompts, job.prompts, "the prompt table", kOutcomeColumns, "outcomes.csv");
   for (std::size_t r = 0; r < prompts.rows; ++r) {
     VLBIAS_CHECK(!prompts.columns[prompt_col].text(r).empty(), InputError,
                  "{} line {}: empty prompt in column '{}'", job.prompts.string(),

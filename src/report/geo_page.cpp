@@ -232,6 +232,39 @@ void distribution_section(Page& page, const Node& a) {
               std::move(t2));
 }
 
+// Refused and filtered generations per region (generate t2i's outcomes.csv), with the
+// chi-square test of equal rates; a finding when the regions differ.
+void filtered_section(Page& page, const Node& a) {
+  const Node f = a["filtered"];
+  if (f.null()) return;
+  page.section("filtered", "Refused and filtered generations per region", f["definition"].str());
+  DataTable t;
+  t.name = "filtered";
+  t.columns = {"region", "requested", "refused", "filtered", "rate", "ci_lower", "ci_upper"};
+  for (std::size_t i = 0; i < f["regions"].size(); ++i) {
+    const Node r = f["regions"][i];
+    t.add({cell(r["region"].str()), cell(r["requested"], Fmt::integer),
+           cell(r["refused"], Fmt::integer), cell(r["filtered"], Fmt::integer), cell(r["rate"]),
+           cell(r["ci"]["lower"]), cell(r["ci"]["upper"])});
+  }
+  page.table("Generations refused or filtered per region (Wilson intervals).", std::move(t));
+  const Node x = f["test"];
+  DataTable tests;
+  tests.name = "filtered_test";
+  tests.columns = {"regions", "chi_square", "df", "p", "cramers_v", "note"};
+  tests.add({cell(std::to_string(f["regions"].size())), cell(x["statistic"]),
+             cell(x["df"][0], Fmt::integer), cell(x["p_value"], Fmt::p), cell(x["effect_size"]),
+             cell(x["note"].str())});
+  if (x["p_value"].number() < kAlpha) {
+    page.finding({1, x["effect_size"].number(),
+                  fmt::format("The share of generations refused or filtered differs across "
+                              "regions (chi2 = {}, Cramer's V = {}, {}).",
+                              value_span(x["statistic"]), value_span(x["effect_size"]),
+                              p_text("p", x["p_value"]))});
+  }
+  page.table("Do the regions share one refusal rate? Pearson's chi-square test.", std::move(tests));
+}
+
 }  // namespace
 
 void build_geo_diversity(Page& page) {
@@ -245,6 +278,7 @@ void build_geo_diversity(Page& page) {
   object_region_section(page, a);
   consistency_section(page, a);
   distribution_section(page, a);
+  filtered_section(page, a);
 }
 
 }  // namespace vlbias::report_internal

@@ -30,6 +30,7 @@
 //       country: country
 //       form_column: form           # per-row prompt form, when the column exists
 //       form: object-region         # or: every row of this source has this form
+//       outcomes: run/outcomes.csv  # optional: generate t2i's outcomes (the filtered section)
 //   objects:                        # CLIP text embeddings of "{object}" (for consistency)
 //     table: objects.csv            # one row per object text; row i = embedding row i
 //     embeddings: objects.npy
@@ -64,6 +65,11 @@
 //                  overall and per region (per (region, object) percentiles, then the mean).
 //   Distribution   FID and KID between real R and generated R, and the Vendi score of each
 //                  (beyond the paper).
+//   Filtered       (any source with `outcomes`) per region: the requests the endpoint refused
+//                  or filtered among those it answered (status ok, refused, filtered), with a
+//                  95% Wilson interval, and Pearson's chi-square test of equal rates across
+//                  regions (the paper reports filtered generations per region). Regions are
+//                  the outcomes table's `region` column, aliased.
 //
 // Generated sets (the paper, sections 4.2-4.4, and DIG-In's code):
 //   object-region / object-country: every generation of form F whose (aliased) region is R
@@ -115,6 +121,9 @@ struct GeoSource {
   std::string country_column = "country";
   std::string form_column = "form";
   std::string form;  // "" = per row; else object | object-region | object-country
+  // generate t2i's outcomes.csv (one row per requested image, a `status` column) for the
+  // "filtered" section; "" = none
+  std::filesystem::path outcomes;
 };
 
 // The spec of a geo-diversity audit (the keys above).
