@@ -1,0 +1,111 @@
+# shellcheck shell=bash
+# Resumable steps for the paper recipes (examples/papers/*/run.sh source this file).
+#
+#   OUT_DIR=runs/004
+#   step NAME --in PATH... --out PATH... -- COMMAND [ARG...]
+#
+# runs COMMAND unless OUT_DIR/.steps/NAME.sha256 holds the SHA-256 of the command line and the
+# content of every --in path (a file by its bytes, a folder by the sorted list of its files'
+# relative paths and their hashes) and every --out path exists. Content, never timestamps: a
+# touched but unchanged input skips the step, an edited one reruns it (and the steps that read
+# its outputs, whose content then changes). The stamp is removed before the command runs and
+# written only after it succeeded, so a failed or killed step runs again. Safe under
+# `set -euo pipefail`; paths may hold spaces. COMMAND should be a program: a shell function
+# runs without `set -e` here, so it must check its own commands.
+
+# Prints the SHA-256 of a file's bytes, or of a folder's sorted list of (relative path, file
+# hash). Folders are hashed again by every step that reads them (no memo): a folder edited
+# between two steps of one run must not pass for its old content.
+_step_hash_path() (
+  set -o pipefail  # an unreadable file fails the hash, even where the caller did not ask
+  local path=$1
+  if [[ -d $path ]]; then
+    # -L: a linked file or folder counts by what it points to. LC_ALL=C: the same order on
+    # every machine. sha256sum escapes names with newlines or backslashes, so the list is
+    # unambiguous.
+    cd -- "$path" && find -L . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum -- |
+      sha256sum | cut -d' ' -f1
+  else
+    sha256sum -- "$path" | cut -d' ' -f1
+  fi
+)
+
+step() {
+  local name=$1
+  shift
+  [[ -n ${OUT_DIR:-} ]] || { echo "step $name: OUT_DIR is not set" >&2; return 2; }
+  local -a inputs=() outputs=()
+  local mode=""
+  while (($#)); do
+    case $1 in
+      --in | --out) mode=${1#--}; shift ;;
+      --) shift; break ;;
+      *)
+        [[ -n $mode ]] || { echo "step $name: expected --in, --out or -- before '$1'" >&2; return 2; }
+        if [[ $mode == in ]]; then inputs+=("$1"); else outputs+=("$1"); fi
+        shift ;;
+    esac
+  done
+  (($#)) || { echo "step $name: no command after --" >&2; return 2; }
+
+  # %q quotes each argument, so ("a b") and ("a" "b") differ.
+  local manifest path hash
+  manifest="command$(printf ' %q' "$@")"$'\n'
+  for path in ${inputs[@]+"${inputs[@]}"}; do
+    [[ -e $path ]] || { echo "step $name: input '$path' does not exist" >&2; return 2; }
+    hash=$(_step_hash_path "$path") || { echo "step $name: could not read '$path'" >&2; return 2; }
+    manifest+="input $(printf '%q' "$path") $hash"$'\n'
+  done
+  local digest
+  digest=$(printf '%s' "$manifest" | sha256sum | cut -d' ' -f1)
+
+  local stamp="$OUT_DIR/.steps/$name.sha256"
+  local complete=1
+  for path in ${outputs[@]+"${outputs[@]}"}; do
+    [[ -e $path ]] || complete=0
+  done
+  if ((complete)) && [[ -f $stamp ]] && [[ $(<"$stamp") == "$digest" ]]; then
+    echo "step $name: up to date"
+    return 0
+  fi
+  echo "step $name: running"
+  mkdir -p -- "$OUT_DIR/.steps"
+  rm -f -- "$stamp"
+  local rc=0
+  "$@" || rc=$?
+  if ((rc != 0)); then
+    echo "step $name: failed (exit $rc)" >&2
+    return "$rc"
+  fi
+  for path in ${outputs[@]+"${outputs[@]}"}; do
+    [[ -e $path ]] || { echo "step $name: the command did not write '$path'" >&2; return 1; }
+  done
+  printf '%s\n' "$digest" >"$stamp.tmp"
+  mv -f -- "$stamp.tmp" "$stamp"
+}
+
+# Prints the vlbias executable the recipe runs: $VLBIAS when set, else `vlbias` on PATH, else
+# REPO_ROOT/build/vlbias (the developer build).
+find_vlbias() {
+  local repo_root=$1 found
+  if [[ -n ${VLBIAS:-} ]]; then
+    found=$VLBIAS
+  elif found=$(command -v vlbias); then
+    :
+  else
+    found=$repo_root/build/vlbias
+  fi
+  [[ -x $found ]] || {
+    echo "no vlbias executable at '$found': set VLBIAS=/path/to/vlbias or put vlbias on PATH" >&2
+    return 2
+  }
+  printf '%s\n' "$found"
+}
+
+# Copies SRC to DST unless DST already holds the same bytes (a recipe's own files, copied next
+# to the step outputs that they name by relative path).
+copy_if_changed() {
+  if ! cmp -s -- "$1" "$2"; then
+    cp -- "$1" "$2.tmp" && mv -f -- "$2.tmp" "$2"
+  fi
+}
