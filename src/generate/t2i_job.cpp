@@ -168,6 +168,22 @@ class T2iRequests final : public RequestJob {
 
  private:
   void write_outcomes(const RunStore& store) const;
+  // An empty table of `rows` rows named after RUN_DIR/name, for write_csv.
+  Table output_table(const char* name, std::size_t rows) const {
+    Table t;
+    t.source = (run_dir_ / name).string();
+    t.rows = rows;
+    return t;
+  }
+  // The prompt table's columns of the prompt rows `rows`, one output row each.
+  void add_prompt_columns(Table& out, const std::vector<std::size_t>& rows) const {
+    for (const auto& c : prompts_.columns) {
+      std::vector<std::string> values;
+      values.reserve(rows.size());
+      for (const std::size_t r : rows) values.push_back(c.text(r));
+      add_string_column(out, c.name, values);
+    }
+  }
 
   Json sd_body(const Json& request) const {
     Json body;
@@ -249,16 +265,9 @@ void T2iRequests::export_outputs(RunFolder& folder, JobSummary& summary) const {
     sha.push_back(response["sha256"].get<std::string>());
     revised.push_back(response.value("revised_prompt", ""));
   });
-  Table out;
-  out.source = (run_dir_ / "manifest.csv").string();
-  out.rows = rows.size();
+  Table out = output_table("manifest.csv", rows.size());
   add_string_column(out, "image", image);
-  for (const auto& c : prompts_.columns) {
-    std::vector<std::string> values;
-    values.reserve(rows.size());
-    for (const std::size_t r : rows) values.push_back(c.text(r));
-    add_string_column(out, c.name, values);
-  }
+  add_prompt_columns(out, rows);
   add_string_column(out, "sample", sample);
   add_string_column(out, "seed", seed);
   add_string_column(out, "model", model);
@@ -311,15 +320,8 @@ void T2iRequests::write_outcomes(const RunStore& store) const {
     status.push_back(std::move(outcome.first));
     reason.push_back(std::move(outcome.second));
   });
-  Table out;
-  out.source = (run_dir_ / "outcomes.csv").string();
-  out.rows = rows.size();
-  for (const auto& c : prompts_.columns) {
-    std::vector<std::string> values;
-    values.reserve(rows.size());
-    for (const std::size_t r : rows) values.push_back(c.text(r));
-    add_string_column(out, c.name, values);
-  }
+  Table out = output_table("outcomes.csv", rows.size());
+  add_prompt_columns(out, rows);
   add_string_column(out, "sample", sample);
   add_string_column(out, "seed", seed);
   add_string_column(out, "status", status);
