@@ -19,7 +19,13 @@ namespace vlbias {
 namespace {
 
 using testing_util::error_of;
-using testing_util::fixture_json;
+
+// The reference values as the audit's own JSON type (ordered), so the two compare directly:
+// json == ordered_json converts either way and clang rejects it as ambiguous.
+const Json& expected() {
+  static const Json j = Json::parse(testing_util::fixture_json("lvlm/expected.json").dump());
+  return j;
+}
 
 const std::string kDir = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/lvlm/";
 
@@ -68,7 +74,7 @@ TEST(LvlmReference, MaxGapPerByLevel) {
   LvlmReportOptions o;
   o.bootstrap = 0;
   const AnalysisOutput out = lvlm_maxgap(s, c, o);
-  for (const auto& e : fixture_json("lvlm/expected.json")["maxgap"]) {
+  for (const auto& e : expected()["maxgap"]) {
     const Json* r = nullptr;
     for (const Json& x : out.json["results"]) {
       if (x["by"]["prompt"] == e["prompt"] && x["by"]["mitigation"] == e["mitigation"] &&
@@ -99,7 +105,7 @@ TEST(LvlmReference, MaxGapPerByLevel) {
 TEST(LvlmReference, PmiWordsAndOrder) {
   const LvlmConfig c = full_config();
   const LvlmState s = scan_fixture(c);
-  const auto& e = fixture_json("lvlm/expected.json")["pmi"];
+  const auto& e = expected()["pmi"];
   LvlmReportOptions o;
   o.pmi_min_freq = e["min_count"].get<std::size_t>();
   o.pmi_threshold = e["threshold"].get<double>();
@@ -132,7 +138,7 @@ TEST(LvlmReference, PmiWordsAndOrder) {
 
 TEST(LvlmReference, LexiconMeansPerGroupAndOccupation) {
   LvlmConfig c = full_config();
-  const auto& e = fixture_json("lvlm/expected.json")["lexicon"];
+  const auto& e = expected()["lexicon"];
   for (const bool distinct : {false, true}) {
     c.lexicon_distinct = distinct;
     const LvlmState s = scan_fixture(c);
@@ -165,9 +171,9 @@ TEST(LvlmReference, LexiconMeansPerGroupAndOccupation) {
     if (name == "lexicon_by") by = &t;
   }
   ASSERT_NE(by, nullptr);
-  std::map<std::string, const nlohmann::json*> expected;
+  std::map<std::string, const Json*> wanted;
   for (const auto& x : e["by_occupation_group"]) {
-    expected[x["occupation"].get<std::string>() + "|" + label(x["group"])] = &x;
+    wanted[x["occupation"].get<std::string>() + "|" + label(x["group"])] = &x;
   }
   std::size_t checked = 0;
   for (std::size_t row = 0; row < by->rows; ++row) {
@@ -178,8 +184,8 @@ TEST(LvlmReference, LexiconMeansPerGroupAndOccupation) {
     const std::string occ = by->column("occupation").text(row);
     const std::string key = occ + "|race=" + by->column("race").text(row) +
                             ", gender=" + by->column("gender").text(row);
-    ASSERT_TRUE(expected.count(key)) << key;
-    const auto& x = *expected[key];
+    ASSERT_TRUE(wanted.count(key)) << key;
+    const auto& x = *wanted[key];
     EXPECT_EQ(by->column("texts").numbers[row], x["n_texts"].get<double>());
     EXPECT_TRUE(
         near(by->column("Ability+_mean").numbers[row], x["mean"]["Ability+"].get<double>(), 1e-12));
@@ -188,7 +194,7 @@ TEST(LvlmReference, LexiconMeansPerGroupAndOccupation) {
     EXPECT_EQ(by->column("kept").text(row), level_texts >= 200 ? "true" : "false");
     ++checked;
   }
-  EXPECT_EQ(checked, expected.size());
+  EXPECT_EQ(checked, wanted.size());
 }
 
 TEST(LvlmReference, ResponsesAndRefusals) {
@@ -196,7 +202,7 @@ TEST(LvlmReference, ResponsesAndRefusals) {
   const LvlmState s = scan_fixture(c);
   const AnalysisOutput out = lvlm_responses(s, c, LvlmReportOptions{});
   std::size_t checked = 0;
-  for (const auto& e : fixture_json("lvlm/expected.json")["refusals"]) {
+  for (const auto& e : expected()["refusals"]) {
     for (const Json& r : out.json["results"]) {
       if (r["by"]["prompt"] != e["prompt"] || r["by"]["mitigation"] != e["mitigation"] ||
           label(r["group"]) != label(e["group"])) {
@@ -221,7 +227,7 @@ TEST(LvlmReference, RatingsWithExclusions) {
   const Json& m = out.json["measures"][0];
   std::uint64_t no_number = 0, out_of_range = 0;
   std::size_t checked = 0;
-  for (const auto& e : fixture_json("lvlm/expected.json")["ratings"]) {
+  for (const auto& e : expected()["ratings"]) {
     no_number += e["no_number"].get<std::uint64_t>();
     out_of_range += e["out_of_range"].get<std::uint64_t>();
     for (const auto& eg : e["groups"]) {
@@ -249,7 +255,7 @@ TEST(LvlmReference, FriedmanAndGapsOverCompleteSets) {
   LvlmReportOptions o;
   o.permutations = 999;
   const AnalysisOutput out = lvlm_group_tests(s, c, o);
-  const auto& e = fixture_json("lvlm/expected.json")["friedman"];
+  const auto& e = expected()["friedman"];
   const Json* r = nullptr;
   for (const Json& x : out.json["results"]) {
     if (x["by"]["prompt"] == "Characteristics" && x["by"]["mitigation"] == "none" &&
@@ -279,7 +285,7 @@ TEST(LvlmReference, PairedMitigationVsBaseline) {
   o.compare_baseline = "none";
   o.bootstrap = 200;
   const AnalysisOutput out = lvlm_paired(s, c, o);
-  const auto& e = fixture_json("lvlm/expected.json")["paired"];
+  const auto& e = expected()["paired"];
   const Json* r = nullptr;
   for (const Json& x : out.json["results"]) {
     if (x["by"]["prompt"] == "Characteristics" && x["score"] == "toxicity") r = &x;

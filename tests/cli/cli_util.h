@@ -51,19 +51,22 @@ inline std::string write_temp_file(const std::string& name, const std::string& t
   return quoted;
 }
 
-// Runs the vlbias binary with `args` (already shell-quoted) from the repo root, with the
-// environment assignments `env` ("NAME=value ...", shell-quoted) added. With `limit_s` > 0 the
-// process is killed after that many seconds (exit code 124, as timeout(1) gives), so a test of
-// something that used to hang fails instead of hanging.
-inline CliResult run_cli(const std::string& args, const std::string& env = "", int limit_s = 0) {
+// `s` in single quotes for a POSIX shell (a quote inside becomes '\'').
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (const char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  q += "'";
+  return q;
+}
+
+// Runs the shell command line `cmd` from the repo root; stdout is captured through a pipe and
+// stderr through a file in the test's temp_dir().
+inline CliResult run_shell(const std::string& cmd) {
   const std::filesystem::path err_file = temp_dir() / "stderr.txt";
-  const std::string limit =
-      limit_s > 0 ? "timeout -k 5 " + std::to_string(limit_s) + " " : std::string();
-  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && env " + env + " " +
-                          limit + "'" + VLBIAS_BINARY + "' " + args + " 2>'" + err_file.string() +
-                          "'";
+  const std::string full = "cd " + shell_quote(VLBIAS_SOURCE_DIR) + " && " + cmd + " 2>" +
+                           shell_quote(err_file.string());
   CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
+  FILE* pipe = popen(full.c_str(), "r");
   if (!pipe) return r;
   char buf[4096];
   std::size_t got;
@@ -72,6 +75,23 @@ inline CliResult run_cli(const std::string& args, const std::string& env = "", i
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.err = read_file(err_file);
   return r;
+}
+
+// Runs the vlbias binary with `args` (already shell-quoted) from the repo root, with the
+// environment assignments `env` ("NAME=value ...", shell-quoted) added. With `limit_s` > 0 the
+// process is killed after that many seconds (exit code 124, as timeout(1) gives), so a test of
+// something that used to hang fails instead of hanging.
+inline CliResult run_cli(const std::string& args, const std::string& env = "", int limit_s = 0) {
+  const std::string limit =
+      limit_s > 0 ? "timeout -k 5 " + std::to_string(limit_s) + " " : std::string();
+  return run_shell("env " + env + " " + limit + shell_quote(VLBIAS_BINARY) + " " + args);
+}
+
+// Runs `bash -c script` from the repo root with the built vlbias as $VLBIAS (the paper
+// recipes' scripts), killed after `limit_s` seconds.
+inline CliResult run_bash(const std::string& script, int limit_s = 300) {
+  return run_shell("VLBIAS=" + shell_quote(VLBIAS_BINARY) + " timeout -k 5 " +
+                   std::to_string(limit_s) + " bash -c " + shell_quote(script));
 }
 
 }  // namespace vlbias::cli_util

@@ -3,7 +3,6 @@
 // CLIP folder; and the resumable steps of examples/papers/lib.sh on their own.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,31 +14,9 @@ namespace {
 namespace fs = std::filesystem;
 using vlbias::cli_util::CliResult;
 using vlbias::cli_util::read_file;
+using vlbias::cli_util::run_bash;
+using vlbias::cli_util::shell_quote;
 using vlbias::cli_util::temp_dir;
-
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (const char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs `bash -c SCRIPT` from the repo root with the built vlbias as $VLBIAS.
-CliResult run_bash(const std::string& script) {
-  const fs::path err_file = temp_dir() / "stderr.txt";
-  const std::string cmd = std::string("cd ") + quoted(VLBIAS_SOURCE_DIR) +
-                          " && VLBIAS=" + quoted(VLBIAS_BINARY) + " timeout -k 5 300 bash -c " +
-                          quoted(script) + " 2>" + quoted(err_file.string());
-  CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  std::size_t got;
-  while ((got = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, got);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = read_file(err_file);
-  return r;
-}
 
 // Paper 004's recipe on DATASET into OUT, one image per race x gender cell, empty cells
 // dropped (PER_CELL_MIN=1): the miniature FairFace has one or two adults in four of the
@@ -47,8 +24,8 @@ CliResult run_bash(const std::string& script) {
 const char* const kSmallRun = "N_PER_CELL=1 PER_CELL_MIN=1 bash examples/papers/004/run.sh ";
 
 CliResult run_paper004(const fs::path& dataset, const fs::path& out) {
-  return run_bash(kSmallRun + quoted(dataset.string()) + " tests/fixtures/encode/e2e/hf " +
-                  quoted(out.string()));
+  return run_bash(kSmallRun + shell_quote(dataset.string()) + " tests/fixtures/encode/e2e/hf " +
+                  shell_quote(out.string()));
 }
 
 const char* const kPaper004Steps[] = {"dataset", "sample", "encode-images", "encode-prompts",
@@ -90,9 +67,9 @@ TEST(RecipePaper004, RerunsTheStepsAfterTheDatasetWhenALabelChangesButNotWhenFil
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
 
   // New timestamps, the same bytes: content hashes, so nothing reruns.
-  const CliResult touched =
-      run_bash("find " + quoted(dataset.string()) + " -type f -exec touch {} + && " + kSmallRun +
-               quoted(dataset.string()) + " tests/fixtures/encode/e2e/hf " + quoted(out.string()));
+  const CliResult touched = run_bash(
+      "find " + shell_quote(dataset.string()) + " -type f -exec touch {} + && " + kSmallRun +
+      shell_quote(dataset.string()) + " tests/fixtures/encode/e2e/hf " + shell_quote(out.string()));
   ASSERT_EQ(touched.exit_code, 0) << touched.out << touched.err;
   EXPECT_EQ(touched.out.find("running"), std::string::npos) << touched.out;
 
@@ -123,7 +100,7 @@ TEST(RecipeSteps, RunAgainAfterAFailureAMissingOutputOrANewCommand) {
   const fs::path dir = temp_dir() / "steps dir";
   fs::create_directories(dir);
   const std::string prelude =
-      "set -euo pipefail; source examples/papers/lib.sh; OUT_DIR=" + quoted(dir.string()) +
+      "set -euo pipefail; source examples/papers/lib.sh; OUT_DIR=" + shell_quote(dir.string()) +
       "; cd \"$OUT_DIR\"; ";
   const CliResult failed = run_bash(prelude + "step s --out o.txt -- false");
   EXPECT_NE(failed.exit_code, 0);
