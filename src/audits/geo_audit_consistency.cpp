@@ -179,11 +179,12 @@ Json form_consistency(const AuditSpec& spec, Form f, const GeneratedData& gen,
   std::size_t ri = 0;
   for (const auto& [region, strata] : by_region) {
     const auto [pm, n] = indicator(spec, f, strata, fi * 100000 + 1 + ri++, region, tables);
-    regions.push_back(Json{{"region", region},
-                           {"objects", strata.size()},
-                           {"n", n},
-                           {"indicator", json_number(pm.value)},
-                           {"ci", bounds_json(pm.ci)}});
+    Json rj{{"region", region},
+            {"objects", strata.size()},
+            {"n", n},
+            {"indicator", json_number(pm.value)}};
+    if (c.bootstrap > 0) rj["ci"] = bounds_json(pm.ci);  // bootstrap: 0 draws no interval
+    regions.push_back(std::move(rj));
     region_values.emplace_back(region, pm.value, pm.replicates);
   }
   for (std::size_t a = 0; a < region_values.size() && c.bootstrap > 0; ++a) {
@@ -204,8 +205,8 @@ Json form_consistency(const AuditSpec& spec, Form f, const GeneratedData& gen,
           {"prompt", form_template(f)},
           {"objects", by_object.size()},
           {"n", n_all},
-          {"indicator", json_number(overall.value)},
-          {"ci", bounds_json(overall.ci)}};
+          {"indicator", json_number(overall.value)}};
+  if (c.bootstrap > 0) fj["ci"] = bounds_json(overall.ci);
   if (!regions.empty()) fj["regions"] = regions;
   return fj;
 }

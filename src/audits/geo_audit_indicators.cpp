@@ -72,19 +72,20 @@ void put_cell(TableBuilder& t, const RegionCell& c, std::size_t min_size) {
   t.put("note", c.note);
 }
 
-Json cell_json(const RegionCell& c, std::size_t min_size) {
+// Every cell has the same keys: the intervals (null bounds where a cell has no indicator) when
+// the analysis bootstraps, none at all with bootstrap: 0, so a page never reads a missing key.
+Json cell_json(const RegionCell& c, std::size_t min_size, bool intervals) {
   Json j{{"n_real", c.n_real}, {"n_generated", c.n_generated}};
-  if (c.computed) {
-    j["precision"] = json_number(c.prdc.precision);
-    j["precision_ci"] = bounds_json(c.intervals.precision);
-    j["coverage"] = json_number(c.prdc.coverage);
-    j["coverage_ci"] = bounds_json(c.intervals.coverage);
-    j["recall"] = json_number(c.prdc.recall);
-    j["density"] = json_number(c.prdc.density);
-    j["density_ci"] = bounds_json(c.intervals.density);
-  } else {
-    for (const char* k : {"precision", "coverage", "recall", "density"}) j[k] = nullptr;
-  }
+  const auto v = [&](double x) { return c.computed ? json_number(x) : Json(nullptr); };
+  const stats::Interval none;  // NaN bounds
+  const auto ci = [&](const stats::Interval& x) { return bounds_json(c.computed ? x : none); };
+  j["precision"] = v(c.prdc.precision);
+  if (intervals) j["precision_ci"] = ci(c.intervals.precision);
+  j["coverage"] = v(c.prdc.coverage);
+  if (intervals) j["coverage_ci"] = ci(c.intervals.coverage);
+  j["recall"] = v(c.prdc.recall);
+  j["density"] = v(c.prdc.density);
+  if (intervals) j["density_ci"] = ci(c.intervals.density);
   if (c.n_real < min_size || c.n_generated < min_size) j["small"] = true;
   if (!c.note.empty()) j["note"] = c.note;
   return j;
@@ -144,7 +145,7 @@ AnalysisOutput region_section(const AuditSpec& spec, const RealData& real,
       t.put("region", real.regions->names[c.region]);
       put_cell(t, c, spec.min_group_size);
       Json j{{"region", real.regions->names[c.region]}};
-      j.update(cell_json(c, spec.min_group_size));
+      j.update(cell_json(c, spec.min_group_size, m.bootstrap > 0));
       regions.push_back(j);
     }
     forms.push_back(Json{{"form", form_name(f)},
@@ -324,7 +325,7 @@ AnalysisOutput object_region_analysis(const AuditSpec& spec, const RealData& rea
     Json j{{"form", form_name(task.form)},
            {"object", real.objects->names[task.object]},
            {"region", real.regions->names[task.region]}};
-    j.update(cell_json(cells[i], spec.min_group_size));
+    j.update(cell_json(cells[i], spec.min_group_size, m.bootstrap > 0));
     rows.push_back(j);
   }
   s.json = Json{{"k", m.k},

@@ -56,15 +56,37 @@ void gap_findings_and_forest(Page& page, const Node& gaps, const std::string& na
   }
 }
 
+// Whether an analysis drew bootstrap intervals: with bootstrap: 0 results.json holds none, and
+// the page shows neither interval columns nor error bars.
+bool has_intervals(const Node& analysis) {
+  return analysis["bootstrap"].number() > 0;
+}
+
+// "with 95% bootstrap intervals (what was resampled)" or that there are none.
+std::string intervals_text(const Node& analysis, const std::string& resampled) {
+  if (!has_intervals(analysis)) return "without intervals (bootstrap: 0)";
+  return fmt::format("with {:g}% bootstrap intervals{}", 100 * analysis["ci"].number(),
+                     resampled.empty() ? "" : " (" + resampled + ")");
+}
+
+// Appends an interval's bounds to a chart series (error bars) and a table row.
+void add_interval(const Node& ci, BarSeries& series, std::vector<Cell>& row) {
+  series.lower.push_back(ci["lower"].number());
+  series.upper.push_back(ci["upper"].number());
+  row.push_back(cell(ci["lower"]));
+  row.push_back(cell(ci["upper"]));
+}
+
 // Realism and diversity per region (paper 002 Fig. 2), and the gaps between regions.
 void region_section(Page& page, const Node& a) {
   const Node region = a["region"];
   if (region.null()) return;
+  const bool intervals = has_intervals(region);
   page.section("region", "Realism (precision) and diversity (coverage) per region",
                fmt::format("Precision and coverage of the generated images against the real ones "
-                           "(k = {:g}, {} ball), with {:g}% bootstrap intervals ({}).",
-                           region["k"].number(), region["ball"].str(), 100 * region["ci"].number(),
-                           region["resampled"].str()));
+                           "(k = {:g}, {} ball), {}.",
+                           region["k"].number(), region["ball"].str(),
+                           intervals_text(region, region["resampled"].str())));
   for (std::size_t fi = 0; fi < region["forms"].size(); ++fi) {
     const Node form = region["forms"][fi];
     BarChart chart;
@@ -73,28 +95,28 @@ void region_section(Page& page, const Node& a) {
     BarSeries prec{"precision", {}, {}, {}}, cov{"coverage", {}, {}, {}};
     DataTable t;
     t.name = "region_" + form["form"].str();
-    t.columns = {"form",           "region",          "n_real",          "n_generated",
-                 "precision",      "precision_lower", "precision_upper", "coverage",
-                 "coverage_lower", "coverage_upper"};
+    t.columns = {"form", "region", "n_real", "n_generated", "precision"};
+    if (intervals) t.columns.insert(t.columns.end(), {"precision_lower", "precision_upper"});
+    t.columns.push_back("coverage");
+    if (intervals) t.columns.insert(t.columns.end(), {"coverage_lower", "coverage_upper"});
     for (std::size_t i = 0; i < form["regions"].size(); ++i) {
       const Node g = form["regions"][i];
       chart.categories.push_back(g["region"].str());
       prec.value.push_back(g["precision"].number());
-      prec.lower.push_back(g["precision_ci"]["lower"].number());
-      prec.upper.push_back(g["precision_ci"]["upper"].number());
       cov.value.push_back(g["coverage"].number());
-      cov.lower.push_back(g["coverage_ci"]["lower"].number());
-      cov.upper.push_back(g["coverage_ci"]["upper"].number());
-      t.add({cell(form["form"].str()), cell(g["region"].str()), cell(g["n_real"], Fmt::integer),
-             cell(g["n_generated"], Fmt::integer), cell(g["precision"]),
-             cell(g["precision_ci"]["lower"]), cell(g["precision_ci"]["upper"]),
-             cell(g["coverage"]), cell(g["coverage_ci"]["lower"]),
-             cell(g["coverage_ci"]["upper"])});
+      std::vector<Cell> row = {cell(form["form"].str()), cell(g["region"].str()),
+                               cell(g["n_real"], Fmt::integer),
+                               cell(g["n_generated"], Fmt::integer), cell(g["precision"])};
+      if (intervals) add_interval(g["precision_ci"], prec, row);
+      row.push_back(cell(g["coverage"]));
+      if (intervals) add_interval(g["coverage_ci"], cov, row);
+      t.add(std::move(row));
     }
     chart.series = {prec, cov};
     page.figure(svg_bar_chart(chart),
                 "Precision (realism) and coverage (diversity) per region for " +
-                    form["form"].str() + " prompts, with bootstrap intervals (paper 002 Fig. 2).",
+                    form["form"].str() + " prompts, " + intervals_text(region, "") +
+                    " (paper 002 Fig. 2).",
                 std::move(t));
   }
   gap_findings_and_forest(page, a["region_gaps"], "region_gaps", "precision and coverage", 0,
@@ -118,19 +140,21 @@ void object_region_section(Page& page, const Node& a) {
       h.diverging = false;
       DataTable t;
       t.name = std::string("object_region_") + metric + "_" + form;
-      t.columns = {"object", "region", "n_generated", metric, "ci_lower", "ci_upper"};
+      t.columns = {"object", "region", "n_generated", metric};
+      if (has_intervals(obj)) t.columns.insert(t.columns.end(), {"ci_lower", "ci_upper"});
       std::vector<GridItem> items;
       for (std::size_t i = 0; i < obj["cells"].size(); ++i) {
         const Node c = obj["cells"][i];
         if (c["form"].str() != form) continue;
-        const Node ci = c[std::string(metric) + "_ci"];
-        items.push_back({c["object"].str(),
-                         c["region"].str(),
-                         c[metric],
-                         Node(nullptr, ""),
-                         {cell(c["object"].str()), cell(c["region"].str()),
-                          cell(c["n_generated"], Fmt::integer), cell(c[metric]), cell(ci["lower"]),
-                          cell(ci["upper"])}});
+        std::vector<Cell> row = {cell(c["object"].str()), cell(c["region"].str()),
+                                 cell(c["n_generated"], Fmt::integer), cell(c[metric])};
+        if (has_intervals(obj)) {
+          const Node ci = c[std::string(metric) + "_ci"];
+          row.push_back(cell(ci["lower"]));
+          row.push_back(cell(ci["upper"]));
+        }
+        items.push_back(
+            {c["object"].str(), c["region"].str(), c[metric], Node(nullptr, ""), std::move(row)});
       }
       fill_heatmap(items, h, t);
       page.figure(
@@ -148,10 +172,10 @@ void consistency_section(Page& page, const Node& a) {
   page.section(
       "consistency", "Consistency (CLIPScore) per region",
       fmt::format(
-          "Prompt-image consistency: {} of the per-object {:g}th percentile CLIPScore ({}); "
-          "{:g}% bootstrap intervals.",
+          "Prompt-image consistency: {} of the per-object {:g}th percentile CLIPScore ({}), "
+          "{}.",
           cons["aggregate"].str(), cons["percentile"].number(), cons["variant"].str(),
-          100 * cons["ci"].number()));
+          intervals_text(cons, "")));
   BarChart chart;
   chart.title = "Consistency per region and prompt form";
   chart.x_label = "CLIPScore indicator";
@@ -164,7 +188,9 @@ void consistency_section(Page& page, const Node& a) {
   chart.categories = regions;
   DataTable t;
   t.name = "consistency";
-  t.columns = {"form", "region", "n", "indicator", "ci_lower", "ci_upper"};
+  const bool intervals = has_intervals(cons);
+  t.columns = {"form", "region", "n", "indicator"};
+  if (intervals) t.columns.insert(t.columns.end(), {"ci_lower", "ci_upper"});
   for (std::size_t fi = 0; fi < cons["forms"].size(); ++fi) {
     const Node form = cons["forms"][fi];
     if (form["regions"].size() == 0) continue;
@@ -176,10 +202,15 @@ void consistency_section(Page& page, const Node& a) {
         const Node g = form["regions"][i];
         if (g["region"].str() != rg) continue;
         v = g["indicator"].number();
-        lo = g["ci"]["lower"].number();
-        hi = g["ci"]["upper"].number();
-        t.add({cell(form["form"].str()), cell(rg), cell(g["n"], Fmt::integer), cell(g["indicator"]),
-               cell(g["ci"]["lower"]), cell(g["ci"]["upper"])});
+        std::vector<Cell> row = {cell(form["form"].str()), cell(rg), cell(g["n"], Fmt::integer),
+                                 cell(g["indicator"])};
+        if (intervals) {
+          lo = g["ci"]["lower"].number();
+          hi = g["ci"]["upper"].number();
+          row.push_back(cell(g["ci"]["lower"]));
+          row.push_back(cell(g["ci"]["upper"]));
+        }
+        t.add(std::move(row));
       }
       s.value.push_back(v);
       s.lower.push_back(lo);

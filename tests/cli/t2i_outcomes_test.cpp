@@ -54,8 +54,8 @@ requests: {{concurrency: 2, base_delay_s: 0.01, max_delay_s: 0.02}}
 }
 
 // A geo-diversity spec over the example's real and generated features, with `outcomes` on the
-// generated source; only the filtered section (the region page with bootstrap: 0 shows
-// intervals results.json does not hold: found here, left to its own fix).
+// generated source; the filtered section and the region indicator without intervals
+// (bootstrap: 0: the page must then show none, as results.json holds none).
 std::string geo_spec(const std::string& outcomes) {
   return fmt::format(R"(version: 1
 kind: geo-diversity
@@ -68,7 +68,7 @@ generated:
 aliases:
   region: {{"West Asia": WestAsia}}
 analyses:
-  region: false
+  region: {{k: 3, bootstrap: 0}}
   object_region: false
   consistency: false
   distribution: false
@@ -148,6 +148,14 @@ TEST(T2iOutcomes, RefusedImagesAreListedAndTheGeoAuditReportsTheirRatePerRegion)
   EXPECT_EQ(table[1].rfind("Africa,6,0,0,0,", 0), 0u) << table[1];
   EXPECT_TRUE(fs::exists(dir / "audit/tables/filtered_test.csv"));
   report_checks::check_report(dir / "audit");  // the page shows results.json's numbers
+  const json region = json::parse(read_file(dir / "audit/results.json"))["analyses"]["region"];
+  ASSERT_GT(region["forms"].size(), 0u);
+  for (const json& g : region["forms"][0]["regions"]) {
+    SCOPED_TRACE(g.dump());
+    EXPECT_FALSE(g.contains("precision_ci"));  // bootstrap: 0 draws no interval
+    EXPECT_FALSE(g.contains("coverage_ci"));
+    EXPECT_TRUE(g.contains("precision"));
+  }
   const std::string html = read_file(dir / "audit/report.html");
   EXPECT_NE(html.find("Refused and filtered generations per region"), std::string::npos);
   EXPECT_NE(html.find("The share of generations refused or filtered differs across regions"),
