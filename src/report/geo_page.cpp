@@ -283,16 +283,10 @@ void filtered_section(Page& page, const Node& a) {
   DataTable tests;
   tests.name = "filtered_test";
   tests.columns = {"regions", "chi_square", "df", "p", "cramers_v", "note"};
-  tests.add({cell(std::to_string(f["regions"].size())), cell(x["statistic"]),
-             cell(x["df"][0], Fmt::integer), cell(x["p_value"], Fmt::p), cell(x["effect_size"]),
-             cell(x["note"].str())});
-  if (x["p_value"].number() < kAlpha) {
-    page.finding({1, x["effect_size"].number(),
-                  fmt::format("The share of generations refused or filtered differs across "
-                              "regions (chi2 = {}, Cramer's V = {}, {}).",
-                              value_span(x["statistic"]), value_span(x["effect_size"]),
-                              p_text("p", x["p_value"]))});
-  }
+  std::vector<Cell> row = {cell(std::to_string(f["regions"].size()))};
+  for (Cell& c : rate_test_cells(x)) row.push_back(std::move(c));
+  tests.add(std::move(row));
+  rate_test_finding(page, x, "The share of generations refused or filtered", "regions");
   page.table("Do the regions share one refusal rate? Pearson's chi-square test.", std::move(tests));
 }
 

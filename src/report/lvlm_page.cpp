@@ -221,16 +221,10 @@ void responses_section(Page& page, const Node& r) {
   for (std::size_t i = 0; i < r["refusal_tests"].size(); ++i) {
     const Node e = r["refusal_tests"][i];
     const Node x = e["test"];
-    tests.add({cell(by_label(e["by"])), cell(e["groups"], Fmt::integer), cell(x["statistic"]),
-               cell(x["df"][0], Fmt::integer), cell(x["p_value"], Fmt::p), cell(x["effect_size"]),
-               cell(x["note"].str())});
-    if (x["p_value"].number() < kAlpha) {
-      page.finding({1, x["effect_size"].number(),
-                    fmt::format("Under {}, the refusal rate differs across groups (chi2 = {}, "
-                                "Cramer's V = {}, {}).",
-                                esc(by_label(e["by"])), value_span(x["statistic"]),
-                                value_span(x["effect_size"]), p_text("p", x["p_value"]))});
-    }
+    std::vector<Cell> row = {cell(by_label(e["by"])), cell(e["groups"], Fmt::integer)};
+    for (Cell& c : rate_test_cells(x)) row.push_back(std::move(c));
+    tests.add(std::move(row));
+    rate_test_finding(page, x, "Under " + esc(by_label(e["by"])) + ", the refusal rate", "groups");
   }
   page.table("Do the groups share one refusal rate? Pearson's chi-square test per by-level.",
              std::move(tests));

@@ -197,6 +197,20 @@ std::string ci_text(const Node& ci, double fallback_level) {
   return fmt::format("{} [{}, {}]", lv, value_span(ci["lower"]), value_span(ci["upper"]));
 }
 
+std::vector<Cell> rate_test_cells(const Node& test) {
+  return {cell(test["statistic"]), cell(test["df"][0], Fmt::integer), cell(test["p_value"], Fmt::p),
+          cell(test["effect_size"]), cell(test["note"].str())};
+}
+
+void rate_test_finding(Page& page, const Node& test, const std::string& what,
+                       const std::string& across) {
+  if (!(test["p_value"].number() < kAlpha)) return;
+  page.finding({1, test["effect_size"].number(),
+                fmt::format("{} differs across {} (chi2 = {}, Cramer's V = {}, {}).", what, across,
+                            value_span(test["statistic"]), value_span(test["effect_size"]),
+                            p_text("p", test["p_value"]))});
+}
+
 // ---------------------------------------------------------------- Page
 
 namespace {

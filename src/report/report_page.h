@@ -164,4 +164,13 @@ std::string p_text(const std::string& name, const Node& p);
 // when the object has none (NaN: "CI").
 std::string ci_text(const Node& ci, double level = NAN);
 
+// Rates per group (refused answers, filtered generations): the table cells and the finding of
+// a chi-square test of equal rates as results.json holds it (stats::chi_square_rates: statistic,
+// df, p_value, effect_size = Cramer's V, note), shared by the pages that report rates.
+// The cells: chi_square, df, p, cramers_v, note.
+std::vector<Cell> rate_test_cells(const Node& test);
+// A finding "WHAT differs across ACROSS (chi2 = .., Cramer's V = .., p = ..)." when p < kAlpha.
+void rate_test_finding(Page& page, const Node& test, const std::string& what,
+                       const std::string& across);
+
 }  // namespace vlbias::report_internal
