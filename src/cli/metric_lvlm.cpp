@@ -29,7 +29,7 @@ struct LvlmArgs {
   std::string save_state, out;
   std::string set_key, group, by, scores, text, compare_column, baseline;
   std::string lexicon, word_column, lexicon_by, stop_words = "english", kind = "rating";
-  std::string refusal_column;
+  std::string refusal_column, where;
   std::vector<std::string> refusal_patterns;
   bool distinct = false;
   long long min_freq = 10, top = 0, bootstrap = 1000, min_obs = 35;
@@ -70,6 +70,8 @@ LvlmConfig make_config(const LvlmArgs& a, Measure m) {
       RatingSpec r;
       r.kind = parse_numeric_kind(a.kind);
       r.name = a.kind;
+      r.where_expression = a.where;
+      r.where_origin = "--where";
       c.ratings.push_back(r);
       break;
     }
@@ -233,6 +235,9 @@ void add_lvlm_metrics(CLI::App& metric) {
         "says, per group, with exclusion counts and examples");
     add_common(cmd, a, Measure::Ratings);
     cmd->add_option("--kind", a->kind, "rating or salary")->capture_default_str();
+    cmd->add_option("--where", a->where,
+                    "Only the answers this row filter keeps, e.g. \"prompt == 'Salary'\" "
+                    "(docs/specs.md#row-filters)");
     cmd->callback([a] { run_lvlm_metric(*a, Measure::Ratings); });
   }
   {

@@ -63,4 +63,36 @@ TEST(CliLvlmWhere, ABadExpressionIsNamedByItsSpecKeyWithACaret) {
   EXPECT_NE(u.err.find("promt"), std::string::npos) << u.err;
 }
 
+// `metric ratings --where` is the command-line form of the spec key: the same rows and cells as
+// the audit's measure with the same expression; a bad expression is named by the option.
+TEST(CliLvlmWhere, MetricRatingsWhereKeepsTheSameRowsAsTheAuditsWhere) {
+  const std::string spec = write_temp_file(
+      "spec.yaml", spec_with("    - {name: expr, kind: rating, where: \"prompt == 'Hiring'\"}\n"));
+  const std::string out = (temp_dir() / "run").string();
+  const CliResult a = run_cli("--quiet audit " + spec + " --out '" + out + "'");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const json audit = json::parse(read_file(out + "/results.json"))["analyses"]["ratings"];
+  const std::string table = std::string("--table '") + VLBIAS_SOURCE_DIR +
+                            "/examples/lvlm_counterfactual/generations.jsonl'";
+  const std::string common = "--quiet metric ratings " + table +
+                             " --group race,gender --set-key filename,rank,seed --text text";
+  const CliResult all = run_cli(common);
+  const CliResult kept = run_cli(common + " --where \"prompt == 'Hiring'\"");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  const json k = json::parse(kept.out), every = json::parse(all.out);
+  const json& m = audit["measures"][0];
+  SCOPED_TRACE(kept.out.substr(0, 2000));
+  EXPECT_EQ(k["measures"][0]["rows"], m["rows"]);
+  EXPECT_EQ(k["measures"][0]["cells"], m["cells"]);
+  EXPECT_LT(k["measures"][0]["rows"].get<int>(), every["measures"][0]["rows"].get<int>());
+
+  const CliResult unknown = run_cli(common + " --where \"promt == 'Hiring'\"");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no column 'promt'"), std::string::npos) << unknown.err;
+  const CliResult bad = run_cli(common + " --where \"prompt = 'Hiring'\"");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--where: '=' is not an operator"), std::string::npos) << bad.err;
+}
+
 }  // namespace
