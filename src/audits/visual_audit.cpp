@@ -177,6 +177,15 @@ void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_di
   std::vector<std::string> notes;
   Json tables;
   Json analyses = output.add_sections(sections, tables, notes);
+  if (!visual.rating_columns.empty()) {
+    // Fidelity: the paper's count cannot be reproduced from its own release by its stated rule.
+    notes.push_back(fmt::format(
+        "visual attributes: {} of {} distinct attributes have every rater ({}) at Agree or "
+        "Strongly Agree, ViSAGe's stated rule (its Sec. 3.1). The paper reports 385 of 1,994; its "
+        "released all_visual_attr.csv gives 518 by that rule, and vlbias applies the rule "
+        "(docs/methods.md#visual-attributes).",
+        visual.attributes.size(), visual.distinct, fmt::join(visual.rating_columns, ", ")));
+  }
   const Json spec_json = visual_spec_json(spec);
   Json results{{"kind", to_string(spec.kind)},
                {"spec", spec_json},

@@ -104,6 +104,12 @@ TEST(VisualStereotypesCli, AuditWritesEverySection) {
   EXPECT_LT((*identity(a["pull"]["per_identity"], "Swiss"))["pull"].get<double>(), 0);
   EXPECT_GT(a["salience"]["top_stereotypes"].get<int>(), 0);
   EXPECT_FALSE(a["pull"]["regions"].empty());
+  // The fidelity note: the example's attribute list (a subset of the release: 543 rows, 542
+  // distinct, 213 with every rater at Agree or above, counted in Python) and the paper's 385.
+  EXPECT_THAT(res["notes"].dump(),
+              HasSubstr("visual attributes: 213 of 542 distinct attributes have every rater "
+                        "(rating_asia, rating_emea, rating_na) at Agree or Strongly Agree"));
+  EXPECT_THAT(res["notes"].dump(), HasSubstr("The paper reports 385 of 1,994"));
   for (const char* t : {"visual_stereotypes", "likelihood_attributes", "likelihood_identities",
                         "likelihood_regions", "salience", "pull_identities", "pull_regions"}) {
     EXPECT_TRUE(std::filesystem::exists(temp_dir() / "default" / "run" / "tables" /
