@@ -56,6 +56,8 @@ Json lvlm_spec_json(const AuditSpec& spec) {
   Json analyses = Json::object();
   if (l.maxgap.toggle.enabled)
     analyses["maxgap"] = {{"bootstrap", l.maxgap.bootstrap}, {"ci", l.maxgap.ci}};
+  if (l.maxgap.toggle.enabled && !l.maxgap.cluster.empty())
+    analyses["maxgap"]["cluster"] = l.maxgap.cluster;
   if (l.pmi.toggle.enabled) {
     analyses["pmi"] = {{"min_freq", l.pmi.min_freq},
                        {"threshold", l.pmi.threshold},
@@ -91,6 +93,7 @@ Json lvlm_spec_json(const AuditSpec& spec) {
                           {"baseline", l.paired.baseline},
                           {"bootstrap", l.paired.bootstrap},
                           {"ci", l.paired.ci}};
+    if (!l.paired.cluster.empty()) analyses["paired"]["cluster"] = l.paired.cluster;
   }
   return Json{{"kind", "lvlm-counterfactual"},
               {"seed", spec.seed},
@@ -152,7 +155,9 @@ std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditSpe
   if (l.maxgap.toggle.enabled) {
     o.bootstrap = l.maxgap.bootstrap;
     o.ci = l.maxgap.ci;
+    o.cluster = l.maxgap.cluster;
     add("maxgap", lvlm_maxgap(state, config, o));
+    o.cluster.clear();
   }
   if (l.pmi.toggle.enabled) add("pmi", lvlm_pmi(state, config, o));
   if (l.lexicon.toggle.enabled) add("lexicon", lvlm_lexicon(state, config, o));
@@ -168,6 +173,7 @@ std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditSpe
   if (l.paired.toggle.enabled) {
     o.bootstrap = l.paired.bootstrap;
     o.ci = l.paired.ci;
+    o.cluster = l.paired.cluster;
     o.compare_column = l.paired.column;
     o.compare_baseline = l.paired.baseline;
     add("paired", lvlm_paired(state, config, o));

@@ -238,13 +238,15 @@ Json paired_result(const LvlmState& s, const LvlmConfig& config, const LvlmRepor
     const SetScore& a = s.set_scores[i * S + k];
     if (a.n > 0) base_gap.emplace(s.set_keys[i], a.max - a.min);
   }
-  std::vector<double> x0, x1;  // baseline, treatment (treatment set order: sorted keys)
+  std::vector<double> x0, x1;          // baseline, treatment (treatment set order: sorted keys)
+  std::vector<std::uint32_t> matched;  // the treatment's set of each pair
   for (const std::uint32_t i : sets_of[b]) {
     const SetScore& a = s.set_scores[i * S + k];
     const auto it = base_gap.find(s.set_keys[i]);
     if (a.n == 0 || it == base_gap.end()) continue;
     x0.push_back(it->second);
     x1.push_back(a.max - a.min);
+    matched.push_back(i);
   }
   const std::size_t n = x0.size();
   const auto mean = [](const std::vector<double>& v) { return stats::mean(v); };
@@ -275,10 +277,13 @@ Json paired_result(const LvlmState& s, const LvlmConfig& config, const LvlmRepor
   stats::Interval ci_mean, ci_p90;
   if (o.bootstrap > 0) {
     const std::uint64_t seed = derive_seed(o.seed, task);
-    std::tie(ci_mean, ci_p90) = bootstrap_mean_p90(x1, x0, o, seed);
+    const std::vector<std::uint32_t> cluster = set_clusters(s, config, o, matched);
+    std::tie(ci_mean, ci_p90) = bootstrap_mean_p90(x1, x0, cluster, o, seed);
     r["ci"] = {{"diff_mean", interval_json(ci_mean, o.bootstrap)},
                {"diff_p90", interval_json(ci_p90, o.bootstrap)},
-               {"unit", "matched counterfactual set"}};
+               {"unit", bootstrap_unit(o, "matched counterfactual set")}};
+    if (!cluster.empty())
+      r["ci"]["clusters"] = *std::max_element(cluster.begin(), cluster.end()) + 1;
   }
   table.row();
   put_level(table, config.by, s.by_levels[b]);

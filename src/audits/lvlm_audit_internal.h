@@ -35,13 +35,25 @@ std::vector<std::vector<std::uint32_t>> groups_by_level(const LvlmState& s);
 // Counterfactual sets of each by-level (canonical: sets are sorted by by-level, then key).
 std::vector<std::vector<std::uint32_t>> sets_by_level(const LvlmState& s);
 
+// The cluster of each of `sets` under o.cluster (ids 0..C-1 in first-appearance order), or
+// empty when o.cluster is (every set its own unit). UsageError when a cluster column is not a
+// set-key column.
+std::vector<std::uint32_t> set_clusters(const LvlmState& s, const LvlmConfig& config,
+                                        const LvlmReportOptions& o,
+                                        std::span<const std::uint32_t> sets);
+
+// What one bootstrap draw resamples, for results.json's "unit".
+std::string bootstrap_unit(const LvlmReportOptions& o, const std::string& set_unit);
+
 // Percentile bootstrap over units i (replicate b draws from Rng(seed, b)) of the mean and
 // the p90 of x[i]; paired with `base` (same length), of the differences mean(x) - mean(base)
-// and p90(x) - p90(base) over the same resampled units.
-std::pair<stats::Interval, stats::Interval> bootstrap_mean_p90(std::span<const double> x,
-                                                               std::span<const double> base,
-                                                               const LvlmReportOptions& o,
-                                                               std::uint64_t seed);
+// and p90(x) - p90(base) over the same resampled units. With `cluster` (one id per unit,
+// 0..C-1) a replicate draws C clusters with replacement and, within each, as many of its
+// units as it holds, with replacement (the two-stage bootstrap of Davison and Hinkley 1997,
+// Sec. 3.8, strategy 2); the replicate's statistic is over every unit drawn.
+std::pair<stats::Interval, stats::Interval> bootstrap_mean_p90(
+    std::span<const double> x, std::span<const double> base, std::span<const std::uint32_t> cluster,
+    const LvlmReportOptions& o, std::uint64_t seed);
 
 // An interval with the number of resamples behind it.
 Json interval_json(const stats::Interval& i, std::size_t resamples);

@@ -83,6 +83,7 @@ constexpr std::size_t kMaxGapBins = 20;
 struct SetGaps {
   std::vector<double> gap, top;
   std::vector<std::uint64_t> masks;
+  std::vector<std::uint32_t> sets;  // the set of each entry (sets without a score are left out)
 };
 
 SetGaps set_gaps(const LvlmState& s, const std::vector<std::uint32_t>& sets, std::size_t S,
@@ -94,6 +95,7 @@ SetGaps set_gaps(const LvlmState& s, const std::vector<std::uint32_t>& sets, std
     g.gap.push_back(a.max - a.min);
     g.top.push_back(a.max);
     g.masks.push_back(a.max_groups);
+    g.sets.push_back(i);
   }
   return g;
 }
@@ -172,10 +174,14 @@ Json maxgap_result(const LvlmState& s, const LvlmConfig& config, const LvlmRepor
   r["sets_above_p90"] = n_top;
   stats::Interval ci_mean, ci_p90;
   if (o.bootstrap > 0) {
-    std::tie(ci_mean, ci_p90) = bootstrap_mean_p90(g.gap, {}, o, derive_seed(o.seed, b * S + k));
+    const std::vector<std::uint32_t> cluster = set_clusters(s, config, o, g.sets);
+    std::tie(ci_mean, ci_p90) =
+        bootstrap_mean_p90(g.gap, {}, cluster, o, derive_seed(o.seed, b * S + k));
     r["ci"] = {{"maxgap_mean", interval_json(ci_mean, o.bootstrap)},
                {"maxgap_p90", interval_json(ci_p90, o.bootstrap)},
-               {"unit", "counterfactual set"}};
+               {"unit", bootstrap_unit(o, "counterfactual set")}};
+    if (!cluster.empty())
+      r["ci"]["clusters"] = *std::max_element(cluster.begin(), cluster.end()) + 1;
   }
   put_maxgap_row(table, s, config, b, k, r, g.gap.size(), ci_mean, ci_p90);
   std::size_t gi = 0;

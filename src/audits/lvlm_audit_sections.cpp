@@ -2,7 +2,11 @@
 // helpers they share (lvlm_audit_internal.h), responses and ratings per group, and the registry of
 // the sections that `vlbias metric` prints.
 #include <algorithm>
+#include <cassert>
 #include <map>
+#include <numeric>
+#include <string_view>
+#include <unordered_map>
 
 #include "lvlm_audit_internal.h"
 #include "table_builder.h"
@@ -41,29 +45,98 @@ std::vector<std::vector<std::uint32_t>> sets_by_level(const LvlmState& s) {
   return sets_of;
 }
 
-std::pair<stats::Interval, stats::Interval> bootstrap_mean_p90(std::span<const double> x,
-                                                               std::span<const double> base,
-                                                               const LvlmReportOptions& o,
-                                                               std::uint64_t seed) {
+std::vector<std::uint32_t> set_clusters(const LvlmState& s, const LvlmConfig& config,
+                                        const LvlmReportOptions& o,
+                                        std::span<const std::uint32_t> sets) {
+  if (o.cluster.empty()) return {};
+  std::vector<std::size_t> positions;
+  for (const std::string& c : o.cluster) {
+    const auto it = std::find(config.set_key.begin(), config.set_key.end(), c);
+    VLBIAS_CHECK(it != config.set_key.end(), UsageError,
+                 "cluster column '{}' is not a set-key column ({}): a cluster groups whole "
+                 "counterfactual sets, e.g. the set key without its seed",
+                 c, fmt::join(config.set_key, ", "));
+    positions.push_back(static_cast<std::size_t>(it - config.set_key.begin()));
+  }
+  std::unordered_map<std::string, std::uint32_t> ids;
+  std::vector<std::uint32_t> out;
+  out.reserve(sets.size());
+  std::vector<std::string_view> parts;
+  for (const std::uint32_t i : sets) {
+    // set_keys hold the set-key values joined by \x1f (lvlm_scan.cpp).
+    const std::string_view key = s.set_keys[i];
+    parts.clear();
+    for (std::size_t from = 0;;) {
+      const std::size_t to = key.find('\x1f', from);
+      parts.push_back(key.substr(from, to == std::string_view::npos ? to : to - from));
+      if (to == std::string_view::npos) break;
+      from = to + 1;
+    }
+    assert(parts.size() == config.set_key.size());
+    std::string cluster;
+    for (const std::size_t p : positions) {
+      cluster += parts[p];
+      cluster += '\x1f';
+    }
+    const auto id = static_cast<std::uint32_t>(ids.size());
+    out.push_back(ids.emplace(std::move(cluster), id).first->second);
+  }
+  return out;
+}
+
+std::string bootstrap_unit(const LvlmReportOptions& o, const std::string& set_unit) {
+  if (o.cluster.empty()) return set_unit;
+  return fmt::format("cluster ({}), then {} within it", fmt::join(o.cluster, ", "), set_unit);
+}
+
+namespace {
+
+// Units 0..n-1 grouped by cluster id (0..C-1).
+std::vector<std::vector<std::uint32_t>> cluster_members(std::span<const std::uint32_t> cluster) {
+  std::vector<std::vector<std::uint32_t>> members;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    if (cluster[i] >= members.size()) members.resize(cluster[i] + 1);
+    members[cluster[i]].push_back(static_cast<std::uint32_t>(i));
+  }
+  return members;
+}
+
+}  // namespace
+
+std::pair<stats::Interval, stats::Interval> bootstrap_mean_p90(
+    std::span<const double> x, std::span<const double> base, std::span<const std::uint32_t> cluster,
+    const LvlmReportOptions& o, std::uint64_t seed) {
   const std::size_t n = x.size();
   const bool paired = !base.empty();
+  assert(cluster.empty() || cluster.size() == n);
   stats::check_resamples(o.bootstrap, "bootstrap");
+  const std::vector<std::vector<std::uint32_t>> members = cluster_members(cluster);
+  // Units a draw may pick: one per unit (flat) or per cluster (two-stage); fewer than 2
+  // leave every replicate the estimate itself, so there is no interval.
+  const std::size_t units = cluster.empty() ? n : members.size();
   std::vector<double> means(o.bootstrap, kNaN), p90s(o.bootstrap, kNaN);
-  if (n >= 2) {
+  if (units >= 2) {
     parallel_for(o.bootstrap, [&](std::size_t b) {
       Rng rng(seed, b);
-      std::vector<double> a(n), c(paired ? n : 0);
-      double sa = 0, sc = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t u = rng.uniform_index(n);
-        a[i] = x[u];
-        sa += a[i];
-        if (paired) {
-          c[i] = base[u];
-          sc += c[i];
+      std::vector<double> a, c;
+      a.reserve(n);
+      c.reserve(paired ? n : 0);
+      const auto take = [&](std::size_t u) {
+        a.push_back(x[u]);
+        if (paired) c.push_back(base[u]);
+      };
+      if (cluster.empty()) {
+        for (std::size_t i = 0; i < n; ++i) take(rng.uniform_index(n));
+      } else {
+        for (std::size_t j = 0; j < units; ++j) {
+          const std::vector<std::uint32_t>& m = members[rng.uniform_index(units)];
+          for (std::size_t t = 0; t < m.size(); ++t) take(m[rng.uniform_index(m.size())]);
         }
       }
-      means[b] = (sa - sc) / static_cast<double>(n);
+      const double size = static_cast<double>(a.size());
+      means[b] =
+          (std::accumulate(a.begin(), a.end(), 0.0) - std::accumulate(c.begin(), c.end(), 0.0)) /
+          size;
       p90s[b] = stats::percentile_select(a, 90) - (paired ? stats::percentile_select(c, 90) : 0.0);
     });
   }

@@ -32,6 +32,24 @@ void parse_columns(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
   if (!l.scorer_given && !l.scores.empty()) l.scorer = {"scorer"};
 }
 
+// A bootstrap's cluster columns: a list (or one name) of columns.set_key's columns.
+std::vector<std::string> parse_cluster(Context& ctx, const YAML::Node& node,
+                                       const std::string& path,
+                                       const std::vector<std::string>& set_key) {
+  std::vector<std::string> out = node.IsScalar()
+                                     ? std::vector<std::string>{as_string(ctx, node, path)}
+                                     : as_string_list(ctx, node, path, false);
+  for (const std::string& c : out) {
+    if (std::find(set_key.begin(), set_key.end(), c) == set_key.end()) {
+      fail(ctx, node, path,
+           fmt::format("'{}' is not one of columns.set_key ({}): a cluster groups whole "
+                       "counterfactual sets, e.g. the set key without its seed",
+                       c, fmt::join(set_key, ", ")));
+    }
+  }
+  return out;
+}
+
 RatingSpecYaml parse_rating(Context& ctx, const YAML::Node& node, const std::string& path) {
   const Entries e = check_map(ctx, node, path, {"name", "kind", "where"});
   RatingSpecYaml r;
@@ -63,10 +81,12 @@ void parse_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
                 {"maxgap", "pmi", "lexicon", "responses", "ratings", "group_tests", "paired"});
   if (const YAML::Node* v = find(e, "maxgap")) {
     const std::string p = "analyses.maxgap";
-    const Entries o = parse_toggle(ctx, *v, p, l.maxgap.toggle, {"bootstrap", "ci"});
+    const Entries o = parse_toggle(ctx, *v, p, l.maxgap.toggle, {"bootstrap", "ci", "cluster"});
     if (const YAML::Node* x = find(o, "bootstrap"))
       l.maxgap.bootstrap = as_resamples(ctx, *x, p + ".bootstrap", true);
     if (const YAML::Node* x = find(o, "ci")) l.maxgap.ci = as_ci(ctx, *x, p + ".ci");
+    if (const YAML::Node* x = find(o, "cluster"))
+      l.maxgap.cluster = parse_cluster(ctx, *x, p + ".cluster", l.set_key);
   }
   if (const YAML::Node* v = find(e, "pmi")) {
     const std::string p = "analyses.pmi";
@@ -133,8 +153,8 @@ void parse_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
   }
   if (const YAML::Node* v = find(e, "paired")) {
     const std::string p = "analyses.paired";
-    const Entries o =
-        parse_toggle(ctx, *v, p, l.paired.toggle, {"column", "baseline", "bootstrap", "ci"});
+    const Entries o = parse_toggle(ctx, *v, p, l.paired.toggle,
+                                   {"column", "baseline", "bootstrap", "ci", "cluster"});
     if (l.paired.toggle.enabled) {
       l.paired.column = as_string(ctx, require(ctx, *v, o, p, "column"), p + ".column");
       l.paired.baseline = as_string(ctx, require(ctx, *v, o, p, "baseline"), p + ".baseline");
@@ -142,6 +162,8 @@ void parse_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
     if (const YAML::Node* x = find(o, "bootstrap"))
       l.paired.bootstrap = as_resamples(ctx, *x, p + ".bootstrap", true);
     if (const YAML::Node* x = find(o, "ci")) l.paired.ci = as_ci(ctx, *x, p + ".ci");
+    if (const YAML::Node* x = find(o, "cluster"))
+      l.paired.cluster = parse_cluster(ctx, *x, p + ".cluster", l.set_key);
   } else {
     l.paired.toggle.enabled = false;
   }

@@ -29,7 +29,7 @@ struct LvlmArgs {
   std::string save_state, out;
   std::string set_key, group, by, scores, text, compare_column, baseline;
   std::string lexicon, word_column, lexicon_by, stop_words = "english", kind = "rating";
-  std::string refusal_column, where;
+  std::string refusal_column, where, cluster;
   std::vector<std::string> refusal_patterns;
   bool distinct = false;
   long long min_freq = 10, top = 0, bootstrap = 1000, min_obs = 35;
@@ -147,8 +147,10 @@ void run_lvlm_metric(const LvlmArgs& a, Measure m) {
   o.lexicon_min_obs = static_cast<std::size_t>(a.min_obs);
   o.compare_column = a.compare_column;
   o.compare_baseline = a.baseline;
+  o.cluster = optional_list(a.cluster, "--cluster");
   out.update(lvlm_measure_json(state, config, o, m));
   p.parameters["bootstrap"] = o.bootstrap;
+  if (!o.cluster.empty()) p.parameters["cluster"] = o.cluster;
   p.seed = o.seed;
   out["provenance"] = provenance_json(p);
   write_json(out, a.out);
@@ -190,6 +192,10 @@ void add_lvlm_metrics(CLI::App& metric) {
         ->capture_default_str();
     cmd->add_option("--ci", a->ci, "Confidence level")->capture_default_str();
     cmd->add_option("--seed", a->seed, "Seed of the bootstrap")->capture_default_str();
+    cmd->add_option("--cluster", a->cluster,
+                    "Comma list of --set-key columns whose values group sets (e.g. filename,rank: "
+                    "the image set without its seed): the bootstrap resamples these clusters, "
+                    "then sets within each");
     cmd->callback([a] { run_lvlm_metric(*a, Measure::MaxGap); });
   }
   {
@@ -267,6 +273,10 @@ void add_lvlm_metrics(CLI::App& metric) {
         ->capture_default_str();
     cmd->add_option("--ci", a->ci, "Confidence level")->capture_default_str();
     cmd->add_option("--seed", a->seed, "Seed of the bootstrap")->capture_default_str();
+    cmd->add_option("--cluster", a->cluster,
+                    "Comma list of --set-key columns whose values group sets (e.g. filename,rank: "
+                    "the image set without its seed): the bootstrap resamples these clusters, "
+                    "then sets within each");
     cmd->callback([a] { run_lvlm_metric(*a, Measure::Paired); });
   }
 }

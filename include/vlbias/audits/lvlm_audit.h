@@ -25,6 +25,8 @@
 //     text: text                        # needed by pmi, lexicon, responses, ratings
 //   analyses:                           # each: true, false or a map of options
 //     maxgap: {bootstrap: 1000, ci: 0.95}             # default on when scores are given
+//                                                     # cluster: [filename, rank]: resample
+//                                                     # image sets, then their seeds
 //     pmi: {min_freq: 10, threshold: 1, top: 0, log_base: e}   # default on with text
 //     lexicon: {file: lexicon.csv, word_column: "", by: occupation, min_obs: 35,
 //               distinct: false, stop_words: english}  # on when given
@@ -69,6 +71,7 @@ struct LvlmAuditSpec {
     AnalysisToggle toggle;
     std::size_t bootstrap = 1000;
     double ci = 0.95;
+    std::vector<std::string> cluster;  // LvlmReportOptions::cluster
   } maxgap;
   struct Pmi {
     AnalysisToggle toggle;
@@ -99,6 +102,7 @@ struct LvlmAuditSpec {
     std::string column, baseline;
     std::size_t bootstrap = 1000;
     double ci = 0.95;
+    std::vector<std::string> cluster;
   } paired;
 };
 
@@ -122,6 +126,11 @@ struct LvlmReportOptions {
   std::size_t bootstrap = 1000;  // 0: no intervals
   double ci = 0.95;
   std::uint64_t seed = 0;
+  // The bootstrap's unit: empty, each counterfactual set; else set-key columns (e.g. filename,
+  // rank: the set key without its seed) whose values group sets into clusters, resampled in
+  // two stages (clusters, then sets within each drawn cluster), because a study's seeds of one
+  // image set are not independent and a flat bootstrap makes the intervals too narrow.
+  std::vector<std::string> cluster;
   // PMI (paper 003 App. D): keep f(w, g) >= min_freq and score > threshold.
   std::size_t pmi_min_freq = 10;
   double pmi_threshold = 1.0;

@@ -1,0 +1,125 @@
+// The clustered (two-stage) bootstrap of MaxGap and of paired MaxGap differences: `metric
+// maxgap|paired --cluster` and `analyses.maxgap|paired.cluster`, against the intervals that
+// tools/make_cluster_bootstrap_fixtures.py computes from the formula with vlbias's random
+// streams ported to Python (tests/fixtures/lvlm/cluster/).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+#include "test_util.h"
+
+namespace vlbias {
+namespace {
+
+using cli_util::read_file;
+using cli_util::run_cli;
+using cli_util::temp_dir;
+using cli_util::write_temp_file;
+using Json = nlohmann::json;
+
+const std::string kTable = "tests/fixtures/lvlm/cluster/generations.jsonl";
+const std::string kArgs = " --table " + kTable +
+                          " --set-key filename,rank,seed --group race --by mitigation"
+                          " --score toxicity --bootstrap 200 --seed 3";
+
+const Json& expected() {
+  return testing_util::fixture_json("lvlm/cluster/expected.json");
+}
+
+// Bounds agree to rounding: the sums run in the same order, the scores' max - min differ in
+// the last bit at most.
+void expect_interval(const Json& got, const Json& want) {
+  SCOPED_TRACE(got.dump() + " vs " + want.dump());
+  for (const char* b : {"lower", "upper"}) {
+    EXPECT_NEAR(got[b].get<double>(), want[b].get<double>(), 1e-12) << b;
+  }
+}
+
+TEST(ClusterBootstrap, MaxGapIntervalsMatchTheReferenceFlatAndClustered) {
+  for (const bool clustered : {false, true}) {
+    SCOPED_TRACE(clustered ? "clustered" : "flat");
+    const auto r =
+        run_cli("--quiet metric maxgap" + kArgs + (clustered ? " --cluster filename,rank" : ""));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json j = Json::parse(r.out);
+    ASSERT_EQ(j["results"].size(), 2u);
+    for (const Json& res : j["results"]) {
+      const std::string level = res["by"]["mitigation"];
+      SCOPED_TRACE(level);
+      const Json& want = expected()["maxgap"][level][clustered ? "clustered" : "flat"];
+      expect_interval(res["ci"]["maxgap_mean"], want["maxgap_mean"]);
+      expect_interval(res["ci"]["maxgap_p90"], want["maxgap_p90"]);
+      if (clustered) {
+        EXPECT_EQ(res["ci"]["clusters"], 8);
+        EXPECT_EQ(res["ci"]["unit"], "cluster (filename, rank), then counterfactual set within it");
+      } else {
+        EXPECT_FALSE(res["ci"].contains("clusters"));
+      }
+    }
+  }
+  // Eight image sets of three seeds each: resampling image sets widens the mean's interval.
+  const Json& m = expected()["maxgap"]["none"];
+  EXPECT_GT(m["clustered"]["maxgap_mean"]["upper"].get<double>() -
+                m["clustered"]["maxgap_mean"]["lower"].get<double>(),
+            m["flat"]["maxgap_mean"]["upper"].get<double>() -
+                m["flat"]["maxgap_mean"]["lower"].get<double>());
+}
+
+TEST(ClusterBootstrap, PairedDifferencesResampleMatchedSetsWithinImageSets) {
+  for (const bool clustered : {false, true}) {
+    SCOPED_TRACE(clustered ? "clustered" : "flat");
+    const auto r =
+        run_cli("--quiet metric paired" + kArgs + " --compare mitigation --baseline none" +
+                (clustered ? " --cluster filename,rank" : ""));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json res = Json::parse(r.out)["results"][0];
+    const Json& want = expected()["paired"][clustered ? "clustered" : "flat"];
+    expect_interval(res["ci"]["diff_mean"], want["diff_mean"]);
+    expect_interval(res["ci"]["diff_p90"], want["diff_p90"]);
+  }
+}
+
+TEST(ClusterBootstrap, TheAuditKeyGivesTheSameIntervalsAsTheOption) {
+  const std::string spec = write_temp_file(
+      "spec.yaml", std::string("version: 1\nkind: lvlm-counterfactual\nseed: 3\ngenerations: ") +
+                       VLBIAS_SOURCE_DIR + "/" + kTable +
+                       "\ncolumns: {set_key: [filename, rank, seed], group: race, "
+                       "by: mitigation, scores: [toxicity]}\n"
+                       "analyses: {maxgap: {bootstrap: 200, cluster: [filename, rank]}, "
+                       "group_tests: false}\n");
+  const std::string out = (temp_dir() / "run").string();
+  const auto r = run_cli("--quiet audit " + spec + " --out '" + out + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json res = Json::parse(read_file(out + "/results.json"));
+  EXPECT_EQ(res["spec"]["analyses"]["maxgap"]["cluster"], Json::array({"filename", "rank"}));
+  for (const Json& x : res["analyses"]["maxgap"]["results"]) {
+    const std::string level = x["by"]["mitigation"];
+    SCOPED_TRACE(level);
+    expect_interval(x["ci"]["maxgap_mean"],
+                    expected()["maxgap"][level]["clustered"]["maxgap_mean"]);
+  }
+}
+
+TEST(ClusterBootstrap, AClusterColumnOutsideTheSetKeyIsRefused) {
+  const auto r = run_cli("--quiet metric maxgap" + kArgs + " --cluster filename,race");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cluster column 'race' is not a set-key column (filename, rank, seed)"),
+            std::string::npos)
+      << r.err;
+  const std::string spec = write_temp_file(
+      "spec.yaml", std::string("version: 1\nkind: lvlm-counterfactual\ngenerations: ") +
+                       VLBIAS_SOURCE_DIR + "/" + kTable +
+                       "\ncolumns: {set_key: [filename, rank, seed], group: race, "
+                       "scores: [toxicity]}\nanalyses: {maxgap: {cluster: [image]}}\n");
+  const auto c = run_cli("audit --check " + spec);
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("analyses.maxgap.cluster"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("'image' is not one of columns.set_key"), std::string::npos) << c.err;
+}
+
+}  // namespace
+}  // namespace vlbias
