@@ -34,6 +34,7 @@ enum SeedStream : std::uint64_t {
   kSeedMarkedness = 3,
   kSeedAbsDiff = 4,
   kSeedConfidence = 5,
+  kSeedNeutral = 6,
 };
 
 Json spec_json(const AuditSpec& spec) {
@@ -240,6 +241,7 @@ void refuse_other_kind_analyses(const AuditSpec& spec) {
     refuse(d.absdiff.toggle, "absdiff");
     refuse(d.trends.toggle, "trends");
     refuse(d.ellipses.toggle, "ellipses");
+    refuse(d.neutral.toggle, "neutral");
   } else {
     refuse(d.confidence.toggle, "confidence");
   }
@@ -391,6 +393,16 @@ void add_social_perception_sections(const Study& study, const ImageDimensionScor
   if (decide(d.ellipses.toggle, has_delta, "ellipses",
              "Delta cos needs a neutral prompt for every template", notes)) {
     sections.add("ellipses", ellipses_section(study, scores, d));
+  }
+  if (d.neutral.toggle.enabled) {
+    NeutralOptions o;
+    o.grouping.by = d.group_factors;
+    o.grouping.bootstrap = d.neutral.bootstrap;
+    o.grouping.ci = d.neutral.ci;
+    o.grouping.min_group_size = spec.min_group_size;
+    o.pair_key = d.neutral.pair_key;
+    o.seed = derive_seed(spec.seed, kSeedNeutral);
+    sections.add("neutral", neutral_analysis(study, o));
   }
 }
 

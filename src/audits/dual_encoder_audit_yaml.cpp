@@ -75,6 +75,17 @@ void parse_markedness(Context& ctx, const YAML::Node& value, const std::string& 
   }
 }
 
+void parse_neutral(Context& ctx, const YAML::Node& value, const std::string& path,
+                   Spec::Neutral& n) {
+  for (const auto& [k, v] :
+       parse_toggle(ctx, value, path, n.toggle, {"pair_key", "bootstrap", "ci"})) {
+    const std::string p = join_path(path, k);
+    if (k == "pair_key") n.pair_key = as_string(ctx, v, p);
+    if (k == "bootstrap") n.bootstrap = as_resamples(ctx, v, p, true);
+    if (k == "ci") n.ci = as_ci(ctx, v, p);
+  }
+}
+
 void parse_ranking(Context& ctx, const YAML::Node& value, const std::string& path,
                    Spec::Ranking& r) {
   for (const auto& [k, v] :
@@ -140,7 +151,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
   const std::string base = "analyses";
   const Entries entries = check_map(ctx, node, base,
                                     {"association", "scweat", "markedness", "ranking", "absdiff",
-                                     "trends", "ellipses", "confidence"});
+                                     "trends", "ellipses", "confidence", "neutral"});
   for (const auto& [name, value] : entries) {
     const std::string path = join_path(base, name);
     if (name == "association") parse_association(ctx, value, path, spec.association);
@@ -151,6 +162,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
     if (name == "trends") parse_trends(ctx, value, path, spec.trends);
     if (name == "ellipses") parse_ellipses(ctx, value, path, spec.ellipses);
     if (name == "confidence") parse_confidence(ctx, value, path, spec.confidence);
+    if (name == "neutral") parse_neutral(ctx, value, path, spec.neutral);
   }
 }
 

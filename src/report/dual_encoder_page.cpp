@@ -230,6 +230,66 @@ void markedness_section(Page& page) {
               std::move(t));
 }
 
+// The neutral-prompt reference per group (paper 001 App. G): group means with intervals, and
+// the pairs of groups that differ after Holm correction as findings.
+void neutral_section(Page& page) {
+  const Node n = page.root()["analyses"]["neutral"];
+  if (n.null()) return;
+  page.section("neutral", "Cosine with the neutral prompt", n["definition"].str());
+  BarChart chart;
+  chart.title = "Mean cosine with the neutral prompt per group";
+  chart.x_label = "cos(image, neutral prompt)";
+  chart.points = true;
+  BarSeries s;
+  s.name = "mean";
+  DataTable t;
+  t.name = "neutral_groups";
+  t.columns = {"group", "n", "mean", "sd", "ci_lower", "ci_upper"};
+  for (std::size_t i = 0; i < n["groups"].size(); ++i) {
+    const Node g = n["groups"][i];
+    chart.categories.push_back(group_label(g["key"]));
+    s.value.push_back(g["mean"].number());
+    s.lower.push_back(g["mean_ci"]["lower"].number());
+    s.upper.push_back(g["mean_ci"]["upper"].number());
+    t.add({cell(group_label(g["key"])), cell(g["n"], Fmt::integer), cell(g["mean"]), cell(g["sd"]),
+           cell(g["mean_ci"]["lower"]), cell(g["mean_ci"]["upper"])});
+  }
+  chart.series.push_back(std::move(s));
+  page.figure(svg_bar_chart(chart),
+              "Each group's mean cosine with the neutral prompt, with bootstrap intervals "
+              "(paper 001 Fig. S.14-S.15); one-way ANOVA across groups: " +
+                  p_text("p", n["anova"]["p_value"]) + ".",
+              std::move(t));
+  DataTable pairs;
+  pairs.name = "neutral_pairs";
+  pairs.columns = {"group_a", "group_b", "n", "difference", "t", "p", "p_holm"};
+  const bool paired = !n["pair_key"].null();
+  if (paired) pairs.columns.push_back("pearson_r");
+  for (std::size_t i = 0; i < n["pairs"].size(); ++i) {
+    const Node e = n["pairs"][i];
+    std::vector<Cell> row = {cell(group_label(e["a"])),    cell(group_label(e["b"])),
+                             cell(e["n"], Fmt::integer),   cell(e["difference"]),
+                             cell(e["test"]["statistic"]), cell(e["test"]["p_value"], Fmt::p),
+                             cell(e["p_holm"], Fmt::p)};
+    if (paired) row.push_back(cell(e["pearson"]["statistic"]));
+    pairs.add(std::move(row));
+    if (e["p_holm"].number() < kAlpha) {
+      const double d = e["difference"].number();
+      page.finding(
+          {2, std::abs(d),
+           fmt::format("Before any social word, images of <strong>{}</strong> are {} "
+                       "similar to the neutral prompt than images of <strong>{}</strong> "
+                       "(difference {}, {}).",
+                       esc(group_label(e["a"])), d < 0 ? "less" : "more", esc(group_label(e["b"])),
+                       value_span(e["difference"]), p_text("p_holm", e["p_holm"]))});
+    }
+  }
+  page.table(paired ? "Pairs of groups: paired t over shared identities, and Pearson's r of "
+                      "their values (Fig. S.15, S.16)."
+                    : "Pairs of groups: Welch's t over their images.",
+             std::move(pairs));
+}
+
 void ranking_section(Page& page) {
   const Node r = page.root()["analyses"]["ranking"];
   if (r.null()) return;
@@ -499,6 +559,7 @@ void build_social_perception(Page& page) {
   association_section(page, "Delta cos");
   scweat_section(page);
   markedness_section(page);
+  neutral_section(page);
   ranking_section(page);
   absdiff_section(page);
   trends_section(page);

@@ -37,6 +37,7 @@
 //     absdiff: {pairs: 1000, factors: [age, smiling, lighting, pose, gender, race, seed]}
 //     trends: {x: [age, smiling], fit_to: means, degree: 2}
 //     ellipses: {points_by: age, k_sigma: 2}
+//     neutral: {pair_key: seed, bootstrap: 1000}   # off unless named (paper 001 App. G)
 //     confidence: {scale: raw, logit_scale: 100, bootstrap: 1000, ci: 0.95,
 //                  across: race, within: gender, test_across: anova, test_within: welch}
 //
@@ -128,6 +129,14 @@ struct DualEncoderAuditSpec {
     int degree = 2;
   } trends;
 
+  // Off unless named: the images' cosine with the neutral prompt per group (paper 001 App. G).
+  struct Neutral {
+    AnalysisToggle toggle{false, false};
+    std::string pair_key;  // image-table column naming an identity across groups ("" = none)
+    std::size_t bootstrap = 1000;
+    double ci = 0.95;
+  } neutral;
+
   struct Ellipses {
     AnalysisToggle toggle;
     std::string points_by;  // "" = the first ordinal factor, or images when there is none
@@ -210,6 +219,22 @@ AnalysisOutput scweat_analysis(const Study& study, const ScweatAnalysisOptions& 
 
 // Table markedness.
 AnalysisOutput markedness_analysis(const Study& study, const MarkednessOptions& options);
+
+// The neutral-prompt reference per group (Hausladen et al. App. G, Fig. S.14-S.16):
+// neutral_cos(i) = the mean over templates of cos(image i, the template's neutral prompt).
+// Per group of grouping.by: n, mean, sd and a bootstrap interval of the mean (seed); a
+// one-way ANOVA across groups; per pair of groups (a < b in key order) the difference of
+// means with, given pair_key (an image-table column naming an identity shown in every group,
+// e.g. CausalFace's seed), a paired t test and Pearson's r over the identities both groups
+// have (an identity's images within a group averaged first), else Welch's t over the images;
+// Holm and BH over the pairs. Tables neutral_images (the image table plus neutral_cos),
+// neutral_groups, neutral_pairs. UsageError when no template has a neutral prompt.
+struct NeutralOptions {
+  GroupingOptions grouping;
+  std::string pair_key;
+  std::uint64_t seed = 0;
+};
+AnalysisOutput neutral_analysis(const Study& study, const NeutralOptions& options);
 
 struct RankingAnalysisOptions {
   std::size_t k = 1000;
