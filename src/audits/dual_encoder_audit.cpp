@@ -242,6 +242,7 @@ void refuse_other_kind_analyses(const AuditSpec& spec) {
     refuse(d.trends.toggle, "trends");
     refuse(d.ellipses.toggle, "ellipses");
     refuse(d.neutral.toggle, "neutral");
+    refuse(d.prompt_geometry.toggle, "prompt_geometry");
   } else {
     refuse(d.confidence.toggle, "confidence");
   }
@@ -403,6 +404,9 @@ void add_social_perception_sections(const Study& study, const ImageDimensionScor
     o.pair_key = d.neutral.pair_key;
     o.seed = derive_seed(spec.seed, kSeedNeutral);
     sections.add("neutral", neutral_analysis(study, o));
+  }
+  if (d.prompt_geometry.toggle.enabled) {
+    sections.add("prompt_geometry", prompt_geometry_analysis(study, d.prompt_geometry.components));
   }
 }
 

@@ -62,8 +62,8 @@ Study load_study(const StudyFiles& files) {
   }
   s.manifest_table = read_table(files.prompt_manifest.string());
   s.manifest = parse_prompt_manifest(s.manifest_table);
-  const Matrix prompts = read_embeddings(files.prompt_embeddings, files.prompt_tensor);
-  s.cos = prompt_image_cosines(prompts, images, s.manifest, prompts_name, images_name);
+  s.prompts = read_embeddings(files.prompt_embeddings, files.prompt_tensor);
+  s.cos = prompt_image_cosines(s.prompts, images, s.manifest, prompts_name, images_name);
   s.embedding_dim = images.cols;
   return s;
 }

@@ -86,6 +86,13 @@ void parse_neutral(Context& ctx, const YAML::Node& value, const std::string& pat
   }
 }
 
+void parse_prompt_geometry(Context& ctx, const YAML::Node& value, const std::string& path,
+                           Spec::PromptGeometry& g) {
+  for (const auto& [k, v] : parse_toggle(ctx, value, path, g.toggle, {"components"})) {
+    if (k == "components") g.components = as_positive_size(ctx, v, join_path(path, k));
+  }
+}
+
 void parse_ranking(Context& ctx, const YAML::Node& value, const std::string& path,
                    Spec::Ranking& r) {
   for (const auto& [k, v] :
@@ -149,9 +156,10 @@ void parse_confidence(Context& ctx, const YAML::Node& value, const std::string& 
 
 void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
   const std::string base = "analyses";
-  const Entries entries = check_map(ctx, node, base,
-                                    {"association", "scweat", "markedness", "ranking", "absdiff",
-                                     "trends", "ellipses", "confidence", "neutral"});
+  const Entries entries =
+      check_map(ctx, node, base,
+                {"association", "scweat", "markedness", "ranking", "absdiff", "trends", "ellipses",
+                 "confidence", "neutral", "prompt_geometry"});
   for (const auto& [name, value] : entries) {
     const std::string path = join_path(base, name);
     if (name == "association") parse_association(ctx, value, path, spec.association);
@@ -163,6 +171,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
     if (name == "ellipses") parse_ellipses(ctx, value, path, spec.ellipses);
     if (name == "confidence") parse_confidence(ctx, value, path, spec.confidence);
     if (name == "neutral") parse_neutral(ctx, value, path, spec.neutral);
+    if (name == "prompt_geometry") parse_prompt_geometry(ctx, value, path, spec.prompt_geometry);
   }
 }
 

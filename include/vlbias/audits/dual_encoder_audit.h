@@ -38,6 +38,7 @@
 //     trends: {x: [age, smiling], fit_to: means, degree: 2}
 //     ellipses: {points_by: age, k_sigma: 2}
 //     neutral: {pair_key: seed, bootstrap: 1000}   # off unless named (paper 001 App. G)
+//     prompt_geometry: {components: 3}             # off unless named (paper 001 App. D)
 //     confidence: {scale: raw, logit_scale: 100, bootstrap: 1000, ci: 0.95,
 //                  across: race, within: gender, test_across: anova, test_within: welch}
 //
@@ -137,6 +138,12 @@ struct DualEncoderAuditSpec {
     double ci = 0.95;
   } neutral;
 
+  // Off unless named: valence geometry and PCA of the prompt embeddings (paper 001 App. D).
+  struct PromptGeometry {
+    AnalysisToggle toggle{false, false};
+    std::size_t components = 3;
+  } prompt_geometry;
+
   struct Ellipses {
     AnalysisToggle toggle;
     std::string points_by;  // "" = the first ordinal factor, or images when there is none
@@ -169,6 +176,7 @@ struct Study {
   Table manifest_table;     // the prompt manifest as read
   PromptManifest manifest;  // parsed
   Matrix cos;               // prompts x images: cos(p, i), column i = images row i
+  Matrix prompts;           // the prompt embeddings as read, row p = manifest row p
   std::size_t embedding_dim = 0;
   std::vector<std::string> inputs;  // the files read, for provenance hashes
 };
@@ -235,6 +243,15 @@ struct NeutralOptions {
   std::uint64_t seed = 0;
 };
 AnalysisOutput neutral_analysis(const Study& study, const NeutralOptions& options);
+
+// The prompt embeddings' geometry (Hausladen et al. App. D, Fig. S.6, Table S.5). Per dimension
+// name with both valences: per word pair the mean over templates of the cosine of the two
+// words' prompts in the same template (a bare-word manifest, template "{}", gives the paper's
+// adjective cosines), within the positive valence, within the negative and across; one-sided
+// Welch t tests that each within-valence set is closer than the cross-valence set (Table S.5's
+// p-values). And a PCA (stats::pca) of every attribute prompt, `components` kept (clamped to
+// the prompts and the embedding width). Tables prompt_similarities, prompt_pca.
+AnalysisOutput prompt_geometry_analysis(const Study& study, std::size_t components);
 
 struct RankingAnalysisOptions {
   std::size_t k = 1000;
