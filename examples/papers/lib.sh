@@ -9,7 +9,8 @@
 # relative paths and their hashes) and every --out path exists. Content, never timestamps: a
 # touched but unchanged input skips the step, an edited one reruns it (and the steps that read
 # its outputs, whose content then changes). The stamp is removed before the command runs and
-# written only after it succeeded, so a failed or killed step runs again. Safe under
+# written only after it succeeded, so a failed or killed step runs again; the command sees the
+# digest as $STEP_DIGEST (resume_or_fresh uses it). Safe under
 # `set -euo pipefail`; paths may hold spaces. COMMAND should be a program: a shell function
 # runs without `set -e` here, so it must check its own commands.
 
@@ -72,7 +73,9 @@ step() {
   mkdir -p -- "$OUT_DIR/.steps"
   rm -f -- "$stamp"
   local rc=0
-  "$@" || rc=$?
+  # STEP_DIGEST tells a command which inputs it runs for (e.g. whether a resumable run folder
+  # left by an interrupted attempt was started for the same inputs).
+  STEP_DIGEST=$digest "$@" || rc=$?
   if ((rc != 0)); then
     echo "step $name: failed (exit $rc)" >&2
     return "$rc"
@@ -108,4 +111,21 @@ copy_if_changed() {
   if ! cmp -s -- "$1" "$2"; then
     cp -- "$1" "$2.tmp" && mv -f -- "$2.tmp" "$2"
   fi
+}
+
+# For a step whose command fills a resumable run folder (`vlbias generate`, `vlbias score`):
+# succeeds (0) when RUN_DIR was started by an attempt of this step with the same inputs and
+# command ($STEP_DIGEST, kept in RUN_DIR.inputs), so the command can continue it (--resume)
+# and send only what is missing; otherwise removes RUN_DIR, records the digest and fails (1),
+# so the command starts afresh: a run folder never mixes answers for two versions of a step's
+# inputs.
+resume_or_fresh() {
+  local run_dir=$1
+  [[ -n ${STEP_DIGEST:-} ]] || { echo "resume_or_fresh: call it from a step's command" >&2; return 2; }
+  if [[ -d $run_dir && -f $run_dir.inputs && $(<"$run_dir.inputs") == "$STEP_DIGEST" ]]; then
+    return 0
+  fi
+  rm -rf -- "$run_dir"
+  printf '%s\n' "$STEP_DIGEST" >"$run_dir.inputs"
+  return 1
 }

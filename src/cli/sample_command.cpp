@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "commands.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/io/row_filter.h"
 #include "vlbias/io/sample.h"
 #include "vlbias/io/table.h"
 #include "vlbias/report/json_output.h"
@@ -18,7 +20,7 @@ namespace vlbias::cli_internal {
 namespace {
 
 struct SampleArgs {
-  std::string table, by, where, out, report;
+  std::string table, by, where, unit, out, report;
   std::optional<std::size_t> n;
   std::optional<double> frac;
   std::size_t per_cell_min = 0;
@@ -59,6 +61,51 @@ void print_cells(const SampleResult& r, const SampleOptions& o) {
              r.rows_in_table, r.rows_missing_key);
 }
 
+// --unit: n whole units (e.g. paper 003's counterfactual sets) per cell instead of n rows. The
+// units are drawn from a table of each unit's first passing row, as
+// `df[mask].drop_duplicates(unit).groupby(by).sample(...)` draws them, and every passing row
+// of a drawn unit is kept, in table order. A unit's --by cells must agree on all its rows.
+SampleResult sample_units(const Table& table, const SampleOptions& o, const std::string& unit) {
+  const Column& unit_column = table.column(unit);
+  std::vector<bool> pass(table.rows, true);
+  if (!o.where.empty()) pass = RowFilter::parse(o.where, o.where_origin).evaluate(table);
+  std::vector<const Column*> by;
+  for (const std::string& name : o.by) by.push_back(&table.column(name));
+  std::map<std::string, std::size_t> unit_index;  // unit value -> its index in `firsts`
+  std::vector<std::size_t> firsts, unit_of_row(table.rows, 0);
+  std::size_t passing = 0;
+  for (std::size_t r = 0; r < table.rows; ++r) {
+    if (!pass[r]) continue;
+    ++passing;
+    const std::string value = unit_column.text(r);
+    VLBIAS_CHECK(!value.empty(), InputError, "sample: {} line {} has no --unit '{}' value",
+                 table.source, table.line_of_row[r], unit);
+    const auto [it, fresh] = unit_index.emplace(value, firsts.size());
+    if (fresh) firsts.push_back(r);
+    unit_of_row[r] = it->second;
+    const std::size_t first = firsts[it->second];
+    for (std::size_t b = 0; b < by.size(); ++b) {
+      VLBIAS_CHECK(by[b]->text(r) == by[b]->text(first), InputError,
+                   "sample: {} line {}: unit '{}' has {} '{}' here but '{}' on line {}; every "
+                   "row of a --unit must be in one cell of --by",
+                   table.source, table.line_of_row[r], value, o.by[b], by[b]->text(r),
+                   by[b]->text(first), table.line_of_row[first]);
+    }
+  }
+  SampleOptions unit_options = o;
+  unit_options.where.clear();
+  SampleResult r = stratified_sample(take_rows(table, firsts), unit_options);
+  std::vector<bool> drawn(firsts.size(), false);
+  for (const std::size_t u : r.rows) drawn[u] = true;
+  r.rows.clear();
+  for (std::size_t row = 0; row < table.rows; ++row) {
+    if (pass[row] && drawn[unit_of_row[row]]) r.rows.push_back(row);
+  }
+  r.rows_in_table = table.rows;
+  r.rows_passing_filter = passing;
+  return r;
+}
+
 Json report_json(const SampleResult& r, const SampleOptions& o, const SampleArgs& a) {
   Json cells = Json::array();
   for (const SampleCell& c : r.cells) {
@@ -87,6 +134,7 @@ Json report_json(const SampleResult& r, const SampleOptions& o, const SampleArgs
                       {"n", o.n ? Json(*o.n) : Json()},
                       {"frac", o.frac ? Json(*o.frac) : Json()},
                       {"where", o.where},
+                      {"unit", a.unit.empty() ? Json() : Json(a.unit)},
                       {"per_cell_min", o.per_cell_min},
                       {"allow_short", a.allow_short},
                       {"replace", o.replace}};
@@ -123,8 +171,11 @@ void run_sample(const SampleArgs& a) {
   o.replace = a.replace;
   o.per_cell_min = a.per_cell_min;
   o.seed = a.seed;
+  VLBIAS_CHECK(a.unit.empty() || !a.replace, UsageError,
+               "sample: --unit draws each unit at most once; it cannot be combined with --replace");
   const Table table = read_table(a.table);
-  const SampleResult r = stratified_sample(table, o);
+  const SampleResult r =
+      a.unit.empty() ? stratified_sample(table, o) : sample_units(table, o, a.unit);
   print_cells(r, o);
   if (!a.report.empty()) write_json(report_json(r, o, a), a.report);
   if (r.short_cells > 0 && !a.allow_short) refuse_short(r);
@@ -146,6 +197,9 @@ void add_sample_command(CLI::App& app) {
   cmd->add_option("--frac", args->frac, "Fraction of each cell (rounded half to even)");
   cmd->add_option("--where", args->where,
                   "Row filter, e.g. \"age >= 20 and age <= 60\" (docs/specs.md#row-filters)");
+  cmd->add_option("--unit", args->unit,
+                  "Draw whole units of this column (e.g. set: a counterfactual set): --n/--frac "
+                  "count units per cell, every row of a drawn unit is kept");
   cmd->add_option("--per-cell-min", args->per_cell_min,
                   "Drop (draw nothing from) cells with fewer rows than this; reported")
       ->capture_default_str();

@@ -176,6 +176,7 @@ void read_metadata(const fs::path& dir, const std::string& name,
                                       "",
                                       "",
                                       "",
+                                      first + " " + second,
                                       k,
                                       caption,
                                       rank.text(r),
@@ -196,9 +197,14 @@ void read_metadata(const fs::path& dir, const std::string& name,
 
 DatasetTable read_socialcounterfactuals(const fs::path& dir, const DatasetOptions& options) {
   DatasetTable data;
-  data.columns = {"path",           "set",           "subset",  "occupation", "race", "gender",
-                  "physical_trait", "caption_index", "caption", "rank",       "seed"};
-  data.numeric = {false, false, false, false, false, false, false, true, false, true, true};
+  // `attributes` holds both varied attributes in the caption's words ("Middle Eastern female",
+  // "skinny male"): paper 003's LLM baseline names them ("a picture of a {attributes}
+  // {occupation}") whichever two the subset varies. The set's generation seed is `image_seed`:
+  // `vlbias generate` refuses a manifest column named `seed`, the column it adds for its own.
+  data.columns = {"path",          "set",     "subset",         "occupation",
+                  "race",          "gender",  "physical_trait", "attributes",
+                  "caption_index", "caption", "rank",           "image_seed"};
+  data.numeric = {false, false, false, false, false, false, false, false, true, false, true, true};
   data.cell_columns = {"subset", "race", "gender", "physical_trait"};
   const std::vector<std::string> names = metadata_files(dir, options);
   const std::map<std::string, std::string> images = index_images(dir, data);

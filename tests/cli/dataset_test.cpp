@@ -197,8 +197,8 @@ TEST(DatasetCommand, SocialCounterfactualsWritesOneRowPerImageWithTheSetAndItsAt
   const DatasetRun run = read_miniature("socialcounterfactuals");
   ASSERT_EQ(run.cli.exit_code, 0) << run.cli.err;
   std::string want =
-      "path,set,subset,occupation,race,gender,physical_trait,caption_index,"
-      "caption,rank,seed\n";
+      "path,set,subset,occupation,race,gender,physical_trait,attributes,caption_index,"
+      "caption,rank,image_seed\n";
   const char* traits[] = {"skinny", "young", "obese", "tattooed", "old"};
   const char* trait_ks[] = {"10", "11", "12", "13", "20", "21", "24", "25", "26", "27"};
   for (int i = 0; i < 10; ++i) {
@@ -207,8 +207,8 @@ TEST(DatasetCommand, SocialCounterfactualsWritesOneRowPerImageWithTheSetAndItsAt
     const std::string article = trait == "obese" || trait == "old" ? "an " : "a ";
     want += std::string("../socialcounterfactuals/0000001/3918439167_") + trait_ks[i] +
             ".jpg,physical_gender_carpenter/3918439167,physical-gender,carpenter,," + gender + "," +
-            trait + "," + trait_ks[i] + "," + article + trait + " " + gender +
-            " Carpenter,0,3918439167\n";
+            trait + "," + trait + " " + gender + "," + trait_ks[i] + "," + article + trait + " " +
+            gender + " Carpenter,0,3918439167\n";
   }
   const char* races[] = {"White", "Black", "Indian", "Asian", "Middle Eastern", "Latino"};
   for (int k = 0; k < 12; ++k) {
@@ -218,8 +218,8 @@ TEST(DatasetCommand, SocialCounterfactualsWritesOneRowPerImageWithTheSetAndItsAt
     const std::string article = race == "Indian" || race == "Asian" ? "an " : "a ";
     want += "../socialcounterfactuals/0000000/3761796350_" + std::to_string(k) +
             ".jpg,a_picture_of_race_gender_plumber/3761796350,race-gender,plumber," + race + "," +
-            gender + ",," + std::to_string(k) + ",A picture of " + article + race + " " + gender +
-            " plumber,0,3761796350\n";
+            gender + ",," + race + " " + gender + "," + std::to_string(k) + ",A picture of " +
+            article + race + " " + gender + " plumber,0,3761796350\n";
   }
   EXPECT_EQ(run.table, want);
   const json& s = run.summary;

@@ -222,6 +222,27 @@ TEST(GeneratePrompts, LabelsThatCollideOrDifferBetweenPromptsAreRefused) {
   EXPECT_TRUE(chat.seen.empty());
 }
 
+// A manifest column named like one generations.jsonl adds (a `seed` of the images' own) is
+// refused before any request, never overwritten: why the SocialCounterfactuals reader calls
+// its sets' generation seed `image_seed`.
+TEST(GeneratePrompts, AManifestColumnNamedLikeAnAddedColumnIsRefusedNotOverwritten) {
+  RecordingChat chat;
+  const fs::path dir = temp_dir();
+  write(dir / "images.csv", "id,file,seed,race\nimg0,jpg_1x1.jpg,3761796350,Asian\n");
+  for (const char* kind : {"lvlm", "llm"}) {
+    SCOPED_TRACE(kind);
+    const auto r = generate(kind,
+                            write_chat_spec(dir, chat.server, std::string("generate-") + kind, "m",
+                                            "  - {name: a, text: x}"),
+                            dir / "run");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("the manifest has a column 'seed', which generations.jsonl adds"),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_TRUE(chat.seen.empty());
+}
+
 // The LVLM sees the image, the LLM reads the person in words, a judge over the same chat
 // endpoint puts a number on each answer: per image for the LVLM's, per race for the LLM's.
 Response paired_chat(const Request& req, const ImageIndex& images, std::vector<Seen>& seen,

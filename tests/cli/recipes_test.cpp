@@ -120,4 +120,30 @@ TEST(RecipeSteps, RunAgainAfterAFailureAMissingOutputOrANewCommand) {
   EXPECT_EQ(read_file(dir / "o.txt"), "b\n");
 }
 
+// resume_or_fresh: a step's command continues the run folder an interrupted attempt with the same
+// inputs left, and starts afresh (the folder removed) when an input changed.
+TEST(RecipeSteps, ARunFolderIsResumedForTheSameInputsAndStartedAfreshForNewOnes) {
+  const fs::path dir = temp_dir() / "resume dir";
+  fs::create_directories(dir);
+  // f records how it found the folder, leaves a partial answer in it, and fails the first time
+  // (an interrupted generate); later it succeeds.
+  const std::string prelude =
+      "set -euo pipefail; source examples/papers/lib.sh; OUT_DIR=" + shell_quote(dir.string()) +
+      "; cd \"$OUT_DIR\"; f() { if resume_or_fresh run; then echo resume >>log; else echo fresh "
+      ">>log; fi; mkdir -p run; [[ -e run/partial ]] && echo kept >>log; touch run/partial; "
+      "[[ -e interrupted ]] || { touch interrupted; return 1; }; touch o; }; ";
+  const std::string make_o = "step s --in in.txt --out o -- f";
+  const CliResult interrupted = run_bash(prelude + "echo a > in.txt; " + make_o);
+  EXPECT_NE(interrupted.exit_code, 0);
+  const CliResult resumed = run_bash(prelude + make_o);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(read_file(dir / "log"), "fresh\nresume\nkept\n");
+  const CliResult edited = run_bash(prelude + "echo b > in.txt; " + make_o);
+  ASSERT_EQ(edited.exit_code, 0) << edited.err;
+  EXPECT_EQ(read_file(dir / "log"), "fresh\nresume\nkept\nfresh\n");  // run/partial removed
+  const CliResult outside = run_bash(prelude + "resume_or_fresh run");
+  EXPECT_EQ(outside.exit_code, 2);
+  EXPECT_NE(outside.err.find("call it from a step's command"), std::string::npos) << outside.err;
+}
+
 }  // namespace

@@ -3,9 +3,13 @@
 // pandas' groupby(...).sample(random_state=default_rng(seed)) draws), compared id for id.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
@@ -14,6 +18,7 @@
 
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
 using vlbias::cli_util::read_file;
@@ -159,6 +164,62 @@ TEST(CliSample, NamesTheFaultOfABadFilterOrBadOptions) {
               " --by race --frac 1.5 --seed 1 --out '" + (temp_dir() / "o.csv").string() + "'");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("above 1 needs --replace"), std::string::npos) << r.err;
+}
+
+// --unit set: whole counterfactual sets, n per cell. The sets drawn are the ones a plain sample
+// of the table of each set's first row draws (numpy's choice per cell, checked above), and
+// every row of a drawn set comes out, in input order.
+TEST(CliSample, DrawsWholeUnitsAsASampleOfTheirFirstRowsWouldAndKeepsEveryRowOfEach) {
+  const fs::path dir = temp_dir();
+  std::string rows = "set,occupation,race\n", units = "set,occupation\n";
+  for (int s = 0; s < 9; ++s) {
+    const std::string occupation = s < 5 ? "nurse" : "pilot";
+    units += fmt::format("s{},{}\n", s, occupation);
+    for (const char* race : {"Asian", "Black", "White"})
+      rows += fmt::format("s{},{},{}\n", s, occupation, race);
+  }
+  std::ofstream(dir / "rows.csv") << rows;
+  std::ofstream(dir / "units.csv") << units;
+  const std::string tail = " --by occupation --n 2 --seed 7 --out ";
+  const CliResult plain = run_cli("--quiet sample --table '" + (dir / "units.csv").string() + "'" +
+                                  tail + "'" + (dir / "units_drawn.csv").string() + "'");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const CliResult by_unit = run_cli(
+      "--quiet sample --unit set --table '" + (dir / "rows.csv").string() + "'" + tail + "'" +
+      (dir / "rows_drawn.csv").string() + "' --report '" + (dir / "report.json").string() + "'");
+  ASSERT_EQ(by_unit.exit_code, 0) << by_unit.err;
+
+  const vlbias::Table drawn_units = vlbias::read_table((dir / "units_drawn.csv").string());
+  ASSERT_EQ(drawn_units.rows, 4u);  // two sets of each occupation
+  std::string want = "set,occupation,race\n";
+  std::istringstream all(rows.substr(rows.find('\n') + 1));
+  for (std::string line; std::getline(all, line);) {
+    const std::string set = line.substr(0, line.find(','));
+    for (std::size_t u = 0; u < drawn_units.rows; ++u)
+      if (drawn_units.column("set").text(u) == set) want += line + "\n";
+  }
+  EXPECT_EQ(read_file(dir / "rows_drawn.csv"), want);
+  const json report = json::parse(read_file(dir / "report.json"));
+  EXPECT_EQ(report["rows_drawn"], 12);
+  EXPECT_EQ(report["cells"][0]["available"], 5);  // units, not rows
+  EXPECT_EQ(report["provenance"]["parameters"]["unit"], "set");
+}
+
+TEST(CliSample, RefusesAUnitSplitAcrossCellsAndUnitsWithReplacement) {
+  const fs::path dir = temp_dir();
+  std::ofstream(dir / "rows.csv") << "set,occupation\ns0,nurse\ns0,pilot\n";
+  const std::string base = "sample --unit set --table '" + (dir / "rows.csv").string() +
+                           "' --by occupation --n 1 --seed 1 --out '" + (dir / "o.csv").string() +
+                           "'";
+  const CliResult split = run_cli(base);
+  EXPECT_EQ(split.exit_code, 2);
+  EXPECT_NE(split.err.find("line 3: unit 's0' has occupation 'pilot' here but 'nurse' on line 2"),
+            std::string::npos)
+      << split.err;
+  const CliResult replace = run_cli(base + " --replace");
+  EXPECT_EQ(replace.exit_code, 2);
+  EXPECT_NE(replace.err.find("cannot be combined with --replace"), std::string::npos)
+      << replace.err;
 }
 
 }  // namespace
