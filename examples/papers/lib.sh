@@ -72,7 +72,8 @@ step() {
   mkdir -p -- "$OUT_DIR/.steps"
   rm -f -- "$stamp"
   local rc=0
-  "$@" || rc=$?
+  # STEP_DIGEST: what generate_run compares to resume only a run of this step's inputs.
+  STEP_DIGEST=$digest "$@" || rc=$?
   if ((rc != 0)); then
     echo "step $name: failed (exit $rc)" >&2
     return "$rc"
@@ -108,4 +109,40 @@ copy_if_changed() {
   if ! cmp -s -- "$1" "$2"; then
     cp -- "$1" "$2.tmp" && mv -f -- "$2.tmp" "$2"
   fi
+}
+
+# Writes standard input to DST unless DST already holds the same bytes (a spec run.sh fills in
+# from its arguments: rewritten only when they change, so the steps reading it stay current).
+write_if_changed() {
+  cat >"$1.new" || return
+  if cmp -s -- "$1.new" "$1"; then
+    rm -f -- "$1.new"
+  else
+    mv -f -- "$1.new" "$1"
+  fi
+}
+
+# Prints TEXT as a double-quoted YAML scalar (\ and " escaped), for the specs run.sh writes.
+yaml_quote() {
+  local text=${1//\\/\\\\}
+  printf '"%s"' "${text//\"/\\\"}"
+}
+
+# A step's command for `VLBIAS generate KIND SPEC --out RUN` (t2i, lvlm, llm): requests cost
+# time and money, so an interrupted or partly failed run of the same step (the same command
+# line and inputs, $STEP_DIGEST) continues with --resume --retry-failed and sends only what is
+# missing; a run left by other inputs (another prompt table, spec or endpoint) is removed
+# first, since its requests are not this step's.
+generate_run() {
+  local vlbias=$1 kind=$2 spec=$3 run=$4
+  local mark="$run.step"
+  local -a resume=()
+  if [[ -f $run/store.sqlite && -f $mark && $(<"$mark") == "${STEP_DIGEST:-}" ]]; then
+    resume=(--resume --retry-failed)
+  else
+    rm -rf -- "$run" || return
+    printf '%s\n' "${STEP_DIGEST:-}" >"$mark" || return
+  fi
+  # The run's JSON summary goes to stderr, beside the progress: stdout lists the steps.
+  "$vlbias" generate "$kind" "$spec" --out "$run" ${resume[@]+"${resume[@]}"} >&2
 }
