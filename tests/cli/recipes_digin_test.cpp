@@ -1,7 +1,8 @@
 // Paper 002's recipe (examples/papers/002/run.sh, DIG-In) end to end: the real script under
 // bash, with the built vlbias, on a small GeoDE folder in the release's layout (written here
 // from the fixture images), against an in-process OpenAI images server that refuses one
-// region's stove prompts, with the tests' tiny RANDOM DINOv2 as the feature model.
+// region's stove prompts, with the tests' tiny RANDOM DINOv2 as the feature model (and
+// their tiny RANDOM CLIP for the consistency indicator).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -66,11 +67,14 @@ struct ImagesServer {
   }};
 };
 
-CliResult run_paper002(const ImagesServer& s, const fs::path& dataset, const fs::path& out) {
+// The recipe with small counts into OUT; `env` assignments come last, so they override.
+CliResult run_paper002(const ImagesServer& s, const fs::path& dataset, const fs::path& out,
+                       const std::string& env = "") {
   return run_bash(fmt::format(
-      "N_PER_CELL=4 COUNTRIES_PER_REGION=2 CONCURRENCY=1 bash examples/papers/002/run.sh {} {} "
-      "tests/fixtures/encode/dinov2/gelu_p4 {}",
-      shell_quote(dataset.string()), shell_quote(s.server.url("/v1")), shell_quote(out.string())));
+      "N_PER_CELL=4 COUNTRIES_PER_REGION=2 CONCURRENCY=1 {} bash examples/papers/002/run.sh {} "
+      "{} tests/fixtures/encode/dinov2/gelu_p4 {}",
+      env, shell_quote(dataset.string()), shell_quote(s.server.url("/v1")),
+      shell_quote(out.string())));
 }
 
 const std::vector<std::string> kSteps = {"dataset",
@@ -100,9 +104,14 @@ TEST(RecipePaper002, RunsFromAGeodeFolderToTheIndicatorsAndSkipsEveryStepTheSeco
   const fs::path dataset = temp_dir() / "geode";
   write_geode(dataset);
   const fs::path out = temp_dir() / "run 002";  // a space: every path is quoted
-  const CliResult first = run_paper002(s, dataset, out);
+  // With the tiny CLIP: the consistency indicator's image and object embeddings too.
+  const std::string clip = "CLIP_DIR=tests/fixtures/encode/e2e/hf";
+  const std::vector<std::string> clip_steps = {"clip-object", "clip-object-region",
+                                               "clip-object-country", "clip-objects"};
+  const CliResult first = run_paper002(s, dataset, out, clip);
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   expect_steps(first, kSteps, "running");
+  expect_steps(first, clip_steps, "running");
   // {object}: 2 prompts x 4; {object} in {region}: 4 x 4; {object} in {country}: 4 cells x 2
   // countries x 2 (4 per cell, balanced over the region's two countries).
   EXPECT_EQ(s.requests, 8 + 16 + 16);
@@ -117,7 +126,8 @@ TEST(RecipePaper002, RunsFromAGeodeFolderToTheIndicatorsAndSkipsEveryStepTheSeco
   const json results = json::parse(results_text);
   EXPECT_EQ(results["kind"], "geo-diversity");
   const json& analyses = results["analyses"];
-  for (const char* section : {"region", "object_region", "distribution", "filtered"}) {
+  for (const char* section :
+       {"region", "object_region", "consistency", "distribution", "filtered"}) {
     SCOPED_TRACE(section);
     EXPECT_TRUE(analyses.contains(section)) << analyses.dump(1).substr(0, 2000);
   }
@@ -131,9 +141,12 @@ TEST(RecipePaper002, RunsFromAGeodeFolderToTheIndicatorsAndSkipsEveryStepTheSeco
   EXPECT_EQ(filtered[1]["requested"], 16);
   EXPECT_TRUE(fs::exists(out / "audit" / "report.html"));
 
-  const CliResult second = run_paper002(s, dataset, out);
+  EXPECT_EQ(analyses["consistency"]["forms"].size(), 3u);
+
+  const CliResult second = run_paper002(s, dataset, out, clip);
   ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
   expect_steps(second, kSteps, "up to date");
+  expect_steps(second, clip_steps, "up to date");
   EXPECT_EQ(second.out.find("running"), std::string::npos) << second.out;
   EXPECT_EQ(read_file(out / "audit" / "results.json"), results_text);
   EXPECT_EQ(s.requests, 40);
