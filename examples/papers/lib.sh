@@ -74,7 +74,7 @@ step() {
   rm -f -- "$stamp"
   local rc=0
   # STEP_DIGEST tells a command which inputs it runs for (e.g. whether a resumable run folder
-  # left by an interrupted attempt was started for the same inputs).
+  # left by an interrupted attempt was started for the same inputs: resume_or_fresh).
   STEP_DIGEST=$digest "$@" || rc=$?
   if ((rc != 0)); then
     echo "step $name: failed (exit $rc)" >&2
@@ -128,4 +128,40 @@ resume_or_fresh() {
   rm -rf -- "$run_dir"
   printf '%s\n' "$STEP_DIGEST" >"$run_dir.inputs"
   return 1
+}
+
+# Writes standard input to DST unless DST already holds the same bytes (a spec run.sh fills in
+# from its arguments: rewritten only when they change, so the steps reading it stay current).
+write_if_changed() {
+  cat >"$1.new" || return
+  if cmp -s -- "$1.new" "$1"; then
+    rm -f -- "$1.new"
+  else
+    mv -f -- "$1.new" "$1"
+  fi
+}
+
+# Prints TEXT as a double-quoted YAML scalar (\ and " escaped), for the specs run.sh writes.
+yaml_quote() {
+  local text=${1//\\/\\\\}
+  printf '"%s"' "${text//\"/\\\"}"
+}
+
+# A step's command for `VLBIAS generate KIND SPEC --out RUN` (t2i, lvlm, llm): requests cost
+# time and money, so an interrupted or partly failed run of the same step (the same command
+# line and inputs: resume_or_fresh) continues with --resume --retry-failed and sends only what
+# is missing; a run left by other inputs (another prompt table, spec or endpoint) is removed
+# first, since its requests are not this step's.
+generate_run() {
+  local vlbias=$1 kind=$2 spec=$3 run=$4
+  local -a resume=()
+  if resume_or_fresh "$run"; then
+    if [[ -f $run/store.sqlite ]]; then
+      resume=(--resume --retry-failed)
+    else
+      rm -rf -- "$run" || return  # stopped before its store existed: nothing to continue
+    fi
+  fi
+  # The run's JSON summary goes to stderr, beside the progress: stdout lists the steps.
+  "$vlbias" generate "$kind" "$spec" --out "$run" ${resume[@]+"${resume[@]}"} >&2
 }

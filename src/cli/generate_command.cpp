@@ -188,10 +188,15 @@ LvlmJob parse_chat_spec(const std::string& path, bool text_only) {
   job.endpoint = common.endpoint;
   job.manifest = as_path(ctx, require(ctx, root, e, "", "manifest"), "manifest");
   if (const auto* v = find(e, "columns")) {
-    const Entries c = text_only ? check_map(ctx, *v, "columns", {"id"})
-                                : check_map(ctx, *v, "columns", {"image", "id"});
+    const Entries c = text_only ? check_map(ctx, *v, "columns", {"id", "keep"})
+                                : check_map(ctx, *v, "columns", {"image", "id", "keep"});
     if (const auto* x = find(c, "image")) job.image_column = as_string(ctx, *x, "columns.image");
     if (const auto* x = find(c, "id")) job.id_column = as_string(ctx, *x, "columns.id");
+    if (const auto* x = find(c, "keep")) {
+      job.keep_columns = x->IsScalar()
+                             ? std::vector<std::string>{as_string(ctx, *x, "columns.keep")}
+                             : as_string_list(ctx, *x, "columns.keep", true);
+    }
   }
   if (text_only && job.id_column.empty())
     fail(ctx, root, "columns.id",

@@ -1,7 +1,8 @@
-// `vlbias prompts social-perception|trait-pairs|geo-objects`: write the prompt manifest of
-// paper 001 (Hausladen et al., docs/methods.md#prompts-001), paper 004 (Baherwani and
-// Vincent, docs/methods.md#trait-pairs) or the object prompts of paper 002 (DIG-In,
-// docs/methods.md#geo-object-prompts), one row per prompt
+// `vlbias prompts social-perception|trait-pairs|visual-stereotypes|geo-objects|geo-t2i`: write
+// the prompt manifest of paper 001 (Hausladen et al., docs/methods.md#prompts-001), paper 004
+// (Baherwani and Vincent, docs/methods.md#trait-pairs), paper 000 (ViSAGe), or the object and
+// generation prompts of paper 002 (DIG-In, docs/methods.md#geo-object-prompts,
+// docs/methods.md#geo-t2i-prompts), one row per prompt
 // (include/vlbias/metrics/prompt_sets.h).
 //
 // --out is a .csv (write_csv) or .jsonl file, written atomically. Empty cells
@@ -87,6 +88,12 @@ struct VisualArgs {
 
 struct GeoObjectArgs {
   std::string table, column = "object", objects, template_text = "{}", out;
+};
+
+struct GeoT2iArgs {
+  std::string table, form = "object-region", object = "object", region = "region",
+                     country = "country", out;
+  std::size_t countries = 3;
 };
 
 // prompts social-perception (paper 001).
@@ -228,6 +235,50 @@ void add_geo_object_prompts(CLI::App* prompts) {
   });
 }
 
+// The text of column `name` of every row of `t`; all empty when `optional` and it is absent.
+std::vector<std::string> column_texts(const Table& t, const std::string& name, bool optional) {
+  std::vector<std::string> out(t.rows);
+  if (optional && !t.find(name)) return out;
+  const Column& c = t.column(name);
+  for (std::size_t r = 0; r < t.rows; ++r) out[r] = c.text(r);
+  return out;
+}
+
+// prompts geo-t2i (paper 002).
+void add_geo_t2i_prompts(CLI::App* prompts) {
+  auto geo = std::make_shared<GeoT2iArgs>();
+  CLI::App* gp = prompts->add_subcommand(
+      "geo-t2i",
+      "The text-to-image prompts of DIG-In (paper 002) for the objects and regions of a real\n"
+      "image table: \"{object}\", \"{object} in {region}\" or \"{object} in {country}\" (the\n"
+      "region's countries with the most images), with the labels as columns, for generate t2i");
+  gp->add_option("--table", geo->table, "Real image table (vlbias dataset geode|dollarstreet)")
+      ->required();
+  gp->add_option("--form", geo->form, "object | object-region | object-country")
+      ->capture_default_str();
+  gp->add_option("--object-column", geo->object, "Object column of --table (Dollar Street: topic)")
+      ->capture_default_str();
+  gp->add_option("--region-column", geo->region, "Region column of --table")->capture_default_str();
+  gp->add_option("--country-column", geo->country, "Country column of --table")
+      ->capture_default_str();
+  gp->add_option("--countries-per-region", geo->countries,
+                 "object-country: this many countries per region, those with the most images")
+      ->capture_default_str();
+  gp->add_option("--out", geo->out, "Manifest to write (.csv or .jsonl)")->required();
+  gp->callback([geo] {
+    check_out_path(geo->out);
+    GeoT2iPromptOptions o;
+    o.form = parse_geo_prompt_form(geo->form);
+    o.countries_per_region = geo->countries;
+    const Table t = read_table(geo->table);
+    const bool regional = o.form != GeoPromptForm::Object;
+    write_manifest(geo_t2i_prompts(
+                       column_texts(t, geo->object, false), column_texts(t, geo->region, !regional),
+                       column_texts(t, geo->country, o.form != GeoPromptForm::ObjectCountry), o),
+                   geo->out);
+  });
+}
+
 }  // namespace
 
 void add_prompts_command(CLI::App& app) {
@@ -239,6 +290,7 @@ void add_prompts_command(CLI::App& app) {
   add_trait_pair_prompts(prompts);
   add_visual_stereotype_prompts(prompts);
   add_geo_object_prompts(prompts);
+  add_geo_t2i_prompts(prompts);
 }
 
 }  // namespace vlbias::cli_internal

@@ -109,9 +109,35 @@ std::vector<std::string> check_rows(const LvlmJob& job, const Table& manifest,
   return ids;
 }
 
+// The manifest columns generations.jsonl copies (columns.keep, else all), none named like a
+// column it adds.
+std::vector<std::size_t> kept_columns(const LvlmJob& job, const Table& manifest) {
+  std::vector<std::size_t> kept;
+  if (!job.keep_columns) {
+    for (std::size_t c = 0; c < manifest.columns.size(); ++c) kept.push_back(c);
+  } else {
+    for (const std::string& name : *job.keep_columns) {
+      const auto c = manifest.find(name);
+      VLBIAS_CHECK(c.has_value(), UsageError, "columns.keep names '{}', which is no column of {}",
+                   name, job.manifest.string());
+      kept.push_back(*c);
+    }
+  }
+  for (const std::size_t c : kept) {
+    const std::string& name = manifest.columns[c].name;
+    VLBIAS_CHECK(std::find(kAddedColumns.begin(), kAddedColumns.end(), name) == kAddedColumns.end(),
+                 UsageError,
+                 "{}: the manifest has a column '{}', which generations.jsonl adds; rename it or "
+                 "leave it out of columns.keep",
+                 job.manifest.string(), name);
+  }
+  return kept;
+}
+
 // Every prompt's template compiled against the manifest, each named cell non-empty in every
-// row, and no label named like a manifest column.
-std::vector<PromptTemplate> compile_prompts(const LvlmJob& job, const Table& manifest) {
+// row, and no label named like a kept manifest column.
+std::vector<PromptTemplate> compile_prompts(const LvlmJob& job, const Table& manifest,
+                                            const std::vector<std::size_t>& kept) {
   std::vector<PromptTemplate> out;
   for (std::size_t i = 0; i < job.prompts.size(); ++i) {
     const LvlmPrompt& p = job.prompts[i];
@@ -126,10 +152,13 @@ std::vector<PromptTemplate> compile_prompts(const LvlmJob& job, const Table& man
     }
   }
   for (const auto& label : job.prompts.front().labels) {
-    VLBIAS_CHECK(!manifest.find(label.first), UsageError,
-                 "{}: the manifest has a column '{}', which the prompts' label '{}' also names "
-                 "in generations.jsonl; rename one",
-                 job.manifest.string(), label.first, label.first);
+    VLBIAS_CHECK(
+        std::none_of(kept.begin(), kept.end(),
+                     [&](std::size_t c) { return manifest.columns[c].name == label.first; }),
+        UsageError,
+        "{}: the manifest has a column '{}', which the prompts' label '{}' also names "
+        "in generations.jsonl; rename one",
+        job.manifest.string(), label.first, label.first);
   }
   return out;
 }
@@ -139,13 +168,14 @@ std::vector<PromptTemplate> compile_prompts(const LvlmJob& job, const Table& man
 class LvlmRequests final : public RequestJob {
  public:
   LvlmRequests(const LvlmJob& job, const fs::path& run_dir, const std::string& api_key,
-               const Table& manifest, std::optional<std::size_t> image_col,
-               const std::vector<std::string>& ids, const std::vector<PromptTemplate>& templates,
-               const fs::path& root)
+               const Table& manifest, const std::vector<std::size_t>& kept,
+               std::optional<std::size_t> image_col, const std::vector<std::string>& ids,
+               const std::vector<PromptTemplate>& templates, const fs::path& root)
       : job_(job),
         run_dir_(run_dir),
         api_key_(api_key),
         manifest_(manifest),
+        kept_(kept),
         image_col_(image_col),
         ids_(ids),
         templates_(templates),
@@ -214,7 +244,7 @@ class LvlmRequests final : public RequestJob {
     return read_chat_completion(r);
   }
 
-  // generations.jsonl: the manifest's columns, the prompt's labels, then what was asked and
+  // generations.jsonl: the manifest's (kept) columns, the prompt's labels, then what was asked and
   // answered.
   void export_outputs(RunFolder& folder, JobSummary& summary) const override {
     AtomicWriter writer(run_dir_ / "generations.jsonl");
@@ -224,7 +254,7 @@ class LvlmRequests final : public RequestJob {
       const Json response = try_parse_json(rec.response).value;
       const std::size_t row = request["row"].get<std::size_t>();
       Json line;
-      for (std::size_t c = 0; c < manifest_.columns.size(); ++c)
+      for (const std::size_t c : kept_)
         line[manifest_.columns[c].name] = cell_json(manifest_, c, row);
       if (request.contains("labels")) {
         for (const auto& [name, value] : request["labels"].items()) line[name] = value;
@@ -252,6 +282,7 @@ class LvlmRequests final : public RequestJob {
   const fs::path run_dir_;
   const std::string& api_key_;
   const Table& manifest_;
+  const std::vector<std::size_t>& kept_;
   const std::optional<std::size_t> image_col_;
   const std::vector<std::string>& ids_;
   const std::vector<PromptTemplate>& templates_;
@@ -286,8 +317,8 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
   if (!job.text_only) image_col = *manifest.find(manifest.column(job.image_column).name);
   const std::size_t id_col =
       job.id_column.empty() ? *image_col : *manifest.find(manifest.column(job.id_column).name);
-  check_added_columns(manifest, job.manifest, "the manifest", kAddedColumns, "generations.jsonl");
-  const std::vector<PromptTemplate> templates = compile_prompts(job, manifest);
+  const std::vector<std::size_t> kept = kept_columns(job, manifest);
+  const std::vector<PromptTemplate> templates = compile_prompts(job, manifest, kept);
   const fs::path root = job.image_root.empty() ? job.manifest.parent_path() : job.image_root;
   const std::vector<std::string> ids = check_rows(job, manifest, image_col, id_col, root);
 
@@ -314,7 +345,7 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
   if (!job.spec_path.empty()) record.inputs.push_back(job.spec_path);
   return run_request_job(
       run_dir, record,
-      LvlmRequests(job, run_dir, api_key, manifest, image_col, ids, templates, root));
+      LvlmRequests(job, run_dir, api_key, manifest, kept, image_col, ids, templates, root));
 }
 
 }  // namespace vlbias

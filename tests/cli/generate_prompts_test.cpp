@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -445,6 +446,47 @@ TEST(GeneratePrompts, CaptionsOfAnLvlmRunAreTheCaptionsTableOfTheVisualStereotyp
   EXPECT_EQ(top["Mexican"], "sombrero");
   EXPECT_EQ(top["Welsh"], "sheep");
   EXPECT_EQ(top["Nigerian"], "poor");
+}
+
+TEST(GeneratePrompts, ColumnsKeepCaptionsAT2iManifestWhoseSeedAndModelTheAnswersAdd) {
+  // generate t2i's manifest.csv carries `seed` and `model`, which generations.jsonl adds too:
+  // every column copied is refused; `columns.keep` copies only the ones named.
+  ImageIndex images;
+  Server server([&](const Request& req) {
+    return reply(200, chat_answer("a caption of " + parse_chat(req, images).image));
+  });
+  const fs::path dir = temp_dir();
+  write(dir / "images.csv",
+        "image,identity,sample,seed,model\njpg_1x1.jpg,Mexican,0,,dall-e-3\n"
+        "png_l8.png,Welsh,0,,dall-e-3\n");
+  const std::string caption = "  - {name: caption, text: \"Caption this image.\"}";
+  const fs::path every = write_chat_spec(dir, server, "generate-lvlm", "m", caption);
+  write(every, std::regex_replace(read_file(every), std::regex("\\{image: file, id: id\\}"),
+                                  "{image: image, id: image}"));
+  auto r = generate("lvlm", every, dir / "every");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("has a column 'seed', which generations.jsonl adds"), std::string::npos)
+      << r.err;
+
+  const fs::path kept = dir / "kept.yaml";
+  write(kept, std::regex_replace(read_file(every), std::regex("id: image\\}"),
+                                 "id: image, keep: [image, identity]}"));
+  r = generate("lvlm", kept, dir / "kept");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<json> rows = read_jsonl(dir / "kept/generations.jsonl");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["identity"], "Mexican");
+  EXPECT_EQ(rows[0]["text"], "a caption of jpg_1x1.jpg");
+  EXPECT_EQ(rows[0]["seed"], 0);  // the request's seed, not the manifest's empty cell
+  EXPECT_EQ(rows[0]["model"], "m");
+  EXPECT_FALSE(rows[1].contains("sample"));
+
+  write(kept, std::regex_replace(read_file(every), std::regex("id: image\\}"),
+                                 "id: image, keep: [image, country]}"));
+  r = generate("lvlm", kept, dir / "absent");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("columns.keep names 'country', which is no column of"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // End-to-end tests of `vlbias prompts social-perception|trait-pairs`: the manifest read
-// back with read_table equals the Python reference of tools/make_prompt_fixtures.py.
+// back with read_table equals the Python reference of tools/make_prompt_fixtures.py; and
+// `prompts geo-objects|geo-t2i` (paper 002).
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -16,8 +18,11 @@ namespace {
 
 using nlohmann::json;
 using vlbias::Table;
+namespace fs = std::filesystem;
 using vlbias::cli_util::CliResult;
+using vlbias::cli_util::read_file;
 using vlbias::cli_util::run_cli;
+using vlbias::cli_util::shell_quote;
 using vlbias::cli_util::temp_dir;
 
 const std::vector<std::string> kColumns = {"text",     "word", "dimension", "valence",
@@ -163,6 +168,51 @@ TEST(CliPrompts, GeoObjectsFromATableOrAList) {
       jsonl + "'");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("nope"), std::string::npos) << r.err;
+}
+
+TEST(Prompts, GeoT2iWritesDigInsPromptFormsWithTheTablesLabelsAndItsTopCountries) {
+  // Africa: Nigeria 3 images, Kenya and Egypt 2 each (a tie, broken by bytes: Egypt), Ghana 1.
+  const fs::path table = temp_dir() / "real.csv";
+  std::ofstream(table) << "path,object,region,country\n"
+                          "1.jpg,cooking_pot,Africa,Nigeria\n2.jpg,cooking_pot,Africa,Nigeria\n"
+                          "3.jpg,bag,Africa,Nigeria\n4.jpg,bag,Africa,Kenya\n"
+                          "5.jpg,bag,Africa,Kenya\n6.jpg,bag,Africa,Egypt\n"
+                          "7.jpg,bag,Africa,Egypt\n8.jpg,bag,Africa,Ghana\n"
+                          "9.jpg,bag,EastAsia,Japan\n10.jpg,bag,,Peru\n";
+  const auto prompts = [&](const std::string& args) {
+    const fs::path out = temp_dir() / "prompts.csv";
+    const CliResult r = run_cli("prompts geo-t2i --table " + shell_quote(table.string()) + " " +
+                                args + " --out " + shell_quote(out.string()));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return read_file(out);
+  };
+  EXPECT_EQ(prompts("--form object"),
+            "prompt,object,region,country,form\n"
+            "bag,bag,,,object\ncooking pot,cooking_pot,,,object\n");
+  EXPECT_EQ(prompts(""),  // object-region by default; the row without a region is skipped
+            "prompt,object,region,country,form\n"
+            "bag in Africa,bag,Africa,,object-region\n"
+            "bag in East Asia,bag,EastAsia,,object-region\n"
+            "cooking pot in Africa,cooking_pot,Africa,,object-region\n");
+  EXPECT_EQ(prompts("--form object-country --countries-per-region 2"),
+            "prompt,object,region,country,form\n"
+            "bag in Egypt,bag,Africa,Egypt,object-country\n"
+            "bag in Nigeria,bag,Africa,Nigeria,object-country\n"
+            "bag in Japan,bag,EastAsia,Japan,object-country\n"
+            "cooking pot in Egypt,cooking_pot,Africa,Egypt,object-country\n"
+            "cooking pot in Nigeria,cooking_pot,Africa,Nigeria,object-country\n");
+
+  const std::string out = shell_quote((temp_dir() / "bad.csv").string());
+  CliResult r = run_cli(
+      "prompts geo-t2i --table tests/fixtures/audits/geo/generated.csv "
+      "--form object-country --country-column place --out " +
+      out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("place"), std::string::npos) << r.err;
+  r = run_cli("prompts geo-t2i --table " + shell_quote(table.string()) + " --form region --out " +
+              out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown prompt form 'region'"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -209,12 +209,17 @@ struct LvlmPrompt {
 // request order: the manifest row's columns, then the prompt's labels, prompt (name),
 // prompt_text (the filled template), seed, model, text, refused (bool), refusal_reason,
 // finish_reason. Manifest columns named like those or like a label are a UsageError.
+// keep_columns: only these manifest columns are copied (the others are still read for the
+// image, the id and the templates), so a manifest that carries columns named like the added
+// ones (generate t2i's manifest.csv: seed, model) can be captioned; a column it lacks is a
+// UsageError naming it.
 struct LvlmJob {
   Endpoint endpoint;
   std::filesystem::path manifest;      // CSV / JSONL table, one row per image
   std::string image_column = "image";  // image file, relative to image_root
   std::string id_column;               // "" = the image column identifies the image
   std::filesystem::path image_root;    // "" = the manifest's folder
+  std::optional<std::vector<std::string>> keep_columns;  // none = every manifest column
   std::vector<LvlmPrompt> prompts;
   std::vector<std::uint64_t> seeds = {0};
   std::string system_prompt;  // "" = none

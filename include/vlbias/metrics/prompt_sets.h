@@ -88,4 +88,30 @@ std::vector<std::pair<std::string, std::string>> parse_trait_pairs(std::string_v
 Table geo_object_prompts(const std::vector<std::string>& objects,
                          const std::string& template_text = "{}");
 
+// The text-to-image prompts of DIG-In (paper 002, 3.3; docs/methods.md#geo-t2i-prompts) for
+// the labelled images of a real dataset, in one prompt form:
+//   object          "{object}", one row per distinct object;
+//   object-region   "{object} in {region}", one row per distinct (object, region);
+//   object-country  "{object} in {country}", per distinct (object, region) the
+//                   countries_per_region countries of that region with the most images
+//                   (ties: by bytes), one row each.
+// Columns prompt, object, region, country, form (the geo-diversity audit's generated table):
+// object, region and country hold the dataset's labels (empty where the form has none), so
+// generations match the real images without aliases; the prompt spells them as DIG-In did:
+// '_' in an object becomes a space, and GeoDE's and Dollar Street's region labels their
+// names ("EastAsia" -> "East Asia", "Americas" and "am" -> "the Americas"; other labels as
+// they are). Rows are sorted by object, region, country (bytes). Rows with an empty object
+// (or an empty region, for the regional forms) are skipped; none left is a UsageError.
+enum class GeoPromptForm { Object, ObjectRegion, ObjectCountry };
+struct GeoT2iPromptOptions {
+  GeoPromptForm form = GeoPromptForm::ObjectRegion;
+  std::size_t countries_per_region = 3;
+};
+Table geo_t2i_prompts(const std::vector<std::string>& objects,
+                      const std::vector<std::string>& regions,
+                      const std::vector<std::string>& countries,
+                      const GeoT2iPromptOptions& options = {});
+// "object", "object-region" or "object-country"; anything else is a UsageError.
+GeoPromptForm parse_geo_prompt_form(const std::string& text);
+
 }  // namespace vlbias
