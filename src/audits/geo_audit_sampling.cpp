@@ -130,7 +130,9 @@ PrdcIntervals prdc_bootstrap(const PrdcResult& r, std::size_t resamples, double 
     std::vector<double> sorted = out.coverage_replicates;
     std::sort(sorted.begin(), sorted.end());
     const double shift = r.coverage - stats::percentile_sorted(sorted, 50.0);
-    for (double& v : out.coverage_replicates) v += shift;
+    // Coverage is a share: a shifted replicate past 1 (or below 0) is clipped to it, else a
+    // cell covering every real ball would report an interval reaching above 1.
+    for (double& v : out.coverage_replicates) v = std::clamp(v + shift, 0.0, 1.0);
   }
   out.precision = stats::percentile_interval(out.precision_replicates, level, seed);
   out.density = stats::percentile_interval(out.density_replicates, level, seed);

@@ -142,11 +142,34 @@ TEST(GeoSampling, PrdcBootstrapReplicatesAreThePrdcOfEachResample) {
   std::sort(sorted.begin(), sorted.end());
   const double shift = r.coverage - stats::percentile_sorted(sorted, 50.0);
   for (std::size_t b = 0; b < b_count; ++b) {
-    EXPECT_DOUBLE_EQ(iv.coverage_replicates[b], raw_coverage[b] + shift);
+    EXPECT_DOUBLE_EQ(iv.coverage_replicates[b], std::clamp(raw_coverage[b] + shift, 0.0, 1.0));
   }
   EXPECT_EQ(iv.precision.resamples, b_count);
   EXPECT_LE(iv.coverage.lower, r.coverage);
   EXPECT_GE(iv.coverage.upper, r.coverage);
+}
+
+TEST(GeoSampling, CoverageOfACellCoveringEveryRealBallHasAnIntervalInsideZeroToOne) {
+  // Generations on top of the real points: coverage 1, while resamples (about 63% distinct
+  // generations) cover fewer balls, so the recentring shifts replicates up past 1 unclipped
+  // (found by the DIG-In recipe's test: an upper bound of 1.25).
+  Matrix real(30, 3);
+  Rng rng(9);
+  for (float& v : real.data) v = static_cast<float>(rng.uniform01());
+  PrdcOptions o;
+  o.k = 3;
+  o.per_sample = true;
+  o.ball_members = true;
+  const PrdcResult r = prdc(real, real, o);
+  ASSERT_DOUBLE_EQ(r.coverage, 1.0);
+  const PrdcIntervals iv = prdc_bootstrap(r, 200, 0.95, 3);
+  EXPECT_LE(iv.coverage.upper, 1.0);
+  EXPECT_GE(iv.coverage.lower, 0.0);
+  EXPECT_LT(iv.coverage.lower, 1.0);  // still an interval, not the point
+  for (const double v : iv.coverage_replicates) {
+    EXPECT_GE(v, 0.0);
+    EXPECT_LE(v, 1.0);
+  }
 }
 
 TEST(GeoSampling, BootstrapGapHandWorked) {

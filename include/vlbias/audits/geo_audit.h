@@ -209,7 +209,7 @@ std::vector<std::uint32_t> sample_rows(const std::vector<std::uint32_t>& rows, s
 // replacement (Rng(seed, b).uniform_index(n_fake), n_fake draws); precision* = share of drawn
 // generations inside some ball, density* = mean ball count / k, coverage* = share of balls
 // holding a drawn generation, then every coverage* is shifted by coverage - median(coverage*)
-// (see above). The replicates are kept for gap tests.
+// (see above) and clipped to [0, 1]. The replicates are kept for gap tests.
 struct PrdcIntervals {
   stats::Interval precision, density, coverage;
   std::vector<double> precision_replicates, density_replicates, coverage_replicates;
