@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,6 +93,32 @@ inline CliResult run_cli(const std::string& args, const std::string& env = "", i
 inline CliResult run_bash(const std::string& script, int limit_s = 300) {
   return run_shell("VLBIAS=" + shell_quote(VLBIAS_BINARY) + " timeout -k 5 " +
                    std::to_string(limit_s) + " bash -c " + shell_quote(script));
+}
+
+// A paper recipe's output (examples/papers/*/run.sh) says "step NAME: STATE" for every one of
+// `steps` (STATE: "running" or "up to date").
+inline void expect_steps(const CliResult& r, const std::vector<std::string>& steps,
+                         const std::string& state) {
+  for (const std::string& name : steps) {
+    SCOPED_TRACE(name);
+    EXPECT_NE(r.out.find("step " + name + ": " + state), std::string::npos) << r.out;
+  }
+}
+
+// The social-perception example study (examples/social_perception) as an audit spec with
+// absolute paths, its `factors` and `analyses` maps given as flow YAML.
+inline std::string social_perception_example_spec(const std::string& factors,
+                                                  const std::string& analyses) {
+  const std::string ex = std::string(VLBIAS_SOURCE_DIR) + "/examples/social_perception/";
+  return "kind: social-perception\nseed: 1\n"
+         "images: {table: " +
+         ex + "images.csv, embeddings: " + ex +
+         "images.npy}\n"
+         "prompts: {manifest: " +
+         ex + "prompts.csv, embeddings: " + ex +
+         "prompts.npy}\n"
+         "factors: " +
+         factors + "\nanalyses: " + analyses + "\n";
 }
 
 }  // namespace vlbias::cli_util

@@ -25,18 +25,10 @@ const Json& expected() {
 }
 
 std::string spec(const std::string& neutral) {
-  const std::string ex = std::string(VLBIAS_SOURCE_DIR) + "/examples/social_perception/";
-  return "kind: social-perception\nseed: 1\n"
-         "images: {table: " +
-         ex + "images.csv, embeddings: " + ex +
-         "images.npy}\n"
-         "prompts: {manifest: " +
-         ex + "prompts.csv, embeddings: " + ex +
-         "prompts.npy}\n"
-         "factors: {groups: [race, gender], categorical: [seed]}\n"
-         "analyses: {scweat: false, ranking: false, absdiff: false, markedness: false, "
-         "neutral: " +
-         neutral + "}\n";
+  return cli_util::social_perception_example_spec(
+      "{groups: [race, gender], categorical: [seed]}",
+      "{scweat: false, ranking: false, absdiff: false, markedness: false, neutral: " + neutral +
+          "}");
 }
 
 Json run_neutral(const std::string& neutral, const std::string& name) {

@@ -23,18 +23,9 @@ using cli_util::write_temp_file;
 using Json = nlohmann::json;
 
 std::string spec(const std::string& geometry) {
-  const std::string ex = std::string(VLBIAS_SOURCE_DIR) + "/examples/social_perception/";
-  return "kind: social-perception\nseed: 1\n"
-         "images: {table: " +
-         ex + "images.csv, embeddings: " + ex +
-         "images.npy}\n"
-         "prompts: {manifest: " +
-         ex + "prompts.csv, embeddings: " + ex +
-         "prompts.npy}\n"
-         "factors: {groups: [race, gender]}\n"
-         "analyses: {scweat: false, ranking: false, markedness: false, "
-         "prompt_geometry: " +
-         geometry + "}\n";
+  return cli_util::social_perception_example_spec(
+      "{groups: [race, gender]}",
+      "{scweat: false, ranking: false, markedness: false, prompt_geometry: " + geometry + "}");
 }
 
 TEST(PromptGeometry, ValenceCosinesTheirOneSidedTestsAndThePcaMatchScipyAndSklearn) {

@@ -28,11 +28,8 @@ CliResult run_paper001(const fs::path& dataset, const fs::path& out) {
 const char* const kSteps[] = {"dataset",   "select",    "encode-images", "encode-prompts", "audit",
                               "table-age", "audit-age", "table-smiling", "audit-smiling"};
 
-void expect_steps(const CliResult& r, const char* state) {
-  for (const char* name : kSteps) {
-    SCOPED_TRACE(name);
-    EXPECT_NE(r.out.find(std::string("step ") + name + ": " + state), std::string::npos) << r.out;
-  }
+void expect_steps(const CliResult& r, const std::string& state) {
+  vlbias::cli_util::expect_steps(r, {std::begin(kSteps), std::end(kSteps)}, state);
 }
 
 TEST(RecipePaper001, RunsFromTheMiniatureCausalFaceToTheReportsAndSkipsEveryStepTheSecondTime) {

@@ -107,10 +107,7 @@ const char* const kSteps[] = {"dataset",    "sample",    "generate-lvlm", "gener
                               "score-lvlm", "score-llm", "audit",         "paired-llm"};
 
 void expect_steps(const CliResult& r, const std::string& state) {
-  for (const char* name : kSteps) {
-    SCOPED_TRACE(name);
-    EXPECT_NE(r.out.find(std::string("step ") + name + ": " + state), std::string::npos) << r.out;
-  }
+  vlbias::cli_util::expect_steps(r, {std::begin(kSteps), std::end(kSteps)}, state);
 }
 
 TEST(RecipePaper003, RunsFromTheMiniatureReleaseToTheReportAndSkipsEveryStepTheSecondTime) {

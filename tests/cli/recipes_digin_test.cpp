@@ -21,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using cli_util::CliResult;
+using cli_util::expect_steps;
 using cli_util::run_bash;
 using cli_util::shell_quote;
 using cli_util::temp_dir;
@@ -90,14 +91,6 @@ const std::vector<std::string> kSteps = {"dataset",
                                          "generate-object-country",
                                          "features-object-country",
                                          "audit"};
-
-void expect_steps(const CliResult& r, const std::vector<std::string>& steps,
-                  const std::string& state) {
-  for (const std::string& name : steps) {
-    SCOPED_TRACE(name);
-    EXPECT_NE(r.out.find("step " + name + ": " + state), std::string::npos) << r.out;
-  }
-}
 
 TEST(RecipePaper002, RunsFromAGeodeFolderToTheIndicatorsAndSkipsEveryStepTheSecondTime) {
   ImagesServer s;

@@ -21,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using cli_util::CliResult;
+using cli_util::expect_steps;
 using cli_util::run_bash;
 using cli_util::shell_quote;
 using cli_util::temp_dir;
@@ -90,14 +91,6 @@ CliResult run_paper000(const VisageServer& s, const fs::path& out, const std::st
 const char* const kSteps[] = {
     "prompts-detection", "prompts-pull", "generate-detection", "generate-pull", "captions",
     "encode-pull",       "audit"};
-
-void expect_steps(const CliResult& r, const std::vector<std::string>& steps,
-                  const std::string& state) {
-  for (const std::string& name : steps) {
-    SCOPED_TRACE(name);
-    EXPECT_NE(r.out.find("step " + name + ": " + state), std::string::npos) << r.out;
-  }
-}
 
 TEST(RecipePaper000, RunsFromSeegullToSalienceAndPullAndSkipsEveryStepTheSecondTime) {
   VisageServer s;
