@@ -76,7 +76,9 @@ namespace {
 // One line per command for the command list (`vlbias`, `vlbias help`), as git lists its
 // commands; a command missing here shows the first line of its description.
 constexpr std::pair<const char*, const char*> kSummaries[] = {
-    {"compare", "Compare a numeric column across groups (ANOVA, t, rank tests; adjusted p)"},
+    {"compare",
+     "Compare a numeric column across groups (ANOVA, t, rank, paired tests; adjusted p)"},
+    {"correlate", "Correlation tables (Pearson, Spearman, Kendall) with intervals and adjusted p"},
     {"describe", "Per-group n, mean, sd, percentiles and bootstrap CIs of a column"},
     {"prompts", "Write a prompt manifest (social-perception, trait-pairs, ...) as CSV"},
     {"dataset", "Read a released dataset folder (FairFace, UTKFace, GeoDE, ...) into a table"},
@@ -223,6 +225,7 @@ int run(int argc, char** argv) {
 
   add_compare_command(app);
   add_describe_command(app);
+  add_correlate_command(app);
   add_prompts_command(app);
   add_dataset_command(app);
   add_metric_commands(app);

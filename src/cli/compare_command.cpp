@@ -2,17 +2,20 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "vlbias/core/error.h"
 #include "vlbias/io/table.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/stats/compare.h"
+#include "vlbias/stats/correlate.h"
 
 namespace vlbias::cli_internal {
 
 namespace {
 
 struct CompareArgs {
-  std::string table, value, by, within, test = "anova", out;
-  bool pairwise = false;
+  std::string table, value, by, within, test = "anova", out, alternative = "two-sided";
+  std::string pair_key, zero_method = "wilcox";
+  bool pairwise = false, paired = false;
   std::size_t min_group_size = 2;
 };
 
@@ -28,6 +31,14 @@ Json string_list(const std::vector<std::string>& v) {
   return Json(v);
 }
 
+stats::ZeroMethod parse_zero_method(const std::string& name) {
+  if (name == "pratt") return stats::ZeroMethod::Pratt;
+  if (name == "zsplit") return stats::ZeroMethod::Zsplit;
+  VLBIAS_CHECK(name == "wilcox", UsageError,
+               "unknown --zero-method '{}': expected wilcox, pratt or zsplit", name);
+  return stats::ZeroMethod::Wilcox;
+}
+
 }  // namespace
 
 void add_compare_command(CLI::App& app) {
@@ -35,25 +46,47 @@ void add_compare_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "compare",
       "Compare a numeric column across groups (ANOVA, t tests, Mann-Whitney, Kruskal-Wallis),\n"
-      "optionally within cells of other columns, with Holm and BH adjusted p-values");
+      "optionally within cells of other columns, with Holm and BH adjusted p-values.\n"
+      "Paired: --paired --pair-key id matches the two groups' rows by id (paired t or\n"
+      "Wilcoxon signed-rank on first group minus second); one-sided --alternative for every\n"
+      "two-group test (greater: the first group, in key order, is larger)");
   cmd->add_option("--table", args->table, "CSV/TSV/JSONL table, one row per item")->required();
   cmd->add_option("--value", args->value, "Numeric column to compare")->required();
   cmd->add_option("--by", args->by, "Grouping column(s), comma-separated (intersectional)")
       ->required();
   cmd->add_option("--within", args->within, "Run one comparison per cell of these column(s)");
-  cmd->add_option("--test", args->test, "anova | welch | student | mannwhitney | kruskal")
+  cmd->add_option("--test", args->test,
+                  "anova | welch | student | mannwhitney | kruskal | paired-t | wilcoxon "
+                  "(--paired: default paired-t)")
+      ->capture_default_str();
+  cmd->add_option("--alternative", args->alternative,
+                  "two-sided | greater | less (two-group tests, as scipy's alternative=)")
+      ->capture_default_str();
+  cmd->add_flag("--paired", args->paired,
+                "Paired test of two groups whose rows are matched by --pair-key (a key in one "
+                "group only is reported and left out; a key twice in a group is an error)");
+  cmd->add_option("--pair-key", args->pair_key, "Column matching the rows of a paired test");
+  cmd->add_option("--zero-method", args->zero_method,
+                  "Wilcoxon zero differences: wilcox (drop) | pratt | zsplit (scipy's)")
       ->capture_default_str();
   cmd->add_flag("--pairwise", args->pairwise, "One comparison per pair of groups");
   cmd->add_option("--min-group-size", args->min_group_size, "Flag groups smaller than this")
       ->capture_default_str();
   cmd->add_option("--out", args->out, "Write the JSON here instead of stdout");
-  cmd->callback([args] {
+  cmd->callback([args, cmd] {
     CompareOptions o;
     o.value = args->value;
     o.by = split_list(args->by, "--by");
     if (!args->within.empty()) o.within = split_list(args->within, "--within");
-    o.test = parse_group_test(args->test);
+    const bool test_given = cmd->count("--test") > 0;
+    o.test = args->paired && !test_given ? GroupTest::PairedT : parse_group_test(args->test);
     o.pairwise = args->pairwise;
+    o.alternative = parse_alternative(args->alternative);
+    VLBIAS_CHECK(args->paired == !args->pair_key.empty(), UsageError,
+                 "--paired and --pair-key go together: --paired matches rows by the --pair-key "
+                 "column");
+    o.pair_key = args->pair_key;
+    o.zero_method = parse_zero_method(args->zero_method);
     o.min_group_size = args->min_group_size;
     Provenance p;
     p.inputs = {args->table};
@@ -67,7 +100,12 @@ void add_compare_command(CLI::App& app) {
                         {"within", string_list(o.within)},
                         {"test", to_string(o.test)},
                         {"pairwise", o.pairwise},
+                        {"alternative", stats::to_string(o.alternative)},
                         {"min_group_size", o.min_group_size}};
+    if (!o.pair_key.empty()) p.parameters["pair_key"] = o.pair_key;
+    if (o.test == GroupTest::Wilcoxon) {
+      p.parameters["zero_method"] = stats::to_string(o.zero_method);
+    }
     out["provenance"] = provenance_json(p);
     write_json(out, args->out);
   });

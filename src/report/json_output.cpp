@@ -126,8 +126,16 @@ Json to_json(const CompareReport& report) {
     c["within"] = key_object(o.within, cmp.within);
     const Json test = to_json(cmp.result);
     for (const auto& item : test.items()) c[item.key()] = item.value();
+    c["alternative"] = stats::to_string(o.alternative);
     c["p_holm"] = json_number(cmp.p_holm);
     c["p_bh"] = json_number(cmp.p_bh);
+    if (is_paired_test(o.test)) {
+      if (o.test == GroupTest::Wilcoxon) c["zero_method"] = stats::to_string(o.zero_method);
+      c["pairing"] = Json{{"pair_key", o.pair_key},
+                          {"pairs", cmp.pairing.pairs},
+                          {"unmatched", cmp.pairing.unmatched},
+                          {"unmatched_keys", cmp.pairing.unmatched_keys}};
+    }
     Json groups = Json::array();
     for (const auto& g : cmp.groups) {
       Json gj = Json::object();

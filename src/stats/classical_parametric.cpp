@@ -77,7 +77,8 @@ enum class Pooling { Student, Welch };
 
 // Shared by student_t and welch_t (scipy 1.10 ttest_ind with equal_var true / false:
 // _equal_var_ttest_denom, _unequal_var_ttest_denom, _ttest_ind_from_stats).
-TestResult two_sample_t(std::span<const double> a, std::span<const double> b, Pooling pooling) {
+TestResult two_sample_t(std::span<const double> a, std::span<const double> b, Pooling pooling,
+                        Alternative alternative) {
   const bool student = pooling == Pooling::Student;
   const char* name = student ? "student" : "welch";
   TestResult r = stats_internal::new_result(name, student ? "cohens_d" : "cohens_d_av");
@@ -122,7 +123,7 @@ TestResult two_sample_t(std::span<const double> a, std::span<const double> b, Po
     return r;
   }
   r.statistic = diff / denom;
-  r.p_value = stats_internal::t_two_sided_p(r.df[0], r.statistic);
+  r.p_value = stats_internal::t_p(r.df[0], r.statistic, alternative);
   r.effect_size = diff / spread;
   return r;
 }
@@ -147,17 +148,18 @@ TestResult one_way_anova(const std::vector<std::span<const double>>& groups) {
   return anova_from_moments(moments);
 }
 
-TestResult student_t(std::span<const double> a, std::span<const double> b) {
-  return two_sample_t(a, b, Pooling::Student);
+TestResult student_t(std::span<const double> a, std::span<const double> b,
+                     Alternative alternative) {
+  return two_sample_t(a, b, Pooling::Student, alternative);
 }
 
-TestResult welch_t(std::span<const double> a, std::span<const double> b) {
-  return two_sample_t(a, b, Pooling::Welch);
+TestResult welch_t(std::span<const double> a, std::span<const double> b, Alternative alternative) {
+  return two_sample_t(a, b, Pooling::Welch, alternative);
 }
 
 // scipy 1.10 ttest_rel: d = a - b, t = mean(d) / sqrt(var(d, ddof=1) / n), df = n - 1;
 // Cohen's d_z = mean(d) / sd(d).
-TestResult paired_t(std::span<const double> a, std::span<const double> b) {
+TestResult paired_t(std::span<const double> a, std::span<const double> b, Alternative alternative) {
   TestResult r = stats_internal::new_result("paired_t", "cohens_dz");
   VLBIAS_CHECK(a.size() == b.size(), InputError,
                "paired_t: sample a has {} values and sample b {}; paired samples need equal length",
@@ -180,7 +182,7 @@ TestResult paired_t(std::span<const double> a, std::span<const double> b) {
   const double var = d.variance();
   const double mean = d.mean();
   r.statistic = mean / std::sqrt(var / n);
-  r.p_value = stats_internal::t_two_sided_p(n - 1.0, r.statistic);
+  r.p_value = stats_internal::t_p(n - 1.0, r.statistic, alternative);
   r.effect_size = mean / std::sqrt(var);
   return r;
 }

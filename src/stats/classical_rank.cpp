@@ -1,5 +1,5 @@
 // Rank tests: Mann-Whitney U and Kruskal-Wallis H, matching scipy 1.10
-// (scipy.stats.mannwhitneyu with method="auto", use_continuity=True, two-sided;
+// (scipy.stats.mannwhitneyu with method="auto", use_continuity=True, any alternative;
 // scipy.stats.kruskal) except where stats.h documents a degenerate-case decision.
 #include <algorithm>
 #include <cmath>
@@ -43,7 +43,8 @@ double mwu_exact_cdf(std::size_t k, std::size_t m, std::size_t n) {
 
 namespace vlbias::stats {
 
-TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b) {
+TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b,
+                          Alternative alternative) {
   TestResult r = stats_internal::new_result("mannwhitney", "rank_biserial");
   stats_internal::require_nonempty(a, "mannwhitney", "sample a");
   stats_internal::require_nonempty(b, "mannwhitney", "sample b");
@@ -57,7 +58,12 @@ TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b) 
   const double r1 = static_cast<double>(ranks.twice_sum[0]) / 2.0;
   const double u1 = r1 - n1 * (n1 + 1.0) / 2.0;
   const double u2 = n1 * n2 - u1;
-  const double u = std::max(u1, u2);  // two-sided: SF of the larger U, times 2
+  // scipy 1.10: greater takes the SF of U1, less the SF of U2 (by symmetry, not the CDF of
+  // U1), two-sided twice the SF of the larger U.
+  const double u = alternative == Alternative::Greater ? u1
+                   : alternative == Alternative::Less  ? u2
+                                                       : std::max(u1, u2);
+  const double factor = alternative == Alternative::TwoSided ? 2.0 : 1.0;
   r.statistic = u1;
   r.effect_size = 2.0 * u1 / (n1 * n2) - 1.0;
   // scipy 1.10 _mwu_choose_method: exact when either n <= 8 and there are no ties.
@@ -66,7 +72,7 @@ TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b) 
   if (exact) {
     r.method = std::string("exact");
     // scipy _MWU.sf(U) = cdf(m n - U): by symmetry, P(U' >= U) = P(U' <= m n - U).
-    p = 2.0 *
+    p = factor *
         stats_internal::mwu_exact_cdf(static_cast<std::size_t>(n1 * n2 - u), a.size(), b.size());
   } else {
     r.method = std::string("asymptotic");
@@ -83,7 +89,7 @@ TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b) 
     const double mu = n1 * n2 / 2.0;
     const double sd = std::sqrt(n1 * n2 / 12.0 * ((n + 1.0) - ranks.tie_term / (n * (n - 1.0))));
     const double z = (u - mu - 0.5) / sd;
-    p = 2.0 * stats_internal::normal_sf(z);
+    p = factor * stats_internal::normal_sf(z);
   }
   r.p_value = std::clamp(p, 0.0, 1.0);  // scipy: np.clip(p, 0, 1)
   return r;

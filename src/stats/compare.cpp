@@ -17,16 +17,18 @@ struct TestName {
   GroupTest test;
   const char* name;
 };
-constexpr TestName kTests[] = {{GroupTest::Anova, "anova"},
-                               {GroupTest::Welch, "welch"},
-                               {GroupTest::Student, "student"},
-                               {GroupTest::MannWhitney, "mannwhitney"},
-                               {GroupTest::Kruskal, "kruskal"}};
+constexpr TestName kTests[] = {
+    {GroupTest::Anova, "anova"},      {GroupTest::Welch, "welch"},
+    {GroupTest::Student, "student"},  {GroupTest::MannWhitney, "mannwhitney"},
+    {GroupTest::Kruskal, "kruskal"},  {GroupTest::PairedT, "paired-t"},
+    {GroupTest::Wilcoxon, "wilcoxon"}};
 
-// The rows of one cell split by group: values[g] holds the values of group g.
+// The rows of one cell split by group: values[g] holds the values of group g, and for paired
+// tests pair_ids[g] the pair key (its group id in the pair-key grouping) of each value.
 struct CellGroups {
   std::vector<std::vector<std::string>> keys;
   std::vector<std::vector<double>> values;
+  std::vector<std::vector<std::uint32_t>> pair_ids;
 };
 
 // Rows where `mask` holds (all rows when empty) and the value is present.
@@ -74,16 +76,22 @@ std::string join_keys(const std::vector<std::vector<std::string>>& keys) {
   return out;
 }
 
-stats::TestResult run_test(GroupTest test, const std::vector<const std::vector<double>*>& groups) {
+stats::TestResult run_test(const CompareOptions& o,
+                           const std::vector<const std::vector<double>*>& groups) {
+  const GroupTest test = o.test;
   if (is_two_group_test(test)) {
     const std::span<const double> a(*groups[0]), b(*groups[1]);
     switch (test) {
       case GroupTest::Welch:
-        return stats::welch_t(a, b);
+        return stats::welch_t(a, b, o.alternative);
       case GroupTest::Student:
-        return stats::student_t(a, b);
+        return stats::student_t(a, b, o.alternative);
+      case GroupTest::PairedT:
+        return stats::paired_t(a, b, o.alternative);
+      case GroupTest::Wilcoxon:
+        return stats::wilcoxon(a, b, o.alternative, o.zero_method);
       default:
-        return stats::mann_whitney_u(a, b);
+        return stats::mann_whitney_u(a, b, o.alternative);
     }
   }
   std::vector<std::span<const double>> spans;
@@ -104,6 +112,7 @@ struct CellSplit {
 
 CellSplit split_by_groups(const Grouping& all_by, const std::vector<double>& values,
                           const std::vector<std::uint32_t>& rows,
+                          const std::vector<std::uint32_t>& pair_of_row,
                           std::vector<std::uint32_t>& local_of) {
   std::vector<std::uint32_t> ids;
   for (const std::uint32_t r : rows) {
@@ -116,13 +125,16 @@ CellSplit split_by_groups(const Grouping& all_by, const std::vector<double>& val
   CellSplit out;
   out.cell.keys.reserve(ids.size());
   out.cell.values.resize(ids.size());
+  out.cell.pair_ids.resize(pair_of_row.empty() ? 0 : ids.size());
   for (std::uint32_t j = 0; j < ids.size(); ++j) {
     local_of[ids[j]] = j;
     out.cell.keys.push_back(all_by.keys[ids[j]]);
   }
   for (const std::uint32_t r : rows) {
     const std::uint32_t g = all_by.group_of_row[r];
-    if (g != Grouping::kNoGroup) out.cell.values[local_of[g]].push_back(values[r]);
+    if (g == Grouping::kNoGroup) continue;
+    out.cell.values[local_of[g]].push_back(values[r]);
+    if (!pair_of_row.empty()) out.cell.pair_ids[local_of[g]].push_back(pair_of_row[r]);
   }
   std::size_t next = 0;  // ids are sorted: walk them beside every group
   for (std::uint32_t g = 0; g < all_by.size(); ++g) {
@@ -158,47 +170,182 @@ GroupTest parse_group_test(const std::string& name) {
     if (name == t.name) return t.test;
   }
   VLBIAS_FAIL(UsageError,
-              "unknown test '{}': expected anova, welch, student, mannwhitney or kruskal", name);
+              "unknown test '{}': expected anova, welch, student, mannwhitney, kruskal, paired-t "
+              "or wilcoxon",
+              name);
 }
 
 bool is_two_group_test(GroupTest test) {
-  return test == GroupTest::Welch || test == GroupTest::Student || test == GroupTest::MannWhitney;
+  return test == GroupTest::Welch || test == GroupTest::Student || test == GroupTest::MannWhitney ||
+         is_paired_test(test);
 }
 
-CompareReport compare_groups(const Table& table, const CompareOptions& options) {
-  VLBIAS_CHECK(!options.by.empty(), UsageError, "compare needs at least one --by column");
-  for (const auto& w : options.within) {
-    VLBIAS_CHECK(std::find(options.by.begin(), options.by.end(), w) == options.by.end(), UsageError,
+bool is_paired_test(GroupTest test) {
+  return test == GroupTest::PairedT || test == GroupTest::Wilcoxon;
+}
+
+namespace {
+
+void check_compare_options(const CompareOptions& o) {
+  VLBIAS_CHECK(!o.by.empty(), UsageError, "compare needs at least one --by column");
+  for (const auto& w : o.within) {
+    VLBIAS_CHECK(std::find(o.by.begin(), o.by.end(), w) == o.by.end(), UsageError,
                  "column '{}' is given both in --by and in --within", w);
   }
+  VLBIAS_CHECK(o.alternative == stats::Alternative::TwoSided || is_two_group_test(o.test),
+               UsageError,
+               "--alternative {} needs a two-group test (welch, student, mannwhitney, paired-t, "
+               "wilcoxon); {} is two-sided only",
+               stats::to_string(o.alternative), to_string(o.test));
+  VLBIAS_CHECK(!is_paired_test(o.test) || !o.pair_key.empty(), UsageError,
+               "test '{}' is paired: give --paired --pair-key COLUMN to match the rows",
+               to_string(o.test));
+  VLBIAS_CHECK(is_paired_test(o.test) || o.pair_key.empty(), UsageError,
+               "--paired/--pair-key need a paired test (paired-t or wilcoxon), not '{}'",
+               to_string(o.test));
+  if (!o.pair_key.empty()) {
+    VLBIAS_CHECK(std::find(o.by.begin(), o.by.end(), o.pair_key) == o.by.end() &&
+                     std::find(o.within.begin(), o.within.end(), o.pair_key) == o.within.end(),
+                 UsageError, "the pair key '{}' is also a --by or --within column", o.pair_key);
+  }
+}
+
+// Cells of the `within` columns (one cell holding every row when none), as lists of the rows
+// with a value and every key present; rows with a missing `within` key are marked in
+// `key_missing`.
+struct Cells {
+  std::vector<std::vector<std::string>> keys = {{}};
+  std::vector<std::vector<std::uint32_t>> rows = std::vector<std::vector<std::uint32_t>>(1);
+};
+
+Cells cells_of(const Table& table, const std::vector<std::string>& within,
+               const std::vector<double>& values, std::vector<bool>& key_missing) {
+  Cells cells;
+  Grouping grouping;
+  if (!within.empty()) {
+    grouping = group_by(table, within);
+    cells.keys = grouping.keys;
+    cells.rows.assign(grouping.size(), {});
+  }
+  for (std::size_t i = 0; i < table.rows; ++i) {
+    const std::uint32_t g = within.empty() ? 0 : grouping.group_of_row[i];
+    if (g == Grouping::kNoGroup) key_missing[i] = true;
+    if (g == Grouping::kNoGroup || key_missing[i] || std::isnan(values[i])) continue;
+    cells.rows[g].push_back(static_cast<std::uint32_t>(i));
+  }
+  return cells;
+}
+
+struct CompareContext {
+  const Table& table;
+  const CompareOptions& options;
+  const Grouping& pair_keys;  // the pair-key grouping (paired tests), else empty
+};
+
+// The values of groups a and b matched by pair key, in key order: a key twice in one group is
+// an InputError; keys in one group only are counted (and the first 10 named).
+struct Matched {
+  std::vector<double> a, b;
+  PairingInfo info;
+};
+
+std::vector<std::pair<std::uint32_t, double>> keyed_values(const CompareContext& ctx,
+                                                           const CellGroups& cell, std::size_t g,
+                                                           const std::vector<std::string>& within) {
+  std::vector<std::pair<std::uint32_t, double>> kv;
+  kv.reserve(cell.values[g].size());
+  for (std::size_t i = 0; i < cell.values[g].size(); ++i) {
+    kv.emplace_back(cell.pair_ids[g][i], cell.values[g][i]);
+  }
+  std::stable_sort(kv.begin(), kv.end(),
+                   [](const auto& l, const auto& r) { return l.first < r.first; });
+  for (std::size_t i = 1; i < kv.size(); ++i) {
+    VLBIAS_CHECK(kv[i].first != kv[i - 1].first, InputError,
+                 "{}: pair key {} = '{}' appears more than once in group {}{}; expected one row "
+                 "per key and group",
+                 ctx.table.source, ctx.options.pair_key, ctx.pair_keys.keys[kv[i].first][0],
+                 join_keys({cell.keys[g]}),
+                 within.empty() ? "" : fmt::format(" (within {})", join_keys({within})));
+  }
+  return kv;
+}
+
+Matched match_pairs(const CompareContext& ctx, const CellGroups& cell, std::size_t ga,
+                    std::size_t gb, const std::vector<std::string>& within) {
+  const auto ka = keyed_values(ctx, cell, ga, within), kb = keyed_values(ctx, cell, gb, within);
+  Matched m;
+  m.info.unmatched.assign(2, 0);
+  std::vector<std::uint32_t> unmatched;
+  std::size_t i = 0, j = 0;
+  while (i < ka.size() || j < kb.size()) {
+    if (j == kb.size() || (i < ka.size() && ka[i].first < kb[j].first)) {
+      ++m.info.unmatched[0];
+      unmatched.push_back(ka[i++].first);
+    } else if (i == ka.size() || kb[j].first < ka[i].first) {
+      ++m.info.unmatched[1];
+      unmatched.push_back(kb[j++].first);
+    } else {
+      m.a.push_back(ka[i++].second);
+      m.b.push_back(kb[j++].second);
+    }
+  }
+  m.info.pairs = m.a.size();
+  std::sort(unmatched.begin(), unmatched.end());
+  for (std::size_t u = 0; u < unmatched.size() && u < 10; ++u) {
+    m.info.unmatched_keys.push_back(ctx.pair_keys.keys[unmatched[u]][0]);
+  }
+  return m;
+}
+
+// One comparison of the groups `members` of a cell.
+Comparison compare_members(const CompareContext& ctx, const CellSplit& split,
+                           const std::vector<std::string>& within,
+                           const std::vector<std::size_t>& members) {
+  const CompareOptions& o = ctx.options;
+  const CellGroups& cell = split.cell;
+  Comparison cmp;
+  cmp.within = within;
+  cmp.absent_groups = split.absent;
+  std::vector<const std::vector<double>*> groups;
+  for (std::size_t g : members) groups.push_back(&cell.values[g]);
+  Matched matched;
+  if (is_paired_test(o.test) && members.size() == 2) {
+    matched = match_pairs(ctx, cell, members[0], members[1], within);
+    cmp.pairing = matched.info;
+    groups = {&matched.a, &matched.b};
+  }
+  for (std::size_t m = 0; m < members.size(); ++m) {
+    cmp.groups.push_back(group_stats(cell.keys[members[m]], *groups[m], o.min_group_size));
+  }
+  if (groups.size() < 2) {
+    cmp.result = undefined_test(
+        o.test, fmt::format("fewer than two groups have data in this cell ({} group{})",
+                            groups.size(), groups.size() == 1 ? "" : "s"));
+  } else if (is_paired_test(o.test) && matched.info.pairs == 0) {
+    cmp.result = undefined_test(o.test, "no pair key is present in both groups");
+  } else {
+    cmp.result = run_test(o, groups);
+  }
+  return cmp;
+}
+
+}  // namespace
+
+CompareReport compare_groups(const Table& table, const CompareOptions& options) {
+  check_compare_options(options);
   CompareReport report;
   report.options = options;
   report.rows = table.rows;
   const std::vector<double>& values = table.numeric(options.value, /*allow_missing=*/true);
   for (double v : values) report.rows_missing_value += std::isnan(v) ? 1 : 0;
-
-  // Cells of the `within` columns (one cell holding every row when none), as lists of the rows
-  // with a value.
-  std::vector<std::vector<std::string>> cell_keys = {{}};
-  std::vector<std::vector<std::uint32_t>> cell_rows(1);
+  const Grouping pair_keys =
+      options.pair_key.empty() ? Grouping{} : group_by(table, {options.pair_key});
+  const std::vector<std::uint32_t>& pair_of_row = pair_keys.group_of_row;
   std::vector<bool> key_missing(table.rows, false);
-  if (!options.within.empty()) {
-    const Grouping within = group_by(table, options.within);
-    cell_keys = within.keys;
-    cell_rows.assign(within.size(), {});
-    for (std::size_t i = 0; i < table.rows; ++i) {
-      const std::uint32_t g = within.group_of_row[i];
-      if (g == Grouping::kNoGroup) {
-        key_missing[i] = true;
-      } else if (!std::isnan(values[i])) {
-        cell_rows[g].push_back(static_cast<std::uint32_t>(i));
-      }
-    }
-  } else {
-    for (std::size_t i = 0; i < table.rows; ++i) {
-      if (!std::isnan(values[i])) cell_rows[0].push_back(static_cast<std::uint32_t>(i));
-    }
+  for (std::size_t i = 0; i < pair_of_row.size(); ++i) {
+    key_missing[i] = pair_of_row[i] == Grouping::kNoGroup;
   }
+  const Cells cells = cells_of(table, options.within, values, key_missing);
   const Grouping all_by = group_by(table, options.by);
   report.empty_cells = all_by.empty_cells;
   for (std::size_t i = 0; i < table.rows; ++i) {
@@ -207,50 +354,28 @@ CompareReport compare_groups(const Table& table, const CompareOptions& options) 
     if (!key_missing[i] && !std::isnan(values[i])) ++report.rows_used;
   }
 
+  const CompareContext context{table, options, pair_keys};
   std::vector<std::uint32_t> local_of(all_by.size(), Grouping::kNoGroup);
-  for (std::size_t c = 0; c < cell_keys.size(); ++c) {
-    const CellSplit split = split_by_groups(all_by, values, cell_rows[c], local_of);
-    const CellGroups& cell = split.cell;
-    const std::vector<std::vector<std::string>>& absent = split.absent;
-    const std::size_t k = cell.keys.size();
-    std::vector<std::pair<std::size_t, std::size_t>> pairs;  // empty: all groups at once
-    if (options.pairwise) {
-      for (std::size_t a = 0; a < k; ++a) {
-        for (std::size_t b = a + 1; b < k; ++b) pairs.emplace_back(a, b);
-      }
-    } else if (is_two_group_test(options.test) && k > 2) {
+  for (std::size_t c = 0; c < cells.keys.size(); ++c) {
+    const CellSplit split = split_by_groups(all_by, values, cells.rows[c], pair_of_row, local_of);
+    const std::size_t k = split.cell.keys.size();
+    if (!options.pairwise && is_two_group_test(options.test) && k > 2) {
       VLBIAS_FAIL(UsageError,
                   "test '{}' compares two groups but '{}' has {} groups ({}){}: use --pairwise "
                   "or a k-group test (anova, kruskal)",
-                  to_string(options.test), fmt::join(options.by, ","), k, join_keys(cell.keys),
-                  options.within.empty() ? "" : " in a --within cell");
+                  to_string(options.test), fmt::join(options.by, ","), k,
+                  join_keys(split.cell.keys), options.within.empty() ? "" : " in a --within cell");
     }
-
-    auto add = [&](const std::vector<std::size_t>& members) {
-      Comparison cmp;
-      cmp.within = cell_keys[c];
-      cmp.absent_groups = absent;
-      std::vector<const std::vector<double>*> groups;
-      for (std::size_t g : members) {
-        cmp.groups.push_back(group_stats(cell.keys[g], cell.values[g], options.min_group_size));
-        groups.push_back(&cell.values[g]);
-      }
-      if (groups.size() < 2) {
-        cmp.result = undefined_test(
-            options.test, fmt::format("fewer than two groups have data in this cell ({} group{})",
-                                      groups.size(), groups.size() == 1 ? "" : "s"));
-      } else {
-        cmp.result = run_test(options.test, groups);
-      }
-      report.comparisons.push_back(std::move(cmp));
-    };
-
     if (options.pairwise && k >= 2) {
-      for (const auto& [a, b] : pairs) add({a, b});
+      for (std::size_t a = 0; a < k; ++a) {
+        for (std::size_t b = a + 1; b < k; ++b) {
+          report.comparisons.push_back(compare_members(context, split, cells.keys[c], {a, b}));
+        }
+      }
     } else {
       std::vector<std::size_t> all(k);
       for (std::size_t g = 0; g < k; ++g) all[g] = g;
-      add(all);
+      report.comparisons.push_back(compare_members(context, split, cells.keys[c], all));
     }
   }
 

@@ -1,7 +1,10 @@
-// Pearson and Spearman correlation with the two-sided p-values of scipy 1.10
-// (scipy.stats.pearsonr, scipy.stats.spearmanr).
+// Pearson, Spearman and Kendall (tau-b) correlation with the p-values of scipy 1.10
+// (scipy.stats.pearsonr, scipy.stats.spearmanr, scipy.stats.kendalltau) for each alternative.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
 
 #include "classical_internal.h"
 #include "distributions.h"
@@ -74,7 +77,7 @@ bool degenerate(std::span<const double> x, std::span<const double> y, TestResult
 
 }  // namespace
 
-TestResult pearson(std::span<const double> x, std::span<const double> y) {
+TestResult pearson(std::span<const double> x, std::span<const double> y, Alternative alternative) {
   TestResult r = stats_internal::new_result("pearson", "r");
   check_pairs(x, y, "pearson");
   if (degenerate(x, y, r)) return r;
@@ -87,13 +90,14 @@ TestResult pearson(std::span<const double> x, std::span<const double> y) {
     return r;
   }
   r.statistic = r.effect_size = correlation(x, y);
-  r.p_value = stats_internal::pearson_two_sided_p(r.statistic, static_cast<double>(n));
+  r.p_value = stats_internal::pearson_p(r.statistic, static_cast<double>(n), alternative);
   return r;
 }
 
 // scipy 1.10 spearmanr: rho = Pearson r of the average ranks (np.corrcoef), dof = n - 2,
-// t = rho * sqrt(dof / ((rho + 1)(1 - rho))) clipped at 0 inside the root, p = 2 stdtr(dof, -|t|).
-TestResult spearman(std::span<const double> x, std::span<const double> y) {
+// t = rho * sqrt(dof / ((rho + 1)(1 - rho))) clipped at 0 inside the root, p from
+// _ttest_finish (two-sided 2 stdtr(dof, -|t|)); rho = +-1 gives t = +-inf.
+TestResult spearman(std::span<const double> x, std::span<const double> y, Alternative alternative) {
   TestResult r = stats_internal::new_result("spearman", "rho");
   check_pairs(x, y, "spearman");
   if (degenerate(x, y, r)) return r;
@@ -106,8 +110,163 @@ TestResult spearman(std::span<const double> x, std::span<const double> y) {
     r.note = "two pairs: the t distribution of rho has 0 degrees of freedom, p is undefined";
     return r;
   }
-  const double t = rho * std::sqrt(std::max(0.0, dof / ((rho + 1.0) * (1.0 - rho))));
-  r.p_value = std::fabs(rho) == 1.0 ? 0.0 : stats_internal::t_two_sided_p(dof, t);
+  const double t = std::fabs(rho) == 1.0
+                       ? rho * std::numeric_limits<double>::infinity()
+                       : rho * std::sqrt(std::max(0.0, dof / ((rho + 1.0) * (1.0 - rho))));
+  r.p_value = stats_internal::t_p(dof, t, alternative);
+  return r;
+}
+
+namespace {
+
+// Tie statistics of one variable's runs of equal values (scipy's count_rank_tie): pairs tied
+// sum t(t-1)/2, and the variance terms sum t(t-1)(t-2) and sum t(t-1)(2t+5).
+struct TieCounts {
+  std::uint64_t pairs = 0;
+  double v0 = 0.0;
+  double v1 = 0.0;
+  void add_run(std::uint64_t t) {
+    if (t < 2) return;
+    const double d = static_cast<double>(t);
+    pairs += t * (t - 1) / 2;
+    v0 += d * (d - 1.0) * (d - 2.0);
+    v1 += d * (d - 1.0) * (2.0 * d + 5.0);
+  }
+};
+
+TieCounts tie_counts(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  TieCounts c;
+  std::size_t start = 0;
+  for (std::size_t i = 1; i <= v.size(); ++i) {
+    if (i == v.size() || v[i] != v[start]) {
+      c.add_run(i - start);
+      start = i;
+    }
+  }
+  return c;
+}
+
+// Pairs i < j with key[i] > key[j] (strict inversions), by bottom-up merge sort: O(n log n).
+std::uint64_t count_inversions(std::vector<double> key) {
+  const std::size_t n = key.size();
+  std::vector<double> buf(n);
+  std::uint64_t inversions = 0;
+  for (std::size_t width = 1; width < n; width *= 2) {
+    for (std::size_t lo = 0; lo < n; lo += 2 * width) {
+      const std::size_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
+      std::size_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) {
+        if (key[j] < key[i]) {
+          inversions += mid - i;  // key[j] is below every remaining left value
+          buf[k++] = key[j++];
+        } else {
+          buf[k++] = key[i++];
+        }
+      }
+      while (i < mid) buf[k++] = key[i++];
+      while (j < hi) buf[k++] = key[j++];
+    }
+    key.swap(buf);
+  }
+  return inversions;
+}
+
+// n! as a double (inf past 170!, where scipy's branches give 0 for 2 / n!).
+double factorial(std::size_t n) {
+  double f = 1.0;
+  for (std::size_t i = 2; i <= n; ++i) f *= static_cast<double>(i);
+  return f;
+}
+
+// scipy 1.10 _mstats_basic._kendall_p_exact: p of c concordant pairs among n untied pairs from
+// the distribution of the number of inversions of a random permutation (Kendall 1970). Counts
+// are kept as probabilities (divided by j at step j, scipy's n >= 171 branch) for every n.
+double kendall_exact_p(std::size_t n, std::uint64_t c, Alternative alternative) {
+  const std::uint64_t total = static_cast<std::uint64_t>(n) * (n - 1) / 2;
+  const bool in_right_tail = c >= total - c;
+  c = std::min(c, total - c);
+  double prob = 0.0, mass = 0.0;  // P(C <= c) twice, and P(C = c), in the left tail
+  if (n <= 2) {
+    prob = 1.0;
+    mass = n == 1 ? 1.0 : 0.5;
+  } else if (c == 0) {
+    prob = 2.0 / factorial(n);
+    mass = prob / 2.0;
+  } else if (c == 1) {
+    prob = 2.0 / factorial(n - 1);
+    mass = static_cast<double>(n - 1) / factorial(n);
+  } else if (4 * c == static_cast<std::uint64_t>(n) * (n - 1) &&
+             alternative == Alternative::TwoSided) {
+    return 1.0;
+  } else {
+    std::vector<double> p(c + 1, 0.0), cum(c + 1);
+    p[0] = p[1] = 0.5;  // n = 2: no inversion or one
+    for (std::size_t j = 3; j <= n; ++j) {
+      std::partial_sum(p.begin(), p.end(), cum.begin());
+      // P_j(k) = (C(k) - C(k - j)) / j with C the cumulative P_{j-1}.
+      for (std::size_t k = 0; k <= c; ++k) p[k] = (cum[k] - (k >= j ? cum[k - j] : 0.0)) / j;
+    }
+    prob = 2.0 * std::accumulate(p.begin(), p.end(), 0.0);
+    mass = p[c];
+  }
+  if (alternative != Alternative::TwoSided) {
+    // Half the two-sided p when c lies on the alternative's side, else its complement.
+    const bool agrees = in_right_tail == (alternative == Alternative::Greater);
+    prob = agrees ? prob / 2.0 : 1.0 - prob / 2.0 + mass;
+  }
+  return std::clamp(prob, 0.0, 1.0);
+}
+
+}  // namespace
+
+// scipy 1.10 kendalltau (variant "b", method "auto"). Pairs sorted by (x, y): a strict inversion
+// of y in that order is a discordant pair (pairs tied in x have y ascending, so none of them
+// counts); joint ties are the runs of equal (x, y).
+TestResult kendall_tau(std::span<const double> x, std::span<const double> y,
+                       Alternative alternative) {
+  TestResult r = stats_internal::new_result("kendall", "tau_b");
+  check_pairs(x, y, "kendall");
+  if (degenerate(x, y, r)) return r;
+  const std::size_t n = x.size();
+  r.df = {};
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]);
+  });
+  std::vector<double> y_sorted(n);
+  for (std::size_t i = 0; i < n; ++i) y_sorted[i] = y[order[i]];
+  TieCounts joint;
+  std::size_t start = 0;
+  for (std::size_t i = 1; i <= n; ++i) {
+    if (i == n || x[order[i]] != x[order[start]] || y_sorted[i] != y_sorted[start]) {
+      joint.add_run(i - start);
+      start = i;
+    }
+  }
+  const std::uint64_t dis = count_inversions(y_sorted);
+  const TieCounts tx = tie_counts(std::vector<double>(x.begin(), x.end()));
+  const TieCounts ty = tie_counts(std::vector<double>(y.begin(), y.end()));
+  const std::uint64_t tot = static_cast<std::uint64_t>(n) * (n - 1) / 2;
+  // C - D = tot - xtie - ytie + ntie - 2 D (signed: D can exceed the rest).
+  const double con_minus_dis =
+      static_cast<double>(tot - tx.pairs - ty.pairs + joint.pairs) - 2.0 * static_cast<double>(dis);
+  const double tau = con_minus_dis / std::sqrt(static_cast<double>(tot - tx.pairs)) /
+                     std::sqrt(static_cast<double>(tot - ty.pairs));
+  r.statistic = r.effect_size = std::clamp(tau, -1.0, 1.0);
+  const bool ties = tx.pairs != 0 || ty.pairs != 0;
+  if (!ties && (n <= 33 || std::min(dis, tot - dis) <= 1)) {
+    r.method = "exact";
+    r.p_value = kendall_exact_p(n, tot - dis, alternative);
+    return r;
+  }
+  r.method = "asymptotic";
+  const double nd = static_cast<double>(n), m = nd * (nd - 1.0);
+  const double xt = static_cast<double>(tx.pairs), yt = static_cast<double>(ty.pairs);
+  const double var = (m * (2.0 * nd + 5.0) - tx.v1 - ty.v1) / 18.0 + 2.0 * xt * yt / m +
+                     tx.v0 * ty.v0 / (9.0 * m * (nd - 2.0));
+  r.p_value = stats_internal::normal_p(con_minus_dis / std::sqrt(var), alternative);
   return r;
 }
 

@@ -85,4 +85,43 @@ double pearson_two_sided_p(double r, double n) {
   });
 }
 
+double t_p(double df, double t, Alternative alternative) {
+  if (alternative == Alternative::TwoSided) return t_two_sided_p(df, t);
+  VLBIAS_CHECK(df > 0 && !std::isnan(t), InternalError, "t distribution called with df={}, t={}",
+               df, t);
+  const double x = alternative == Alternative::Less ? t : -t;  // P(T <= x)
+  if (std::isinf(x)) return x > 0 ? 1.0 : 0.0;
+  return guarded("Student t", [&] {
+    const boost::math::students_t_distribution<double> dist(df);
+    return boost::math::cdf(dist, x);
+  });
+}
+
+double normal_p(double z, Alternative alternative) {
+  switch (alternative) {
+    case Alternative::Greater:
+      return normal_sf(z);
+    case Alternative::Less:
+      return normal_sf(-z);  // cdf(z) = sf(-z): the normal is symmetric
+    default:
+      return std::min(1.0, 2.0 * normal_sf(std::fabs(z)));
+  }
+}
+
+double pearson_p(double r, double n, Alternative alternative) {
+  if (alternative == Alternative::TwoSided) return pearson_two_sided_p(r, n);
+  VLBIAS_CHECK(n >= 3 && std::fabs(r) <= 1.0, InternalError,
+               "Pearson p-value called with r={}, n={}", r, n);
+  const double ab = n / 2.0 - 1.0;
+  // P(R <= r) for less, P(R >= r) for greater, at the standardised x = (r + 1) / 2.
+  const double x = (r + 1.0) / 2.0;
+  const bool less = alternative == Alternative::Less;
+  if (x <= 0.0) return less ? 0.0 : 1.0;
+  if (x >= 1.0) return less ? 1.0 : 0.0;
+  return guarded("beta", [&] {
+    const boost::math::beta_distribution<double> dist(ab, ab);
+    return less ? boost::math::cdf(dist, x) : boost::math::cdf(boost::math::complement(dist, x));
+  });
+}
+
 }  // namespace vlbias::stats_internal

@@ -8,7 +8,11 @@
 // validated by the callers; an argument outside a distribution's domain, or a
 // Boost evaluation failure, throws InternalError (it would be a vlbias bug).
 
+#include "vlbias/stats/stats.h"
+
 namespace vlbias::stats_internal {
+
+using stats::Alternative;
 
 // P(F > x) for F ~ F(d1, d2): scipy.special.fdtrc(d1, d2, x), used by
 // scipy.stats.f_oneway. x = +inf gives 0. (Boost's incomplete beta stays exact at
@@ -32,5 +36,15 @@ double chi2_sf(double df, double x);
 // p = 2 * beta(a, a, loc=-1, scale=2).sf(|r|) = 2 * I_c((|r| + 1) / 2; a, a)
 // (Boost's complemented regularised incomplete beta, which scipy calls too).
 double pearson_two_sided_p(double r, double n);
+
+// p-value of a t statistic for an alternative, scipy.stats._stats_py._ttest_finish:
+// less stdtr(df, t), greater stdtr(df, -t), two-sided 2 stdtr(df, -|t|). t = +-inf allowed.
+double t_p(double df, double t, Alternative alternative);
+// p-value of a standard normal z, scipy.stats._stats_py._normtest_finish: less cdf(z),
+// greater sf(z), two-sided 2 sf(|z|).
+double normal_p(double z, Alternative alternative);
+// scipy.stats.pearsonr's p for an alternative: with B = beta(n/2-1, n/2-1) on (-1, 1),
+// two-sided 2 B.sf(|r|), less B.cdf(r), greater B.sf(r).
+double pearson_p(double r, double n, Alternative alternative);
 
 }  // namespace vlbias::stats_internal

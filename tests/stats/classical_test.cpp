@@ -419,10 +419,10 @@ TEST(TTestDegenerate, ZeroVarianceBothSamples) {
   // (or a huge finite t from a rounded mean); vlbias reports NaN with a note.
   const std::vector<double> a{0.1, 0.1, 0.1}, b{0.2, 0.2, 0.2}, a2{0.1, 0.1};
   for (auto* f : {&student_t, &welch_t}) {
-    const TestResult same = (*f)(a, a2);
+    const TestResult same = (*f)(a, a2, Alternative::TwoSided);
     EXPECT_TRUE(all_nan(same));
     EXPECT_EQ(same.note, "all values are identical: t is undefined (0/0)");
-    const TestResult differ = (*f)(a, b);
+    const TestResult differ = (*f)(a, b, Alternative::TwoSided);
     EXPECT_TRUE(all_nan(differ));
     EXPECT_TRUE(std::isnan(differ.effect_size));
     EXPECT_THAT(differ.note, HasSubstr("zero variance in both samples and the means differ"));
@@ -731,7 +731,7 @@ TEST(ClassicalInvariants, SwappingSamplesNegatesTAndEffect) {
   for (auto& v : a) v = rng.uniform01() * 3.0;
   for (auto& v : b) v = rng.uniform01() * 4.0 - 0.2;
   for (auto* f : {&student_t, &welch_t}) {
-    const TestResult ab = (*f)(a, b), ba = (*f)(b, a);
+    const TestResult ab = (*f)(a, b, Alternative::TwoSided), ba = (*f)(b, a, Alternative::TwoSided);
     EXPECT_EQ(ab.statistic, -ba.statistic);
     EXPECT_EQ(ab.p_value, ba.p_value);
     EXPECT_EQ(ab.effect_size, -ba.effect_size);

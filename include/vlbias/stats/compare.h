@@ -13,12 +13,15 @@
 
 namespace vlbias {
 
-enum class GroupTest { Anova, Welch, Student, MannWhitney, Kruskal };
-// "anova", "welch", "student", "mannwhitney", "kruskal"; parse throws UsageError.
+enum class GroupTest { Anova, Welch, Student, MannWhitney, Kruskal, PairedT, Wilcoxon };
+// "anova", "welch", "student", "mannwhitney", "kruskal", "paired-t", "wilcoxon"; parse
+// throws UsageError.
 const char* to_string(GroupTest test);
 GroupTest parse_group_test(const std::string& name);
 // True for the tests that compare exactly two groups.
 bool is_two_group_test(GroupTest test);
+// True for paired-t and wilcoxon (values matched by CompareOptions::pair_key).
+bool is_paired_test(GroupTest test);
 
 struct CompareOptions {
   std::string value;                // numeric column compared
@@ -27,6 +30,21 @@ struct CompareOptions {
   GroupTest test = GroupTest::Anova;
   bool pairwise = false;           // one comparison per pair of groups
   std::size_t min_group_size = 2;  // groups below this n are flagged `small`
+  // One-sided alternatives for the two-group tests (greater: the first group's values are
+  // larger); anova and kruskal take two-sided only (UsageError otherwise).
+  stats::Alternative alternative = stats::Alternative::TwoSided;
+  // Paired tests: the rows of the two groups are matched by the value of this column (one
+  // row per key and group: a key twice in a group is an InputError naming it; a key in one
+  // group only is left out and reported). Required by, and only allowed with, a paired test.
+  std::string pair_key;
+  stats::ZeroMethod zero_method = stats::ZeroMethod::Wilcox;  // wilcoxon only
+};
+
+// How the rows of a paired comparison were matched.
+struct PairingInfo {
+  std::size_t pairs = 0;                    // keys present in both groups (the n tested)
+  std::vector<std::size_t> unmatched;       // per group: rows whose key the other group lacks
+  std::vector<std::string> unmatched_keys;  // the first 10 such keys, in key order
 };
 
 struct GroupStats {
@@ -42,7 +60,8 @@ struct Comparison {
   stats::TestResult result;
   double p_holm = stats::kNaN;  // adjusted over every comparison in the report
   double p_bh = stats::kNaN;
-  std::vector<GroupStats> groups;  // the groups compared (2 for pairwise)
+  std::vector<GroupStats> groups;  // the groups compared (2 for pairwise; paired: matched rows)
+  PairingInfo pairing;             // paired tests only
   // `by` groups present elsewhere in the table but with no rows in this cell.
   std::vector<std::vector<std::string>> absent_groups;
 };
@@ -53,7 +72,7 @@ struct CompareReport {
   std::size_t rows = 0;                // table rows
   std::size_t rows_used = 0;           // rows that entered some comparison
   std::size_t rows_missing_value = 0;  // value cell empty
-  std::size_t rows_missing_key = 0;    // a by/within cell empty
+  std::size_t rows_missing_key = 0;    // a by/within (or pair key) cell empty
   // Intersectional cells of the `by` columns (over the whole table) with no rows.
   std::vector<std::vector<std::string>> empty_cells;
 };

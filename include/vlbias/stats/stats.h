@@ -253,10 +253,10 @@ struct GroupedValues {
 
 struct TestResult {
   std::string test;         // "anova", "welch", "student", "paired_t", "mannwhitney",
-                            // "kruskal", "pearson", "spearman"
+                            // "kruskal", "pearson", "spearman", "kendall", "wilcoxon"
   double statistic = kNaN;  // F, t, U (of the first sample), H, r or rho
   std::vector<double> df;   // anova [between, within]; t [df]; kruskal [k-1]; r/rho [n-2]; MWU []
-  double p_value = kNaN;    // two-sided
+  double p_value = kNaN;    // for the alternative the test was called with (two-sided default)
   double effect_size = kNaN;
   std::string effect_name;  // "eta_squared", "cohens_d", "cohens_d_av", "cohens_dz",
                             // "rank_biserial", "epsilon_squared", "r", "rho"
@@ -274,10 +274,40 @@ TestResult one_way_anova(const std::vector<std::span<const double>>& groups);
 // Two-sample t tests (scipy.stats.ttest_ind, equal_var true/false), a minus b.
 // Student: Cohen's d with the pooled sd. Welch: d_av = diff / sqrt((s_a^2 + s_b^2)/2);
 // df = [Welch-Satterthwaite df] (scipy's value 1 when both variances are 0).
-TestResult student_t(std::span<const double> a, std::span<const double> b);
-TestResult welch_t(std::span<const double> a, std::span<const double> b);
+// `alternative` as scipy's (_ttest_finish): greater tests mean(a) > mean(b), p = P(T >= t);
+// less p = P(T <= t); two-sided 2 P(T >= |t|). The same for paired_t and mann_whitney_u.
+TestResult student_t(std::span<const double> a, std::span<const double> b,
+                     Alternative alternative = Alternative::TwoSided);
+TestResult welch_t(std::span<const double> a, std::span<const double> b,
+                   Alternative alternative = Alternative::TwoSided);
 // Paired t (scipy.stats.ttest_rel) on a - b; Cohen's d_z = mean(diff) / sd(diff).
-TestResult paired_t(std::span<const double> a, std::span<const double> b);
+TestResult paired_t(std::span<const double> a, std::span<const double> b,
+                    Alternative alternative = Alternative::TwoSided);
+
+// How the Wilcoxon signed-rank test treats zero differences (scipy.stats.wilcoxon's
+// zero_method): Wilcox drops them; Pratt ranks them with the others and then drops their
+// ranks (Cureton's adjusted normal approximation); Zsplit ranks them and splits their rank sum
+// between the positive and the negative side.
+enum class ZeroMethod { Wilcox, Pratt, Zsplit };
+const char* to_string(ZeroMethod m);  // "wilcox", "pratt", "zsplit"
+
+// Wilcoxon signed-rank test of the paired differences d = a - b (src/stats/wilcoxon.cpp), as
+// scipy.stats.wilcoxon(a, b, zero_method, correction=False, alternative, method="auto") in
+// scipy 1.10, with one documented difference. statistic: min(R+, R-) two-sided, R+ (the rank
+// sum of the positive differences) one-sided. method "exact" (the null distribution of R+,
+// 2^n equally likely sign vectors, counted by dynamic programming) when n <= 50 and no
+// difference is zero or tied with another in |d|; otherwise "asymptotic":
+//   z = (T - mu) / se, mu = n'(n'+1)/4, se^2 = [n'(n'+1)(2n'+1) - sum_ties t(t^2-1)/2] / 24
+// over the n' ranked differences (Pratt: minus the zeros' terms, Cureton 1967), without
+// continuity correction. The difference: scipy 1.10's "auto" keeps the exact distribution
+// when |d| has ties (it truncates a half-integer R+ and reads the untied table), which is not
+// the null distribution of tied ranks; vlbias uses the tie-corrected normal approximation
+// there (scipy's method="approx"). Effect size: the matched-pairs rank-biserial correlation
+// (R+ - R-) / (R+ + R-) (Kerby 2014). Every difference zero with Wilcox or Pratt (scipy
+// raises): NaN and a note; lengths differ, empty input, NaN or inf: InputError.
+TestResult wilcoxon(std::span<const double> a, std::span<const double> b,
+                    Alternative alternative = Alternative::TwoSided,
+                    ZeroMethod zero_method = ZeroMethod::Wilcox);
 
 // One group against the others: the linear contrast "this group's mean minus the
 // unweighted mean of the other groups' means" (each group counts once, whatever its n),
@@ -320,7 +350,9 @@ std::vector<ContrastResult> contrasts_vs_others(std::span<const GroupMoments> gr
 // r = 2 U_a / (n_a n_b) - 1 (positive when a tends to be larger). The exact p uses
 // the Gaussian-binomial generating function (O(min(n) * U) time, 8 (U + 1) bytes),
 // so it also works where scipy's recursion is impractical (n_b in the millions).
-TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b);
+// One-sided: greater uses the SF of U_a, less the SF of U_b (scipy 1.10), factor 1.
+TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b,
+                          Alternative alternative = Alternative::TwoSided);
 
 // Kruskal-Wallis H with tie correction (scipy.stats.kruskal), df = [k-1];
 // epsilon squared = H / (N - 1). H is computed in the centred form
@@ -338,10 +370,21 @@ TestResult kruskal_wallis(const std::vector<std::span<const double>>& groups);
 TestResult chi_square_rates(std::span<const std::size_t> successes,
                             std::span<const std::size_t> totals);
 
-// Pearson r with the two-sided p of scipy.stats.pearsonr; Spearman rho (average
-// ranks for ties) with scipy.stats.spearmanr's t-distribution p.
-TestResult pearson(std::span<const double> x, std::span<const double> y);
-TestResult spearman(std::span<const double> x, std::span<const double> y);
+// Pearson r with the p of scipy.stats.pearsonr (the exact beta distribution of r under the
+// null); Spearman rho (average ranks for ties) with scipy.stats.spearmanr's t-distribution p.
+// greater tests a positive association, less a negative one.
+TestResult pearson(std::span<const double> x, std::span<const double> y,
+                   Alternative alternative = Alternative::TwoSided);
+TestResult spearman(std::span<const double> x, std::span<const double> y,
+                    Alternative alternative = Alternative::TwoSided);
+// Kendall's tau-b (scipy.stats.kendalltau(method="auto", variant="b") in scipy 1.10):
+// tau_b = (C - D) / sqrt((N0 - N1)(N0 - N2)), N0 = n(n-1)/2, N1/N2 the pairs tied in x/y;
+// the discordant pairs D are counted by merge sort, O(n log n). p: "exact" (the distribution
+// of inversions of a random permutation, Kendall 1970) when there are no ties and n <= 33 or
+// min(D, N0 - D) <= 1; otherwise "asymptotic", z = (C - D) / sqrt(var) with scipy's tie-
+// corrected variance. A constant input, or a single pair: NaN and a note.
+TestResult kendall_tau(std::span<const double> x, std::span<const double> y,
+                       Alternative alternative = Alternative::TwoSided);
 
 // Friedman test (scipy.stats.friedmanchisquare) of n blocks x k treatments given
 // row-major (row b = block b, column j = treatment j), with scipy's tie
