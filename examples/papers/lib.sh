@@ -147,13 +147,15 @@ yaml_quote() {
   printf '"%s"' "${text//\"/\\\"}"
 }
 
-# A step's command for `VLBIAS generate KIND SPEC --out RUN` (t2i, lvlm, llm): requests cost
+# A step's command for `VLBIAS generate KIND SPEC --out RUN [ARG...]` (t2i, lvlm, llm; ARGs such
+# as --concurrency N are passed on): requests cost
 # time and money, so an interrupted or partly failed run of the same step (the same command
 # line and inputs: resume_or_fresh) continues with --resume --retry-failed and sends only what
 # is missing; a run left by other inputs (another prompt table, spec or endpoint) is removed
 # first, since its requests are not this step's.
 generate_run() {
   local vlbias=$1 kind=$2 spec=$3 run=$4
+  shift 4
   local -a resume=()
   if resume_or_fresh "$run"; then
     if [[ -f $run/store.sqlite ]]; then
@@ -163,5 +165,5 @@ generate_run() {
     fi
   fi
   # The run's JSON summary goes to stderr, beside the progress: stdout lists the steps.
-  "$vlbias" generate "$kind" "$spec" --out "$run" ${resume[@]+"${resume[@]}"} >&2
+  "$vlbias" generate "$kind" "$spec" --out "$run" "$@" ${resume[@]+"${resume[@]}"} >&2
 }

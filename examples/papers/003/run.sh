@@ -77,17 +77,15 @@ done
   fail "API_KEY_ENV must name an environment variable"
 # The endpoint block of a generate or judge spec: URL, model (when given), key variable.
 endpoint_yaml() {
-  printf 'endpoint:\n  url: "%s"\n' "$1"
-  if [[ -n $2 ]]; then printf '  model: "%s"\n' "$2"; fi
+  printf 'endpoint:\n  url: %s\n' "$(yaml_quote "$1")"
+  if [[ -n $2 ]]; then printf '  model: %s\n' "$(yaml_quote "$2")"; fi
   if [[ -n $API_KEY_ENV ]]; then printf '  api_key_env: %s\n' "$API_KEY_ENV"; fi
 }
 # OUT_DIR/NAME: the header (the run's settings) followed by the recipe's file of that name,
 # replaced only when its bytes change (so an unchanged spec skips its step).
 write_spec() {
   local name=$1 header=$2
-  { printf '%s' "$header"; cat -- "$recipe_dir/$name"; } >"$OUT_DIR/$name.new"
-  copy_if_changed "$OUT_DIR/$name.new" "$OUT_DIR/$name"
-  rm -f -- "$OUT_DIR/$name.new"
+  { printf '%s' "$header"; cat -- "$recipe_dir/$name"; } | write_if_changed "$OUT_DIR/$name"
 }
 generation="seeds: [$SEEDS]
 sampling: {temperature: $TEMPERATURE, max_tokens: $MAX_TOKENS}
@@ -117,17 +115,11 @@ step sample --in "$OUT_DIR/images.csv" --out "$OUT_DIR/sample.csv" -- \
 
 # The requests run in resumable folders: a step that failed or was interrupted continues its
 # folder when it runs again with the same inputs (only what is missing is sent); new inputs
-# (another sample, spec or option) start the folder afresh (resume_or_fresh, ../lib.sh).
+# (another sample, spec or option) start the folder afresh (generate_run, ../lib.sh).
 # CONCURRENCY is read here, not passed on the step's command line: pacing changes no answer,
 # so it is not part of the step's stamp.
 generate() {
-  local kind=$1 spec=$2 out=$3
-  if resume_or_fresh "$out"; then
-    "$VLBIAS" generate "$kind" "$spec" --out "$out" --concurrency "$CONCURRENCY" --resume \
-      --retry-failed
-  else
-    "$VLBIAS" generate "$kind" "$spec" --out "$out" --concurrency "$CONCURRENCY"
-  fi
+  generate_run "$VLBIAS" "$1" "$2" "$3" --concurrency "$CONCURRENCY"
 }
 step generate-lvlm --in "$OUT_DIR/lvlm.yaml" "$OUT_DIR/sample.csv" "$DATASET_DIR" \
   --out "$OUT_DIR/lvlm/generations.jsonl" -- generate lvlm "$OUT_DIR/lvlm.yaml" "$OUT_DIR/lvlm"
@@ -161,7 +153,7 @@ step score-llm --in "$OUT_DIR/llm/generations.jsonl" "${scorer_inputs[@]}" \
 # question, mitigation and input (image or text). Written here because the score columns and
 # the refusal source are options; replaced only when its bytes change.
 if [[ $REFUSALS == column ]]; then refusals="{refusal_column: refused}"; else refusals=true; fi
-cat >"$OUT_DIR/audit.yaml.new" <<YAML
+write_if_changed "$OUT_DIR/audit.yaml" <<YAML
 # Paper 003's measures, written by examples/papers/003/run.sh; every key: docs/specs.md.
 version: 1
 kind: lvlm-counterfactual
@@ -192,8 +184,6 @@ analyses:
   group_tests: {permutations: 1000}
   paired: {column: mitigation, baseline: none, bootstrap: $BOOTSTRAP, ci: 0.95}  # Tables 4, 18
 YAML
-copy_if_changed "$OUT_DIR/audit.yaml.new" "$OUT_DIR/audit.yaml"
-rm -f -- "$OUT_DIR/audit.yaml.new"
 
 step audit --in "$OUT_DIR/audit.yaml" "$OUT_DIR/lvlm_scored/scored.jsonl" \
   "$OUT_DIR/llm_scored/scored.jsonl" \
