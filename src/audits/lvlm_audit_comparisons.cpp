@@ -13,6 +13,7 @@
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/stats/intervals.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {
@@ -274,6 +275,12 @@ Json paired_result(const LvlmState& s, const LvlmConfig& config, const LvlmRepor
     pr.note = "fewer than 2 matched sets";
   }
   r["pearson"] = to_json(pr);
+  // Fisher z interval of r (scipy's pearsonr(...).confidence_interval()); needs n > 3.
+  stats::Interval r_ci;
+  r_ci.level = o.ci;
+  r_ci.note = "a Fisher interval needs more than 3 matched sets";
+  if (n > 3) r_ci = stats::fisher_z_interval(pr.statistic, 1.0 / std::sqrt(n - 3.0), o.ci);
+  r["pearson"]["ci"] = to_json(r_ci);
   stats::Interval ci_mean, ci_p90;
   if (o.bootstrap > 0) {
     const std::uint64_t seed = derive_seed(o.seed, task);
@@ -302,6 +309,8 @@ Json paired_result(const LvlmState& s, const LvlmConfig& config, const LvlmRepor
   table.put("diff_p90_upper", ci_p90.upper);
   table.put("pearson_r", pr.statistic);
   table.put("pearson_p", pr.p_value);
+  table.put("pearson_r_lower", r_ci.lower);
+  table.put("pearson_r_upper", r_ci.upper);
   return r;
 }
 

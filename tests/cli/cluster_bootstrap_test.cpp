@@ -80,6 +80,15 @@ TEST(ClusterBootstrap, PairedDifferencesResampleMatchedSetsWithinImageSets) {
     const Json& want = expected()["paired"][clustered ? "clustered" : "flat"];
     expect_interval(res["ci"]["diff_mean"], want["diff_mean"]);
     expect_interval(res["ci"]["diff_p90"], want["diff_p90"]);
+    // Pearson's r of the matched MaxGaps with its Fisher z interval, by hand:
+    // tanh(atanh(r) -+ 1.959964 / sqrt(n - 3)).
+    const double rho = res["pearson"]["statistic"].get<double>();
+    const double n = res["matched_sets"].get<double>();
+    const double half = 1.959963984540054 / std::sqrt(n - 3.0);
+    EXPECT_NEAR(res["pearson"]["ci"]["lower"].get<double>(), std::tanh(std::atanh(rho) - half),
+                1e-12);
+    EXPECT_NEAR(res["pearson"]["ci"]["upper"].get<double>(), std::tanh(std::atanh(rho) + half),
+                1e-12);
   }
 }
 
