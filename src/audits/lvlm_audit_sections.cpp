@@ -5,7 +5,6 @@
 #include <cassert>
 #include <map>
 #include <numeric>
-#include <string_view>
 #include <unordered_map>
 
 #include "lvlm_audit_internal.h"
@@ -61,17 +60,8 @@ std::vector<std::uint32_t> set_clusters(const LvlmState& s, const LvlmConfig& co
   std::unordered_map<std::string, std::uint32_t> ids;
   std::vector<std::uint32_t> out;
   out.reserve(sets.size());
-  std::vector<std::string_view> parts;
   for (const std::uint32_t i : sets) {
-    // set_keys hold the set-key values joined by \x1f (lvlm_scan.cpp).
-    const std::string_view key = s.set_keys[i];
-    parts.clear();
-    for (std::size_t from = 0;;) {
-      const std::size_t to = key.find('\x1f', from);
-      parts.push_back(key.substr(from, to == std::string_view::npos ? to : to - from));
-      if (to == std::string_view::npos) break;
-      from = to + 1;
-    }
+    const std::vector<std::string> parts = split_key(s.set_keys[i]);  // the set-key values
     assert(parts.size() == config.set_key.size());
     std::string cluster;
     for (const std::size_t p : positions) {
