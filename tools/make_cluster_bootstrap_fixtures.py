@@ -16,12 +16,21 @@ from the formula with vlbias's random streams ported to Python (tools/vlbias_rng
 Seeds follow the audit: maxgap by-level b (sorted: "M1" < "none") and score k of S = 1 uses
 derive_seed(seed, b * S + k); paired comparisons number their tasks 0, 1, ...
 
+Also the set-blocked group tests (`analyses.group_tests`, flat and with `cluster`), per
+mitigation: over the complete sets (x_j of races Asian, Black, White), d_j = x_j - mean of the
+others, the gap T_j = mean over sets of d_j, and a within-set permutation null drawn from
+Rng(derive_seed(seed, b), rep): flat, one uniform_index(3) per set in set order; clustered, one
+per cluster (ids in first-appearance order) shared by the cluster's sets;
+p_j = (1 + #{|T*| >= |T_j| (1 - 1e-12)}) / (1 + B); Friedman (scipy.stats.friedmanchisquare)
+over the sets (flat) or over the clusters' per-race means (clustered).
+
 Run: /usr/bin/python3 tools/make_cluster_bootstrap_fixtures.py
 """
 import json
 import os
 
 import numpy as np
+from scipy import stats
 
 from vlbias_rng import Rng, derive_seed
 
@@ -94,6 +103,60 @@ def replicates(x, base, cluster, seed):
     return means, p90s
 
 
+def blocks_of(rows, mitigation):
+    """[(set key, [Asian, Black, White])] of one mitigation, keys sorted as vlbias does."""
+    sets = {}
+    for r in rows:
+        if r["mitigation"] == mitigation:
+            key = "\x1f".join(str(r[c]) for c in ("filename", "rank", "seed"))
+            sets.setdefault(key, {})[r["race"]] = r["toxicity"]
+    return [(k, [v["Asian"], v["Black"], v["White"]]) for k, v in sorted(sets.items())]
+
+
+def group_tests(blocks, cluster, seed):
+    n, k = len(blocks), 3
+    d = []
+    for x in blocks:
+        total = 0.0
+        for v in x:
+            total += v
+        d.append([v - (total - v) / (k - 1) for v in x])
+    gaps = []
+    for j in range(k):
+        total = 0.0
+        for i in range(n):
+            total += d[i][j]
+        gaps.append(total / n)
+    null = []
+    for rep in range(RESAMPLES):
+        rng = Rng(seed, rep)
+        total = 0.0
+        if cluster is None:
+            for i in range(n):
+                total += d[i][rng.uniform_index(k)]
+        else:
+            u = [rng.uniform_index(k) for _ in range(max(cluster) + 1)]
+            for i in range(n):
+                total += d[i][u[cluster[i]]]
+        null.append(total / n)
+    null = np.abs(np.array(null))
+    ps = [float((1 + np.sum(null >= abs(g) * (1 - 1e-12))) / (1 + RESAMPLES)) for g in gaps]
+    if cluster is None:
+        columns = [[x[j] for x in blocks] for j in range(k)]
+    else:
+        count = max(cluster) + 1
+        sums = [[0.0] * k for _ in range(count)]
+        sizes = [0] * count
+        for x, c in zip(blocks, cluster):
+            for j in range(k):
+                sums[c][j] += x[j]
+            sizes[c] += 1
+        columns = [[sums[c][j] / sizes[c] for c in range(count)] for j in range(k)]
+    fr = stats.friedmanchisquare(*columns)
+    return {"friedman_chi2": float(fr.statistic), "friedman_p": float(fr.pvalue),
+            "gap_to_others": gaps, "p": ps}
+
+
 def interval(reps):
     lo, hi = np.percentile(np.array(reps), [2.5, 97.5])
     return {"lower": float(lo), "upper": float(hi)}
@@ -120,6 +183,14 @@ def main():
     for name, cluster in (("flat", None), ("clustered", clusters_of(keys))):
         means, p90s = replicates(x1, x0, cluster, derive_seed(SEED, 0))
         expected["paired"][name] = {"diff_mean": interval(means), "diff_p90": interval(p90s)}
+    expected["group_tests"] = {}
+    for b, mitigation in enumerate(("M1", "none")):
+        blocks = blocks_of(rows, mitigation)
+        values = [x for _, x in blocks]
+        expected["group_tests"][mitigation] = {
+            "flat": group_tests(values, None, derive_seed(SEED, b)),
+            "clustered": group_tests(values, clusters_of([k for k, _ in blocks]),
+                                     derive_seed(SEED, b))}
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
         f.write("\n")

@@ -86,8 +86,10 @@ Json lvlm_spec_json(const AuditSpec& spec) {
     }
     analyses["ratings"] = r;
   }
-  if (l.group_tests.toggle.enabled)
+  if (l.group_tests.toggle.enabled) {
     analyses["group_tests"] = {{"permutations", l.group_tests.permutations}};
+    if (!l.group_tests.cluster.empty()) analyses["group_tests"]["cluster"] = l.group_tests.cluster;
+  }
   if (l.paired.toggle.enabled) {
     analyses["paired"] = {{"column", l.paired.column},
                           {"baseline", l.paired.baseline},
@@ -168,7 +170,9 @@ std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditSpe
   }
   if (!l.ratings.empty()) add("ratings", lvlm_ratings(state, config, o));
   if (l.group_tests.toggle.enabled) {
+    o.cluster = l.group_tests.cluster;
     add("group_tests", lvlm_group_tests(state, config, o));
+    o.cluster.clear();
   }
   if (l.paired.toggle.enabled) {
     o.bootstrap = l.paired.bootstrap;

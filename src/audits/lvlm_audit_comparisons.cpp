@@ -25,6 +25,7 @@ namespace {
 // The tests of one by-level (b) and member measure (m).
 struct TestRow {
   std::size_t b, m, n_sets, incomplete;
+  std::size_t clusters = 0;  // clustered tests: the clusters of the complete sets
   stats::TestResult friedman;
   std::vector<std::uint32_t> groups;
   std::vector<double> mean, gap, p;
@@ -41,10 +42,12 @@ std::vector<std::size_t> set_runs(const LvlmState& s) {
 }
 
 // The complete sets of row.b for measure row.m (every group of the by-level, gl, once, each
-// value defined), k = |gl| values each in group order; counts the others in row.incomplete.
+// value defined), k = |gl| values each in group order, and their set ids in `sets`; counts the
+// others in row.incomplete.
 std::vector<double> complete_blocks(const LvlmState& s, std::size_t M,
                                     const std::vector<std::uint32_t>& gl,
-                                    const std::vector<std::size_t>& run_start, TestRow& row) {
+                                    const std::vector<std::size_t>& run_start, TestRow& row,
+                                    std::vector<std::uint32_t>& sets) {
   const std::size_t k = gl.size();
   std::vector<std::uint32_t> slot(s.groups.size(), 0xffffffffu);
   for (std::size_t j = 0; j < k; ++j) slot[gl[j]] = j;
@@ -68,15 +71,38 @@ std::vector<double> complete_blocks(const LvlmState& s, std::size_t M,
       continue;
     }
     blocks.insert(blocks.end(), block.begin(), block.end());
+    sets.push_back(s.member_set[a]);
   }
   return blocks;
 }
 
+// Per cluster (ids 0..C-1) and group, the mean of its sets' values: Friedman's blocks when
+// sets are clustered (the sets of one image set are not independent blocks).
+std::vector<double> cluster_means(const std::vector<double>& blocks, std::size_t k,
+                                  const std::vector<std::uint32_t>& cluster, std::size_t C) {
+  std::vector<double> sum(C * k, 0.0), count(C, 0.0);
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    for (std::size_t j = 0; j < k; ++j) sum[cluster[i] * k + j] += blocks[i * k + j];
+    count[cluster[i]] += 1.0;
+  }
+  for (std::size_t c = 0; c < C; ++c) {
+    for (std::size_t j = 0; j < k; ++j) sum[c * k + j] /= count[c];
+  }
+  return sum;
+}
+
 // Friedman over the n complete sets of k values, and per group the mean gap to the other
-// groups of its set with its permutation p (stream `seed`).
+// groups of its set with its permutation p (stream `seed`). With `cluster` (one id per set,
+// 0..C-1) the permutation relabels each cluster's sets alike and Friedman's blocks are the
+// clusters' means.
 void set_blocked_tests(const std::vector<double>& blocks, std::size_t n, std::size_t k,
-                       const LvlmReportOptions& o, std::uint64_t seed, TestRow& row) {
-  row.friedman = stats::friedman(blocks, k);
+                       const std::vector<std::uint32_t>& cluster, const LvlmReportOptions& o,
+                       std::uint64_t seed, TestRow& row) {
+  const std::size_t C =
+      cluster.empty() ? 0 : *std::max_element(cluster.begin(), cluster.end()) + std::size_t{1};
+  row.clusters = C;
+  row.friedman = C == 0 ? stats::friedman(blocks, k)
+                        : stats::friedman(cluster_means(blocks, k, cluster, C), k);
   // Per set: d_j = x_j - mean of the others. Null: each set's label lands on a uniform member.
   std::vector<double> d(blocks.size());
   for (std::size_t i = 0; i < n; ++i) {
@@ -102,7 +128,14 @@ void set_blocked_tests(const std::vector<double>& blocks, std::size_t n, std::si
   parallel_for(o.permutations, [&](std::size_t rep) {
     Rng rng(seed, rep);
     double sum = 0;
-    for (std::size_t i = 0; i < n; ++i) sum += d[i * k + rng.uniform_index(k)];
+    if (C == 0) {
+      for (std::size_t i = 0; i < n; ++i) sum += d[i * k + rng.uniform_index(k)];
+    } else {
+      // The label of a set's member j lands on member u[c] of every set of cluster c.
+      std::vector<std::uint32_t> u(C);
+      for (std::size_t c = 0; c < C; ++c) u[c] = static_cast<std::uint32_t>(rng.uniform_index(k));
+      for (std::size_t i = 0; i < n; ++i) sum += d[i * k + u[cluster[i]]];
+    }
     null[rep] = sum / static_cast<double>(n);
   });
   row.p.assign(k, 0);
@@ -138,6 +171,7 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
     j["measure"] = measures[r.m];
     j["complete_sets"] = r.n_sets;
     j["incomplete_sets"] = r.incomplete;
+    if (!o.cluster.empty()) j["clusters"] = r.clusters;
     Json fr = to_json(r.friedman);
     fr["p_holm"] = json_number(f_holm[t]);
     fr["p_bh"] = json_number(f_bh[t]);
@@ -147,6 +181,7 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
     tests.put("measure", measures[r.m]);
     tests.put("complete_sets", static_cast<double>(r.n_sets));
     tests.put("incomplete_sets", static_cast<double>(r.incomplete));
+    if (!o.cluster.empty()) tests.put("clusters", static_cast<double>(r.clusters));
     tests.put("friedman_chi2", r.friedman.statistic);
     tests.put("df", r.friedman.df.empty() ? kNaN : r.friedman.df[0]);
     tests.put("p", r.friedman.p_value);
@@ -179,6 +214,13 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
       "Friedman chi-square (scipy.stats.friedmanchisquare); per group the mean gap to the other "
       "groups of its set, with a Monte Carlo p from permuting the labels within each set, "
       "p = (1 + #{|T*| >= |T|}) / (1 + B).";
+  if (!o.cluster.empty()) {
+    out.json["cluster"] = o.cluster;
+    out.json["cluster_definition"] =
+        "Sets are clustered by the cluster columns (the seeds of one image set): a permutation "
+        "relabels the groups of every set of a cluster alike (one uniform member per cluster), "
+        "and Friedman's blocks are the clusters' per-group means over their complete sets.";
+  }
   out.json["permutations"] = o.permutations;
   out.json["seed"] = o.seed;
   out.json["results"] = std::move(results);
@@ -205,8 +247,9 @@ AnalysisOutput lvlm_group_tests(const LvlmState& s, const LvlmConfig& config,
     const auto& gl = level_groups[b];
     const std::size_t k = gl.size();
     for (std::size_t m = 0; m < M; ++m, ++task) {
-      TestRow row{b, m, 0, 0, {}, gl, {}, {}, {}};
-      const std::vector<double> blocks = complete_blocks(s, M, gl, run_start, row);
+      TestRow row{b, m, 0, 0, 0, {}, gl, {}, {}, {}};
+      std::vector<std::uint32_t> sets;
+      const std::vector<double> blocks = complete_blocks(s, M, gl, run_start, row, sets);
       const std::size_t n = blocks.size() / std::max<std::size_t>(k, 1);
       row.n_sets = n;
       if (n == 0 || k < 2) {
@@ -217,7 +260,8 @@ AnalysisOutput lvlm_group_tests(const LvlmState& s, const LvlmConfig& config,
         rows.push_back(std::move(row));
         continue;
       }
-      set_blocked_tests(blocks, n, k, o, derive_seed(o.seed, task), row);
+      const std::vector<std::uint32_t> cluster = set_clusters(s, config, o, sets);
+      set_blocked_tests(blocks, n, k, cluster, o, derive_seed(o.seed, task), row);
       rows.push_back(std::move(row));
     }
   }

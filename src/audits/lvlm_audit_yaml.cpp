@@ -147,9 +147,11 @@ void parse_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
   }
   if (const YAML::Node* v = find(e, "group_tests")) {
     const std::string p = "analyses.group_tests";
-    const Entries o = parse_toggle(ctx, *v, p, l.group_tests.toggle, {"permutations"});
+    const Entries o = parse_toggle(ctx, *v, p, l.group_tests.toggle, {"permutations", "cluster"});
     if (const YAML::Node* x = find(o, "permutations"))
       l.group_tests.permutations = as_resamples(ctx, *x, p + ".permutations", false);
+    if (const YAML::Node* x = find(o, "cluster"))
+      l.group_tests.cluster = parse_cluster(ctx, *x, p + ".cluster", l.set_key);
   }
   if (const YAML::Node* v = find(e, "paired")) {
     const std::string p = "analyses.paired";

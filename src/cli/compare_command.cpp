@@ -14,9 +14,10 @@ namespace {
 
 struct CompareArgs {
   std::string table, value, by, within, test = "anova", out, alternative = "two-sided";
-  std::string pair_key, zero_method = "wilcox";
+  std::string pair_key, zero_method = "wilcox", cluster;
   bool pairwise = false, paired = false;
-  std::size_t min_group_size = 2;
+  std::size_t min_group_size = 2, permutations = 9999;
+  std::uint64_t seed = 0;
 };
 
 struct DescribeArgs {
@@ -69,6 +70,16 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--zero-method", args->zero_method,
                   "Wilcoxon zero differences: wilcox (drop) | pratt | zsplit (scipy's)")
       ->capture_default_str();
+  cmd->add_option("--cluster", args->cluster,
+                  "Clustered rows (e.g. filename,rank: an image set without its seed): the\n"
+                  "p-value comes from a permutation test that moves whole clusters between\n"
+                  "groups (paired: swaps a cluster's pairs together); the classical p is kept\n"
+                  "as cluster.p_unclustered");
+  cmd->add_option("--permutations", args->permutations,
+                  "Permutations of the --cluster test (all arrangements when fewer)")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Seed of the --cluster test's permutations")
+      ->capture_default_str();
   cmd->add_flag("--pairwise", args->pairwise, "One comparison per pair of groups");
   cmd->add_option("--min-group-size", args->min_group_size, "Flag groups smaller than this")
       ->capture_default_str();
@@ -88,6 +99,9 @@ void add_compare_command(CLI::App& app) {
     o.pair_key = args->pair_key;
     o.zero_method = parse_zero_method(args->zero_method);
     o.min_group_size = args->min_group_size;
+    if (!args->cluster.empty()) o.cluster = split_list(args->cluster, "--cluster");
+    o.permutations = args->permutations;
+    o.seed = args->seed;
     Provenance p;
     p.inputs = {args->table};
     start_hashing_inputs(p);
@@ -105,6 +119,11 @@ void add_compare_command(CLI::App& app) {
     if (!o.pair_key.empty()) p.parameters["pair_key"] = o.pair_key;
     if (o.test == GroupTest::Wilcoxon) {
       p.parameters["zero_method"] = stats::to_string(o.zero_method);
+    }
+    if (!o.cluster.empty()) {
+      p.parameters["cluster"] = string_list(o.cluster);
+      p.parameters["permutations"] = o.permutations;
+      p.parameters["seed"] = o.seed;
     }
     out["provenance"] = provenance_json(p);
     write_json(out, args->out);

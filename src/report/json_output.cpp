@@ -118,6 +118,28 @@ Json to_json(const stats::Interval& ci) {
   return out;
 }
 
+namespace {
+
+// A clustered comparison's permutation test: the comparison's p_value is its p.
+Json cluster_json(const CompareOptions& o, const ClusterTest& t) {
+  const stats::ResamplingResult& r = t.permutation;
+  Json out = Json{{"columns", o.cluster},
+                  {"clusters", t.clusters},
+                  {"clusters_per_group", t.clusters_per_group},
+                  {"scheme", is_paired_test(o.test) ? "pairs of a cluster swapped together"
+                                                    : "clusters relabelled between groups"},
+                  {"method", r.method},
+                  {"resamples", r.resamples},
+                  {"exceed", r.exceed},
+                  {"p_unclustered", json_number(t.p_unclustered)}};
+  if (r.method != "exact") out["seed"] = r.seed;
+  if (r.undefined) out["undefined_resamples"] = r.undefined;
+  if (!r.note.empty()) out["note"] = r.note;
+  return out;
+}
+
+}  // namespace
+
 Json to_json(const CompareReport& report) {
   const auto& o = report.options;
   Json comparisons = Json::array();
@@ -136,6 +158,7 @@ Json to_json(const CompareReport& report) {
                           {"unmatched", cmp.pairing.unmatched},
                           {"unmatched_keys", cmp.pairing.unmatched_keys}};
     }
+    if (!o.cluster.empty()) c["cluster"] = cluster_json(o, cmp.cluster);
     Json groups = Json::array();
     for (const auto& g : cmp.groups) {
       Json gj = Json::object();

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "compare_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
 
@@ -24,11 +25,13 @@ constexpr TestName kTests[] = {
     {GroupTest::Wilcoxon, "wilcoxon"}};
 
 // The rows of one cell split by group: values[g] holds the values of group g, and for paired
-// tests pair_ids[g] the pair key (its group id in the pair-key grouping) of each value.
+// tests pair_ids[g] the pair key (its group id in the pair-key grouping) of each value, and for
+// clustered comparisons cluster_ids[g] the cluster (its group id in the cluster grouping).
 struct CellGroups {
   std::vector<std::vector<std::string>> keys;
   std::vector<std::vector<double>> values;
   std::vector<std::vector<std::uint32_t>> pair_ids;
+  std::vector<std::vector<std::uint32_t>> cluster_ids;
 };
 
 // Rows where `mask` holds (all rows when empty) and the value is present.
@@ -113,6 +116,7 @@ struct CellSplit {
 CellSplit split_by_groups(const Grouping& all_by, const std::vector<double>& values,
                           const std::vector<std::uint32_t>& rows,
                           const std::vector<std::uint32_t>& pair_of_row,
+                          const std::vector<std::uint32_t>& cluster_of_row,
                           std::vector<std::uint32_t>& local_of) {
   std::vector<std::uint32_t> ids;
   for (const std::uint32_t r : rows) {
@@ -126,6 +130,7 @@ CellSplit split_by_groups(const Grouping& all_by, const std::vector<double>& val
   out.cell.keys.reserve(ids.size());
   out.cell.values.resize(ids.size());
   out.cell.pair_ids.resize(pair_of_row.empty() ? 0 : ids.size());
+  out.cell.cluster_ids.resize(cluster_of_row.empty() ? 0 : ids.size());
   for (std::uint32_t j = 0; j < ids.size(); ++j) {
     local_of[ids[j]] = j;
     out.cell.keys.push_back(all_by.keys[ids[j]]);
@@ -135,6 +140,7 @@ CellSplit split_by_groups(const Grouping& all_by, const std::vector<double>& val
     if (g == Grouping::kNoGroup) continue;
     out.cell.values[local_of[g]].push_back(values[r]);
     if (!pair_of_row.empty()) out.cell.pair_ids[local_of[g]].push_back(pair_of_row[r]);
+    if (!cluster_of_row.empty()) out.cell.cluster_ids[local_of[g]].push_back(cluster_of_row[r]);
   }
   std::size_t next = 0;  // ids are sorted: walk them beside every group
   for (std::uint32_t g = 0; g < all_by.size(); ++g) {
@@ -208,6 +214,15 @@ void check_compare_options(const CompareOptions& o) {
                      std::find(o.within.begin(), o.within.end(), o.pair_key) == o.within.end(),
                  UsageError, "the pair key '{}' is also a --by or --within column", o.pair_key);
   }
+  for (const auto& c : o.cluster) {
+    VLBIAS_CHECK(std::find(o.by.begin(), o.by.end(), c) == o.by.end() && c != o.pair_key,
+                 UsageError,
+                 "column '{}' is given both in --cluster and in --by or --pair-key: a cluster "
+                 "groups rows within a group (unpaired) or pairs (paired)",
+                 c);
+  }
+  VLBIAS_CHECK(o.cluster.empty() || o.permutations > 0, UsageError,
+               "--permutations must be at least 1 for a clustered comparison");
 }
 
 // Cells of the `within` columns (one cell holding every row when none), as lists of the rows
@@ -240,30 +255,39 @@ struct CompareContext {
   const Table& table;
   const CompareOptions& options;
   const Grouping& pair_keys;  // the pair-key grouping (paired tests), else empty
+  const Grouping& clusters;   // the cluster grouping (clustered comparisons), else empty
 };
 
 // The values of groups a and b matched by pair key, in key order: a key twice in one group is
 // an InputError; keys in one group only are counted (and the first 10 named).
 struct Matched {
   std::vector<double> a, b;
+  std::vector<std::uint32_t> cluster;  // clustered comparisons: the cluster of each pair
   PairingInfo info;
 };
 
-std::vector<std::pair<std::uint32_t, double>> keyed_values(const CompareContext& ctx,
-                                                           const CellGroups& cell, std::size_t g,
-                                                           const std::vector<std::string>& within) {
-  std::vector<std::pair<std::uint32_t, double>> kv;
+struct KeyedValue {
+  std::uint32_t key;  // pair key id
+  double value;
+  std::uint32_t cluster = Grouping::kNoGroup;
+};
+
+std::vector<KeyedValue> keyed_values(const CompareContext& ctx, const CellGroups& cell,
+                                     std::size_t g, const std::vector<std::string>& within) {
+  std::vector<KeyedValue> kv;
   kv.reserve(cell.values[g].size());
+  const bool clustered = !cell.cluster_ids.empty();
   for (std::size_t i = 0; i < cell.values[g].size(); ++i) {
-    kv.emplace_back(cell.pair_ids[g][i], cell.values[g][i]);
+    kv.push_back({cell.pair_ids[g][i], cell.values[g][i],
+                  clustered ? cell.cluster_ids[g][i] : Grouping::kNoGroup});
   }
   std::stable_sort(kv.begin(), kv.end(),
-                   [](const auto& l, const auto& r) { return l.first < r.first; });
+                   [](const auto& l, const auto& r) { return l.key < r.key; });
   for (std::size_t i = 1; i < kv.size(); ++i) {
-    VLBIAS_CHECK(kv[i].first != kv[i - 1].first, InputError,
+    VLBIAS_CHECK(kv[i].key != kv[i - 1].key, InputError,
                  "{}: pair key {} = '{}' appears more than once in group {}{}; expected one row "
                  "per key and group",
-                 ctx.table.source, ctx.options.pair_key, ctx.pair_keys.keys[kv[i].first][0],
+                 ctx.table.source, ctx.options.pair_key, ctx.pair_keys.keys[kv[i].key][0],
                  join_keys({cell.keys[g]}),
                  within.empty() ? "" : fmt::format(" (within {})", join_keys({within})));
   }
@@ -278,15 +302,21 @@ Matched match_pairs(const CompareContext& ctx, const CellGroups& cell, std::size
   std::vector<std::uint32_t> unmatched;
   std::size_t i = 0, j = 0;
   while (i < ka.size() || j < kb.size()) {
-    if (j == kb.size() || (i < ka.size() && ka[i].first < kb[j].first)) {
+    if (j == kb.size() || (i < ka.size() && ka[i].key < kb[j].key)) {
       ++m.info.unmatched[0];
-      unmatched.push_back(ka[i++].first);
-    } else if (i == ka.size() || kb[j].first < ka[i].first) {
+      unmatched.push_back(ka[i++].key);
+    } else if (i == ka.size() || kb[j].key < ka[i].key) {
       ++m.info.unmatched[1];
-      unmatched.push_back(kb[j++].first);
+      unmatched.push_back(kb[j++].key);
     } else {
-      m.a.push_back(ka[i++].second);
-      m.b.push_back(kb[j++].second);
+      VLBIAS_CHECK(ka[i].cluster == kb[j].cluster, InputError,
+                   "{}: the two rows of pair {} = '{}' are in different clusters ({} and {}); a "
+                   "pair's rows must share their cluster",
+                   ctx.table.source, ctx.options.pair_key, ctx.pair_keys.keys[ka[i].key][0],
+                   ctx.clusters.label(ka[i].cluster), ctx.clusters.label(kb[j].cluster));
+      m.cluster.push_back(ka[i].cluster);
+      m.a.push_back(ka[i++].value);
+      m.b.push_back(kb[j++].value);
     }
   }
   m.info.pairs = m.a.size();
@@ -297,10 +327,35 @@ Matched match_pairs(const CompareContext& ctx, const CellGroups& cell, std::size
   return m;
 }
 
-// One comparison of the groups `members` of a cell.
+// Replaces the classical p-value of `cmp` by the cluster permutation test's (compare.h).
+void cluster_test(const CompareContext& ctx, const CellGroups& cell, const Matched& matched,
+                  const std::vector<std::size_t>& members, std::uint64_t seed, Comparison& cmp) {
+  const CompareOptions& o = ctx.options;
+  const compare_internal::RunTest test = [&o](const compare_internal::GroupValues& g) {
+    return run_test(o, g);
+  };
+  if (is_paired_test(o.test)) {
+    cmp.cluster = compare_internal::clustered_pairs_test(
+        matched.a, matched.b, matched.cluster, test, cmp.result.p_value, o.permutations, seed);
+  } else {
+    compare_internal::GroupValues groups;
+    std::vector<const std::vector<std::uint32_t>*> clusters;
+    for (const std::size_t g : members) {
+      groups.push_back(&cell.values[g]);
+      clusters.push_back(&cell.cluster_ids[g]);
+    }
+    cmp.cluster = compare_internal::clustered_groups_test(
+        groups, clusters, test, cmp.result.p_value, o.permutations, seed,
+        [&ctx](std::size_t id) { return ctx.clusters.label(id); },
+        [&](std::size_t g) { return join_keys({cell.keys[members[g]]}); });
+  }
+  cmp.result.p_value = cmp.cluster.permutation.p_value;
+}
+
+// One comparison of the groups `members` of a cell; `seed` draws its cluster permutations.
 Comparison compare_members(const CompareContext& ctx, const CellSplit& split,
                            const std::vector<std::string>& within,
-                           const std::vector<std::size_t>& members) {
+                           const std::vector<std::size_t>& members, std::uint64_t seed) {
   const CompareOptions& o = ctx.options;
   const CellGroups& cell = split.cell;
   Comparison cmp;
@@ -325,6 +380,9 @@ Comparison compare_members(const CompareContext& ctx, const CellSplit& split,
     cmp.result = undefined_test(o.test, "no pair key is present in both groups");
   } else {
     cmp.result = run_test(o, groups);
+    if (!o.cluster.empty() && !std::isnan(cmp.result.p_value)) {
+      cluster_test(ctx, cell, matched, members, seed, cmp);
+    }
   }
   return cmp;
 }
@@ -341,9 +399,13 @@ CompareReport compare_groups(const Table& table, const CompareOptions& options) 
   const Grouping pair_keys =
       options.pair_key.empty() ? Grouping{} : group_by(table, {options.pair_key});
   const std::vector<std::uint32_t>& pair_of_row = pair_keys.group_of_row;
+  const Grouping clusters = options.cluster.empty() ? Grouping{} : group_by(table, options.cluster);
   std::vector<bool> key_missing(table.rows, false);
   for (std::size_t i = 0; i < pair_of_row.size(); ++i) {
     key_missing[i] = pair_of_row[i] == Grouping::kNoGroup;
+  }
+  for (std::size_t i = 0; i < clusters.group_of_row.size(); ++i) {
+    if (clusters.group_of_row[i] == Grouping::kNoGroup) key_missing[i] = true;
   }
   const Cells cells = cells_of(table, options.within, values, key_missing);
   const Grouping all_by = group_by(table, options.by);
@@ -354,10 +416,11 @@ CompareReport compare_groups(const Table& table, const CompareOptions& options) 
     if (!key_missing[i] && !std::isnan(values[i])) ++report.rows_used;
   }
 
-  const CompareContext context{table, options, pair_keys};
+  const CompareContext context{table, options, pair_keys, clusters};
   std::vector<std::uint32_t> local_of(all_by.size(), Grouping::kNoGroup);
   for (std::size_t c = 0; c < cells.keys.size(); ++c) {
-    const CellSplit split = split_by_groups(all_by, values, cells.rows[c], pair_of_row, local_of);
+    const CellSplit split = split_by_groups(all_by, values, cells.rows[c], pair_of_row,
+                                            clusters.group_of_row, local_of);
     const std::size_t k = split.cell.keys.size();
     if (!options.pairwise && is_two_group_test(options.test) && k > 2) {
       VLBIAS_FAIL(UsageError,
@@ -369,13 +432,16 @@ CompareReport compare_groups(const Table& table, const CompareOptions& options) 
     if (options.pairwise && k >= 2) {
       for (std::size_t a = 0; a < k; ++a) {
         for (std::size_t b = a + 1; b < k; ++b) {
-          report.comparisons.push_back(compare_members(context, split, cells.keys[c], {a, b}));
+          const std::uint64_t seed = derive_seed(options.seed, report.comparisons.size());
+          report.comparisons.push_back(
+              compare_members(context, split, cells.keys[c], {a, b}, seed));
         }
       }
     } else {
       std::vector<std::size_t> all(k);
       for (std::size_t g = 0; g < k; ++g) all[g] = g;
-      report.comparisons.push_back(compare_members(context, split, cells.keys[c], all));
+      const std::uint64_t seed = derive_seed(options.seed, report.comparisons.size());
+      report.comparisons.push_back(compare_members(context, split, cells.keys[c], all, seed));
     }
   }
 

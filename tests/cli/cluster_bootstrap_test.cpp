@@ -1,6 +1,7 @@
 // The clustered (two-stage) bootstrap of MaxGap and of paired MaxGap differences: `metric
-// maxgap|paired --cluster` and `analyses.maxgap|paired.cluster`, against the intervals that
-// tools/make_cluster_bootstrap_fixtures.py computes from the formula with vlbias's random
+// maxgap|paired --cluster` and `analyses.maxgap|paired.cluster`, and the clustered group tests
+// (`analyses.group_tests.cluster`), against the values that
+// tools/make_cluster_bootstrap_fixtures.py computes from the formulas with vlbias's random
 // streams ported to Python (tests/fixtures/lvlm/cluster/).
 #include <gtest/gtest.h>
 
@@ -110,6 +111,45 @@ TEST(ClusterBootstrap, TheAuditKeyGivesTheSameIntervalsAsTheOption) {
     SCOPED_TRACE(level);
     expect_interval(x["ci"]["maxgap_mean"],
                     expected()["maxgap"][level]["clustered"]["maxgap_mean"]);
+  }
+}
+
+// analyses.group_tests with and without `cluster`: Friedman over sets or over the image sets'
+// means, and the within-set permutation p of each race's gap to the others, drawn per set or
+// once per image set.
+TEST(ClusterBootstrap, GroupTestsRelabelAnImageSetsSeedsAlikeWhenClustered) {
+  for (const bool clustered : {false, true}) {
+    SCOPED_TRACE(clustered ? "clustered" : "flat");
+    const std::string spec = write_temp_file(
+        "spec.yaml", std::string("version: 1\nkind: lvlm-counterfactual\nseed: 3\ngenerations: ") +
+                         VLBIAS_SOURCE_DIR + "/" + kTable +
+                         "\ncolumns: {set_key: [filename, rank, seed], group: race, "
+                         "by: mitigation, scores: [toxicity]}\n"
+                         "analyses: {maxgap: false, group_tests: {permutations: 200" +
+                         (clustered ? ", cluster: [filename, rank]" : "") + "}}\n");
+    const std::string out = (temp_dir() / "run").string();
+    const auto r = run_cli("--quiet audit " + spec + " --out '" + out + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json res = Json::parse(read_file(out + "/results.json"));
+    const Json& section = res["analyses"]["group_tests"];
+    EXPECT_EQ(section.contains("cluster"), clustered);
+    for (const Json& x : section["results"]) {
+      const std::string level = x["by"]["mitigation"];
+      SCOPED_TRACE(level);
+      const Json& want = expected()["group_tests"][level][clustered ? "clustered" : "flat"];
+      EXPECT_NEAR(x["friedman"]["statistic"].get<double>(), want["friedman_chi2"].get<double>(),
+                  1e-9);
+      EXPECT_NEAR(x["friedman"]["p_value"].get<double>(), want["friedman_p"].get<double>(), 1e-9);
+      if (clustered) {
+        EXPECT_EQ(x["clusters"], 8);
+      }
+      ASSERT_EQ(x["groups"].size(), 3u);
+      for (std::size_t g = 0; g < 3; ++g) {
+        EXPECT_NEAR(x["groups"][g]["gap_to_others"].get<double>(),
+                    want["gap_to_others"][g].get<double>(), 1e-12);
+        EXPECT_DOUBLE_EQ(x["groups"][g]["p"].get<double>(), want["p"][g].get<double>());
+      }
+    }
   }
 }
 

@@ -129,3 +129,39 @@ TEST(CliComparePaired, PairwiseLevelsAreMatchedPairByPair) {
 }
 
 }  // namespace
+
+// `compare --cluster`: the exact cluster permutation p of the two-group fixture
+// (tools/make_cluster_permutation_fixtures.py), its JSON and its refusal of a crossed design.
+TEST(CliCompareClustered, ClusterPermutationPValueAndItsRecordInTheJson) {
+  const json& block =
+      vlbias::testing_util::fixture_json("stats/cluster_permutation.json")["two_groups"];
+  std::string csv = "group,cluster,value\n";
+  for (const json& r : block["rows"]) {
+    csv += r["group"].get<std::string>() + "," + r["cluster"].get<std::string>() + "," +
+           r["value"].dump() + "\n";
+  }
+  const std::string table = write_temp_file("clustered.csv", csv);
+  const json& want = block["cases"][0];  // welch, two-sided
+  const json out = run_json("compare --table " + table +
+                            " --value value --by group --test welch --cluster cluster");
+  const json& cmp = out["comparisons"][0];
+  EXPECT_DOUBLE_EQ(cmp["p_value"].get<double>(), want["p_value"].get<double>());
+  expect_rel(cmp["cluster"]["p_unclustered"], want["p_unclustered"], 1e-9, "p_unclustered");
+  EXPECT_EQ(cmp["cluster"]["method"], "exact");
+  EXPECT_EQ(cmp["cluster"]["resamples"], 70);
+  EXPECT_EQ(cmp["cluster"]["clusters_per_group"], json::array({4, 4}));
+  EXPECT_EQ(cmp["cluster"]["columns"], json::array({"cluster"}));
+  EXPECT_FALSE(cmp["cluster"].contains("seed"));  // exact: no draws
+  EXPECT_EQ(out["provenance"]["parameters"]["cluster"], json::array({"cluster"}));
+
+  const json mc = run_json("compare --table " + table +
+                           " --value value --by group --test welch --cluster cluster "
+                           "--permutations 50 --seed 3");
+  EXPECT_EQ(mc["comparisons"][0]["cluster"]["method"], "monte_carlo");
+  EXPECT_EQ(mc["comparisons"][0]["cluster"]["seed"].is_number(), true);
+
+  const CliResult crossed = run_cli("compare --table " + table +
+                                    " --value value --by cluster --test anova --cluster group");
+  EXPECT_EQ(crossed.exit_code, 2) << crossed.err;
+  EXPECT_NE(crossed.err.find("has rows in groups"), std::string::npos) << crossed.err;
+}

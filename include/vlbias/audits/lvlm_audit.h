@@ -34,6 +34,8 @@
 //     ratings:                                        # numeric answers, when given
 //       - {name: hiring, kind: rating, where: {column: prompt, values: [Hiring]}}
 //     group_tests: {permutations: 1000}               # default on with a set key
+//                                                     # cluster: [filename, rank]: one
+//                                                     # relabelling per image set
 //     paired: {column: mitigation, baseline: none, bootstrap: 1000, ci: 0.95}
 //
 // Shards: `vlbias audit SPEC --input SHARD --save-state S` scans one shard;
@@ -96,6 +98,7 @@ struct LvlmAuditSpec {
   struct GroupTests {
     AnalysisToggle toggle;
     std::size_t permutations = 1000;
+    std::vector<std::string> cluster;  // LvlmReportOptions::cluster
   } group_tests;
   struct Paired {
     AnalysisToggle toggle;
@@ -130,6 +133,8 @@ struct LvlmReportOptions {
   // rank: the set key without its seed) whose values group sets into clusters, resampled in
   // two stages (clusters, then sets within each drawn cluster), because a study's seeds of one
   // image set are not independent and a flat bootstrap makes the intervals too narrow.
+  // The group tests use the same clusters: one relabelling of the groups per cluster (the
+  // same image carries the same label in every seed), Friedman over cluster means.
   std::vector<std::string> cluster;
   // PMI (paper 003 App. D): keep f(w, g) >= min_freq and score > threshold.
   std::size_t pmi_min_freq = 10;

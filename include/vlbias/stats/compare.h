@@ -38,6 +38,33 @@ struct CompareOptions {
   // group only is left out and reported). Required by, and only allowed with, a paired test.
   std::string pair_key;
   stats::ZeroMethod zero_method = stats::ZeroMethod::Wilcox;  // wilcoxon only
+  // Clustered designs (several rows per unit of sampling, e.g. the seeds of one image set):
+  // the values of these columns name each row's cluster, and the p-value comes from a
+  // permutation test that moves whole clusters (see ClusterTest). Empty: the classical p.
+  std::vector<std::string> cluster;
+  std::size_t permutations = 9999;  // B of the cluster permutation test (exact when <= B)
+  std::uint64_t seed = 0;           // comparison i draws with derive_seed(seed, i)
+};
+
+// The cluster-level permutation test behind a clustered comparison (CompareOptions::cluster).
+// Rows of one cluster are not independent, so the classical p-value is too small; the unit
+// that is exchangeable under the null hypothesis is the cluster.
+//   Unpaired tests: every cluster lies within one group (else InputError naming it), and
+//   the null distribution relabels whole clusters between the groups, keeping each group's
+//   number of clusters (stats::permutation_test's scheme over the clusters).
+//   Paired tests: a pair's cluster is that of its two rows (which must agree), and the null
+//   distribution swaps the two values of every pair of a cluster together (a cluster-level
+//   sign flip, stats::sign_flip_test's scheme over the clusters).
+// The statistic is the test's own p-value, smaller = more extreme, so the same rule serves
+// every test and alternative (for the t and F tests it is the statistic standardised by its
+// degrees of freedom, which change as clusters of different sizes move). Exact enumeration
+// when there are at most `permutations` arrangements, else Monte Carlo:
+// p = (1 + #{p* <= p}) / (1 + B), as permutation_test.
+struct ClusterTest {
+  std::size_t clusters = 0;                     // clusters in the comparison
+  std::vector<std::size_t> clusters_per_group;  // unpaired: per group; paired: {clusters}
+  double p_unclustered = stats::kNaN;           // the classical p, rows taken as independent
+  stats::ResamplingResult permutation;          // its p_value is the comparison's p_value
 };
 
 // How the rows of a paired comparison were matched.
@@ -62,6 +89,7 @@ struct Comparison {
   double p_bh = stats::kNaN;
   std::vector<GroupStats> groups;  // the groups compared (2 for pairwise; paired: matched rows)
   PairingInfo pairing;             // paired tests only
+  ClusterTest cluster;             // clustered comparisons only (options.cluster)
   // `by` groups present elsewhere in the table but with no rows in this cell.
   std::vector<std::vector<std::string>> absent_groups;
 };
@@ -72,7 +100,7 @@ struct CompareReport {
   std::size_t rows = 0;                // table rows
   std::size_t rows_used = 0;           // rows that entered some comparison
   std::size_t rows_missing_value = 0;  // value cell empty
-  std::size_t rows_missing_key = 0;    // a by/within (or pair key) cell empty
+  std::size_t rows_missing_key = 0;    // a by/within (or pair key, cluster) cell empty
   // Intersectional cells of the `by` columns (over the whole table) with no rows.
   std::vector<std::vector<std::string>> empty_cells;
 };
