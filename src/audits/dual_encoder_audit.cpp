@@ -243,6 +243,7 @@ void refuse_other_kind_analyses(const AuditSpec& spec) {
     refuse(d.ellipses.toggle, "ellipses");
     refuse(d.neutral.toggle, "neutral");
     refuse(d.prompt_geometry.toggle, "prompt_geometry");
+    refuse(d.valence_correlation.toggle, "valence_correlation");
   } else {
     refuse(d.confidence.toggle, "confidence");
   }
@@ -407,6 +408,16 @@ void add_social_perception_sections(const Study& study, const ImageDimensionScor
   }
   if (d.prompt_geometry.toggle.enabled) {
     sections.add("prompt_geometry", prompt_geometry_analysis(study, d.prompt_geometry.components));
+  }
+  if (decide(d.valence_correlation.toggle, has_delta, "valence_correlation",
+             "Delta cos needs a neutral prompt for every template", notes)) {
+    std::vector<std::string> factors = d.valence_correlation.factors;
+    if (factors.empty()) {
+      for (const auto& ordinal : d.ordinal_factors) factors.push_back(ordinal.first);
+      factors.insert(factors.end(), d.categorical_factors.begin(), d.categorical_factors.end());
+    }
+    sections.add("valence_correlation", valence_correlation_analysis(study, scores, factors,
+                                                                     d.valence_correlation.within));
   }
 }
 

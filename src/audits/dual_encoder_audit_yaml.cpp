@@ -93,6 +93,14 @@ void parse_prompt_geometry(Context& ctx, const YAML::Node& value, const std::str
   }
 }
 
+void parse_valence_correlation(Context& ctx, const YAML::Node& value, const std::string& path,
+                               Spec::ValenceCorrelation& v) {
+  for (const auto& [k, x] : parse_toggle(ctx, value, path, v.toggle, {"factors", "within"})) {
+    if (k == "factors") v.factors = as_string_list(ctx, x, join_path(path, k));
+    if (k == "within") v.within = as_string(ctx, x, join_path(path, k));
+  }
+}
+
 void parse_ranking(Context& ctx, const YAML::Node& value, const std::string& path,
                    Spec::Ranking& r) {
   for (const auto& [k, v] :
@@ -159,7 +167,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
   const Entries entries =
       check_map(ctx, node, base,
                 {"association", "scweat", "markedness", "ranking", "absdiff", "trends", "ellipses",
-                 "confidence", "neutral", "prompt_geometry"});
+                 "confidence", "neutral", "prompt_geometry", "valence_correlation"});
   for (const auto& [name, value] : entries) {
     const std::string path = join_path(base, name);
     if (name == "association") parse_association(ctx, value, path, spec.association);
@@ -172,6 +180,9 @@ void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
     if (name == "confidence") parse_confidence(ctx, value, path, spec.confidence);
     if (name == "neutral") parse_neutral(ctx, value, path, spec.neutral);
     if (name == "prompt_geometry") parse_prompt_geometry(ctx, value, path, spec.prompt_geometry);
+    if (name == "valence_correlation") {
+      parse_valence_correlation(ctx, value, path, spec.valence_correlation);
+    }
   }
 }
 

@@ -290,29 +290,6 @@ void neutral_section(Page& page) {
              std::move(pairs));
 }
 
-// Within- and cross-valence cosines of the prompts (paper 001 Table S.5).
-void prompt_geometry_section(Page& page) {
-  const Node g = page.root()["analyses"]["prompt_geometry"];
-  if (g.null()) return;
-  page.section("prompt_geometry", "How close the two valences lie", g["definition"].str());
-  DataTable t;
-  t.name = "prompt_geometry";
-  t.columns = {"dimension", "within_positive", "within_negative",
-               "cross",     "p_positive",      "p_negative"};
-  for (std::size_t i = 0; i < g["dimensions"].size(); ++i) {
-    const Node d = g["dimensions"][i];
-    t.add({cell(d["dimension"].str()), cell(d["within_positive"]["mean"]),
-           cell(d["within_negative"]["mean"]), cell(d["cross"]["mean"]),
-           cell(d["positive_vs_cross"]["p_value"], Fmt::p),
-           cell(d["negative_vs_cross"]["p_value"], Fmt::p)});
-  }
-  page.table(
-      "Mean cosine between word pairs within each valence and across; one-sided Welch "
-      "p that within-valence pairs are closer (paper 001 Table S.5). The PCA "
-      "coordinates are in tables/prompt_pca.csv.",
-      std::move(t));
-}
-
 void ranking_section(Page& page) {
   const Node r = page.root()["analyses"]["ranking"];
   if (r.null()) return;
@@ -583,7 +560,7 @@ void build_social_perception(Page& page) {
   scweat_section(page);
   markedness_section(page);
   neutral_section(page);
-  prompt_geometry_section(page);
+  prompt_sections(page);
   ranking_section(page);
   absdiff_section(page);
   trends_section(page);

@@ -133,6 +133,8 @@ class Page {
 // Kind-specific pages (report_<kind>.cpp): add the facts, findings and sections of one
 // audit kind.
 void build_social_perception(Page& page);
+// The social-perception sections about prompts and valences (dual_encoder_page_prompts.cpp).
+void prompt_sections(Page& page);
 void build_trait_pairs(Page& page);
 void build_geo_diversity(Page& page);
 void build_lvlm_counterfactual(Page& page);

@@ -39,6 +39,8 @@
 //     ellipses: {points_by: age, k_sigma: 2}
 //     neutral: {pair_key: seed, bootstrap: 1000}   # off unless named (paper 001 App. G)
 //     prompt_geometry: {components: 3}             # off unless named (paper 001 App. D)
+//     valence_correlation: {factors: [smiling, lighting, pose], within: ""}  # off unless named
+//                                                   # (Table S.4); within: one block per level
 //     confidence: {scale: raw, logit_scale: 100, bootstrap: 1000, ci: 0.95,
 //                  across: race, within: gender, test_across: anova, test_within: welch}
 //
@@ -143,6 +145,14 @@ struct DualEncoderAuditSpec {
     AnalysisToggle toggle{false, false};
     std::size_t components = 3;
   } prompt_geometry;
+
+  // Off unless named: Pearson r of a dimension's two valences over a factor's levels (paper 001
+  // Table S.4). Empty factors: the ordinal, then the categorical factors.
+  struct ValenceCorrelation {
+    AnalysisToggle toggle{false, false};
+    std::vector<std::string> factors;
+    std::string within;  // "" = all images; else one block of results per level
+  } valence_correlation;
 
   struct Ellipses {
     AnalysisToggle toggle;
@@ -252,6 +262,19 @@ AnalysisOutput neutral_analysis(const Study& study, const NeutralOptions& option
 // p-values). And a PCA (stats::pca) of every attribute prompt, `components` kept (clamped to
 // the prompts and the embedding width). Tables prompt_similarities, prompt_pca.
 AnalysisOutput prompt_geometry_analysis(const Study& study, std::size_t components);
+
+// Whether a non-protected factor moves a dimension's two valences together (Hausladen et al.
+// App. C.1, Table S.4): per factor (an image-table column) and per dimension with a '+' and a
+// '-' valence, Pearson's r over the factor's levels between the mean Delta cos of the positive
+// valence and of the negative one (every group's images pooled at a level; rows without the
+// factor left out), with scipy's p and a Fisher z 95% interval, and the mean r per factor.
+// With `within` (a column, e.g. CausalFace's factor folder) the same per level of it, over
+// that level's images (a factor equal to `within` is skipped). Tables valence_correlations and
+// valence_level_means. UsageError when the manifest has no dimension with both valences or no
+// factor is given; InputError for an unknown column.
+AnalysisOutput valence_correlation_analysis(const Study& study, const ImageDimensionScores& scores,
+                                            const std::vector<std::string>& factors,
+                                            const std::string& within = "");
 
 struct RankingAnalysisOptions {
   std::size_t k = 1000;
