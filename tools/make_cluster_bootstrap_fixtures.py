@@ -24,6 +24,10 @@ per cluster (ids in first-appearance order) shared by the cluster's sets;
 p_j = (1 + #{|T*| >= |T_j| (1 - 1e-12)}) / (1 + B); Friedman (scipy.stats.friedmanchisquare)
 over the sets (flat) or over the clusters' per-race means (clustered).
 
+And the paired tests of M1 - none over matched sets: scipy.stats.ttest_rel and wilcoxon
+(two-sided and `less`), flat, and clustered by enumerating every one of the 2^8 ways the 8 image
+sets can swap their sets' two arms together (p = #{p* <= p (1 + 1e-12)} / 256).
+
 Run: /usr/bin/python3 tools/make_cluster_bootstrap_fixtures.py
 """
 import json
@@ -157,6 +161,29 @@ def group_tests(blocks, cluster, seed):
             "gap_to_others": gaps, "p": ps}
 
 
+def paired_tests(x1, x0, cluster):
+    import itertools
+    x1, x0 = np.array(x1), np.array(x0)
+    out = {}
+    for alternative in ("two-sided", "less"):
+        def tests(a, b):
+            return {"paired_t": stats.ttest_rel(a, b, alternative=alternative).pvalue,
+                    "wilcoxon": stats.wilcoxon(a, b, alternative=alternative).pvalue}
+        flat = tests(x1, x0)
+        count = max(cluster) + 1
+        arrangements = []
+        for flips in itertools.product([False, True], repeat=count):
+            swap = np.array([flips[c] for c in cluster])
+            arrangements.append(tests(np.where(swap, x0, x1), np.where(swap, x1, x0)))
+        t = stats.ttest_rel(x1, x0, alternative=alternative)
+        out[alternative] = {
+            "t": float(t.statistic),
+            "flat": {k: float(v) for k, v in flat.items()},
+            "clustered": {k: sum(a[k] <= flat[k] * (1 + 1e-12) for a in arrangements)
+                          / len(arrangements) for k in flat}}
+    return out
+
+
 def interval(reps):
     lo, hi = np.percentile(np.array(reps), [2.5, 97.5])
     return {"lower": float(lo), "upper": float(hi)}
@@ -183,6 +210,7 @@ def main():
     for name, cluster in (("flat", None), ("clustered", clusters_of(keys))):
         means, p90s = replicates(x1, x0, cluster, derive_seed(SEED, 0))
         expected["paired"][name] = {"diff_mean": interval(means), "diff_p90": interval(p90s)}
+    expected["paired"]["tests"] = paired_tests(x1, x0, clusters_of(keys))
     expected["group_tests"] = {}
     for b, mitigation in enumerate(("M1", "none")):
         blocks = blocks_of(rows, mitigation)

@@ -96,6 +96,8 @@ Json lvlm_spec_json(const AuditSpec& spec) {
                           {"bootstrap", l.paired.bootstrap},
                           {"ci", l.paired.ci}};
     if (!l.paired.cluster.empty()) analyses["paired"]["cluster"] = l.paired.cluster;
+    analyses["paired"]["alternative"] = stats::to_string(l.paired.alternative);
+    if (!l.paired.cluster.empty()) analyses["paired"]["permutations"] = l.paired.permutations;
   }
   return Json{{"kind", "lvlm-counterfactual"},
               {"seed", spec.seed},
@@ -177,6 +179,8 @@ std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditSpe
   if (l.paired.toggle.enabled) {
     o.bootstrap = l.paired.bootstrap;
     o.ci = l.paired.ci;
+    o.paired_alternative = l.paired.alternative;
+    o.paired_permutations = l.paired.permutations;
     o.cluster = l.paired.cluster;
     o.compare_column = l.paired.column;
     o.compare_baseline = l.paired.baseline;

@@ -13,6 +13,7 @@
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/stats/compare.h"
 #include "vlbias/stats/intervals.h"
 #include "vlbias/stats/stats.h"
 
@@ -272,6 +273,85 @@ AnalysisOutput lvlm_group_tests(const LvlmState& s, const LvlmConfig& config,
 
 namespace {
 
+// Paired t and Wilcoxon of treatment - baseline over matched sets (x1[i], x0[i]), through
+// compare_groups so that, with clusters (one id per set), both become the cluster sign-flip
+// test of compare.h (a cluster's sets swap arms together). The arms are named so that the
+// treatment sorts first: compare's differences are first minus second.
+struct PairedTests {
+  stats::TestResult paired_t, wilcoxon;
+  Json json = Json::object();
+};
+
+PairedTests paired_tests(const std::vector<double>& x1, const std::vector<double>& x0,
+                         const std::vector<std::uint32_t>& cluster, const LvlmReportOptions& o,
+                         std::uint64_t seed) {
+  const std::size_t n = x1.size();
+  Table t;
+  t.source = "<matched sets>";
+  t.rows = 2 * n;
+  std::vector<std::string> pair, arm, clusters;
+  std::vector<double> value;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const bool treated : {true, false}) {
+      pair.push_back(std::to_string(i));
+      arm.push_back(treated ? "0 treatment" : "1 baseline");
+      if (!cluster.empty()) clusters.push_back(std::to_string(cluster[i]));
+      value.push_back(treated ? x1[i] : x0[i]);
+    }
+  }
+  add_string_column(t, "pair", pair);
+  add_string_column(t, "arm", arm);
+  add_numeric_column(t, "maxgap", std::move(value));
+  CompareOptions c;
+  c.value = "maxgap";
+  c.by = {"arm"};
+  c.pair_key = "pair";
+  c.alternative = o.paired_alternative;
+  if (!cluster.empty()) {
+    add_string_column(t, "cluster", clusters);
+    c.cluster = {"cluster"};
+    c.permutations = o.paired_permutations;
+    c.seed = seed;
+  }
+  PairedTests out;
+  for (const GroupTest test : {GroupTest::PairedT, GroupTest::Wilcoxon}) {
+    c.test = test;
+    stats::TestResult& r = test == GroupTest::PairedT ? out.paired_t : out.wilcoxon;
+    r.test = to_string(test);
+    Json extra = Json::object();
+    if (n == 0) {
+      r.note = "no matched set";
+    } else {
+      const Comparison cmp = compare_groups(t, c).comparisons.at(0);
+      r = cmp.result;
+      if (!cluster.empty()) {
+        extra["p_unclustered"] = json_number(cmp.cluster.p_unclustered);
+        extra["permutation"] = cmp.cluster.permutation.method;
+      }
+    }
+    Json j = to_json(r);
+    j.update(extra);
+    j["alternative"] = stats::to_string(o.paired_alternative);
+    out.json[test == GroupTest::PairedT ? "paired_t" : "wilcoxon"] = std::move(j);
+  }
+  return out;
+}
+
+// Holm over every paired result's p of each test (paired_t, wilcoxon): p_holm beside each.
+void holm_over_results(Json& results) {
+  for (const char* test : {"paired_t", "wilcoxon"}) {
+    std::vector<double> p;
+    for (const Json& r : results) {
+      const Json& v = r["tests"][test]["p_value"];
+      p.push_back(v.is_null() ? kNaN : v.get<double>());
+    }
+    const std::vector<double> holm = stats::holm(p);
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      results[i]["tests"][test]["p_holm"] = json_number(holm[i]);
+    }
+  }
+}
+
 // The paired comparison of by-level b with its baseline b0 on score k (bootstrap stream
 // `task`); writes its row of the paired table.
 Json paired_result(const LvlmState& s, const LvlmConfig& config, const LvlmReportOptions& o,
@@ -325,10 +405,14 @@ Json paired_result(const LvlmState& s, const LvlmConfig& config, const LvlmRepor
   r_ci.note = "a Fisher interval needs more than 3 matched sets";
   if (n > 3) r_ci = stats::fisher_z_interval(pr.statistic, 1.0 / std::sqrt(n - 3.0), o.ci);
   r["pearson"]["ci"] = to_json(r_ci);
+  const std::vector<std::uint32_t> cluster = set_clusters(s, config, o, matched);
+  // Their own stream: the bootstrap's seeds stay as they were.
+  const PairedTests tests =
+      paired_tests(x1, x0, cluster, o, derive_seed(derive_seed(o.seed, task), 1));
+  r["tests"] = tests.json;
   stats::Interval ci_mean, ci_p90;
   if (o.bootstrap > 0) {
     const std::uint64_t seed = derive_seed(o.seed, task);
-    const std::vector<std::uint32_t> cluster = set_clusters(s, config, o, matched);
     std::tie(ci_mean, ci_p90) = bootstrap_mean_p90(x1, x0, cluster, o, seed);
     r["ci"] = {{"diff_mean", interval_json(ci_mean, o.bootstrap)},
                {"diff_p90", interval_json(ci_p90, o.bootstrap)},
@@ -355,6 +439,9 @@ Json paired_result(const LvlmState& s, const LvlmConfig& config, const LvlmRepor
   table.put("pearson_p", pr.p_value);
   table.put("pearson_r_lower", r_ci.lower);
   table.put("pearson_r_upper", r_ci.upper);
+  table.put("paired_t", tests.paired_t.statistic);
+  table.put("paired_t_p", tests.paired_t.p_value);
+  table.put("wilcoxon_p", tests.wilcoxon.p_value);
   return r;
 }
 
@@ -393,10 +480,14 @@ AnalysisOutput lvlm_paired(const LvlmState& s, const LvlmConfig& config,
   VLBIAS_CHECK(any_baseline, InputError,
                "no by-level has {} = '{}'; expected the baseline value of the comparison column",
                o.compare_column, o.compare_baseline);
+  holm_over_results(results);
   out.json["definition"] =
       "per counterfactual set present in both by-levels: MaxGap in the baseline and in the "
       "treatment; differences treatment - baseline of the mean and p90 with a paired bootstrap "
-      "over sets; Pearson r of the per-set MaxGap.";
+      "over sets; Pearson r of the per-set MaxGap; paired t and Wilcoxon signed-rank of "
+      "treatment - baseline (with clusters: their cluster sign-flip permutation p), Holm over "
+      "the results of each test.";
+  out.json["alternative"] = stats::to_string(o.paired_alternative);
   out.json["compare_column"] = o.compare_column;
   out.json["baseline"] = o.compare_baseline;
   out.json["results"] = std::move(results);

@@ -155,8 +155,9 @@ void parse_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
   }
   if (const YAML::Node* v = find(e, "paired")) {
     const std::string p = "analyses.paired";
-    const Entries o = parse_toggle(ctx, *v, p, l.paired.toggle,
-                                   {"column", "baseline", "bootstrap", "ci", "cluster"});
+    const Entries o = parse_toggle(
+        ctx, *v, p, l.paired.toggle,
+        {"column", "baseline", "bootstrap", "ci", "cluster", "alternative", "permutations"});
     if (l.paired.toggle.enabled) {
       l.paired.column = as_string(ctx, require(ctx, *v, o, p, "column"), p + ".column");
       l.paired.baseline = as_string(ctx, require(ctx, *v, o, p, "baseline"), p + ".baseline");
@@ -166,6 +167,17 @@ void parse_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
     if (const YAML::Node* x = find(o, "ci")) l.paired.ci = as_ci(ctx, *x, p + ".ci");
     if (const YAML::Node* x = find(o, "cluster"))
       l.paired.cluster = parse_cluster(ctx, *x, p + ".cluster", l.set_key);
+    if (const YAML::Node* x = find(o, "alternative")) {
+      const std::string a = as_string(ctx, *x, p + ".alternative");
+      if (a != "two-sided" && a != "greater" && a != "less")
+        fail(ctx, *x, p + ".alternative",
+             fmt::format("must be two-sided, greater or less, got {}", shown(a)));
+      l.paired.alternative = a == "less"      ? stats::Alternative::Less
+                             : a == "greater" ? stats::Alternative::Greater
+                                              : stats::Alternative::TwoSided;
+    }
+    if (const YAML::Node* x = find(o, "permutations"))
+      l.paired.permutations = as_resamples(ctx, *x, p + ".permutations", false);
   } else {
     l.paired.toggle.enabled = false;
   }

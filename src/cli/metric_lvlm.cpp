@@ -19,6 +19,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/metrics/lvlm.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/stats/correlate.h"
 
 namespace vlbias::cli_internal {
 
@@ -29,10 +30,10 @@ struct LvlmArgs {
   std::string save_state, out;
   std::string set_key, group, by, scores, text, compare_column, baseline;
   std::string lexicon, word_column, lexicon_by, stop_words = "english", kind = "rating";
-  std::string refusal_column, where, cluster;
+  std::string refusal_column, where, cluster, alternative = "two-sided";
   std::vector<std::string> refusal_patterns;
   bool distinct = false;
-  long long min_freq = 10, top = 0, bootstrap = 1000, min_obs = 35;
+  long long min_freq = 10, top = 0, bootstrap = 1000, min_obs = 35, permutations = 9999;
   double threshold = 1.0, log_base = 0, ci = 0.95;
   std::uint64_t seed = 0;
 };
@@ -148,9 +149,12 @@ void run_lvlm_metric(const LvlmArgs& a, Measure m) {
   o.compare_column = a.compare_column;
   o.compare_baseline = a.baseline;
   o.cluster = optional_list(a.cluster, "--cluster");
+  o.paired_alternative = parse_alternative(a.alternative);
+  o.paired_permutations = static_cast<std::size_t>(a.permutations);
   out.update(lvlm_measure_json(state, config, o, m));
   p.parameters["bootstrap"] = o.bootstrap;
   if (!o.cluster.empty()) p.parameters["cluster"] = o.cluster;
+  if (m == Measure::Paired) p.parameters["alternative"] = a.alternative;
   p.seed = o.seed;
   out["provenance"] = provenance_json(p);
   write_json(out, a.out);
@@ -276,7 +280,15 @@ void add_lvlm_metrics(CLI::App& metric) {
     cmd->add_option("--cluster", a->cluster,
                     "Comma list of --set-key columns whose values group sets (e.g. filename,rank: "
                     "the image set without its seed): the bootstrap resamples these clusters, "
-                    "then sets within each");
+                    "then sets within each, and the paired tests swap a cluster's sets together");
+    cmd->add_option("--alternative", a->alternative,
+                    "Paired t and Wilcoxon of treatment - baseline: two-sided | greater | less "
+                    "(less: the treatment lowers MaxGap)")
+        ->capture_default_str();
+    cmd->add_option("--permutations", a->permutations,
+                    "Permutations of the clustered paired tests (all sign vectors when fewer)")
+        ->check(resamples_range())
+        ->capture_default_str();
     cmd->callback([a] { run_lvlm_metric(*a, Measure::Paired); });
   }
 }

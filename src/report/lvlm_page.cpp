@@ -241,7 +241,8 @@ void paired_section(Page& page, const Node& p) {
   f.x_label = "mean MaxGap difference (setting minus baseline)";
   DataTable t;
   t.name = "paired";
-  t.columns = {"by", "baseline", "score", "matched_sets", "diff_mean", "ci_lower", "ci_upper"};
+  t.columns = {"by",       "baseline", "score",           "matched_sets",   "diff_mean",
+               "ci_lower", "ci_upper", "paired_t_p_holm", "wilcoxon_p_holm"};
   for (std::size_t i = 0; i < p["results"].size(); ++i) {
     const Node r = p["results"][i];
     const Node ci = r["ci"]["diff_mean"];
@@ -250,7 +251,8 @@ void paired_section(Page& page, const Node& p) {
                       ci["lower"].number(), ci["upper"].number(), excludes});
     t.add({cell(by_label(r["by"])), cell(by_label(r["baseline"])), cell(r["score"].str()),
            cell(r["matched_sets"], Fmt::integer), cell(r["diff_mean"]), cell(ci["lower"]),
-           cell(ci["upper"])});
+           cell(ci["upper"]), cell(r["tests"]["paired_t"]["p_holm"], Fmt::p),
+           cell(r["tests"]["wilcoxon"]["p_holm"], Fmt::p)});
     if (excludes) {
       const double d = r["diff_mean"].number();
       page.finding(
@@ -263,7 +265,9 @@ void paired_section(Page& page, const Node& p) {
   }
   page.figure(svg_forest_chart(f),
               "Mean MaxGap difference per matched set with bootstrap intervals; filled: the "
-              "interval excludes 0.",
+              "interval excludes 0. Paired t and Wilcoxon p of the per-set differences, Holm "
+              "over the rows (" +
+                  p["alternative"].str() + ").",
               std::move(t));
 }
 

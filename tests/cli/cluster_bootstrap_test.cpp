@@ -93,6 +93,37 @@ TEST(ClusterBootstrap, PairedDifferencesResampleMatchedSetsWithinImageSets) {
   }
 }
 
+// The paired t and Wilcoxon of M1 - none over matched sets, flat (scipy) and clustered (the
+// enumeration of every way the 8 image sets can swap arms together, with scipy's tests).
+TEST(ClusterBootstrap, PairedTestsOfTheMitigationAreClusterSignFlipTestsWhenClustered) {
+  for (const char* alternative : {"two-sided", "less"}) {
+    for (const bool clustered : {false, true}) {
+      SCOPED_TRACE(std::string(alternative) + (clustered ? " clustered" : " flat"));
+      const auto r = run_cli("--quiet metric paired" + kArgs +
+                             " --compare mitigation --baseline none --alternative " + alternative +
+                             (clustered ? " --cluster filename,rank" : ""));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const Json tests = Json::parse(r.out)["results"][0]["tests"];
+      const Json& want = expected()["paired"]["tests"][alternative];
+      EXPECT_NEAR(tests["paired_t"]["statistic"].get<double>(), want["t"].get<double>(), 1e-9);
+      for (const char* test : {"paired_t", "wilcoxon"}) {
+        SCOPED_TRACE(test);
+        const double p = tests[test]["p_value"].get<double>();
+        EXPECT_EQ(tests[test]["alternative"], alternative);
+        if (clustered) {
+          EXPECT_DOUBLE_EQ(p, want["clustered"][test].get<double>());
+          EXPECT_EQ(tests[test]["permutation"], "exact");  // 2^8 sign vectors <= 9999
+          EXPECT_NEAR(tests[test]["p_unclustered"].get<double>(), want["flat"][test].get<double>(),
+                      1e-9);
+        } else {
+          EXPECT_NEAR(p, want["flat"][test].get<double>(), 1e-9);
+          EXPECT_FALSE(tests[test].contains("permutation"));
+        }
+      }
+    }
+  }
+}
+
 TEST(ClusterBootstrap, TheAuditKeyGivesTheSameIntervalsAsTheOption) {
   const std::string spec = write_temp_file(
       "spec.yaml", std::string("version: 1\nkind: lvlm-counterfactual\nseed: 3\ngenerations: ") +

@@ -36,7 +36,8 @@
 //     group_tests: {permutations: 1000}               # default on with a set key
 //                                                     # cluster: [filename, rank]: one
 //                                                     # relabelling per image set
-//     paired: {column: mitigation, baseline: none, bootstrap: 1000, ci: 0.95}
+//     paired: {column: mitigation, baseline: none, bootstrap: 1000, ci: 0.95,
+//              alternative: two-sided, permutations: 9999}   # paired t, Wilcoxon
 //
 // Shards: `vlbias audit SPEC --input SHARD --save-state S` scans one shard;
 // `vlbias audit SPEC --out RUN --from-state S1 S2 ...` merges them: the results are
@@ -106,6 +107,8 @@ struct LvlmAuditSpec {
     std::size_t bootstrap = 1000;
     double ci = 0.95;
     std::vector<std::string> cluster;
+    stats::Alternative alternative = stats::Alternative::TwoSided;
+    std::size_t permutations = 9999;  // of the clustered paired tests
   } paired;
 };
 
@@ -151,6 +154,11 @@ struct LvlmReportOptions {
   // are the baseline of those that differ from them only in that column.
   std::string compare_column;
   std::string compare_baseline;
+  // Their paired t and Wilcoxon tests of treatment - baseline MaxGap over matched sets:
+  // alternative (less: the treatment's MaxGap is lower), and the permutations of the cluster
+  // sign-flip test that replaces them when `cluster` is given (compare.h, ClusterTest).
+  stats::Alternative paired_alternative = stats::Alternative::TwoSided;
+  std::size_t paired_permutations = 9999;
 };
 
 // Sections; `state` must be canonical. Each throws UsageError when the state
