@@ -9,7 +9,8 @@ and computes, in float64 from the float32 data,
   FID    mu, np.cov and scipy.linalg.sqrtm(S_real @ S_gen) as pytorch-fid does;
   KID    the all-rows unbiased MMD^2 with k(x, y) = (x.y / d + 1)^3 (numpy);
   Vendi  exp(Shannon entropy) of the positive np.linalg.eigvalsh of K / n (cosine kernel);
-the percentile interval np.percentile(replicates, [2.5, 97.5]) (type 7); and FID_inf: sizes
+the percentile interval np.percentile(replicates, [2.5, 97.5]) (type 7) and the recentred one
+(replicates + estimate - np.median(replicates), clipped to the statistic's range); and FID_inf: sizes
 np.linspace(min, n, points).astype(int), point p's rows the first N of vlbias_rng's partial
 Fisher-Yates shuffle from Rng(seed, p), FID_N (sqrtm), np.polyfit(1 / N, FID_N, 1).
 
@@ -79,9 +80,13 @@ def bootstrap(real, gen):
         reps["vendi"].append(vendi(g))
     out = {"multiplicities": multiplicities,
            "estimate": {"fid": fid_sqrtm(real, gen), "kid": mmd2(real, gen), "vendi": vendi(gen)}}
+    ranges = {"fid": (0, np.inf), "kid": (-np.inf, np.inf), "vendi": (1, n)}
     for k, v in reps.items():
         lo, hi = np.percentile(v, [2.5, 97.5])
-        out[k] = {"replicates": v, "lower": float(lo), "upper": float(hi)}
+        shift = out["estimate"][k] - float(np.median(v))
+        rlo, rhi = np.percentile(np.clip(np.array(v) + shift, *ranges[k]), [2.5, 97.5])
+        out[k] = {"replicates": v, "lower": float(lo), "upper": float(hi), "shift": shift,
+                  "recentred_lower": float(rlo), "recentred_upper": float(rhi)}
     return out
 
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <utility>
 
@@ -17,10 +18,9 @@ namespace vlbias {
 
 namespace {
 
-// KID: the generated kernel matrix is kept whole (n^2 doubles, 1 GiB at most).
-constexpr std::size_t kMaxKernelDoubles = std::size_t{1} << 27;
 // Rows per block when dot products are formed a block at a time (bounded memory).
 constexpr std::size_t kBlockRows = 1024;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 void check_bootstrap_options(const DistributionBootstrapOptions& o, const char* metric) {
   VLBIAS_CHECK(o.resamples >= 1, UsageError, "{} bootstrap: at least 1 resample is needed, got 0.",
@@ -55,19 +55,26 @@ Weights weights_of(const std::vector<std::uint32_t>& multiplicity) {
 }
 
 // The B replicates of `statistic` (thread-safe, given the multiplicities of replicate b), with
-// the estimate and the percentile interval.
+// the estimate and the raw and recentred percentile intervals (header: "Recentring"); recentred
+// replicates are clipped to [lowest, highest], the statistic's range.
 template <typename Statistic>
 DistributionBootstrap run_bootstrap(std::size_t n, double estimate,
-                                    const DistributionBootstrapOptions& o,
-                                    const Statistic& statistic) {
+                                    const DistributionBootstrapOptions& o, double lowest,
+                                    double highest, const Statistic& statistic) {
   std::vector<double> replicates(o.resamples, stats::kNaN);
   parallel_for(o.resamples, [&](std::size_t b) {
     replicates[b] = statistic(weights_of(bootstrap_multiplicities(n, o.seed, b)));
   });
   DistributionBootstrap out;
   out.estimate = estimate;
-  if (o.keep_replicates) out.replicates = replicates;
-  out.ci = stats::percentile_interval(std::move(replicates), o.level, o.seed);
+  std::vector<double> sorted = replicates;
+  std::sort(sorted.begin(), sorted.end());
+  out.shift = estimate - stats::percentile_sorted(sorted, 50.0);
+  std::vector<double> shifted = replicates;
+  for (double& v : shifted) v = std::clamp(v + out.shift, lowest, highest);
+  out.raw = stats::percentile_interval(replicates, o.level, o.seed);
+  out.ci = stats::percentile_interval(std::move(shifted), o.level, o.seed);
+  if (o.keep_replicates) out.replicates = std::move(replicates);
   return out;
 }
 
@@ -170,7 +177,7 @@ DistributionBootstrap fid_bootstrap(const GaussianFit& real, MatrixView generate
   check_generated_rows(generated, "FID");
   const WeightedFid fid_of(real, generated);
   const double estimate = fid(real, fit_gaussian(generated)).fid;
-  return run_bootstrap(generated.rows, estimate, options,
+  return run_bootstrap(generated.rows, estimate, options, 0.0, kInf,
                        [&](const Weights& w) { return fid_of(w).fid; });
 }
 
@@ -191,10 +198,10 @@ DistributionBootstrap kid_bootstrap(MatrixView real, MatrixView generated, const
   metrics_internal::check_kid_options(kernel);
   metrics_internal::check_pair(real, generated, "KID", 2);
   const std::size_t na = real.rows, n = generated.rows, d = real.cols;
-  VLBIAS_CHECK(n * n <= kMaxKernelDoubles, InputError,
+  VLBIAS_CHECK(n <= kKidBootstrapMaxRows, InputError,
                "KID bootstrap: the generated set has {} rows; the kernel matrix it keeps allows at "
-               "most 11585 (draw a subset of the generated rows first).",
-               n);
+               "most {} (draw a subset of the generated rows first).",
+               n, kKidBootstrapMaxRows);
   const double gamma = kernel.gamma > 0.0 ? kernel.gamma : 1.0 / static_cast<double>(d);
   metrics_internal::check_kid_scale(real, generated, kernel, gamma, std::max(na, n));
   const auto k_of = [&](float dot) { return metrics_internal::poly_kernel(dot, kernel, gamma); };
@@ -236,7 +243,7 @@ DistributionBootstrap kid_bootstrap(MatrixView real, MatrixView generated, const
     const double fy = static_cast<double>(w.total);
     return sxx / (fa * (fa - 1.0)) + syy / (fy * (fy - 1.0)) - 2.0 * sxy / (fa * fy);
   };
-  return run_bootstrap(n, mmd2(all_rows(n)), options, mmd2);
+  return run_bootstrap(n, mmd2(all_rows(n)), options, -kInf, kInf, mmd2);
 }
 
 // ---------------------------------------------------------------------------------- Vendi
@@ -292,7 +299,7 @@ DistributionBootstrap vendi_bootstrap(MatrixView x, double q,
     std::size_t rank = 0;
     return metrics_internal::vendi_of_eigenvalues(symmetric_eigen(k, size, false), q, rank);
   };
-  return run_bootstrap(n, estimate, options, score);
+  return run_bootstrap(n, estimate, options, 1.0, static_cast<double>(n), score);
 }
 
 // -------------------------------------------------------------------------------- FID_inf

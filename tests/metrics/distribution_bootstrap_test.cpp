@@ -56,8 +56,11 @@ void expect_matches(const DistributionBootstrap& got, const nlohmann::json& want
     EXPECT_LT(rel(got.replicates[b], want["replicates"][b].get<double>()), tol)
         << "replicate " << b << ": " << got.replicates[b];
   }
-  EXPECT_LT(rel(got.ci.lower, want["lower"].get<double>()), tol);
-  EXPECT_LT(rel(got.ci.upper, want["upper"].get<double>()), tol);
+  EXPECT_LT(rel(got.raw.lower, want["lower"].get<double>()), tol);
+  EXPECT_LT(rel(got.raw.upper, want["upper"].get<double>()), tol);
+  EXPECT_LT(rel(got.shift, want["shift"].get<double>()), tol);
+  EXPECT_LT(rel(got.ci.lower, want["recentred_lower"].get<double>()), tol);
+  EXPECT_LT(rel(got.ci.upper, want["recentred_upper"].get<double>()), tol);
   EXPECT_EQ(got.ci.resamples, want["replicates"].size());
 }
 
@@ -176,8 +179,8 @@ TEST(DistributionBootstrap, TwoGeneratedRowsGiveTheThreeHandWorkedResamples) {
     const std::vector<std::uint32_t> c = bootstrap_multiplicities(2, o.seed, b);
     EXPECT_NEAR(f.replicates[b], c[0] == 1 ? 5.5 : 5.0, 1e-12);
   }
-  EXPECT_NEAR(f.ci.lower, 5.0, 1e-12);
-  EXPECT_NEAR(f.ci.upper, 5.5, 1e-12);
+  EXPECT_NEAR(f.raw.lower, 5.0, 1e-12);
+  EXPECT_NEAR(f.raw.upper, 5.5, 1e-12);
 }
 
 TEST(DistributionBootstrap, ConstantGeneratedRowsGiveAZeroWidthInterval) {
@@ -208,8 +211,11 @@ TEST(DistributionBootstrap, OneResampleGivesItsValueAsBothBounds) {
   DistributionBootstrapOptions o = reference_options();
   o.resamples = 1;
   const DistributionBootstrap f = fid_bootstrap(real, gen, o);
-  EXPECT_DOUBLE_EQ(f.ci.lower, f.replicates[0]);
-  EXPECT_DOUBLE_EQ(f.ci.upper, f.replicates[0]);
+  EXPECT_DOUBLE_EQ(f.raw.lower, f.replicates[0]);
+  EXPECT_DOUBLE_EQ(f.raw.upper, f.replicates[0]);
+  // Recentred on the estimate, the one replicate is the estimate itself.
+  EXPECT_DOUBLE_EQ(f.ci.lower, f.estimate);
+  EXPECT_DOUBLE_EQ(f.ci.upper, f.estimate);
   EXPECT_LT(rel(f.replicates[0], c["bootstrap"]["fid"]["replicates"][0].get<double>()), 1e-6);
 }
 
