@@ -23,6 +23,8 @@ constexpr std::size_t kMaxAbsdiffPairs = 10'000'000;
 constexpr std::size_t kMaxKidSubsets = 100'000;
 constexpr std::size_t kMaxKidSubsetSize = 10'000'000;
 constexpr std::size_t kMaxKidDraws = 100'000'000;
+// FID_inf's smallest subset size (a cell larger than this is needed for it to apply).
+constexpr std::size_t kMaxFidInfMin = 100'000'000;
 // A bootstrap or permutation count: 0 (when allowed: no intervals) or 1 to kMaxResamples.
 std::size_t as_resamples(Context& ctx, const YAML::Node& node, const std::string& path,
                          bool allow_zero);

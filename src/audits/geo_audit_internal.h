@@ -45,6 +45,8 @@ enum GeoSeed : std::uint64_t {
   kSeedObjectRegionBootstrap = 25,
   kSeedConsistencyBootstrap = 26,
   kSeedKid = 27,
+  kSeedDistributionBootstrap = 28,
+  kSeedFidInf = 29,
 };
 
 inline std::uint64_t cell_seed(std::uint64_t seed, GeoSeed stream, std::uint64_t cell) {

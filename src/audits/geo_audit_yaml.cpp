@@ -164,7 +164,8 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
       auto& d = g.distribution;
       for (const auto& [k, v] :
            parse_toggle(ctx, value, path, d.toggle,
-                        {"fid", "vendi", "kid", "kid_subsets", "kid_subset_size"})) {
+                        {"fid", "vendi", "kid", "kid_subsets", "kid_subset_size", "bootstrap", "ci",
+                         "fid_inf", "fid_inf_points", "fid_inf_min"})) {
         const std::string p = join_path(path, k);
         if (k == "fid") d.fid = as_bool(ctx, v, p);
         if (k == "vendi") d.vendi = as_bool(ctx, v, p);
@@ -173,6 +174,11 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
         if (k == "kid_subset_size") {
           d.kid_subset_size = as_size_in_range(ctx, v, p, 2, kMaxKidSubsetSize);
         }
+        if (k == "bootstrap") d.bootstrap = as_resamples(ctx, v, p, true);
+        if (k == "ci") d.ci = as_ci(ctx, v, p);
+        if (k == "fid_inf") d.fid_inf = as_bool(ctx, v, p);
+        if (k == "fid_inf_points") d.fid_inf_points = as_size_in_range(ctx, v, p, 2, 1000);
+        if (k == "fid_inf_min") d.fid_inf_min = as_size_in_range(ctx, v, p, 2, kMaxFidInfMin);
       }
       // The subsets' row indices are drawn up front: subsets x size of them.
       if (d.kid_subsets * d.kid_subset_size > kMaxKidDraws) {

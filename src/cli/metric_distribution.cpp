@@ -7,10 +7,12 @@
 
 #include "commands.h"
 #include "vlbias/core/error.h"
+#include "vlbias/core/rng.h"
 #include "vlbias/encode/feature_cache.h"
 #include "vlbias/encode/image_model.h"
 #include "vlbias/io/embeddings.h"
 #include "vlbias/io/table.h"
+#include "vlbias/metrics/distribution_bootstrap.h"
 #include "vlbias/metrics/distribution_metrics.h"
 #include "vlbias/metrics/prdc.h"
 #include "vlbias/report/json_output.h"
@@ -54,6 +56,32 @@ void add_pair_options(CLI::App* cmd, PairArgs& a) {
   cmd->add_option("--image-size", a.image_size, "DINOv2 input side (default: its config's)");
   cmd->add_flag("--exif-transpose", a.exif_transpose, kExifHelp);
   cmd->add_option("--out", a.out, "Write the JSON here instead of stdout");
+}
+
+// --bootstrap / --ci of fid, kid and vendi (distribution_bootstrap.h); their --seed is the
+// command's own.
+struct BootstrapArgs {
+  std::size_t bootstrap = 0;
+  double ci = 0.95;
+};
+
+void add_bootstrap_options(CLI::App* cmd, BootstrapArgs& b) {
+  cmd->add_option("--bootstrap", b.bootstrap,
+                  "Resamples of the generated rows for a percentile interval (`ci`; the real\n"
+                  "set stays fixed); 0: no interval")
+      ->check(resamples_range())
+      ->capture_default_str();
+  cmd->add_option("--ci", b.ci, "Level of the bootstrap interval, in (0, 1)")
+      ->capture_default_str();
+}
+
+DistributionBootstrapOptions bootstrap_options(const BootstrapArgs& b, std::uint64_t seed) {
+  VLBIAS_CHECK(b.ci > 0.0 && b.ci < 1.0, UsageError, "--ci must be in (0, 1), got {}.", b.ci);
+  DistributionBootstrapOptions o;
+  o.resamples = b.bootstrap;
+  o.level = b.ci;
+  o.seed = seed;
+  return o;
 }
 
 struct LoadedPair {
@@ -193,16 +221,55 @@ void add_prdc(CLI::App& metric) {
 }
 
 void add_fid(CLI::App& metric) {
-  auto args = std::make_shared<PairArgs>();
+  struct Args : PairArgs {
+    BootstrapArgs b;
+    std::uint64_t seed = 0;
+    bool fid_inf = false;
+    std::size_t fid_inf_points = 15, fid_inf_min = 0;
+  };
+  auto args = std::make_shared<Args>();
   CLI::App* cmd = metric.add_subcommand(
       "fid",
       "Frechet distance between Gaussians fitted to real and generated features\n"
       "(trace of the square root from singular values: exact for singular covariances)");
   add_pair_options(cmd, *args);
-  cmd->callback([args] {
+  add_bootstrap_options(cmd, args->b);
+  cmd->add_option("--seed", args->seed, "Seed of the bootstrap and FID_inf draws")
+      ->capture_default_str();
+  cmd->add_flag("--fid-inf", args->fid_inf,
+                "Also FID_inf (Chong & Forsyth 2020): FID on subsets of N generated rows\n"
+                "extrapolated linearly in 1 / N to N = infinity");
+  cmd->add_option("--fid-inf-points", args->fid_inf_points, "Subset sizes N fitted (>= 2)")
+      ->capture_default_str();
+  CLI::Option* min_opt = cmd->add_option(
+      "--fid-inf-min", args->fid_inf_min,
+      "Smallest N (>= 2, below the generated rows; default: a tenth of them, at least 2)");
+  cmd->callback([args, min_opt] {
+    VLBIAS_CHECK(args->fid_inf || (min_opt->count() == 0), UsageError,
+                 "--fid-inf-min goes with --fid-inf.");
+    VLBIAS_CHECK(min_opt->count() == 0 || args->fid_inf_min >= 2, UsageError,
+                 "--fid-inf-min must be at least 2, got {}.", args->fid_inf_min);
+    const DistributionBootstrapOptions bo = bootstrap_options(args->b, args->seed);
     LoadedPair p = load_pair(*args, "metric fid");
     const FidResult r = fid(p.real, p.fake);
     Json out = fid_json(r);
+    // The real set's fit, shared by the bootstrap and FID_inf (only when asked for).
+    const GaussianFit real =
+        args->b.bootstrap > 0 || args->fid_inf ? fit_gaussian(p.real) : GaussianFit{};
+    if (args->b.bootstrap > 0) {
+      out["ci"] = distribution_ci_json(fid_bootstrap(real, p.fake, bo), "FID");
+      p.provenance.parameters["bootstrap"] = args->b.bootstrap;
+      p.provenance.parameters["ci"] = args->b.ci;
+    }
+    if (args->fid_inf) {
+      FidInfOptions o;
+      o.points = args->fid_inf_points;
+      o.min_size = args->fid_inf_min;
+      o.seed = args->seed;
+      out["fid_inf"] = fid_inf_json(fid_infinity(real, p.fake, o));
+      p.provenance.parameters["fid_inf_points"] = o.points;
+    }
+    if (args->b.bootstrap > 0 || args->fid_inf) p.provenance.seed = args->seed;
     finish(out, p);
     write_json(out, args->out);
   });
@@ -246,6 +313,7 @@ void add_fd(CLI::App& metric) {
 void add_kid(CLI::App& metric) {
   struct Args : PairArgs {
     KidOptions o;
+    BootstrapArgs b;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = metric.add_subcommand(
@@ -260,12 +328,15 @@ void add_kid(CLI::App& metric) {
   cmd->add_option("--subset-size", args->o.subset_size,
                   "Rows drawn from each set per subset (reduced to the smaller set)")
       ->capture_default_str();
-  cmd->add_option("--seed", args->o.seed, "Seed of the subset draws")->capture_default_str();
+  cmd->add_option("--seed", args->o.seed, "Seed of the subset and bootstrap draws")
+      ->capture_default_str();
+  add_bootstrap_options(cmd, args->b);
   cmd->add_option("--degree", args->o.degree, "Kernel degree")->capture_default_str();
   cmd->add_option("--gamma", args->o.gamma, "Kernel gamma (0: 1 / dimension)")
       ->capture_default_str();
   cmd->add_option("--coef0", args->o.coef0, "Kernel constant")->capture_default_str();
   cmd->callback([args] {
+    const DistributionBootstrapOptions bo = bootstrap_options(args->b, args->o.seed);
     LoadedPair p = load_pair(*args, "metric kid");
     const KidResult r = kid(p.real, p.fake, args->o);
     const double gamma =
@@ -276,6 +347,14 @@ void add_kid(CLI::App& metric) {
                                    {"degree", args->o.degree},
                                    {"gamma", gamma},
                                    {"coef0", args->o.coef0}};
+    if (args->b.bootstrap > 0) {
+      // The interval is of the all-rows estimator, which the subset mean estimates too.
+      const DistributionBootstrap bs = kid_bootstrap(p.real, p.fake, args->o, bo);
+      out["ci"] = distribution_ci_json(bs, "unbiased MMD^2 over all rows (subsets = 0)");
+      out["kid_all_rows"] = json_number(bs.estimate);
+      p.provenance.parameters["bootstrap"] = args->b.bootstrap;
+      p.provenance.parameters["ci"] = args->b.ci;
+    }
     p.provenance.seed = args->o.seed;
     finish(out, p);
     write_json(out, args->out);
@@ -364,6 +443,8 @@ double parse_order(const std::string& text) {
 void add_vendi(CLI::App& metric) {
   struct Args {
     std::string features, tensor, table, by, q = "1", out;
+    BootstrapArgs b;
+    std::uint64_t seed = 0;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = metric.add_subcommand(
@@ -377,7 +458,10 @@ void add_vendi(CLI::App& metric) {
   cmd->add_option("--table", args->table, "Table with one row per feature row, for --by");
   cmd->add_option("--by", args->by, "Columns of --table: a score per group too");
   cmd->add_option("--out", args->out, "Write the JSON here instead of stdout");
+  add_bootstrap_options(cmd, args->b);
+  cmd->add_option("--seed", args->seed, "Seed of the bootstrap")->capture_default_str();
   cmd->callback([args] {
+    const DistributionBootstrapOptions bo = bootstrap_options(args->b, args->seed);
     VLBIAS_CHECK(args->table.empty() == args->by.empty(), UsageError,
                  "--table and --by go together (a score per group of the table's rows).");
     const double q = parse_order(args->q);
@@ -389,6 +473,13 @@ void add_vendi(CLI::App& metric) {
     const Matrix x = read_embeddings(args->features, args->tensor);
     const VendiResult r = vendi(x, q);
     Json out = vendi_json(r, q);
+    const std::string statistic = fmt::format("Vendi score (q = {})", args->q);
+    if (args->b.bootstrap > 0) {
+      out["ci"] = distribution_ci_json(vendi_bootstrap(x, q, bo), statistic);
+      p.parameters["bootstrap"] = args->b.bootstrap;
+      p.parameters["ci"] = args->b.ci;
+      p.seed = args->seed;
+    }
     if (!args->by.empty()) {
       const Table table = read_table(args->table);
       VLBIAS_CHECK(table.rows == x.rows, InputError,
@@ -404,11 +495,24 @@ void add_vendi(CLI::App& metric) {
       }
       Json groups = Json::array();
       for (std::size_t k = 0; k < g.size(); ++k) {
-        const VendiResult gr = vendi(select_rows(x, members[k]), q);
-        groups.push_back(Json{{"group", key_json(by, g.keys[k])},
-                              {"n", gr.n},
-                              {"vendi", json_number(gr.score)},
-                              {"rank", gr.rank}});
+        const Matrix gx = select_rows(x, members[k]);
+        const VendiResult gr = vendi(gx, q);
+        Json gj{{"group", key_json(by, g.keys[k])},
+                {"n", gr.n},
+                {"vendi", json_number(gr.score)},
+                {"rank", gr.rank}};
+        if (args->b.bootstrap > 0) {
+          // Each group resampled on its own stream (derive_seed), as the other per-group
+          // intervals.
+          DistributionBootstrapOptions go = bo;
+          go.seed = derive_seed(args->seed, k + 1);
+          if (gx.rows >= 2) {
+            gj["ci"] = distribution_ci_json(vendi_bootstrap(gx, q, go), statistic);
+          } else {
+            gj["ci_note"] = "one row: no bootstrap interval";
+          }
+        }
+        groups.push_back(gj);
       }
       out["groups"] = groups;
       if (g.rows_with_missing_key > 0) out["rows_with_missing_key"] = g.rows_with_missing_key;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "distribution_internal.h"
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
@@ -28,6 +29,10 @@ constexpr std::size_t kFactorChunkRows = 8192;
 // KID: the stacked Gram matrix of all rows is computed once when it takes at most this many
 // floats (1 GiB) and fewer flops than the per-subset products.
 constexpr std::size_t kMaxGramFloats = std::size_t{1} << 28;
+
+}  // namespace
+
+namespace metrics_internal {
 
 void check_finite(MatrixView x, const char* what, const char* metric) {
   for (std::size_t i = 0; i < x.rows; ++i) {
@@ -52,6 +57,13 @@ void check_pair(MatrixView a, MatrixView b, const char* metric, std::size_t min_
   check_finite(a, "first set", metric);
   check_finite(b, "second set", metric);
 }
+
+}  // namespace metrics_internal
+
+namespace {
+
+using metrics_internal::check_finite;
+using metrics_internal::check_pair;
 
 std::vector<double> column_means(MatrixView x) {
   std::vector<double> mean(x.cols, 0.0);
@@ -183,7 +195,7 @@ FidResult fid(MatrixView a, MatrixView b) {
 
 // ------------------------------------------------------------------------------------ KID
 
-namespace {
+namespace metrics_internal {
 
 double poly_kernel(double dot, const KidOptions& o, double gamma) {
   const double base = gamma * dot + o.coef0;
@@ -199,6 +211,14 @@ void check_kid_options(const KidOptions& o) {
                "KID: gamma must be a finite number >= 0 (0 = 1 / dim), got {}.", o.gamma);
   VLBIAS_CHECK(std::isfinite(o.coef0), InputError, "KID: coef0 must be finite, got {}.", o.coef0);
 }
+
+}  // namespace metrics_internal
+
+namespace {
+
+using metrics_internal::check_kid_options;
+using metrics_internal::check_kid_scale;
+using metrics_internal::poly_kernel;
 
 // Unbiased MMD^2 from the dot products of the stacked rows [x (nx); y (ny)]: dots(i, j) gives
 // the dot product of stacked rows i and j.
@@ -252,6 +272,10 @@ double mmd2_stacked(MatrixView a, const std::vector<std::uint32_t>& ia, MatrixVi
   return sxx / (fx * (fx - 1.0)) + syy / (fy * (fy - 1.0)) - 2.0 * sxy / (fx * fy);
 }
 
+}  // namespace
+
+namespace metrics_internal {
+
 double max_squared_norm(MatrixView x) {
   double most = 0.0;
   for (std::size_t i = 0; i < x.rows; ++i) {
@@ -283,6 +307,10 @@ void check_kid_scale(MatrixView a, MatrixView b, const KidOptions& o, double gam
                "features and its sums overflow: rescale the features or lower --degree/--coef0.",
                o.degree, base, o.degree);
 }
+
+}  // namespace metrics_internal
+
+namespace {
 
 // Subset s of kid(): m rows of each set drawn without replacement from Rng(seed, s) (a partial
 // Fisher-Yates shuffle of a's indices, then of b's). Drawn when needed, so the subsets do not
@@ -406,6 +434,28 @@ KidResult kid(MatrixView a, MatrixView b, const KidOptions& options) {
 
 // ---------------------------------------------------------------------------------- Vendi
 
+namespace metrics_internal {
+
+double vendi_of_eigenvalues(const std::vector<double>& w, double q, std::size_t& rank) {
+  double entropy = 0.0, power_sum = 0.0, max_w = 0.0;
+  rank = 0;
+  for (const double v : w) {
+    if (!(v > 0.0)) continue;
+    ++rank;
+    max_w = std::max(max_w, v);
+    if (q == 1.0) {
+      entropy -= v * std::log(v);
+    } else if (std::isfinite(q)) {
+      power_sum += std::pow(v, q);
+    }
+  }
+  if (q == 1.0) return std::exp(entropy);
+  if (std::isinf(q)) return 1.0 / max_w;
+  return std::exp(std::log(power_sum) / (1.0 - q));
+}
+
+}  // namespace metrics_internal
+
 VendiResult vendi(MatrixView x, double q) {
   VLBIAS_CHECK(x.rows > 0, InputError, "Vendi: the features have no rows.");
   VLBIAS_CHECK(x.cols > 0, InputError, "Vendi: the features have no columns.");
@@ -454,24 +504,7 @@ VendiResult vendi(MatrixView x, double q) {
   }
   symmetrize(k_matrix, size);
   const std::vector<double> w = symmetric_eigen(k_matrix, size, false);
-  double entropy = 0.0, power_sum = 0.0, max_w = 0.0;
-  for (const double v : w) {
-    if (!(v > 0.0)) continue;
-    ++out.rank;
-    max_w = std::max(max_w, v);
-    if (q == 1.0) {
-      entropy -= v * std::log(v);
-    } else if (std::isfinite(q)) {
-      power_sum += std::pow(v, q);
-    }
-  }
-  if (q == 1.0) {
-    out.score = std::exp(entropy);
-  } else if (std::isinf(q)) {
-    out.score = 1.0 / max_w;
-  } else {
-    out.score = std::exp(std::log(power_sum) / (1.0 - q));
-  }
+  out.score = metrics_internal::vendi_of_eigenvalues(w, q, out.rank);
   return out;
 }
 

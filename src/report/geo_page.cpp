@@ -224,14 +224,21 @@ void consistency_section(Page& page, const Node& a) {
                           cons["ci"].number());
 }
 
-// FID and Vendi score per region and prompt form.
+// FID and Vendi score per region and prompt form, with their bootstrap intervals and FID_inf
+// when the analysis computed them.
 void distribution_section(Page& page, const Node& a) {
   const Node dist = a["distribution"];
   if (dist.null() || dist["cells"].size() == 0) return;
-  page.section(
-      "distribution", "Distribution metrics per region",
-      "FID of the generated images against the real ones, and the Vendi score (effective number "
-      "of distinct images) of each.");
+  const bool ci = has_intervals(dist);
+  const bool fid_inf = dist.has("fid_inf_points");
+  page.section("distribution", "Distribution metrics per region",
+               fmt::format("FID of the generated images against the real ones, and the Vendi "
+                           "score (effective number of distinct images) of each, {}.{}",
+                           intervals_text(dist, "the generated images; real images fixed"),
+                           fid_inf ? " FID_inf extrapolates FID to infinitely many generated "
+                                     "images (Chong & Forsyth 2020): FID is biased upwards "
+                                     "at small n."
+                                   : ""));
   BarChart fid;
   fid.title = "FID per region and prompt form (lower = closer to the real images)";
   fid.x_label = "FID";
@@ -241,7 +248,12 @@ void distribution_section(Page& page, const Node& a) {
   BarSeries fs{"FID", {}, {}, {}}, vg{"generated", {}, {}, {}}, vr{"real", {}, {}, {}};
   DataTable t;
   t.name = "distribution";
-  t.columns = {"form", "region", "n_real", "n_generated", "fid", "vendi_generated", "vendi_real"};
+  t.columns = {"form", "region", "n_real", "n_generated", "fid"};
+  if (ci) t.columns.insert(t.columns.end(), {"fid_lower", "fid_upper"});
+  if (fid_inf) t.columns.push_back("fid_inf");
+  t.columns.push_back("vendi_generated");
+  if (ci) t.columns.insert(t.columns.end(), {"vendi_generated_lower", "vendi_generated_upper"});
+  t.columns.push_back("vendi_real");
   for (std::size_t i = 0; i < dist["cells"].size(); ++i) {
     const Node c = dist["cells"][i];
     const std::string label = c["form"].str() + " \u00b7 " + c["region"].str();
@@ -250,9 +262,15 @@ void distribution_section(Page& page, const Node& a) {
     fs.value.push_back(c["fid"].number());
     vg.value.push_back(c["vendi_generated"].number());
     vr.value.push_back(c["vendi_real"].number());
-    t.add({cell(c["form"].str()), cell(c["region"].str()), cell(c["n_real"], Fmt::integer),
-           cell(c["n_generated"], Fmt::integer), cell(c["fid"]), cell(c["vendi_generated"]),
-           cell(c["vendi_real"])});
+    std::vector<Cell> row = {cell(c["form"].str()), cell(c["region"].str()),
+                             cell(c["n_real"], Fmt::integer), cell(c["n_generated"], Fmt::integer),
+                             cell(c["fid"])};
+    if (ci) add_interval(c["fid_ci"], fs, row);
+    if (fid_inf) row.push_back(cell(c["fid_inf"]["fid_inf"]));
+    row.push_back(cell(c["vendi_generated"]));
+    if (ci) add_interval(c["vendi_generated_ci"], vg, row);
+    row.push_back(cell(c["vendi_real"]));
+    t.add(std::move(row));
   }
   fid.series = {fs};
   vendi.series = {vg, vr};

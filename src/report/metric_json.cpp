@@ -56,6 +56,32 @@ Json fid_json(const FidResult& r) {
               {"covariance", "unbiased (n - 1)"}};
 }
 
+Json distribution_ci_json(const DistributionBootstrap& b, const std::string& statistic) {
+  Json out = to_json(b.ci);
+  out["method"] =
+      "percentile bootstrap of the generated rows (real set fixed), replicates recentred on the "
+      "estimate";
+  out["statistic"] = statistic;
+  out["shift"] = json_number(b.shift);
+  out["raw"] = Json{{"lower", json_number(b.raw.lower)}, {"upper", json_number(b.raw.upper)}};
+  return out;
+}
+
+Json fid_inf_json(const FidInfResult& r) {
+  Json points = Json::array();
+  for (std::size_t p = 0; p < r.sizes.size(); ++p) {
+    points.push_back(Json{{"n", r.sizes[p]}, {"fid", json_number(r.fids[p])}});
+  }
+  return Json{{"fid_inf", json_number(r.fid_inf)},
+              {"slope", json_number(r.slope)},
+              {"points", points},
+              {"min_size", r.min_size},
+              {"seed", r.seed},
+              {"method",
+               "least-squares line FID_N = FID_inf + slope / N over N evenly spaced from min_size "
+               "to n, N generated rows drawn without replacement (Chong & Forsyth 2020)"}};
+}
+
 Json kid_json(const KidResult& r, const KidOptions& options, double gamma) {
   Json out{{"kid", json_number(r.kid)},
            {"sd", json_number(r.sd)},

@@ -171,6 +171,11 @@ struct GeoAuditSpec {
     bool kid = false;
     std::size_t kid_subsets = 100;
     std::size_t kid_subset_size = 1000;
+    std::size_t bootstrap = 0;  // resamples of the generated images per cell; 0: no intervals
+    double ci = 0.95;
+    bool fid_inf = false;             // FID_inf per cell (Chong & Forsyth 2020)
+    std::size_t fid_inf_points = 15;  // sizes N fitted
+    std::size_t fid_inf_min = 0;      // smallest N; 0: a tenth of the cell's images (>= 2)
   } distribution;
 };
 

@@ -8,6 +8,7 @@
 #include "vlbias/metrics/agreement.h"
 #include "vlbias/metrics/association.h"
 #include "vlbias/metrics/clipscore.h"
+#include "vlbias/metrics/distribution_bootstrap.h"
 #include "vlbias/metrics/distribution_metrics.h"
 #include "vlbias/metrics/prdc.h"
 #include "vlbias/metrics/ranking_metrics.h"
@@ -23,6 +24,12 @@ Json fid_json(const FidResult& r);
 // kid, sd, subsets, subset_size, kernel, estimator, n_real, n_fake, dim, per_subset, note.
 // `gamma` is the kernel's (1 / dim when the options left it 0).
 Json kid_json(const KidResult& r, const KidOptions& options, double gamma);
+// The interval of a distribution bootstrap: lower, upper, level, resamples, seed (to_json of the
+// Interval of the recentred replicates), method, `statistic` (what each replicate computes), shift
+// (estimate - median of the replicates) and raw {lower, upper} (the unshifted interval).
+Json distribution_ci_json(const DistributionBootstrap& b, const std::string& statistic);
+// fid_inf, slope, points [{n, fid}], min_size, seed, method.
+Json fid_inf_json(const FidInfResult& r);
 // vendi, q ("inf" for infinity), kernel, n, dim, rank, eigenvalues_of.
 Json vendi_json(const VendiResult& r, double q);
 // effect_size, mean_difference, per_target [{difference, effect_size}], n_a, n_b, p_value,
