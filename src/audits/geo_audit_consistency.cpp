@@ -154,6 +154,18 @@ std::pair<PercentileMean, std::size_t> indicator(const AuditSpec& spec, Form f,
   return std::make_pair(pm, n);
 }
 
+// Each object's percentile of the region ({object, n, value}, in the strata's order): the
+// distribution the report draws as a box per region (paper 002 Fig. 17).
+Json per_object_json(const Strata& strata, const PercentileMean& pm) {
+  Json out = Json::array();
+  std::size_t i = 0;
+  for (const auto& [o, s] : strata) {
+    out.push_back(
+        Json{{"object", o}, {"n", s.size()}, {"value", json_number(pm.per_stratum[i++])}});
+  }
+  return out;
+}
+
 // Form f's indicator, overall and per region, and the gaps between its regions (appended to
 // `gaps`); null when no scored generation has the form.
 Json form_consistency(const AuditSpec& spec, Form f, const GeneratedData& gen,
@@ -184,6 +196,7 @@ Json form_consistency(const AuditSpec& spec, Form f, const GeneratedData& gen,
             {"n", n},
             {"indicator", json_number(pm.value)}};
     if (c.bootstrap > 0) rj["ci"] = bounds_json(pm.ci);  // bootstrap: 0 draws no interval
+    rj["per_object"] = per_object_json(strata, pm);
     regions.push_back(std::move(rj));
     region_values.emplace_back(region, pm.value, pm.replicates);
   }

@@ -77,6 +77,27 @@ void add_interval(const Node& ci, BarSeries& series, std::vector<Cell>& row) {
   row.push_back(cell(ci["upper"]));
 }
 
+// Precision per region of a prompt form that names the region, on the world map.
+void precision_map(Page& page, const Node& form) {
+  Choropleth map;
+  map.title = "Precision (realism) per region on the map (" + form["form"].str() + ")";
+  map.value_label = "precision (0 to 1)";
+  DataTable t;
+  t.name = "region_map_" + form["form"].str();
+  t.columns = {"form", "region", "countries", "precision"};
+  for (std::size_t i = 0; i < form["regions"].size(); ++i) {
+    const Node g = form["regions"][i];
+    map.areas.push_back({g["region"].str(), g["precision"].number()});
+    t.add({cell(form["form"].str()), cell(g["region"].str()),
+           cell(std::to_string(map_area_countries(g["region"].str()).size())),
+           cell(g["precision"])});
+  }
+  page.figure(svg_choropleth(map),
+              "Precision of the generated images for each region, drawn on the region's countries "
+              "(UN M49 sub-regions; docs/reports.md); grey: no region of this audit.",
+              std::move(t));
+}
+
 // Realism and diversity per region (paper 002 Fig. 2), and the gaps between regions.
 void region_section(Page& page, const Node& a) {
   const Node region = a["region"];
@@ -118,6 +139,7 @@ void region_section(Page& page, const Node& a) {
                     form["form"].str() + " prompts, " + intervals_text(region, "") +
                     " (paper 002 Fig. 2).",
                 std::move(t));
+    if (form["form"].str() != "object") precision_map(page, form);
   }
   gap_findings_and_forest(page, a["region_gaps"], "region_gaps", "precision and coverage", 0,
                           region["ci"].number());
@@ -162,6 +184,60 @@ void object_region_section(Page& page, const Node& a) {
           std::string("Generated ") + metric + " per object and region for " + form + " prompts.",
           std::move(t));
     }
+  }
+}
+
+// Per form that names regions: the distribution of the per-object percentiles per region as
+// boxes (paper 002 Fig. 17), and the indicator per region on a world map.
+void consistency_distribution_figures(Page& page, const Node& cons) {
+  for (std::size_t fi = 0; fi < cons["forms"].size(); ++fi) {
+    const Node form = cons["forms"][fi];
+    if (form["regions"].size() == 0) continue;
+    const std::string name = form["form"].str();
+    BoxChart box;
+    box.title = "Per-object consistency per region (" + name + ")";
+    box.x_label =
+        fmt::format("per-object {:g}th percentile CLIPScore", cons["percentile"].number());
+    DataTable t;
+    t.name = "consistency_objects_" + name;
+    t.columns = {"form",   "region", "objects",      "whisker_low", "q25",
+                 "median", "q75",    "whisker_high", "mean",        "fliers"};
+    Choropleth map;
+    map.title = "Consistency per region on the map (" + name + ")";
+    map.value_label = "consistency indicator (" + cons["aggregate"].str() + ")";
+    DataTable mt;
+    mt.name = "consistency_map_" + name;
+    mt.columns = {"form", "region", "countries", "indicator"};
+    for (std::size_t i = 0; i < form["regions"].size(); ++i) {
+      const Node g = form["regions"][i];
+      std::vector<double> values;
+      for (std::size_t k = 0; k < g["per_object"].size(); ++k)
+        values.push_back(g["per_object"][k]["value"].number());
+      BoxItem b = box_item(g["region"].str(), values);
+      box.items.push_back(b);
+      std::vector<Cell> row = {cell(name), cell(g["region"].str()),
+                               cell(std::to_string(values.size()))};
+      for (double v : {b.whisker_low, b.q25, b.median, b.q75, b.whisker_high, b.mean})
+        row.push_back(cell(format_number(v, Fmt::g4)));
+      row.push_back(cell(std::to_string(b.fliers.size())));
+      t.add(std::move(row));
+      map.areas.push_back({g["region"].str(), g["indicator"].number()});
+      mt.add({cell(name), cell(g["region"].str()),
+              cell(std::to_string(map_area_countries(g["region"].str()).size())),
+              cell(g["indicator"])});
+    }
+    if (!box.items.empty() && form["regions"][0]["per_object"].size() > 0) {
+      page.figure(
+          svg_box_chart(box),
+          "The per-object percentiles behind each region's indicator (paper 002 Fig. 17): "
+          "quartiles as numpy.percentile (linear), whiskers at the furthest object within "
+          "1.5 IQR of the box (matplotlib), objects beyond them as circles, mean as the diamond.",
+          std::move(t));
+    }
+    page.figure(svg_choropleth(map),
+                "The consistency indicator of each region on its countries (UN M49 sub-regions; "
+                "docs/reports.md); grey: no region of this audit.",
+                std::move(mt));
   }
 }
 
@@ -220,6 +296,7 @@ void consistency_section(Page& page, const Node& a) {
   }
   page.figure(svg_bar_chart(chart),
               "Consistency per region for each prompt form that names a region.", std::move(t));
+  consistency_distribution_figures(page, cons);
   gap_findings_and_forest(page, a["consistency_gaps"], "consistency_gaps", "consistency", 1,
                           cons["ci"].number());
 }

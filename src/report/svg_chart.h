@@ -47,7 +47,15 @@ std::string svg_bar_chart(const BarChart& chart);
 struct BoxItem {
   std::string label;
   double whisker_low, q25, median, q75, whisker_high, mean;
+  std::vector<double> fliers = {};  // values beyond the whiskers, drawn as hollow circles
 };
+// One box from raw values (NaN left out): quartiles and median as numpy.percentile's default
+// (method="linear": the value at position p/100 * (n - 1) of the sorted values, interpolated),
+// whiskers as matplotlib's boxplot(whis=1.5): the most extreme values within 1.5 IQR of the
+// box; the values beyond them are the fliers. No values: NaN everywhere.
+BoxItem box_item(std::string label, std::vector<double> values);
+// numpy.percentile(values, p) with the default linear method on sorted, finite values.
+double linear_percentile(const std::vector<double>& sorted, double p);
 struct BoxChart {
   std::string title;
   std::string x_label;
@@ -77,13 +85,48 @@ struct EllipseSeries {
   std::vector<double> x, y;
   double cx = 0, cy = 0, semi_major = 0, semi_minor = 0, angle = 0;
   bool has_ellipse = false;
+  std::vector<std::string> labels = {};  // empty or one per point: beside it and in its title
 };
 struct ScatterChart {
   std::string title;
   std::string x_label, y_label;
   std::vector<EllipseSeries> series;
+  // Draw the diagonal y = x on equal x and y ranges (a comparison of two measures of one
+  // thing, e.g. paper 000 Fig. 5's S(d,s) against S(d,ns)).
+  bool diagonal = false;
 };
 std::string svg_scatter_chart(const ScatterChart& chart);
+
+// A choropleth world map (svg_map.cpp, data/world/countries.csv): each area is a country
+// (ISO 3166-1 alpha-3 or its Natural Earth name) or a region (map_area_countries), filled
+// by value on a viridis scale (sequential) or PuOr centred on 0 (diverging, signed values);
+// countries without a value are grey ("no data" in the legend). Areas the map cannot place
+// are listed under it.
+struct MapArea {
+  std::string name;
+  double value;
+};
+struct Choropleth {
+  std::string title;
+  std::string value_label;
+  std::vector<MapArea> areas;
+  bool diverging = false;
+};
+std::string svg_choropleth(const Choropleth& chart);
+// The ISO alpha-3 codes an area name covers, matched without case, spaces, hyphens and a
+// leading "the": a country code or name, a UN M49 sub-region, or a region of the schemes the
+// audits use (SeeGULL's regions.csv; DIG-In/GeoDE: Africa, Americas, East Asia, Europe,
+// South-East Asia, West Asia; Dollar Street: Africa, America, Asia, Europe), each the union
+// of M49 sub-regions (documented in docs/reports.md). Empty when unknown.
+std::vector<std::string> map_area_countries(const std::string& name);
+// The shipped geometry: iso3 -> (name, M49 sub-region, SVG path on a 1440 x 568 canvas).
+struct MapCountry {
+  std::string iso3, name, subregion, path;
+};
+const std::vector<MapCountry>& world_countries();
+// viridis (matplotlib) at t in [0, 1] and PuOr at t in [-1, 1], as "#rrggbb".
+std::string viridis_hex(double t);
+std::string diverging_hex(double t);
 
 // Forest plot: one row per effect, estimate with its interval, a reference line.
 // Highlighted rows (significant after correction) are drawn filled and dark; the others

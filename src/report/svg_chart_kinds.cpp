@@ -115,6 +115,7 @@ std::string svg_box_chart(const BoxChart& chart) {
   Range range;
   for (const BoxItem& b : chart.items) {
     for (double v : {b.whisker_low, b.q25, b.median, b.q75, b.whisker_high, b.mean}) range.add(v);
+    for (double v : b.fliers) range.add(v);
   }
   range.settle(false);
   const Scale x = value_scale(range, left, kWidth - 24, false);
@@ -139,6 +140,12 @@ std::string svg_box_chart(const BoxChart& chart) {
         px(row_h - 10), colour, colour, xml_escape(b.label), num(b.whisker_low),
         num(b.whisker_high), num(b.q25), num(b.q75), num(b.median), num(b.mean));
     out += line(x.clamped(b.median), y0 + 5, x.clamped(b.median), y0 + row_h - 5, "#222", 2.0);
+    for (double v : b.fliers) {
+      out += fmt::format(
+          "<circle class=\"flier\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"none\" stroke=\"#333\">"
+          "<title>{}: {}</title></circle>\n",
+          px(x.clamped(v)), px(ym), xml_escape(b.label), num(v));
+    }
     if (finite(b.mean)) {
       const double mx = x.clamped(b.mean);
       out += fmt::format("<path d=\"M{} {} l4 4 l-4 4 l-4 -4 z\" fill=\"#D55E00\"/>\n", px(mx),
@@ -179,18 +186,32 @@ std::string axes(const Plot2d& p, const std::string& x_label, const std::string&
   return x_axis(p.x, p.bottom, p.top, x_label) + y_axis(ys, p.left, p.right, y_label);
 }
 
-// One circle per finite (x, y), titled with the series name and the point.
+// One circle per finite (x, y), titled with the series name (and the point's label, which is
+// also written beside it) and the point.
 std::string point_marks(const Plot2d& p, const std::string& name, const std::vector<double>& x,
-                        const std::vector<double>& y, const char* colour) {
+                        const std::vector<double>& y, const char* colour,
+                        const std::vector<std::string>& labels = {}) {
   std::string out;
   for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
     if (!finite(x[i]) || !finite(y[i])) continue;
+    const std::string label = i < labels.size() ? labels[i] : "";
     out += fmt::format(
         "<circle class=\"mark\" cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"><title>{}: ({}, "
         "{})</title></circle>\n",
-        px(p.x(x[i])), px(p.y(y[i])), colour, xml_escape(name), num(x[i]), num(y[i]));
+        px(p.x(x[i])), px(p.y(y[i])), colour,
+        xml_escape(label.empty() ? name : label + " (" + name + ")"), num(x[i]), num(y[i]));
+    if (!label.empty())
+      out += text(p.x(x[i]) + 6, p.y(y[i]) - 5, label, "start", " fill=\"#333\" font-size=\"11\"");
   }
   return out;
+}
+
+// The diagonal y = x across the part of the plot where both axes cover it.
+std::string diagonal_line(const Plot2d& p) {
+  const double lo = std::max(p.x.d0, p.y.d0), hi = std::min(p.x.d1, p.y.d1);
+  if (!(lo < hi)) return "";
+  return line(p.x(lo), p.y(lo), p.x(hi), p.y(hi), "#555", 1.0,
+              " class=\"diagonal\" stroke-dasharray=\"4 3\"");
 }
 
 }  // namespace
@@ -272,10 +293,16 @@ std::string svg_scatter_chart(const ScatterChart& chart) {
       ry.add(s.cy + hy);
     }
   }
+  if (chart.diagonal) {  // equal ranges, so the diagonal is the plot's
+    rx.add(ry.lo);
+    rx.add(ry.hi);
+    ry = rx;
+  }
   const Plot2d p = plot_area(rx, ry, top, height);
   std::string out = svg_open("scatter", chart.title, height);
   out += legend(series_names(chart.series), 84, kTitleHeight + 14, "circle");
   out += axes(p, chart.x_label, chart.y_label);
+  if (chart.diagonal) out += diagonal_line(p);
   out += "<g class=\"marks\">\n";
   for (std::size_t si = 0; si < chart.series.size(); ++si) {
     const EllipseSeries& s = chart.series[si];
@@ -297,7 +324,7 @@ std::string svg_scatter_chart(const ScatterChart& chart) {
           path, colour, colour, xml_escape(s.name), num(s.cx), num(s.cy), num(s.semi_major),
           num(s.semi_minor));
     }
-    out += point_marks(p, s.name, s.x, s.y, colour);
+    out += point_marks(p, s.name, s.x, s.y, colour, s.labels);
   }
   out += "</g>\n</svg>\n";
   return out;
@@ -405,6 +432,14 @@ Rgb diverging(double t) {
 Rgb sequential(double t) {
   return mix({247, 251, 255}, {8, 48, 107}, std::clamp(t, 0.0, 1.0));
 }
+
+}  // namespace
+
+std::string diverging_hex(double t) {
+  return hex(diverging(t));
+}
+
+namespace {
 
 bool dark(Rgb c) {
   return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b < 128;

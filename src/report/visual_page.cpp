@@ -107,9 +107,22 @@ void offensiveness_figure(Page& page, const Node& lik) {
             cell(g["mean_offensiveness"]), cell(g["pooled_ratio"])});
   }
   off.series = {os};
+  DataTable t4 = t3;
+  t4.name = "offensiveness_map";
   page.figure(svg_bar_chart(off),
               "Mean offensiveness O(id) per region (paper 000 Fig. 8, unnormalised).",
               std::move(t3));
+  Choropleth map;
+  map.title = "Offensiveness of the visual stereotypes present, on the map";
+  map.value_label = "mean O(id) of the region's identities";
+  for (std::size_t i = 0; i < lik["regions"].size(); ++i) {
+    const Node g = lik["regions"][i];
+    map.areas.push_back({g["region"].str(), g["mean_offensiveness"].number()});
+  }
+  page.figure(svg_choropleth(map),
+              "Mean offensiveness per region drawn on the region's countries (paper 000 Fig. 8; "
+              "regions as in data/seegull/REGIONS.md); grey: no identity of the audit there.",
+              std::move(t4));
 }
 
 void likelihood_section(Page& page, const Node& a) {
@@ -144,6 +157,29 @@ void salience_section(Page& page, const Node& a) {
   page.table("The most salient visual stereotypes per identity.", std::move(t));
 }
 
+// S(d,s) (y) against S(d,ns) (x), one series per region, with the diagonal.
+std::string pull_scatter(const Node& ids) {
+  ScatterChart chart;
+  chart.title = "Similarity of default images to stereotypical vs non-stereotypical ones";
+  chart.x_label = "S(d,ns): mean cosine to non-stereotypical images";
+  chart.y_label = "S(d,s): to stereotypical images";
+  chart.diagonal = true;
+  std::vector<std::string> regions;
+  for (std::size_t i = 0; i < ids.size(); ++i) add_unique(regions, ids[i]["region"].str());
+  for (const std::string& region : regions) {
+    EllipseSeries s;
+    s.name = region.empty() ? "(no region)" : region;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i]["region"].str() != region) continue;
+      s.x.push_back(ids[i]["s_d_ns"].number());
+      s.y.push_back(ids[i]["s_d_s"].number());
+      s.labels.push_back(ids[i]["identity"].str());
+    }
+    chart.series.push_back(std::move(s));
+  }
+  return svg_scatter_chart(chart);
+}
+
 // The stereotypical pull per identity, with a finding per significant pull.
 void pull_section(Page& page, const Node& a) {
   const Node pull = a["pull"];
@@ -174,10 +210,17 @@ void pull_section(Page& page, const Node& a) {
     }
   }
   chart.series = {s};
+  DataTable scatter_table = t;
+  scatter_table.name = "pull_scatter";
   page.figure(svg_bar_chart(chart),
               "Pull per identity: how much closer default images are to stereotypical than to "
               "non-stereotypical ones (paper 000 Tables 3-5).",
               std::move(t));
+  page.figure(pull_scatter(ids),
+              "S(d,s) against S(d,ns) per identity, coloured by region (paper 000 Fig. 5): "
+              "identities above the dashed diagonal y = x have default images closer to their "
+              "stereotypical images than to the non-stereotypical ones.",
+              std::move(scatter_table));
 }
 
 }  // namespace

@@ -40,9 +40,9 @@ const std::vector<Example>& examples() {
   static const std::vector<Example> list{
       {"social_perception", {"bar", "heatmap", "forest", "box", "line", "scatter"}, 3},
       {"trait_pairs", {"bar", "heatmap", "forest"}, 3},
-      {"geo_diversity", {"bar", "forest", "heatmap"}, 3},
+      {"geo_diversity", {"bar", "forest", "heatmap", "box", "map"}, 3},
       {"lvlm_counterfactual", {"histogram", "ecdf", "bar", "heatmap", "forest"}, 3},
-      {"visual_stereotypes", {"bar"}, 2},
+      {"visual_stereotypes", {"bar", "scatter", "map"}, 2},
   };
   return list;
 }
