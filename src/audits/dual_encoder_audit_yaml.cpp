@@ -154,12 +154,22 @@ void parse_confidence(Context& ctx, const YAML::Node& value, const std::string& 
   }
 }
 
+void parse_power(Context& ctx, const YAML::Node& value, const std::string& path, Spec::Power& w) {
+  for (const auto& [k, v] :
+       parse_toggle(ctx, value, path, w.toggle, {"power", "alpha", "replicates"})) {
+    const std::string p = join_path(path, k);
+    if (k == "power") w.power = as_ci(ctx, v, p);
+    if (k == "alpha") w.alpha = as_ci(ctx, v, p);
+    if (k == "replicates") w.replicates = as_resamples(ctx, v, p, false);
+  }
+}
+
 void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
   const std::string base = "analyses";
   const Entries entries =
       check_map(ctx, node, base,
                 {"association", "scweat", "markedness", "ranking", "absdiff", "trends", "ellipses",
-                 "confidence", "neutral", "prompt_geometry"});
+                 "confidence", "neutral", "prompt_geometry", "power"});
   for (const auto& [name, value] : entries) {
     const std::string path = join_path(base, name);
     if (name == "association") parse_association(ctx, value, path, spec.association);
@@ -172,6 +182,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
     if (name == "confidence") parse_confidence(ctx, value, path, spec.confidence);
     if (name == "neutral") parse_neutral(ctx, value, path, spec.neutral);
     if (name == "prompt_geometry") parse_prompt_geometry(ctx, value, path, spec.prompt_geometry);
+    if (name == "power") parse_power(ctx, value, path, spec.power);
   }
 }
 

@@ -32,7 +32,7 @@
 // (at most kMaxPowerSampleSize), then integer bisection. minimum_detectable_effect: the
 // smallest delta at the design's own n whose simulated power reaches the target: delta doubles
 // from a start of max_g sd_g / sqrt(n_g) (rates: 1/16 of the room 1 - base_rate) until it is
-// reached, then 14 bisection steps (the reported MDE is within 2^-14 of the bracket, far below
+// reached, then 10 bisection steps (the reported MDE is within 2^-10 of the bracket, far below
 // its Monte Carlo error, which is about se / slope of the power curve).
 //
 // Analytic cross-check (analytic_power): the normal-theory power of the same test at
