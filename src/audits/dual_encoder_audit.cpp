@@ -13,6 +13,7 @@
 #include "table_builder.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/dual_encoder_audit.h"
+#include "vlbias/audits/power_pilot.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/rng.h"
@@ -35,6 +36,7 @@ enum SeedStream : std::uint64_t {
   kSeedAbsDiff = 4,
   kSeedConfidence = 5,
   kSeedNeutral = 6,
+  kSeedPower = 7,
 };
 
 Json spec_json(const AuditSpec& spec) {
@@ -439,6 +441,33 @@ Json results_json(const AuditSpec& spec, const Study& study, Json analyses, Json
               {"notes", notes}};
 }
 
+// analyses.power: the minimum detectable effect of every null test the pilot reader supports,
+// from this study as its own pilot (seeded from the audit's seed).
+void add_power(Json& results, const AuditSpec& spec) {
+  const DualEncoderAuditSpec::Power& w = spec.dual_encoder.power;
+  const Json& a = results["analyses"];
+  if (!a.contains("confidence") && !a.contains("association")) {
+    results["notes"].push_back(
+        "power: skipped; it needs the confidence tests or the association contrasts");
+    return;
+  }
+  PowerQuestions q;
+  q.power = w.power;
+  q.replicates = w.replicates;
+  q.seed = derive_seed(spec.seed, kSeedPower);
+  const std::size_t n = add_power_to_null_tests(results, w.alpha, q);
+  results["analyses"]["power"] =
+      Json{{"definition",
+            "for each test not significant after Holm at alpha: the smallest gap (in the "
+            "test's units) that a study of these group sizes and standard deviations detects "
+            "with the target power, by simulation with the same test and Holm over the same "
+            "family (docs/methods.md#power)"},
+           {"power", w.power},
+           {"alpha", w.alpha},
+           {"replicates", w.replicates},
+           {"null_tests", n}};
+}
+
 }  // namespace
 
 void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
@@ -473,8 +502,9 @@ void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& 
 
   Json tables;
   Json analyses = output.add_sections(sections.list, tables, sections.notes);
-  output.write(results_json(spec, study, std::move(analyses), std::move(tables), sections.notes),
-               provenance, spec_json(spec), spec);
+  Json results = results_json(spec, study, std::move(analyses), std::move(tables), sections.notes);
+  if (d.power.toggle.enabled) add_power(results, spec);
+  output.write(results, provenance, spec_json(spec), spec);
 }
 
 }  // namespace vlbias

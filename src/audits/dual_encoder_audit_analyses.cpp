@@ -208,6 +208,8 @@ AnalysisOutput association_analysis(const Study& study, const GroupingOptions& o
       if (scores.has_delta) {
         e["delta_cos_mean"] = json_number(m.summary.mean);
         e["delta_cos_sd"] = json_number(m.summary.sd);
+      } else {
+        e["cos_sd"] = json_number(m.summary.sd);  // the contrasts' pilot variance (power)
       }
       if (options.bootstrap > 0) e["ci"] = interval_json(m.mean_ci);
       if (m.small) e["small"] = true;

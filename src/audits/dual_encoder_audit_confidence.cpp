@@ -86,8 +86,11 @@ Json confidence_tests(const std::vector<TestRow>& test_rows, Table& table) {
     e["p_bh"] = json_number(bh[k]);
     Json g = Json::array();
     for (const GroupStats& s : r.c->groups) {
-      g.push_back(Json{
-          {"level", s.key.empty() ? "" : s.key[0]}, {"n", s.n}, {"mean", json_number(s.mean)}});
+      // sd: the pilot variance a power analysis of this test reads (power_pilot.h).
+      g.push_back(Json{{"level", s.key.empty() ? "" : s.key[0]},
+                       {"n", s.n},
+                       {"mean", json_number(s.mean)},
+                       {"sd", json_number(s.sd)}});
     }
     e["groups"] = g;
     jt.push_back(e);

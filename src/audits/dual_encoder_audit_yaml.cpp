@@ -162,12 +162,22 @@ void parse_confidence(Context& ctx, const YAML::Node& value, const std::string& 
   }
 }
 
+void parse_power(Context& ctx, const YAML::Node& value, const std::string& path, Spec::Power& w) {
+  for (const auto& [k, v] :
+       parse_toggle(ctx, value, path, w.toggle, {"power", "alpha", "replicates"})) {
+    const std::string p = join_path(path, k);
+    if (k == "power") w.power = as_ci(ctx, v, p);
+    if (k == "alpha") w.alpha = as_ci(ctx, v, p);
+    if (k == "replicates") w.replicates = as_resamples(ctx, v, p, false);
+  }
+}
+
 void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
   const std::string base = "analyses";
   const Entries entries =
       check_map(ctx, node, base,
                 {"association", "scweat", "markedness", "ranking", "absdiff", "trends", "ellipses",
-                 "confidence", "neutral", "prompt_geometry", "valence_correlation"});
+                 "confidence", "neutral", "prompt_geometry", "valence_correlation", "power"});
   for (const auto& [name, value] : entries) {
     const std::string path = join_path(base, name);
     if (name == "association") parse_association(ctx, value, path, spec.association);
@@ -183,6 +193,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
     if (name == "valence_correlation") {
       parse_valence_correlation(ctx, value, path, spec.valence_correlation);
     }
+    if (name == "power") parse_power(ctx, value, path, spec.power);
   }
 }
 

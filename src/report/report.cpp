@@ -60,8 +60,10 @@ RenderedReport render_report(const Json& results) {
   if (!about.empty()) page.about(about);
   if (kind == "social-perception") {
     report_internal::build_social_perception(page);
+    report_internal::power_section(page);
   } else if (kind == "trait-pairs") {
     report_internal::build_trait_pairs(page);
+    report_internal::power_section(page);
   } else if (kind == "geo-diversity") {
     report_internal::build_geo_diversity(page);
   } else if (kind == "lvlm-counterfactual") {

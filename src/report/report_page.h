@@ -175,4 +175,11 @@ std::vector<Cell> rate_test_cells(const Node& test);
 void rate_test_finding(Page& page, const Node& test, const std::string& what,
                        const std::string& across);
 
+// The power statement of a null test whose entry carries `power` (audits/power_pilot.h): "No
+// significant gap in LABEL (p_holm = ..); with these sample sizes the study would detect a gap
+// of MDE or more with 80% power (...)". power_section lists them for every such test of the
+// dual-encoder analyses (power_page.cpp), when results.json has analyses.power.
+std::string power_statement(const Node& test);
+void power_section(Page& page);
+
 }  // namespace vlbias::report_internal

@@ -1,0 +1,65 @@
+#pragma once
+// A finished audit as the pilot of a power analysis (src/audits/power_pilot.cpp;
+// docs/methods.md#power): the tests of its results.json whose design the file states in full,
+// each as a stats::PowerDesign with the pilot's own group sizes and standard deviations, its
+// own test and its own correction family, and the power questions asked of each.
+//
+// Supported tests (the group tests of the dual-encoder audits):
+//   analyses.confidence.tests[]          trait-pairs: ANOVA or Welch (Student) on confidence
+//                                        per group; Holm over every test of the table. The
+//                                        effect is planted on the group with the largest sd^2/n
+//                                        (the hardest to detect).
+//   analyses.association.contrasts.results[]
+//                                        a group's mean (Delta) cos against the unweighted mean
+//                                        of the others (Welch contrast); Holm over every
+//                                        contrast; the design is the dimension's groups with
+//                                        n >= 2, as the audit formed it.
+// Each test's family is the number of tests of its table with a p-value. Other tests of a
+// results.json (rank tests, permutation tests, MaxGap, region gaps) are not supported: a pilot
+// with none of the supported tests is an InputError naming the kind.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vlbias/io/json.h"
+#include "vlbias/stats/power.h"
+
+namespace vlbias {
+
+struct PilotTest {
+  std::string analysis;  // "confidence" or "association"
+  std::string label;     // what is compared, in words (HTML-free)
+  std::string pointer;   // JSON pointer of the test's entry in results.json
+  double p_holm = 0;     // as results.json holds it (NaN: the test was undefined)
+  stats::PowerDesign design;
+};
+
+// The supported tests of `results` (a parsed results.json; `source` names it in errors), with
+// design.alpha = alpha. InputError when a supported table lacks the group sizes or standard
+// deviations (a results.json written before they were recorded: rerun the audit), or when
+// there is no supported test at all; UsageError for alpha outside (0, 1).
+std::vector<PilotTest> pilot_tests(const Json& results, double alpha, const std::string& source);
+
+struct PowerQuestions {
+  double effect = 0;   // > 0: power and n per group at this effect; 0: not asked
+  double power = 0.8;  // the target power
+  std::size_t replicates = 1000;
+  std::uint64_t seed = 0;   // test t draws with derive_seed(seed, t)
+  bool sample_size = true;  // with an effect: also the n per group needed
+};
+
+// One test's answers as JSON: {analysis, label, pointer, test, correction, family, alpha,
+// groups: [{n, sd}], target, p_holm, significant, mde: {effect, power, se, analytic_power,
+// note?}, and with an effect: at_effect: {effect, power, se, analytic_power},
+// sample_size: {n_per_group, power, se, note?}}. Power and se are simulated with
+// `replicates` replicates; analytic_power is stats::analytic_power at the same effect.
+Json answer_power_questions(const PilotTest& test, std::size_t index,
+                            const PowerQuestions& questions);
+
+// For an audit's own results: writes `power` (the answer above, without the design's groups)
+// into the entry of every supported test that is not significant at `alpha` after Holm, so
+// the report can say how large a gap the study could have found. Returns how many.
+std::size_t add_power_to_null_tests(Json& results, double alpha, const PowerQuestions& questions);
+
+}  // namespace vlbias
