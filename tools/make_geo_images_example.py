@@ -76,6 +76,7 @@ real:
   table: real.csv
 generated:
   table: generated.csv
+report: {images: 4}
 analyses:
   region: {k: 3, bootstrap: 200}
   object_region: {k: 3, bootstrap: 200}

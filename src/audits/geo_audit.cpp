@@ -77,6 +77,8 @@ Json geo_spec_json(const AuditSpec& s) {
   return Json{{"kind", to_string(s.kind)},
               {"seed", s.seed},
               {"min_group_size", s.min_group_size},
+              {"report_images", g.report_images},
+              {"report_image_budget", g.report_image_budget},
               {"duplicates", g.duplicates},
               {"real_per_cell", g.real_per_cell},
               {"generated_per_cell", g.generated_per_cell},
@@ -121,10 +123,12 @@ Provenance geo_provenance(const AuditSpec& spec, bool can_score) {
   return provenance;
 }
 
-// Every enabled indicator's sections, in results.json's order.
+// Every enabled indicator's sections, in results.json's order; `clip_scores` receives the
+// consistency indicator's CLIPScore per generated row when it ran.
 std::vector<std::pair<std::string, AnalysisOutput>> geo_sections(
     const AuditSpec& spec, const RealData& real, const GeneratedData& gen,
-    const GeneratedSets& sets, bool can_score, std::vector<std::string>& notes) {
+    const GeneratedSets& sets, bool can_score, std::vector<std::string>& notes,
+    std::vector<double>& clip_scores) {
   const GeoAuditSpec& g = spec.geo;
   std::vector<std::pair<std::string, AnalysisOutput>> sections;
   if (g.region.toggle.enabled) {
@@ -138,6 +142,7 @@ std::vector<std::pair<std::string, AnalysisOutput>> geo_sections(
   if (g.consistency.toggle.enabled) {
     if (can_score) {
       ConsistencyOutputs c = consistency_analysis(spec, gen, sets, notes);
+      clip_scores = std::move(c.row_scores);
       sections.emplace_back("consistency", std::move(c.section));
       sections.emplace_back("consistency_gaps", std::move(c.gaps));
     } else {
@@ -196,9 +201,12 @@ void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) 
   const GeneratedData gen = load_generated(spec, real.features.cols, notes);
   Json matching;
   const GeneratedSets sets = compose_sets(spec, real, gen, notes, matching);
+  std::vector<double> clip_scores;  // per generated row, when consistency ran
   std::vector<std::pair<std::string, AnalysisOutput>> sections =
-      geo_sections(spec, real, gen, sets, can_score, notes);
+      geo_sections(spec, real, gen, sets, can_score, notes, clip_scores);
 
+  Json exemplars;
+  if (g.report_images > 0) exemplars = exemplars_json(spec, gen, clip_scores, notes);
   Json tables;
   Json analyses = output.add_sections(sections, tables, notes);
   Json results{{"kind", to_string(spec.kind)},
@@ -208,6 +216,8 @@ void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) 
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
+  // Last: the thumbnails are the bulk of the file.
+  if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
   output.write(std::move(results), provenance, geo_spec_json(spec), spec);
 }
 

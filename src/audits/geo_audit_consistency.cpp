@@ -2,6 +2,7 @@
 // each generation against the text "{object}"; per object the p-th percentile, and the mean
 // over objects, overall and per region, with bootstrap intervals and the gaps between regions.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -251,6 +252,10 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
   out.section.tables.emplace_back("geo_consistency", tables.summary.build());
   out.section.tables.emplace_back("geo_consistency_objects", tables.per_object.build());
   out.gaps = gap_section(std::move(gaps), "geo_consistency_gaps");
+  out.row_scores.assign(gen.features.rows, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t k = 0; k < scored.rows.size(); ++k) {
+    out.row_scores[scored.rows[k]] = scored.scores.score[k];
+  }
   return out;
 }
 

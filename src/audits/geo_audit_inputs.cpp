@@ -131,6 +131,8 @@ std::vector<std::uint32_t> keep_labelled_rows(const GeoAuditSpec& g, const GeoSo
   };
   const std::vector<std::string> region = optional_text(src.region_column);
   const std::vector<std::string> country = optional_text(src.country_column);
+  const std::vector<std::string> image_path = optional_text(g.features_model.column);
+  const std::filesystem::path table_dir = src.table.parent_path();
   const bool form_column = src.form.empty() && t.find(src.form_column).has_value();
   const std::vector<std::string> form_text =
       form_column ? optional_text(src.form_column) : std::vector<std::string>(t.rows);
@@ -163,6 +165,9 @@ std::vector<std::uint32_t> keep_labelled_rows(const GeoAuditSpec& g, const GeoSo
     d.raw_object.push_back(object);
     d.object.push_back(aliased(g.object_aliases, object));
     d.country.push_back(country[i]);
+    d.image_path.push_back(image_path[i]);
+    d.image_file.push_back(image_path[i].empty() ? std::filesystem::path()
+                                                 : table_dir / image_path[i]);
     d.has_clip.push_back(s.clip.rows > 0 ? 1 : 0);
   }
   return kept;

@@ -11,6 +11,7 @@
 //   geo_audit_filtered.cpp      refused and filtered generations per region (outcomes.csv)
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -47,6 +48,7 @@ enum GeoSeed : std::uint64_t {
   kSeedKid = 27,
   kSeedDistributionBootstrap = 28,
   kSeedFidInf = 29,
+  kSeedExemplars = 30,
 };
 
 inline std::uint64_t cell_seed(std::uint64_t seed, GeoSeed stream, std::uint64_t cell) {
@@ -99,6 +101,10 @@ struct GeneratedData {
   std::vector<std::string> object;      // aliased
   std::vector<std::string> raw_object;  // as in the table (the prompt's text)
   std::vector<std::string> country;
+  // The image path column (features_model.column) as written, and resolved against the table's
+  // folder; "" where the table has no such column (report exemplars only).
+  std::vector<std::string> image_path;
+  std::vector<std::filesystem::path> image_file;
   std::size_t rows_read = 0, missing_object = 0, missing_region = 0;
   std::vector<std::size_t> per_form = std::vector<std::size_t>(3, 0);
 };
@@ -152,6 +158,7 @@ AnalysisOutput object_region_analysis(const AuditSpec& spec, const RealData& rea
 
 struct ConsistencyOutputs {
   AnalysisOutput section, gaps;
+  std::vector<double> row_scores;  // CLIPScore per generated row, NaN where not scored
 };
 ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedData& gen,
                                         const GeneratedSets& sets, std::vector<std::string>& notes);
@@ -162,5 +169,17 @@ AnalysisOutput filtered_analysis(const AuditSpec& spec);
 
 AnalysisOutput distribution_analysis(const AuditSpec& spec, const RealData& real,
                                      const GeneratedData& gen, const GeneratedSets& sets);
+
+// report.images (geo_audit_exemplars.cpp): results.json's "exemplars" block, up to N thumbnails
+// per (region, object) cell of the generated images with a region, drawn by sample_rows with
+// cell_seed(seed, kSeedExemplars, cell) over the cells in (region, object) order. Thumbnails are
+// 96 px on the long side, JPEG quality 80, as data URIs; they are embedded round by round (every
+// cell's first, then every cell's second, ...) while the total stays within the budget. An image
+// that cannot be read is listed with why, and named in `notes`, never an error.
+// `clip_scores` (per generated row, NaN = none; empty when consistency did not run) adds each
+// cell's up to N lowest-CLIPScore images (ties: lower row first) after its sample, an image in
+// both listed once with both reasons.
+Json exemplars_json(const AuditSpec& spec, const GeneratedData& gen,
+                    const std::vector<double>& clip_scores, std::vector<std::string>& notes);
 
 }  // namespace vlbias::audits_internal

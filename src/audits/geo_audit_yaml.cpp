@@ -191,6 +191,25 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
   }
 }
 
+// report: {images: false|N, image_budget: BYTES}. `images: true` is refused: how many per
+// cell is the reader's choice.
+void parse_geo_report(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
+  const Entries e = check_map(ctx, node, "report", {"images", "image_budget"});
+  if (const YAML::Node* v = find(e, "images")) {
+    const bool off = v->IsScalar() &&
+                     (v->Scalar() == "false" || v->Scalar() == "False" || v->Scalar() == "FALSE");
+    if (off) {
+      g.report_images = 0;
+    } else {
+      g.report_images =
+          as_size_in_range(ctx, *v, "report.images", 1, 1000, " (thumbnails per cell), or false");
+    }
+  }
+  if (const YAML::Node* v = find(e, "image_budget")) {
+    g.report_image_budget = as_positive_size(ctx, *v, "report.image_budget");
+  }
+}
+
 }  // namespace
 
 void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
@@ -198,7 +217,7 @@ void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   const Entries entries =
       check_map(ctx, root, "",
                 {"version", "kind", "title", "about", "seed", "min_group_size", "features_model",
-                 "real", "generated", "objects", "aliases", "sampling", "analyses"});
+                 "real", "generated", "objects", "aliases", "sampling", "analyses", "report"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
   GeoAuditSpec& g = spec.geo;
@@ -236,6 +255,7 @@ void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
     }
   }
   if (const YAML::Node* v = find(entries, "analyses")) parse_geo_analyses(ctx, *v, g);
+  if (const YAML::Node* v = find(entries, "report")) parse_geo_report(ctx, *v, g);
 }
 
 }  // namespace vlbias::audits_internal

@@ -110,6 +110,7 @@ analyses:
   object_region: {k: 3, inclusive: false, bootstrap: 1000, ci: 0.95}
   consistency: {variant: raw, percentile: 10, bootstrap: 1000, ci: 0.95}
   distribution: {fid: true, vendi: true, kid: false, kid_subsets: 100, kid_subset_size: 1000}
+report: {images: false, image_budget: 5000000}  # images: N thumbnails per (region, object) cell
 )";
 
 inline constexpr std::string_view kLvlmCounterfactualTemplate =

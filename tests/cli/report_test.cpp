@@ -332,5 +332,50 @@ TEST(ReportInChromium, EveryExampleRendersWithItsCharts) {
   }
 }
 
+// Counts the exemplar thumbnails that decoded in the browser (report.images).
+constexpr const char* kImageProbe = R"(<script>
+window.addEventListener('load', function () {
+  var imgs = document.querySelectorAll('img.exemplar'), decoded = 0;
+  imgs.forEach(function (i) { if (i.complete && i.naturalWidth > 0) decoded++; });
+  var pre = document.createElement('pre');
+  pre.id = 'vlbias-probe';
+  pre.textContent = JSON.stringify({images: imgs.length, decoded: decoded});
+  document.body.appendChild(pre);
+});
+</script>
+)";
+
+TEST(ReportInChromium, TheGeoImagesExampleShowsItsExemplarThumbnails) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "runs once, in the Release build (the browser is not under test here)";
+#endif
+  const std::string chromium = find_chromium();
+  ASSERT_FALSE(chromium.empty()) << "headless Chromium is needed";
+  const std::filesystem::path screens = std::filesystem::path(VLBIAS_BINARY_DIR) / "report_screens";
+  std::filesystem::create_directories(screens);
+  const auto dir = run_example("geo_diversity_images", screens / "geo_diversity_images");
+  const std::string html = read_file(dir / "report.html");
+  // The example asks for 4 per cell: 3 regions x 2 objects.
+  EXPECT_EQ(count(html, "<img class=\"exemplar\""), 24u);
+  std::string probed = html;
+  probed.insert(probed.rfind("</body>"), kImageProbe);
+  const auto probe_file = temp_dir() / "geo_images_probe.html";
+  { std::ofstream(probe_file) << probed; }
+  const std::string flags =
+      " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars"
+      " --no-first-run --disable-extensions --user-data-dir='" +
+      (temp_dir() / "profile").string() + "'";
+  const std::string dom =
+      capture("timeout 120 " + chromium + flags +
+              " --window-size=1000,900 --virtual-time-budget=10000 --dump-dom 'file://" +
+              probe_file.string() + "' 2>/dev/null");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("<pre id=\"vlbias-probe\">([^<]*)</pre>")))
+      << "the page did not finish loading in Chromium; DOM starts: " << dom.substr(0, 300);
+  const auto probe = nlohmann::json::parse(m[1].str());
+  EXPECT_EQ(probe["images"], 24);
+  EXPECT_EQ(probe["decoded"], 24) << "every thumbnail decodes in the browser";
+}
+
 }  // namespace
 }  // namespace vlbias

@@ -78,6 +78,11 @@ RgbImage decode_image_file(const std::filesystem::path& path, const DecodeOption
 // "a PDF document", "text", ... or "data of an unknown kind". Names a type, never content.
 std::string describe_file_type(std::span<const std::uint8_t> bytes);
 
+// A baseline JPEG (libjpeg-turbo's compressor, 4:2:0, standard tables scaled to `quality`,
+// 1 to 100) of `image`, for the report's thumbnails. UsageError for an empty image, a side over
+// 65,500 pixels or a quality out of range; InternalError when libjpeg fails.
+std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality);
+
 // Image.resize((width, height), Image.BICUBIC) of Pillow 9.4, bit-exact (reducing_gap=None):
 // separable convolution with support scaled by the downscale factor, fixed-point coefficients,
 // horizontal pass first (only when the width changes), then vertical. Same size gives a copy.
