@@ -331,20 +331,20 @@ Matched match_pairs(const CompareContext& ctx, const CellGroups& cell, std::size
 void cluster_test(const CompareContext& ctx, const CellGroups& cell, const Matched& matched,
                   const std::vector<std::size_t>& members, std::uint64_t seed, Comparison& cmp) {
   const CompareOptions& o = ctx.options;
-  const compare_internal::RunTest test = [&o](const compare_internal::GroupValues& g) {
+  const stats_internal::RunTest test = [&o](const stats_internal::GroupValues& g) {
     return run_test(o, g);
   };
   if (is_paired_test(o.test)) {
-    cmp.cluster = compare_internal::clustered_pairs_test(
-        matched.a, matched.b, matched.cluster, test, cmp.result.p_value, o.permutations, seed);
+    cmp.cluster = stats_internal::clustered_pairs_test(matched.a, matched.b, matched.cluster, test,
+                                                       cmp.result.p_value, o.permutations, seed);
   } else {
-    compare_internal::GroupValues groups;
+    stats_internal::GroupValues groups;
     std::vector<const std::vector<std::uint32_t>*> clusters;
     for (const std::size_t g : members) {
       groups.push_back(&cell.values[g]);
       clusters.push_back(&cell.cluster_ids[g]);
     }
-    cmp.cluster = compare_internal::clustered_groups_test(
+    cmp.cluster = stats_internal::clustered_groups_test(
         groups, clusters, test, cmp.result.p_value, o.permutations, seed,
         [&ctx](std::size_t id) { return ctx.clusters.label(id); },
         [&](std::size_t g) { return join_keys({cell.keys[members[g]]}); });

@@ -8,7 +8,7 @@
 #include "compare_internal.h"
 #include "vlbias/core/error.h"
 
-namespace vlbias::compare_internal {
+namespace vlbias::stats_internal {
 
 namespace {
 
@@ -110,4 +110,4 @@ ClusterTest clustered_pairs_test(const std::vector<double>& a, const std::vector
   return t;
 }
 
-}  // namespace vlbias::compare_internal
+}  // namespace vlbias::stats_internal

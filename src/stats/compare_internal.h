@@ -9,7 +9,7 @@
 
 #include "vlbias/stats/compare.h"
 
-namespace vlbias::compare_internal {
+namespace vlbias::stats_internal {
 
 // The groups of one comparison, each a list of values.
 using GroupValues = std::vector<const std::vector<double>*>;
@@ -32,4 +32,4 @@ ClusterTest clustered_pairs_test(const std::vector<double>& a, const std::vector
                                  const RunTest& test, double p_unclustered,
                                  std::size_t permutations, std::uint64_t seed);
 
-}  // namespace vlbias::compare_internal
+}  // namespace vlbias::stats_internal
