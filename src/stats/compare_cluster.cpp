@@ -40,14 +40,13 @@ ClusterTest clustered_groups_test(const GroupValues& groups,
                                   const Namer& cluster_name, const Namer& group_name) {
   // Cluster k (in order of first appearance): its group and its values.
   std::unordered_map<std::uint32_t, std::uint32_t> index_of;
-  std::vector<std::uint32_t> cluster_id, label;
+  std::vector<std::uint32_t> label;
   std::vector<std::vector<double>> members;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     for (std::size_t i = 0; i < groups[g]->size(); ++i) {
       const std::uint32_t id = (*clusters[g])[i];
       const auto [it, added] = index_of.emplace(id, static_cast<std::uint32_t>(label.size()));
       if (added) {
-        cluster_id.push_back(id);
         label.push_back(static_cast<std::uint32_t>(g));
         members.emplace_back();
       }

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit_run.h"
 #include "cli_util.h"
-#include "report_checks.h"
 #include "test_util.h"
 
 namespace vlbias {
@@ -32,13 +32,7 @@ std::string spec(const std::string& neutral) {
 }
 
 Json run_neutral(const std::string& neutral, const std::string& name) {
-  const std::string path = write_temp_file(name + ".yaml", spec(neutral));
-  const std::string out = (temp_dir() / name).string();
-  const auto r = run_cli("--quiet audit " + path + " --out '" + out + "'");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (r.exit_code != 0) return Json();
-  report_checks::check_report(temp_dir() / name);  // the page shows results.json's numbers
-  return Json::parse(read_file(out + "/results.json"))["analyses"]["neutral"];
+  return cli_util::run_audit_analysis(spec(neutral), name, "neutral");
 }
 
 // The cosines are float (one GEMM), the reference's float64: means agree to 1e-7; a t of a

@@ -242,6 +242,35 @@ std::string capture(const std::string& cmd) {
   return out;
 }
 
+// Chromium's headless flags, with a profile of the test's own.
+std::string chromium_flags() {
+  return " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars"
+         " --no-first-run --disable-extensions --user-data-dir='" +
+         (temp_dir() / "profile").string() + "'";
+}
+
+// Loads a copy of `html` carrying `probe` (a script that appends <pre id="vlbias-probe">JSON
+// </pre> once the page has loaded) in headless Chromium and returns the probe's JSON; null,
+// with a failure recorded, when the page did not finish loading.
+nlohmann::json run_probe(const std::string& chromium, const std::string& html, const char* probe,
+                         const std::string& name) {
+  std::string probed = html;
+  probed.insert(probed.rfind("</body>"), probe);
+  const auto probe_file = temp_dir() / (name + "_probe.html");
+  { std::ofstream(probe_file) << probed; }
+  const std::string dom =
+      capture("timeout 120 " + chromium + chromium_flags() +
+              " --window-size=1000,900 --virtual-time-budget=10000 --dump-dom 'file://" +
+              probe_file.string() + "' 2>/dev/null");
+  std::smatch m;
+  if (!std::regex_search(dom, m, std::regex("<pre id=\"vlbias-probe\">([^<]*)</pre>"))) {
+    ADD_FAILURE() << "the page did not finish loading in Chromium; DOM starts: "
+                  << dom.substr(0, 300);
+    return nullptr;
+  }
+  return nlohmann::json::parse(m[1].str());
+}
+
 // Measures the laid-out page from inside the browser. Only the test's copy of the report
 // carries this script; the report itself has none.
 constexpr const char* kProbe = R"(<script>
@@ -274,10 +303,7 @@ TEST(ReportInChromium, EveryExampleRendersWithItsCharts) {
                                     "chromium; scripts/test.sh installs it)";
   const std::filesystem::path screens = std::filesystem::path(VLBIAS_BINARY_DIR) / "report_screens";
   std::filesystem::create_directories(screens);
-  const std::string flags =
-      " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars"
-      " --no-first-run --disable-extensions --user-data-dir='" +
-      (temp_dir() / "profile").string() + "'";
+  const std::string flags = chromium_flags();
   for (const Example& ex : examples()) {
     SCOPED_TRACE(ex.name);
     const auto dir = run_example(ex.name, screens / ex.name);
@@ -286,18 +312,8 @@ TEST(ReportInChromium, EveryExampleRendersWithItsCharts) {
         count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\"");
     ASSERT_GT(charts_in_html, 0u);
 
-    std::string probed = html;
-    probed.insert(probed.rfind("</body>"), kProbe);
-    const auto probe_file = temp_dir() / (ex.name + "_probe.html");
-    { std::ofstream(probe_file) << probed; }
-    const std::string dom =
-        capture("timeout 120 " + chromium + flags +
-                " --window-size=1000,900 --virtual-time-budget=10000 --dump-dom 'file://" +
-                probe_file.string() + "' 2>/dev/null");
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(dom, m, std::regex("<pre id=\"vlbias-probe\">([^<]*)</pre>")))
-        << "the page did not finish loading in Chromium; DOM starts: " << dom.substr(0, 300);
-    const auto probe = nlohmann::json::parse(m[1].str());
+    const nlohmann::json probe = run_probe(chromium, html, kProbe, ex.name);
+    ASSERT_FALSE(probe.is_null());
     EXPECT_EQ(probe["ready"], "complete");
     ASSERT_EQ(probe["charts"].size(), charts_in_html)
         << "every chart element is in the rendered page";
@@ -357,22 +373,8 @@ TEST(ReportInChromium, TheGeoImagesExampleShowsItsExemplarThumbnails) {
   const std::string html = read_file(dir / "report.html");
   // The example asks for 4 per cell: 3 regions x 2 objects.
   EXPECT_EQ(count(html, "<img class=\"exemplar\""), 24u);
-  std::string probed = html;
-  probed.insert(probed.rfind("</body>"), kImageProbe);
-  const auto probe_file = temp_dir() / "geo_images_probe.html";
-  { std::ofstream(probe_file) << probed; }
-  const std::string flags =
-      " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars"
-      " --no-first-run --disable-extensions --user-data-dir='" +
-      (temp_dir() / "profile").string() + "'";
-  const std::string dom =
-      capture("timeout 120 " + chromium + flags +
-              " --window-size=1000,900 --virtual-time-budget=10000 --dump-dom 'file://" +
-              probe_file.string() + "' 2>/dev/null");
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(dom, m, std::regex("<pre id=\"vlbias-probe\">([^<]*)</pre>")))
-      << "the page did not finish loading in Chromium; DOM starts: " << dom.substr(0, 300);
-  const auto probe = nlohmann::json::parse(m[1].str());
+  const nlohmann::json probe = run_probe(chromium, html, kImageProbe, "geo_images");
+  ASSERT_FALSE(probe.is_null());
   EXPECT_EQ(probe["images"], 24);
   EXPECT_EQ(probe["decoded"], 24) << "every thumbnail decodes in the browser";
 }

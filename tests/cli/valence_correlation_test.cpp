@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit_run.h"
 #include "cli_util.h"
-#include "report_checks.h"
 #include "test_util.h"
 
 namespace vlbias {
@@ -35,13 +35,7 @@ std::string spec(const std::string& valence) {
 }
 
 Json run_valence(const std::string& valence, const std::string& name) {
-  const std::string path = write_temp_file(name + ".yaml", spec(valence));
-  const std::string out = (temp_dir() / name).string();
-  const auto r = run_cli("--quiet audit " + path + " --out '" + out + "'");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  if (r.exit_code != 0) return Json();
-  report_checks::check_report(temp_dir() / name);  // the page shows results.json's numbers
-  return Json::parse(read_file(out + "/results.json"))["analyses"]["valence_correlation"];
+  return cli_util::run_audit_analysis(spec(valence), name, "valence_correlation");
 }
 
 // The cosines are float (one GEMM), the reference's float64: level means agree to 1e-7, and r
