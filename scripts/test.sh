@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --deps-only --test-deps || exit 1
 
 jobs=$(nproc)
-fuzz_seconds=${VLBIAS_FUZZ_SECONDS:-15}
+fuzz_seconds=${VLBIAS_FUZZ_SECONDS:-10}
 passed=0
 failed=0
 

@@ -140,13 +140,14 @@ class Evaluator {
                   "{}: {}, column '{}' holds {}, which is not a number, but '{}' at character {} "
                   "compares it with a number (compare as text by quoting both sides, or filter "
                   "such rows out first)",
-                  p_.origin, cells_.row_name(), p_.columns[v.operand->column], quoted(v.text),
-                  shown, n.position + 1);
+                  p_.origin, cells_.row_name(), p_.columns[v.operand->column],
+                  io_internal::quoted(v.text), shown, n.position + 1);
     }
     VLBIAS_FAIL(InputError,
                 "{}: the text {} at character {} is not a number, but '{}' compares it with "
                 "numbers ({})",
-                p_.origin, quoted(v.text), v.operand->position + 1, shown, cells_.row_name());
+                p_.origin, io_internal::quoted(v.text), v.operand->position + 1, shown,
+                cells_.row_name());
   }
 
   const FilterProgram& p_;

@@ -120,7 +120,7 @@ class Parser {
       }
     }
     if (rest[0] == '=') fail(i_, "'=' is not an operator (write '==')");
-    fail(i_, fmt::format("unexpected character {}", quoted(rest.substr(0, 1))));
+    fail(i_, fmt::format("unexpected character {}", io_internal::quoted(rest.substr(0, 1))));
   }
 
   void read_number() {
@@ -140,7 +140,7 @@ class Parser {
            "in backticks)");
     }
     if (!parse_number(tok_.text, &tok_.number)) {
-      fail(start, fmt::format("{} is not a finite decimal number", quoted(tok_.text)));
+      fail(start, fmt::format("{} is not a finite decimal number", io_internal::quoted(tok_.text)));
     }
   }
 

@@ -58,7 +58,8 @@ void advise_huge_pages(const void* data, std::size_t bytes);
 using vlbias::first_invalid_utf8;  // utf8.h
 
 // `text` in double quotes for messages, cut to `max` bytes with "..." and with
-// control characters escaped.
+// control characters escaped. Call it qualified (io_internal::quoted): with a std::string
+// argument, an unqualified call finds std::quoted by ADL wherever <iomanip> is visible.
 std::string quoted(std::string_view text, std::size_t max = 60);
 
 // "row 5" for tables without line numbers, else "line N".
