@@ -282,7 +282,9 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
       "Set-blocked tests over complete counterfactual sets (every group once, value defined): "
       "Friedman chi-square (scipy.stats.friedmanchisquare); per group the mean gap to the other "
       "groups of its set, with a Monte Carlo p from permuting the labels within each set, "
-      "p = (1 + #{|T*| >= |T|}) / (1 + B).";
+      "p = (1 + #{|T*| >= |T|}) / (1 + B). pilot_variance: the set-blocked design's variance "
+      "components for vlbias power (docs/methods.md#power): residual_sd from the set x group "
+      "residuals (within clusters when clustered), set_sd, cluster_sd (group x cluster).";
   if (!o.cluster.empty()) {
     out.json["cluster"] = o.cluster;
     out.json["cluster_definition"] =

@@ -166,15 +166,20 @@ void lvlm_group_tests(const Json& analyses, double alpha, const std::string& sou
   const Json* section = member(analyses, "group_tests");
   const Json* results = section != nullptr ? member(*section, "results") : nullptr;
   if (results == nullptr || !results->is_array()) return;
+  // An entry's Friedman p (NaN without one).
+  const auto friedman_p = [](const Json& e, const char* key) {
+    const Json* fr = member(e, "friedman");
+    return fr != nullptr ? number_or_nan(*fr, key) : stats::kNaN;
+  };
   std::size_t family = 0;
-  for (const Json& e : *results) family += std::isfinite(number_or_nan(e["friedman"], "p_value"));
+  for (const Json& e : *results) family += std::isfinite(friedman_p(e, "p_value"));
   for (std::size_t i = 0; i < results->size(); ++i) {
     const Json& e = (*results)[i];
-    if (!std::isfinite(number_or_nan(e["friedman"], "p_value"))) continue;
+    if (!std::isfinite(friedman_p(e, "p_value"))) continue;
     PilotTest t;
     t.analysis = "group_tests";
     t.pointer = fmt::format("/analyses/group_tests/results/{}", i);
-    t.p_holm = number_or_nan(e["friedman"], "p_holm");
+    t.p_holm = friedman_p(e, "p_holm");
     const Json* pv = member(e, "pilot_variance");
     VLBIAS_CHECK(pv != nullptr, InputError,
                  "{}: {} has no pilot_variance (results.json written before vlbias recorded "
@@ -183,7 +188,9 @@ void lvlm_group_tests(const Json& analyses, double alpha, const std::string& sou
     const double sets = number_or_nan(e, "complete_sets");
     const double clusters = number_or_nan(e, "clusters");
     const double sd = number_or_nan(*pv, "residual_sd");
-    VLBIAS_CHECK(std::isfinite(sets) && std::isfinite(sd) && e.contains("groups"), InputError,
+    VLBIAS_CHECK(std::isfinite(sets) && std::isfinite(sd) && member(e, "groups") != nullptr &&
+                     e["groups"].is_array(),
+                 InputError,
                  "{}: {} lacks complete_sets, groups or pilot_variance.residual_sd; expected "
                  "the audit's results.json",
                  source, t.pointer);

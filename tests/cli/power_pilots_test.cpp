@@ -185,6 +185,28 @@ TEST(PowerPilots, GeoFilteredRatePowerMatchesScipyAndNumpy) {
             std::string::npos);
 }
 
+TEST(PowerPilots, AnLvlmPilotWrittenBeforeThePilotVarianceIsAnErrorSayingToRerun) {
+  Json pilot{
+      {"kind", "lvlm-counterfactual"},
+      {"analyses",
+       {{"group_tests",
+         {{"results", Json::array({Json{{"measure", "toxicity"},
+                                        {"complete_sets", 20},
+                                        {"friedman", {{"p_value", 0.4}, {"p_holm", 0.4}}},
+                                        {"groups", Json::array({Json::object(), Json::object(),
+                                                                Json::object()})}}})}}}}}};
+  auto r = run_cli("power --pilot " + write_temp_file("old.json", pilot.dump()));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("has no pilot_variance"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rerun the audit"), std::string::npos) << r.err;
+  // An entry without a Friedman result (no complete set) is skipped, not read.
+  pilot["analyses"]["group_tests"]["results"][0].erase("friedman");
+  r = run_cli("power --pilot " + write_temp_file("none.json", pilot.dump()));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no test that power supports"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("within-set permutation test"), std::string::npos) << r.err;
+}
+
 TEST(PowerPilots, AVisualStereotypesPilotIsAnErrorThatSaysWhyItsTestsAreNotSimulated) {
   const Json pilot{{"kind", "visual-stereotypes"},
                    {"analyses", {{"pull", {{"per_identity", Json::array({Json::object()})}}}}}};
