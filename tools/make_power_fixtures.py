@@ -8,6 +8,12 @@ ttest_ind / f_oneway and a closed-form 2 x k Pearson chi-square, Holm over the f
 the other m - 1 tests drawn as uniform nulls). Also the smallest n per group and the minimum
 detectable effect of a Student design from the noncentral t (exact for equal variances).
 
+Friedman (the LVLM audit's set-blocked group tests): B blocks x k groups, x = a_s + mu_g +
+u_cg + e with clusters of m sets averaged per group (power.h's set-blocked design); the Monte
+Carlo ranks within blocks and applies scipy.stats.friedmanchisquare's statistic (checked on
+the first replicates against scipy itself); the analytic value is the noncentral chi-square
+with Friedman's efficiency 3k / (pi (k + 1)) against the F test.
+
 Run: /usr/bin/python3 tools/make_power_fixtures.py
 """
 import json
@@ -31,6 +37,13 @@ def analytic(d, effect):
     t = d["target"]
     mu = np.zeros(k)
     mu[t] = effect
+    if d["test"] == "friedman":
+        m = max(d.get("sets_per_cluster", 0), 1)
+        sb2 = d.get("cluster_sd", 0.0) ** 2 + sd[0] ** 2 / m
+        are = 3 * k / (np.pi * (k + 1))
+        lam = are * n[0] * effect**2 * (1 - 1 / k) / sb2
+        crit = stats.chi2.isf(a, k - 1)
+        return float(stats.ncx2.sf(crit, k - 1, lam)) if lam > 0 else a
     if d["test"] in ("anova", "chi_square"):
         mbar = (n * mu).sum() / n.sum()
         lam = (n * (mu - mbar) ** 2).sum()
@@ -87,10 +100,34 @@ def contrast_p(samples, t):
     return 2 * stats.t.sf(np.abs(est / np.sqrt(se2)), df)
 
 
+def friedman_p(d, effect):
+    """Friedman p of R simulated set-blocked studies (power.h's design)."""
+    k, blocks, t = len(d["n"]), d["n"][0], d["target"]
+    m = max(d.get("sets_per_cluster", 0), 1)
+    mu = np.zeros(k)
+    mu[t] = effect
+    x = np.empty((R, blocks, k))
+    for lo in range(0, R, 20000):  # in chunks: R x blocks x m x k draws
+        r = min(R, lo + 20000) - lo
+        a = rng.normal(0, d.get("set_sd", 0.0), (r, blocks, m, 1))
+        u = rng.normal(0, d.get("cluster_sd", 0.0), (r, blocks, 1, k)) if m > 1 else 0.0
+        e = rng.normal(0, d["sd"][0], (r, blocks, m, k))
+        x[lo : lo + r] = (mu + u + a + e).mean(axis=2)
+    ranks = stats.rankdata(x, axis=2)
+    rs = ranks.sum(axis=1)
+    chi = 12.0 / (blocks * k * (k + 1)) * (rs**2).sum(axis=1) - 3 * blocks * (k + 1)
+    for i in range(3):  # the same statistic as scipy's
+        ref = stats.friedmanchisquare(*x[i].T).statistic
+        assert abs(ref - chi[i]) < 1e-9, (ref, chi[i])
+    return stats.chi2.sf(chi, k - 1)
+
+
 def monte_carlo(d, effect):
     k = len(d["n"])
     t = d["target"]
-    if d["test"] == "chi_square":
+    if d["test"] == "friedman":
+        p = friedman_p(d, effect)
+    elif d["test"] == "chi_square":
         x = np.stack(
             [rng.binomial(d["n"][g], d["base_rate"] + (effect if g == t else 0), R) for g in range(k)],
             axis=1,
@@ -140,6 +177,10 @@ def main():
         (design("contrast", [12, 15, 20], [1.0, 1.5, 2.0], target=1, family=6), 1.6),
         (design("chi_square", [200, 200], base_rate=0.2, target=1), 0.1),
         (design("chi_square", [100, 150, 120], base_rate=0.3, family=3), 0.15),
+        (dict(design("friedman", [20] * 4, [1.0] * 4), set_sd=2.0), 0.8),
+        (dict(design("friedman", [12] * 6, [0.5] * 6, target=2, family=4), set_sd=0.0), 0.6),
+        (dict(design("friedman", [10] * 4, [1.0] * 4, family=2), sets_per_cluster=3,
+              set_sd=1.0, cluster_sd=0.4), 1.0),
     ]
     out = {"replicates": R, "cases": []}
     for d, effect in cases:

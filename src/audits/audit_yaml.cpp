@@ -66,6 +66,16 @@ Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& pa
                    describe(node)));
 }
 
+void parse_power(Context& ctx, const YAML::Node& value, const std::string& path, PowerSpec& w) {
+  for (const auto& [k, v] :
+       parse_toggle(ctx, value, path, w.toggle, {"power", "alpha", "replicates"})) {
+    const std::string p = join_path(path, k);
+    if (k == "power") w.power = as_ci(ctx, v, p);
+    if (k == "alpha") w.alpha = as_ci(ctx, v, p);
+    if (k == "replicates") w.replicates = as_resamples(ctx, v, p, false);
+  }
+}
+
 void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec) {
   if (const YAML::Node* v = find(entries, "title")) spec.title = as_string(ctx, *v, "title");
   if (const YAML::Node* v = find(entries, "about")) spec.about = as_string(ctx, *v, "about");

@@ -33,6 +33,9 @@ std::size_t as_resamples(Context& ctx, const YAML::Node& node, const std::string
 Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& path,
                      AnalysisToggle& toggle, std::initializer_list<const char*> allowed);
 
+// analyses.power (audit_types.h's PowerSpec): true, false or {power, alpha, replicates}.
+void parse_power(Context& ctx, const YAML::Node& value, const std::string& path, PowerSpec& w);
+
 // The root keys every kind accepts besides kind (audit.h), for each kind's root parser: the
 // report keys title and about (report.h); the version (a node that is not defined is fine;
 // checked before the kind's map of keys, except by the dual-encoder kinds, which check it after

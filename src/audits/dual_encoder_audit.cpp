@@ -451,21 +451,7 @@ void add_power(Json& results, const AuditSpec& spec) {
         "power: skipped; it needs the confidence tests or the association contrasts");
     return;
   }
-  PowerQuestions q;
-  q.power = w.power;
-  q.replicates = w.replicates;
-  q.seed = derive_seed(spec.seed, kSeedPower);
-  const std::size_t n = add_power_to_null_tests(results, w.alpha, q);
-  results["analyses"]["power"] =
-      Json{{"definition",
-            "for each test not significant after Holm at alpha: the smallest gap (in the "
-            "test's units) that a study of these group sizes and standard deviations detects "
-            "with the target power, by simulation with the same test and Holm over the same "
-            "family (docs/methods.md#power)"},
-           {"power", w.power},
-           {"alpha", w.alpha},
-           {"replicates", w.replicates},
-           {"null_tests", n}};
+  add_power_section(results, w, derive_seed(spec.seed, kSeedPower));
 }
 
 }  // namespace

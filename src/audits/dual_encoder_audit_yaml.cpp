@@ -162,16 +162,6 @@ void parse_confidence(Context& ctx, const YAML::Node& value, const std::string& 
   }
 }
 
-void parse_power(Context& ctx, const YAML::Node& value, const std::string& path, Spec::Power& w) {
-  for (const auto& [k, v] :
-       parse_toggle(ctx, value, path, w.toggle, {"power", "alpha", "replicates"})) {
-    const std::string p = join_path(path, k);
-    if (k == "power") w.power = as_ci(ctx, v, p);
-    if (k == "alpha") w.alpha = as_ci(ctx, v, p);
-    if (k == "replicates") w.replicates = as_resamples(ctx, v, p, false);
-  }
-}
-
 void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
   const std::string base = "analyses";
   const Entries entries =

@@ -12,7 +12,9 @@
 
 #include "geo_audit_internal.h"
 #include "run_output.h"
+#include "vlbias/audits/power_pilot.h"
 #include "vlbias/core/error.h"
+#include "vlbias/core/rng.h"
 #include "vlbias/report/json_output.h"
 
 namespace vlbias {
@@ -216,6 +218,10 @@ void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) 
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
+  // analyses.power, from this study as its own pilot (its own seed stream).
+  if (g.power.toggle.enabled) {
+    add_power_section(results, g.power, derive_seed(spec.seed, 0x706f776572));
+  }
   // Last: the thumbnails are the bulk of the file.
   if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
   output.write(std::move(results), provenance, geo_spec_json(spec), spec);

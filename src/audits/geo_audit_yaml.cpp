@@ -139,10 +139,11 @@ void parse_manifold(Context& ctx, const YAML::Node& node, const std::string& pat
 
 void parse_geo_analyses(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
   const std::string base = "analyses";
-  const Entries entries =
-      check_map(ctx, node, base, {"region", "object_region", "consistency", "distribution"});
+  const Entries entries = check_map(
+      ctx, node, base, {"region", "object_region", "consistency", "distribution", "power"});
   for (const auto& [name, value] : entries) {
     const std::string path = join_path(base, name);
+    if (name == "power") parse_power(ctx, value, path, g.power);
     if (name == "region") parse_manifold(ctx, value, path, g.region);
     if (name == "object_region") parse_manifold(ctx, value, path, g.object_region);
     if (name == "consistency") {

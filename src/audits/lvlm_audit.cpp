@@ -12,8 +12,10 @@
 #include "run_output.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/lvlm_audit.h"
+#include "vlbias/audits/power_pilot.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/rng.h"
 #include "vlbias/metrics/lvlm.h"
 
 namespace vlbias {
@@ -279,6 +281,10 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
+  // analyses.power, from this study as its own pilot (its own seed stream).
+  if (spec.lvlm.power.toggle.enabled) {
+    add_power_section(results, spec.lvlm.power, derive_seed(spec.seed, 0x706f776572));
+  }
   output->write(std::move(results), provenance, lvlm_spec_json(spec), spec);
 }
 

@@ -30,6 +30,9 @@ struct TestRow {
   stats::TestResult friedman;
   std::vector<std::uint32_t> groups;
   std::vector<double> mean, gap, p;
+  // The pilot variance a power analysis reads (power_pilot.h): within-set residual sd, set
+  // sd, and with clusters the group x cluster sd; NaN where undefined.
+  double residual_sd = kNaN, set_sd = kNaN, cluster_sd = kNaN;
 };
 
 // Where each set's run of members starts (members are sorted by set, then group), then the end.
@@ -92,6 +95,67 @@ std::vector<double> cluster_means(const std::vector<double>& blocks, std::size_t
   return sum;
 }
 
+// The sample variance of v (n >= 2).
+double sample_variance(const std::vector<double>& v) {
+  return v.size() < 2 ? kNaN : stats::variance(v);
+}
+
+// Sum of squared two-way residuals x_ij - row_i - col_j + grand of rows `idx` (k values each).
+double two_way_ss(const std::vector<double>& x, std::size_t k,
+                  const std::vector<std::size_t>& idx) {
+  std::vector<double> row(idx.size(), 0.0), col(k, 0.0);
+  double grand = 0;
+  for (std::size_t r = 0; r < idx.size(); ++r) {
+    for (std::size_t j = 0; j < k; ++j) {
+      const double v = x[idx[r] * k + j];
+      row[r] += v / static_cast<double>(k);
+      col[j] += v / static_cast<double>(idx.size());
+      grand += v / static_cast<double>(k * idx.size());
+    }
+  }
+  double ss = 0;
+  for (std::size_t r = 0; r < idx.size(); ++r) {
+    for (std::size_t j = 0; j < k; ++j) {
+      const double e = x[idx[r] * k + j] - row[r] - col[j] + grand;
+      ss += e * e;
+    }
+  }
+  return ss;
+}
+
+// The variance components of the set-blocked design (docs/methods.md#power): residual
+// sigma_e^2 from the set x group residuals (within clusters when clustered), the set variance
+// var(set means) - sigma_e^2 / k, and with C clusters the group x cluster variance: the
+// residual variance of the cluster-mean table minus sigma_e^2 mean(1 / m_c) (moments,
+// truncated at 0).
+void blocked_variance(const std::vector<double>& blocks, std::size_t n, std::size_t k,
+                      const std::vector<std::uint32_t>& cluster, std::size_t C, TestRow& row) {
+  std::vector<double> set_mean(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < k; ++j) set_mean[i] += blocks[i * k + j] / static_cast<double>(k);
+  }
+  double ss = 0, df = 0;
+  std::vector<std::vector<std::size_t>> members(std::max<std::size_t>(C, 1));
+  for (std::size_t i = 0; i < n; ++i) members[C == 0 ? 0 : cluster[i]].push_back(i);
+  for (const auto& idx : members) {
+    ss += two_way_ss(blocks, k, idx);
+    df += static_cast<double>((std::max<std::size_t>(idx.size(), 1) - 1) * (k - 1));
+  }
+  const double resid = df > 0 ? ss / df : (C > 0 ? 0.0 : kNaN);
+  row.residual_sd = std::sqrt(resid);
+  row.set_sd = std::sqrt(std::max(0.0, sample_variance(set_mean) - resid / static_cast<double>(k)));
+  if (C < 2) return;
+  const std::vector<double> means = cluster_means(blocks, k, cluster, C);
+  std::vector<std::size_t> all(C);
+  double inv_m = 0;
+  for (std::size_t c = 0; c < C; ++c) {
+    all[c] = c;
+    inv_m += 1.0 / static_cast<double>(members[c].size()) / static_cast<double>(C);
+  }
+  const double v = two_way_ss(means, k, all) / static_cast<double>((C - 1) * (k - 1));
+  row.cluster_sd = std::sqrt(std::max(0.0, v - resid * inv_m));
+}
+
 // Friedman over the n complete sets of k values, and per group the mean gap to the other
 // groups of its set with its permutation p (stream `seed`). With `cluster` (one id per set,
 // 0..C-1) the permutation relabels each cluster's sets alike and Friedman's blocks are the
@@ -104,6 +168,7 @@ void set_blocked_tests(const std::vector<double>& blocks, std::size_t n, std::si
   row.clusters = C;
   row.friedman = C == 0 ? stats::friedman(blocks, k)
                         : stats::friedman(cluster_means(blocks, k, cluster, C), k);
+  blocked_variance(blocks, n, k, cluster, C, row);
   // Per set: d_j = x_j - mean of the others. Null: each set's label lands on a uniform member.
   std::vector<double> d(blocks.size());
   for (std::size_t i = 0; i < n; ++i) {
@@ -173,6 +238,9 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
     j["complete_sets"] = r.n_sets;
     j["incomplete_sets"] = r.incomplete;
     if (!o.cluster.empty()) j["clusters"] = r.clusters;
+    Json pv{{"residual_sd", json_number(r.residual_sd)}, {"set_sd", json_number(r.set_sd)}};
+    if (!o.cluster.empty()) pv["cluster_sd"] = json_number(r.cluster_sd);
+    j["pilot_variance"] = std::move(pv);
     Json fr = to_json(r.friedman);
     fr["p_holm"] = json_number(f_holm[t]);
     fr["p_bh"] = json_number(f_bh[t]);
@@ -214,7 +282,9 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
       "Set-blocked tests over complete counterfactual sets (every group once, value defined): "
       "Friedman chi-square (scipy.stats.friedmanchisquare); per group the mean gap to the other "
       "groups of its set, with a Monte Carlo p from permuting the labels within each set, "
-      "p = (1 + #{|T*| >= |T|}) / (1 + B).";
+      "p = (1 + #{|T*| >= |T|}) / (1 + B). pilot_variance: the set-blocked design's variance "
+      "components for vlbias power (docs/methods.md#power): residual_sd from the set x group "
+      "residuals (within clusters when clustered), set_sd, cluster_sd (group x cluster).";
   if (!o.cluster.empty()) {
     out.json["cluster"] = o.cluster;
     out.json["cluster_definition"] =

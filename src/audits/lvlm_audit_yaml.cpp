@@ -76,9 +76,10 @@ RatingSpecYaml parse_rating(Context& ctx, const YAML::Node& node, const std::str
 }
 
 void parse_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
-  const Entries e =
-      check_map(ctx, node, "analyses",
-                {"maxgap", "pmi", "lexicon", "responses", "ratings", "group_tests", "paired"});
+  const Entries e = check_map(
+      ctx, node, "analyses",
+      {"maxgap", "pmi", "lexicon", "responses", "ratings", "group_tests", "paired", "power"});
+  if (const YAML::Node* v = find(e, "power")) parse_power(ctx, *v, "analyses.power", l.power);
   if (const YAML::Node* v = find(e, "maxgap")) {
     const std::string p = "analyses.maxgap";
     const Entries o = parse_toggle(ctx, *v, p, l.maxgap.toggle, {"bootstrap", "ci", "cluster"});

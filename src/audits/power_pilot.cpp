@@ -158,6 +158,107 @@ void association_contrasts(const Json& analyses, double alpha, const std::string
   }
 }
 
+// The LVLM audit's set-blocked Friedman tests (one per by-level and measure): the design of
+// power.h's Friedman with the pilot's blocks and variance components; Holm over every
+// Friedman p of the table.
+void lvlm_group_tests(const Json& analyses, double alpha, const std::string& source,
+                      std::vector<PilotTest>& out) {
+  const Json* section = member(analyses, "group_tests");
+  const Json* results = section != nullptr ? member(*section, "results") : nullptr;
+  if (results == nullptr || !results->is_array()) return;
+  // An entry's Friedman p (NaN without one).
+  const auto friedman_p = [](const Json& e, const char* key) {
+    const Json* fr = member(e, "friedman");
+    return fr != nullptr ? number_or_nan(*fr, key) : stats::kNaN;
+  };
+  std::size_t family = 0;
+  for (const Json& e : *results) family += std::isfinite(friedman_p(e, "p_value"));
+  for (std::size_t i = 0; i < results->size(); ++i) {
+    const Json& e = (*results)[i];
+    if (!std::isfinite(friedman_p(e, "p_value"))) continue;
+    PilotTest t;
+    t.analysis = "group_tests";
+    t.pointer = fmt::format("/analyses/group_tests/results/{}", i);
+    t.p_holm = friedman_p(e, "p_holm");
+    const Json* pv = member(e, "pilot_variance");
+    VLBIAS_CHECK(pv != nullptr, InputError,
+                 "{}: {} has no pilot_variance (results.json written before vlbias recorded "
+                 "it): rerun the audit to use it as a pilot",
+                 source, t.pointer);
+    const double sets = number_or_nan(e, "complete_sets");
+    const double clusters = number_or_nan(e, "clusters");
+    const double sd = number_or_nan(*pv, "residual_sd");
+    VLBIAS_CHECK(std::isfinite(sets) && std::isfinite(sd) && member(e, "groups") != nullptr &&
+                     e["groups"].is_array(),
+                 InputError,
+                 "{}: {} lacks complete_sets, groups or pilot_variance.residual_sd; expected "
+                 "the audit's results.json",
+                 source, t.pointer);
+    const std::string measure = e.value("measure", "");
+    t.label = fmt::format("{} across the {} groups (Friedman over {} complete sets", measure,
+                          e["groups"].size(), sets);
+    stats::PowerDesign& d = t.design;
+    d.test = stats::PowerTest::Friedman;
+    std::size_t blocks = static_cast<std::size_t>(sets);
+    if (std::isfinite(clusters) && clusters >= 1) {
+      t.label += fmt::format(" in {} clusters", clusters);
+      blocks = static_cast<std::size_t>(clusters);
+      d.sets_per_cluster =
+          std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(sets / clusters)));
+      d.cluster_sd = number_or_nan(*pv, "cluster_sd");
+      VLBIAS_CHECK(std::isfinite(d.cluster_sd), InputError,
+                   "{}: {}/pilot_variance has no cluster_sd (fewer than 2 clusters)", source,
+                   t.pointer);
+    }
+    t.label += ")";
+    if (const Json* by = member(e, "by")) t.label += fmt::format(" for {}", key_text(*by));
+    d.set_sd = std::isfinite(number_or_nan(*pv, "set_sd")) ? number_or_nan(*pv, "set_sd") : 0.0;
+    d.groups.assign(e["groups"].size(), stats::PowerGroup{blocks, sd});
+    d.family = family;
+    d.alpha = alpha;
+    out.push_back(std::move(t));
+  }
+}
+
+// The geo-diversity audit's chi-square test of equal refused-or-filtered rates across regions
+// (one test, no correction). The effect is planted on the region with the fewest requests.
+void geo_filtered_test(const Json& analyses, double alpha, const std::string& source,
+                       std::vector<PilotTest>& out) {
+  const Json* section = member(analyses, "filtered");
+  const Json* test = section != nullptr ? member(*section, "test") : nullptr;
+  if (test == nullptr || !std::isfinite(number_or_nan(*test, "p_value"))) return;
+  const Json* regions = member(*section, "regions");
+  VLBIAS_CHECK(regions != nullptr && regions->is_array(), InputError,
+               "{}: /analyses/filtered has no regions; expected the audit's results.json", source);
+  PilotTest t;
+  t.analysis = "filtered";
+  t.pointer = "/analyses/filtered/test";
+  t.p_holm = number_or_nan(*test, "p_value");
+  stats::PowerDesign& d = t.design;
+  d.test = stats::PowerTest::ChiSquare;
+  double blocked = 0, requested = 0;
+  for (std::size_t r = 0; r < regions->size(); ++r) {
+    const Json& g = (*regions)[r];
+    const double n = number_or_nan(g, "requested");
+    const double rate = number_or_nan(g, "rate");
+    VLBIAS_CHECK(std::isfinite(n) && n >= 1 && std::isfinite(rate), InputError,
+                 "{}: /analyses/filtered/regions/{} lacks requested or rate", source, r);
+    if (d.groups.empty() || n < static_cast<double>(d.groups[d.target].n)) {
+      d.target = d.groups.size();
+    }
+    d.groups.push_back({static_cast<std::size_t>(n), 0.0});
+    requested += n;
+    blocked += rate * n;
+  }
+  d.base_rate = blocked / requested;
+  t.label =
+      fmt::format("the refused-or-filtered rate across {} regions (chi-square)", d.groups.size());
+  d.family = 1;
+  d.alpha = alpha;
+  if (d.base_rate <= 0 || d.base_rate >= 1) return;  // listed by unsupported_tests
+  out.push_back(std::move(t));
+}
+
 Json estimate_json(const stats::PowerEstimate& e, const stats::PowerDesign& d) {
   return Json{
       {"effect", json_number(e.effect)},
@@ -170,7 +271,11 @@ Json estimate_json(const stats::PowerEstimate& e, const stats::PowerDesign& d) {
 
 }  // namespace
 
-std::vector<PilotTest> pilot_tests(const Json& results, double alpha, const std::string& source) {
+namespace {
+
+// Every supported test of results.json (possibly none).
+std::vector<PilotTest> supported_tests(const Json& results, double alpha,
+                                       const std::string& source) {
   VLBIAS_CHECK(alpha > 0 && alpha < 1, UsageError, "power: alpha must lie in (0, 1), got {}",
                alpha);
   VLBIAS_CHECK(results.is_object(), InputError, "{}: expected an audit's results.json object",
@@ -179,12 +284,84 @@ std::vector<PilotTest> pilot_tests(const Json& results, double alpha, const std:
   if (const Json* analyses = member(results, "analyses")) {
     confidence_tests(*analyses, alpha, source, out);
     association_contrasts(*analyses, alpha, source, out);
+    lvlm_group_tests(*analyses, alpha, source, out);
+    geo_filtered_test(*analyses, alpha, source, out);
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PilotTest> pilot_tests(const Json& results, double alpha, const std::string& source) {
+  std::vector<PilotTest> out = supported_tests(results, alpha, source);
   const Json* kind = member(results, "kind");
-  VLBIAS_CHECK(!out.empty(), InputError,
-               "{}: a {} audit with no test that power supports (the trait-pairs confidence "
-               "tests and the group contrasts of association, with a p-value)",
-               source, kind != nullptr && kind->is_string() ? kind->get<std::string>() : "?");
+  if (out.empty()) {
+    std::string why;
+    for (const Json& u : unsupported_tests(results)) {
+      why += fmt::format("; {}: {}", u["tests"].get<std::string>(), u["reason"].get<std::string>());
+    }
+    VLBIAS_CHECK(false, InputError,
+                 "{}: a {} audit with no test that power supports (the trait-pairs confidence "
+                 "tests, the association contrasts, the LVLM Friedman group tests and the "
+                 "geo-diversity filtered-rate test, with a p-value){}",
+                 source, kind != nullptr && kind->is_string() ? kind->get<std::string>() : "?",
+                 why);
+  }
+  return out;
+}
+
+std::vector<Json> unsupported_tests(const Json& results) {
+  std::vector<Json> out;
+  const Json* a = member(results, "analyses");
+  if (a == nullptr) return out;
+  auto add = [&](const char* tests, const char* reason) {
+    out.push_back(Json{{"tests", tests}, {"reason", reason}});
+  };
+  const Json* gt = member(*a, "group_tests");
+  if (gt != nullptr && member(*gt, "results") != nullptr && !(*gt)["results"].empty()) {
+    add("/analyses/group_tests/results/*/groups/*/p",
+        "each group's within-set permutation test would need its own Monte Carlo permutations "
+        "inside every simulated study (replicates x permutations x sets per power point); "
+        "Friedman, the omnibus test of the same sets, is simulated instead");
+  }
+  if (member(*a, "paired") != nullptr) {
+    add("/analyses/paired/results/*/tests",
+        "the paired t and Wilcoxon of treatment - baseline MaxGap: results.json does not hold "
+        "the sd of the per-set differences, and MaxGap (max - min over a set's groups) is not "
+        "a group mean whose gap an effect can be planted on");
+  }
+  for (const char* key : {"region_gaps", "consistency_gaps"}) {
+    const Json* g = member(*a, key);
+    if (g != nullptr && g->is_array() && !g->empty()) {
+      add(key == std::string("region_gaps") ? "/analyses/region_gaps"
+                                            : "/analyses/consistency_gaps",
+          "bootstrap gaps of precision, coverage or consistency between regions: their "
+          "statistics are k-nearest-neighbour manifold measures of the image embeddings, not "
+          "group means or rates, so no {n, sd} model of results.json reproduces them; a power "
+          "analysis would resample the images themselves");
+    }
+  }
+  const Json* filtered = member(*a, "filtered");
+  if (filtered != nullptr && member(*filtered, "test") != nullptr) {
+    double blocked = 0;
+    for (const Json& r : filtered->value("regions", Json::array()))
+      blocked += number_or_nan(r, "rate") * number_or_nan(r, "requested");
+    double req = 0;
+    for (const Json& r : filtered->value("regions", Json::array()))
+      req += number_or_nan(r, "requested");
+    if (!(blocked > 0 && blocked < req)) {
+      add("/analyses/filtered/test",
+          "every region's rate is 0 (or every rate 1): a pooled rate of 0 or 1 has no "
+          "variance to simulate");
+    }
+  }
+  const Json* pull = member(*a, "pull");
+  if (pull != nullptr && member(*pull, "per_identity") != nullptr) {
+    add("/analyses/pull/per_identity/*/test",
+        "the stereotypical pull S(d,s) - S(d,ns) is a difference of mean pairwise cosines of "
+        "image embeddings with a permutation test of the s/ns labels; its null and alternative "
+        "depend on the identity's whole similarity matrix, which results.json does not hold");
+  }
   return out;
 }
 
@@ -204,6 +381,13 @@ Json answer_power_questions(const PilotTest& t, std::size_t index, const PowerQu
          {"target", d.target},
          {"p_holm", json_number(t.p_holm)},
          {"significant", t.p_holm <= d.alpha}};
+  if (d.test == stats::PowerTest::ChiSquare) j["base_rate"] = d.base_rate;
+  if (d.test == stats::PowerTest::Friedman) {
+    j["blocks"] = d.sets_per_cluster > 1 ? "clusters" : "sets";
+    j["sets_per_cluster"] = std::max<std::size_t>(d.sets_per_cluster, 1);
+    j["set_sd"] = d.set_sd;
+    j["cluster_sd"] = d.cluster_sd;
+  }
   const stats::MdeResult mde = stats::minimum_detectable_effect(d, q.power, q.replicates, seed);
   Json jm = estimate_json(mde.at, d);
   jm["effect"] = json_number(mde.effect);
@@ -221,6 +405,32 @@ Json answer_power_questions(const PilotTest& t, std::size_t index, const PowerQu
     }
   }
   return j;
+}
+
+void add_power_section(Json& results, const PowerSpec& spec, std::uint64_t seed) {
+  if (supported_tests(results, spec.alpha, "results.json").empty()) {
+    results["notes"].push_back(
+        "power: skipped; the audit ran no test that power supports (docs/methods.md#power)");
+    return;
+  }
+  PowerQuestions q;
+  q.power = spec.power;
+  q.replicates = spec.replicates;
+  q.seed = seed;
+  const std::size_t n = add_power_to_null_tests(results, spec.alpha, q);
+  Json not_supported = Json::array();
+  for (Json& u : unsupported_tests(results)) not_supported.push_back(std::move(u));
+  results["analyses"]["power"] =
+      Json{{"definition",
+            "for each test not significant after Holm at alpha: the smallest gap (in the "
+            "test's units) that a study of this design detects with the target power, by "
+            "simulation from the pilot's own variance structure with the same test and Holm "
+            "over the same family (docs/methods.md#power)"},
+           {"power", spec.power},
+           {"alpha", spec.alpha},
+           {"replicates", spec.replicates},
+           {"null_tests", n},
+           {"not_supported", std::move(not_supported)}};
 }
 
 std::size_t add_power_to_null_tests(Json& results, double alpha, const PowerQuestions& q) {

@@ -18,6 +18,7 @@ namespace {
 struct PowerArgs {
   std::string pilot, out, analysis = "all", tests = "all";
   double effect = 0, alpha = 0.05, power = 0.8;
+  bool effect_given = false;  // without --effect: the minimum detectable effect only
   std::size_t replicates = 1000;
   std::uint64_t seed = 0;
 };
@@ -29,7 +30,7 @@ std::filesystem::path results_path(const std::string& pilot) {
 }
 
 void run_power(const PowerArgs& a) {
-  VLBIAS_CHECK(std::isfinite(a.effect) && a.effect > 0, UsageError,
+  VLBIAS_CHECK(!a.effect_given || (std::isfinite(a.effect) && a.effect > 0), UsageError,
                "--effect must be a gap greater than 0 in the test's units, got {}", a.effect);
   VLBIAS_CHECK(a.alpha > 0 && a.alpha < 1, UsageError, "--alpha must lie in (0, 1), got {}",
                a.alpha);
@@ -58,21 +59,28 @@ void run_power(const PowerArgs& a) {
   for (std::size_t i = 0; i < tests.size(); ++i) {
     answers.push_back(answer_power_questions(tests[i], i, q));
   }
+  Json not_supported = Json::array();
+  for (Json& u : unsupported_tests(results)) not_supported.push_back(std::move(u));
   Json out{{"pilot", path.string()},
            {"kind", results.value("kind", "")},
-           {"effect", a.effect},
+           {"effect", a.effect_given ? Json(a.effect) : Json(nullptr)},
            {"alpha", a.alpha},
            {"power", a.power},
            {"replicates", a.replicates},
            {"method",
-            "simulation from the pilot's group sizes and standard deviations with the audit's "
-            "own test and Holm over its family (docs/methods.md#power); se is the binomial "
-            "Monte Carlo error of each power, analytic_power the normal-theory power at "
-            "alpha / family"},
-           {"tests", answers}};
+            "simulation from the pilot's group sizes and standard deviations (set-blocked "
+            "tests: blocks and variance components) with the audit's own test and Holm over "
+            "its family (docs/methods.md#power); se is the binomial Monte Carlo error of each "
+            "power, analytic_power the normal-theory power at alpha / family"},
+           {"tests", answers},
+           {"not_supported", std::move(not_supported)}};
   p.command = "power";
-  p.parameters = Json{{"effect", a.effect},         {"alpha", a.alpha},       {"power", a.power},
-                      {"replicates", a.replicates}, {"analysis", a.analysis}, {"tests", a.tests}};
+  p.parameters = Json{{"effect", a.effect_given ? Json(a.effect) : Json(nullptr)},
+                      {"alpha", a.alpha},
+                      {"power", a.power},
+                      {"replicates", a.replicates},
+                      {"analysis", a.analysis},
+                      {"tests", a.tests}};
   p.seed = a.seed;
   out["provenance"] = provenance_json(p);
   write_json(out, a.out);
@@ -85,27 +93,35 @@ void add_power_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "power",
       "Power and sample size from a finished audit as the pilot: for each supported test\n"
-      "(trait-pairs confidence ANOVA/Welch, association group contrasts), by simulation with\n"
-      "the pilot's group sizes and sds, the same test and Holm over the same family: the\n"
-      "power to detect --effect, the images per group needed for --power, and the minimum\n"
-      "detectable effect at the pilot's own n, each with its Monte Carlo error");
+      "(trait-pairs confidence ANOVA/Welch, association group contrasts, LVLM Friedman group\n"
+      "tests, geo-diversity filtered-rate chi-square), by simulation with the pilot's group\n"
+      "sizes and sds (sets and variance components), the same test and Holm over the same\n"
+      "family: the power to detect --effect, the units per group (sets, clusters) needed for\n"
+      "--power, and the minimum detectable effect at the pilot's own n, each with its Monte\n"
+      "Carlo error; the tests it cannot simulate are listed under not_supported with why");
   cmd->add_option("--pilot", args->pilot, "An audit's RUN_DIR or its results.json")->required();
-  cmd->add_option("--effect", args->effect, "The gap to detect, in the test's units (> 0)")
-      ->required();
+  CLI::Option* effect = cmd->add_option(
+      "--effect", args->effect,
+      "The gap to detect, in the test's units (> 0): also the power at it and the n needed "
+      "(without it: the minimum detectable effect only)");
   cmd->add_option("--alpha", args->alpha, "Significance level after Holm")->capture_default_str();
   cmd->add_option("--power", args->power, "Target power")->capture_default_str();
   cmd->add_option("--replicates", args->replicates, "Simulated studies per power estimate")
       ->check(resamples_range())
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of the simulation")->capture_default_str();
-  cmd->add_option("--analysis", args->analysis, "all | confidence | association")
-      ->check(CLI::IsMember({"all", "confidence", "association"}))
+  cmd->add_option("--analysis", args->analysis,
+                  "all | confidence | association | group_tests | filtered")
+      ->check(CLI::IsMember({"all", "confidence", "association", "group_tests", "filtered"}))
       ->capture_default_str();
   cmd->add_option("--tests", args->tests, "all | null (not significant after Holm)")
       ->check(CLI::IsMember({"all", "null"}))
       ->capture_default_str();
   cmd->add_option("--out", args->out, "Write the JSON here instead of stdout");
-  cmd->callback([args] { run_power(*args); });
+  cmd->callback([args, effect] {
+    args->effect_given = effect->count() > 0;
+    run_power(*args);
+  });
 }
 
 }  // namespace vlbias::cli_internal

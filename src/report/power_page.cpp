@@ -24,6 +24,12 @@ std::vector<Node> tests_with_power(const Node& analyses) {
   for (std::size_t i = 0; i < contrasts.size(); ++i) {
     if (contrasts[i].has("power")) out.push_back(contrasts[i]);
   }
+  const Node group_tests = analyses["group_tests"]["results"];  // lvlm-counterfactual
+  for (std::size_t i = 0; i < group_tests.size(); ++i) {
+    if (group_tests[i].has("power")) out.push_back(group_tests[i]);
+  }
+  const Node filtered = analyses["filtered"]["test"];  // geo-diversity
+  if (filtered.has("power")) out.push_back(filtered);
   return out;
 }
 
@@ -34,7 +40,7 @@ std::string power_statement(const Node& test) {
   const Node mde = w["mde"];
   const std::string pct = fmt::format("{:g}%", mde["target_power"].number() * 100.0);
   std::string s = fmt::format("No significant gap in {} ({});", esc(w["label"].str()),
-                              p_text("p_holm", test["p_holm"]));
+                              p_text("p_holm", w["p_holm"]));
   if (mde["effect"].null()) {
     return s + fmt::format(
                    " with these sample sizes no gap the measure allows reaches {} power "
@@ -68,7 +74,7 @@ void power_section(Page& page) {
   for (const Node& e : tests) {
     list += "<li>" + power_statement(e) + "</li>";
     const Node mde = e["power"]["mde"];
-    t.add({cell(e["power"]["label"].str()), cell(e["p_holm"], Fmt::p), cell(mde["effect"]),
+    t.add({cell(e["power"]["label"].str()), cell(e["power"]["p_holm"], Fmt::p), cell(mde["effect"]),
            cell(mde["power"]), cell(mde["se"]), cell(mde["analytic_power"])});
     if (std::isfinite(mde["effect"].number()) &&
         (largest.null() || mde["effect"].number() > largest.number())) {
@@ -80,6 +86,18 @@ void power_section(Page& page) {
       "Minimum detectable effect of every null test (the smallest gap found with the "
       "target power, by simulation).",
       std::move(t));
+  const Node unsupported = p["not_supported"];
+  if (unsupported.size() > 0) {
+    std::string u = "<ul>";
+    for (std::size_t i = 0; i < unsupported.size(); ++i) {
+      u += fmt::format("<li><code>{}</code>: {}</li>", esc(unsupported[i]["tests"].str()),
+                       esc(unsupported[i]["reason"].str()));
+    }
+    page.paragraph_html(
+        "Tests without a power statement (power cannot simulate them from "
+        "results.json):" +
+        u + "</ul>");
+  }
   page.finding({9, 0,
                 fmt::format("{} tests found no significant gap; they could not have found gaps "
                             "smaller than their minimum detectable effects (up to {}; see "

@@ -66,8 +66,10 @@ RenderedReport render_report(const Json& results) {
     report_internal::power_section(page);
   } else if (kind == "geo-diversity") {
     report_internal::build_geo_diversity(page);
+    report_internal::power_section(page);
   } else if (kind == "lvlm-counterfactual") {
     report_internal::build_lvlm_counterfactual(page);
+    report_internal::power_section(page);
   } else if (kind == "visual-stereotypes") {
     report_internal::build_visual_stereotypes(page);
   } else {

@@ -37,6 +37,8 @@ const char* to_string(PowerTest t) {
       return "contrast";
     case PowerTest::ChiSquare:
       return "chi_square";
+    case PowerTest::Friedman:
+      return "friedman";
   }
   return "?";
 }
@@ -95,9 +97,50 @@ void check_runs(double target_power, std::size_t replicates) {
   check_resamples(replicates, "power");
 }
 
+// Sets per block of a Friedman design: m with clusters, 1 without.
+std::size_t block_sets(const PowerDesign& d) {
+  return std::max<std::size_t>(d.sets_per_cluster, 1);
+}
+
+// The sd of one block's value of a group (a cluster mean over m sets, or one set's value).
+double block_sd(const PowerDesign& d) {
+  const double sd = d.groups[0].sd;
+  return std::sqrt(d.cluster_sd * d.cluster_sd + sd * sd / static_cast<double>(block_sets(d)));
+}
+
+// Friedman's p of one replicate of the set-blocked design (power.h): B blocks of m sets; the
+// residuals of group g from stream g, the set and cluster effects from stream G + 1.
+double friedman_replicate_p(const PowerDesign& d, double effect, std::uint64_t seed,
+                            std::size_t b) {
+  const std::size_t k = d.groups.size(), blocks = d.groups[0].n, m = block_sets(d);
+  std::vector<double> values(blocks * k, 0.0);
+  Rng shared(derive_seed(seed, k + 1), b);
+  for (std::size_t c = 0; c < blocks; ++c) {
+    for (std::size_t g = 0; g < k; ++g) {
+      const double u = m > 1 ? d.cluster_sd * standard_normal(shared) : 0.0;
+      values[c * k + g] = (g == d.target ? effect : 0.0) + u;
+    }
+  }
+  for (std::size_t c = 0; c < blocks; ++c) {
+    double a = 0;  // the sets' effects, common to every group of the block
+    for (std::size_t s = 0; s < m; ++s) a += d.set_sd * standard_normal(shared);
+    for (std::size_t g = 0; g < k; ++g) values[c * k + g] += a / static_cast<double>(m);
+  }
+  for (std::size_t g = 0; g < k; ++g) {
+    Rng rng(derive_seed(seed, g), b);
+    for (std::size_t c = 0; c < blocks; ++c) {
+      double e = 0;
+      for (std::size_t s = 0; s < m; ++s) e += standard_normal(rng);
+      values[c * k + g] += d.groups[g].sd * e / static_cast<double>(m);
+    }
+  }
+  return friedman(values, k).p_value;
+}
+
 // The target's p-value of one replicate at the given effect.
 double replicate_p(const PowerDesign& d, double effect, std::uint64_t seed, std::size_t b) {
   const std::size_t k = d.groups.size();
+  if (d.test == PowerTest::Friedman) return friedman_replicate_p(d, effect, seed, b);
   if (!is_means_test(d.test)) {
     std::vector<std::size_t> successes(k), totals(k);
     for (std::size_t g = 0; g < k; ++g) {
@@ -161,6 +204,25 @@ PowerDesign with_common_n(PowerDesign d, std::size_t n) {
   return d;
 }
 
+// The Friedman design's own conditions (power.h): 3 or more groups, one number of blocks and
+// one residual sd for all, finite non-negative set and cluster sds.
+void check_blocked_design(const PowerDesign& d) {
+  const std::size_t k = d.groups.size();
+  VLBIAS_CHECK(k >= 3, UsageError,
+               "power: the friedman test needs at least 3 groups (scipy's rule), the design has {}",
+               k);
+  for (const PowerGroup& g : d.groups) {
+    VLBIAS_CHECK(g.n == d.groups[0].n && g.sd == d.groups[0].sd, UsageError,
+                 "power: every group of a friedman design has the same blocks and residual sd; "
+                 "got n {} sd {} against n {} sd {}",
+                 g.n, g.sd, d.groups[0].n, d.groups[0].sd);
+  }
+  for (const double v : {d.set_sd, d.cluster_sd}) {
+    VLBIAS_CHECK(std::isfinite(v) && v >= 0, UsageError,
+                 "power: the set and cluster sds must be finite numbers >= 0, got {}", v);
+  }
+}
+
 }  // namespace
 
 void check_power_design(const PowerDesign& d) {
@@ -175,6 +237,7 @@ void check_power_design(const PowerDesign& d) {
                "power: the {} test needs at least 2 groups, the design has {} (a pilot with one "
                "group has no gap to test)",
                name, k);
+  if (d.test == PowerTest::Friedman) check_blocked_design(d);
   VLBIAS_CHECK(d.target < k, UsageError,
                "power: target group {} is out of range (the design has {})", d.target, k);
   VLBIAS_CHECK(d.family >= design_p_values(d), UsageError,
@@ -191,6 +254,7 @@ void check_power_design(const PowerDesign& d) {
                  "power: group {} has sd {}; expected a finite number >= 0", g, d.groups[g].sd);
     any_spread = any_spread || d.groups[g].sd > 0;
   }
+  any_spread = any_spread || (d.test == PowerTest::Friedman && d.cluster_sd > 0);
   VLBIAS_CHECK(!is_means_test(d.test) || any_spread, UsageError,
                "power: every group of the pilot has zero variance, so the {} test is undefined "
                "and there is no noise to simulate",
@@ -275,6 +339,9 @@ MdeResult minimum_detectable_effect(const PowerDesign& design, double target_pow
   for (const PowerGroup& g : design.groups) {
     if (!rates) hi = std::max(hi, g.sd / std::sqrt(static_cast<double>(g.n)));
   }
+  if (design.test == PowerTest::Friedman) {
+    hi = block_sd(design) / std::sqrt(static_cast<double>(design.groups[0].n));
+  }
   MdeResult r;
   PowerEstimate at = simulate_power(design, hi, replicates, seed);
   double lo = 0;
@@ -316,6 +383,17 @@ double analytic_power(const PowerDesign& d, double effect) {
   for (const PowerGroup& g : d.groups) {
     n_total += static_cast<double>(g.n);
     pooled += (static_cast<double>(g.n) - 1) * g.sd * g.sd;
+  }
+  if (d.test == PowerTest::Friedman) {
+    // The large-B noncentral chi-square, scaled by Friedman's efficiency against the F test.
+    const double kd = static_cast<double>(k), sb = block_sd(d);
+    const double are = 3 * kd / (std::numbers::pi * (kd + 1));
+    const double lambda =
+        are * static_cast<double>(d.groups[0].n) * effect * effect * (1 - 1 / kd) / (sb * sb);
+    const double crit = bm::quantile(bm::complement(bm::chi_squared_distribution<>(kd - 1), a));
+    if (lambda == 0) return a;
+    return bm::cdf(
+        bm::complement(bm::non_central_chi_squared_distribution<>(kd - 1, lambda), crit));
   }
   if (d.test == PowerTest::ChiSquare || d.test == PowerTest::Anova) {
     // Weighted mean of the group means (rates), then the noncentrality.

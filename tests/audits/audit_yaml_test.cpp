@@ -577,6 +577,8 @@ TEST(AuditSpec, ResamplingCountsAreBoundedWithTheRangeInTheMessage) {
       {lvlm, "group_tests: {permutations: N}", "analyses.group_tests.permutations", perm, m1, m},
       {lvlm, "paired: {column: m, baseline: none, bootstrap: N}", "analyses.paired.bootstrap", boot,
        m1, m},
+      {lvlm, "power: {replicates: N}", "analyses.power.replicates", perm, m1, m},
+      {geo, "power: {replicates: N}", "analyses.power.replicates", perm, m1, m},
       {visual, "likelihood: {bootstrap: N}", "analyses.likelihood.bootstrap", boot, m1, m},
       {visual, "pull: {permutations: N}", "analyses.pull.permutations", perm, m1, m},
   };

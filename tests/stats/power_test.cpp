@@ -30,6 +30,7 @@ PowerTest parse_test(const std::string& name) {
   if (name == "welch") return PowerTest::Welch;
   if (name == "student") return PowerTest::Student;
   if (name == "contrast") return PowerTest::Contrast;
+  if (name == "friedman") return PowerTest::Friedman;
   return PowerTest::ChiSquare;
 }
 
@@ -44,6 +45,18 @@ PowerDesign to_design(const json& c) {
   d.family = c["family"];
   d.base_rate = c["base_rate"];
   d.alpha = c["alpha"];
+  d.sets_per_cluster = c.value("sets_per_cluster", std::size_t{0});
+  d.set_sd = c.value("set_sd", 0.0);
+  d.cluster_sd = c.value("cluster_sd", 0.0);
+  return d;
+}
+
+// Friedman over 12 sets of 4 groups (power.h's set-blocked design).
+PowerDesign friedman_design() {
+  PowerDesign d;
+  d.test = PowerTest::Friedman;
+  d.groups.assign(4, {12, 1.0});
+  d.set_sd = 2.0;
   return d;
 }
 
@@ -91,6 +104,31 @@ TEST(Power, NoEffectRejectsAtAboutAlphaAndAHugeEffectAlways) {
   EXPECT_NEAR(simulate_power(d, 0.0, 20000, 11).power, 0.05, 0.01);
   EXPECT_EQ(simulate_power(d, 0.7, 2000, 11).power, 1.0);
   EXPECT_DOUBLE_EQ(analytic_power(d, 0.0), 0.05);
+}
+
+TEST(Power, FriedmanIgnoresTheSetEffectAndRejectsAtAboutAlphaWithoutAnEffect) {
+  PowerDesign d = friedman_design();
+  const PowerEstimate null = simulate_power(d, 0.0, 20000, 4);
+  // Friedman's chi-square is conservative with 12 blocks: at most alpha, not far below.
+  EXPECT_LE(null.power, 0.05 + 4 * null.se);
+  EXPECT_GE(null.power, 0.03);
+  // Ranks within a set do not see its effect: the same rejections with or without it.
+  const std::size_t with = simulate_power(d, 0.8, 2000, 4).rejections;
+  d.set_sd = 0;
+  EXPECT_EQ(simulate_power(d, 0.8, 2000, 4).rejections, with);
+}
+
+TEST(Power, ClusteredFriedmanLosesPowerToTheGroupByClusterVariance) {
+  PowerDesign d = friedman_design();
+  d.sets_per_cluster = 3;  // 12 clusters of 3 sets: the block sd falls to 1 / sqrt(3)
+  const double averaged = simulate_power(d, 0.6, 4000, 8).power;
+  d.cluster_sd = 0.8;
+  const double interacting = simulate_power(d, 0.6, 4000, 8).power;
+  EXPECT_GT(averaged, simulate_power(friedman_design(), 0.6, 4000, 8).power + 0.1);
+  EXPECT_LT(interacting, averaged - 0.1);
+  // Only the interaction varies: sd 0 with cluster_sd > 0 is still a design.
+  d.groups.assign(4, {12, 0.0});
+  EXPECT_GT(simulate_power(d, 2.0, 500, 8).power, 0.5);
 }
 
 TEST(Power, HolmOverALargerFamilyLowersPower) {
@@ -175,6 +213,19 @@ TEST(Power, DegenerateDesignsAreUsageErrors) {
   d.test = PowerTest::ChiSquare;
   d.base_rate = 0;
   expect_error(d, "base rate must lie in (0, 1)");
+  d = friedman_design();
+  d.groups.pop_back();
+  d.groups.pop_back();
+  expect_error(d, "friedman test needs at least 3 groups");
+  d = friedman_design();
+  d.groups[2].n = 11;
+  expect_error(d, "the same blocks and residual sd");
+  d = friedman_design();
+  d.cluster_sd = -1;
+  expect_error(d, "set and cluster sds must be finite");
+  d = friedman_design();
+  d.groups.assign(4, {12, 0.0});
+  expect_error(d, "zero variance");
   EXPECT_THROW(simulate_power(welch_design(), -0.1, 100, 1), UsageError);
   EXPECT_THROW(sample_size(welch_design(), 0.0, 0.8, 100, 1), UsageError);
   EXPECT_THROW(minimum_detectable_effect(welch_design(), 1.0, 100, 1), UsageError);

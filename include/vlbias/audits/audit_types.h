@@ -24,6 +24,15 @@ struct AnalysisToggle {
   bool explicit_ = false;
 };
 
+// analyses.power of a spec (every kind with a test power_pilot.h supports): the minimum
+// detectable effect of every null test, simulated with `replicates` replicates.
+struct PowerSpec {
+  AnalysisToggle toggle{false, false};
+  double power = 0.8;
+  double alpha = 0.05;
+  std::size_t replicates = 200;
+};
+
 struct EmbeddingSource {
   std::filesystem::path path;  // resolved against the spec's folder
   std::string tensor;          // safetensors tensor name ("" = the only tensor)

@@ -163,12 +163,8 @@ struct DualEncoderAuditSpec {
   // Off unless named: for every test of confidence and the association contrasts that is not
   // significant after Holm at `alpha`, the minimum detectable effect at `power` by simulation
   // from the study itself (audits/power_pilot.h), written into the test's entry as `power`.
-  struct Power {
-    AnalysisToggle toggle{false, false};
-    double power = 0.8;
-    double alpha = 0.05;
-    std::size_t replicates = 200;
-  } power;
+  using Power = PowerSpec;
+  Power power;
 
   // trait-pairs only.
   struct Confidence {

@@ -169,6 +169,7 @@ struct GeoAuditSpec {
     std::size_t bootstrap = 1000;
     double ci = 0.95;
   } consistency;
+  PowerSpec power;  // analyses.power: over the filtered-rate test
   struct Distribution {
     AnalysisToggle toggle;
     bool fid = true;

@@ -96,6 +96,7 @@ struct LvlmAuditSpec {
     std::string refusal_column;
   } responses;
   std::vector<RatingSpecYaml> ratings;
+  PowerSpec power;  // analyses.power: over the Friedman group tests
   struct GroupTests {
     AnalysisToggle toggle;
     std::size_t permutations = 1000;

@@ -4,7 +4,7 @@
 // each as a stats::PowerDesign with the pilot's own group sizes and standard deviations, its
 // own test and its own correction family, and the power questions asked of each.
 //
-// Supported tests (the group tests of the dual-encoder audits):
+// Supported tests:
 //   analyses.confidence.tests[]          trait-pairs: ANOVA or Welch (Student) on confidence
 //                                        per group; Holm over every test of the table. The
 //                                        effect is planted on the group with the largest sd^2/n
@@ -14,14 +14,29 @@
 //                                        of the others (Welch contrast); Holm over every
 //                                        contrast; the design is the dimension's groups with
 //                                        n >= 2, as the audit formed it.
-// Each test's family is the number of tests of its table with a p-value. Other tests of a
-// results.json (rank tests, permutation tests, MaxGap, region gaps) are not supported: a pilot
-// with none of the supported tests is an InputError naming the kind.
+//   analyses.group_tests.results[]       lvlm-counterfactual: Friedman over the complete
+//                                        counterfactual sets (stats::PowerTest::Friedman): G
+//                                        groups, B = complete_sets blocks (with clusters: B =
+//                                        clusters of m = round(complete_sets / clusters) sets),
+//                                        pilot_variance {residual_sd, set_sd, cluster_sd};
+//                                        Holm over every Friedman p of the table; the effect is
+//                                        on group 0 (the groups are exchangeable in the model).
+//   analyses.filtered.test               geo-diversity: the chi-square test of equal
+//                                        refused-or-filtered rates (ChiSquare) with each
+//                                        region's requested n, the pooled rate as the base
+//                                        rate, the effect on the region with the fewest
+//                                        requests; one test, no correction.
+// Each test's family is the number of tests of its table with a p-value. The tests power
+// cannot simulate from results.json are listed by unsupported_tests with the reason: the
+// LVLM per-group permutation tests and paired MaxGap tests, the geo-diversity bootstrap gaps,
+// a filtered-rate test with a pooled rate of 0 or 1, the visual-stereotypes pull tests. A
+// pilot with none of the supported tests is an InputError naming the kind and those reasons.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "vlbias/audits/audit_types.h"
 #include "vlbias/io/json.h"
 #include "vlbias/stats/power.h"
 
@@ -50,12 +65,23 @@ struct PowerQuestions {
 };
 
 // One test's answers as JSON: {analysis, label, pointer, test, correction, family, alpha,
-// groups: [{n, sd}], target, p_holm, significant, mde: {effect, power, se, analytic_power,
-// note?}, and with an effect: at_effect: {effect, power, se, analytic_power},
+// groups: [{n, sd}], target, p_holm, significant, (chi_square) base_rate, (friedman) blocks
+// ("sets" or "clusters"), sets_per_cluster, set_sd, cluster_sd, mde: {effect, power, se,
+// analytic_power, note?}, and with an effect: at_effect: {effect, power, se, analytic_power},
 // sample_size: {n_per_group, power, se, note?}}. Power and se are simulated with
 // `replicates` replicates; analytic_power is stats::analytic_power at the same effect.
 Json answer_power_questions(const PilotTest& test, std::size_t index,
                             const PowerQuestions& questions);
+
+// The tests of `results` that power does not support, each {tests: JSON pointer pattern,
+// reason}.
+std::vector<Json> unsupported_tests(const Json& results);
+
+// analyses.power of an audit (audit_types.h's PowerSpec), its own results as the pilot: the
+// `power` entry of every null test (add_power_to_null_tests, seeded with `seed`) and
+// analyses.power {definition, power, alpha, replicates, null_tests, not_supported}; a note
+// instead when the audit ran no supported test.
+void add_power_section(Json& results, const PowerSpec& spec, std::uint64_t seed);
 
 // For an audit's own results: writes `power` (the answer above, without the design's groups)
 // into the entry of every supported test that is not significant at `alpha` after Holm, so

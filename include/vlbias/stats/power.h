@@ -11,9 +11,20 @@
 // the pilot's means do not matter); for rates r_target = base_rate + delta and every other
 // r_g = base_rate (the pilot's pooled rate). delta = 0 is the null.
 //
+// Set-blocked design (Friedman, the LVLM audit's group tests). Every block holds each of the
+// G groups once; groups[g].n is the number of blocks B (the same for every g) and groups[g].sd
+// the within-set residual sd sigma_e (the same for every g). Without clusters
+// (sets_per_cluster <= 1) a block is one counterfactual set s and x_sg = a_s + mu_g + e_sg,
+// a_s ~ N(0, set_sd^2), e_sg ~ N(0, sigma_e^2). With clusters (sets_per_cluster = m >= 2, the
+// seeds of one image set) a block is one cluster c of m sets, x_csg = a_cs + mu_g + u_cg +
+// e_csg with the group x cluster interaction u_cg ~ N(0, cluster_sd^2), and the test runs over
+// the clusters' per-group means, as the audit's clustered Friedman does. The set effect a
+// cancels in within-block ranks (it is drawn all the same); the effect sits on mu_target.
+// n in sample_size is then the number of blocks (sets, or clusters of m sets).
+//
 // Test and correction. Each replicate runs the library's own test on the drawn data:
 // stats::one_way_anova, welch_t, student_t, contrasts_vs_others (the target group against the
-// unweighted mean of the others) or chi_square_rates, and takes the target's p-value. The
+// unweighted mean of the others), chi_square_rates or friedman, and takes the target's p-value. The
 // study corrected over a family of m >= 1 tests; the other m - 1 tests (m - G for contrasts,
 // whose G p-values of one design are all simulated) are drawn as independent Uniform(0, 1)
 // p-values, i.e. as true nulls, and the whole family goes through stats::holm or
@@ -40,16 +51,21 @@
 // more liberal): Student and Welch through the noncentral t (ncp = delta / se, Welch's df),
 // Contrast likewise with the contrast's se and Welch-Satterthwaite df, Anova through the
 // noncentral F (lambda = sum n_g (mu_g - mu_bar)^2 / sigma^2 with the pooled sigma^2), ChiSquare
-// through the noncentral chi-square (lambda = sum n_g (r_g - r_bar)^2 / (r_bar (1 - r_bar))).
-// They assume normal data or large n; the simulation does not.
+// through the noncentral chi-square (lambda = sum n_g (r_g - r_bar)^2 / (r_bar (1 - r_bar))),
+// Friedman through the noncentral chi-square of its large-B limit, lambda = ARE x B sum_g
+// (mu_g - mu_bar)^2 / sigma_b^2 with sigma_b^2 = cluster_sd^2 + sigma_e^2 / m (m = 1 without
+// clusters) and ARE = 3G / (pi (G + 1)), Friedman's efficiency against the F test under
+// normality (an approximation, close for B >= 10). They assume normal data or large n; the
+// simulation does not.
 //
 // Errors (UsageError unless said): alpha or the target power outside (0, 1); replicates 0 or
 // above stats::kMaxResamples; family 0 or smaller than the number of p-values a design yields;
 // target out of range; Welch/Student with other than 2 groups, Anova/Contrast/ChiSquare with
-// fewer than 2; a group with fewer than 2 units (means tests) or 1 (rates); an sd negative or
-// not finite; every sd 0 (nothing to simulate: the test is undefined); base_rate outside
-// (0, 1); an effect that is negative, not finite, or (rates) puts the target's rate above 1;
-// sample_size with an effect <= 0.
+// fewer than 2, Friedman with fewer than 3 or with unequal n or sd across groups; a group with
+// fewer than 2 units (means tests) or 1 (rates); an sd negative or not finite (also set_sd,
+// cluster_sd); every sd 0 (Friedman: sd and cluster_sd 0) (nothing to simulate: the test is
+// undefined); base_rate outside (0, 1); an effect that is negative, not finite, or (rates) puts the
+// target's rate above 1; sample_size with an effect <= 0.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -57,8 +73,9 @@
 
 namespace vlbias::stats {
 
-enum class PowerTest { Anova, Welch, Student, Contrast, ChiSquare };
-const char* to_string(PowerTest t);  // "anova", "welch", "student", "contrast", "chi_square"
+enum class PowerTest { Anova, Welch, Student, Contrast, ChiSquare, Friedman };
+// "anova", "welch", "student", "contrast", "chi_square", "friedman"
+const char* to_string(PowerTest t);
 enum class Correction { None, Holm, BenjaminiHochberg };
 const char* to_string(Correction c);  // "none", "holm", "bh"
 
@@ -75,6 +92,11 @@ struct PowerDesign {
   std::vector<PowerGroup> groups;
   std::size_t target = 0;  // the group that carries the effect
   double base_rate = 0;    // ChiSquare: every group's rate under the null
+  // Friedman (set-blocked design above): sets per cluster (<= 1: no clusters), the sd of the
+  // set effect and of the group x cluster interaction.
+  std::size_t sets_per_cluster = 0;
+  double set_sd = 0;
+  double cluster_sd = 0;
   std::size_t family = 1;  // m: tests corrected together
   Correction correction = Correction::Holm;
   double alpha = 0.05;
