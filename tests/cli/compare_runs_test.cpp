@@ -21,8 +21,13 @@ using cli_util::temp_dir;
 
 std::string fixture_runs(const std::vector<std::string>& names) {
   std::string s;
-  for (const auto& n : names)
-    s += " " + shell_quote(std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/compare_runs/" + n);
+  for (const auto& n : names) {
+    std::string path = VLBIAS_SOURCE_DIR;  // built in steps: GCC 12 -Wrestrict misfires on "x" + s
+    path += "/tests/fixtures/compare_runs/";
+    path += n;
+    s += ' ';
+    s += shell_quote(path);
+  }
   return s;
 }
 
