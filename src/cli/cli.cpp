@@ -79,6 +79,8 @@ constexpr std::pair<const char*, const char*> kSummaries[] = {
     {"compare",
      "Compare a numeric column across groups (ANOVA, t, rank, paired tests; adjusted p)"},
     {"correlate", "Correlation tables (Pearson, Spearman, Kendall) with intervals and adjusted p"},
+    {"compare-runs",
+     "Compare runs of one audit kind: differences with intervals, p, ranks (report.html)"},
     {"power", "Power, images per group and the smallest detectable gap, from an audit as pilot"},
     {"describe", "Per-group n, mean, sd, percentiles and bootstrap CIs of a column"},
     {"prompts", "Write a prompt manifest (social-perception, trait-pairs, ...) as CSV"},
@@ -228,6 +230,7 @@ int run(int argc, char** argv) {
   add_describe_command(app);
   add_correlate_command(app);
   add_power_command(app);
+  add_compare_runs_command(app);
   add_prompts_command(app);
   add_dataset_command(app);
   add_metric_commands(app);

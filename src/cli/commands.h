@@ -23,6 +23,8 @@ void add_describe_command(CLI::App& app);
 void add_correlate_command(CLI::App& app);
 // `vlbias power --pilot RUN_DIR --effect E`: power, n and MDE from an audit (power_command.cpp).
 void add_power_command(CLI::App& app);
+// `vlbias compare-runs RUN_A RUN_B ... --out DIR`: runs side by side (compare_runs_command.cpp).
+void add_compare_runs_command(CLI::App& app);
 // `vlbias prompts social-perception|trait-pairs`: prompt manifests (prompts_command.cpp).
 void add_prompts_command(CLI::App& app);
 // `vlbias dataset NAME DIR --out images.csv`: dataset readers (dataset_command.cpp).

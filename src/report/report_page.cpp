@@ -405,17 +405,22 @@ std::string Page::render_findings() const {
     return a.magnitude > b.magnitude;
   });
   out += "<section id=\"findings\">\n<h2>Findings</h2>\n";
+  // A comparison of runs states its own level and correction (options); audits use Holm at
+  // kAlpha.
+  const Node options = root_["options"];
+  const double alpha = options["alpha"].null() ? kAlpha : options["alpha"].number();
+  const char* correction = options["correction"].str() == "bh" ? "Benjamini-Hochberg" : "Holm";
   if (findings.empty()) {
     out += fmt::format(
         "<p>No effect is significant at &#945; = {:g} after correction for multiple "
         "comparisons.</p>\n",
-        kAlpha);
+        alpha);
   } else {
     out += fmt::format(
-        "<p>Tests significant at &#945; = {:g} after Holm correction, and estimates whose "
+        "<p>Tests significant at &#945; = {:g} after {} correction, and estimates whose "
         "interval excludes no effect (as each sentence says), largest first within each "
         "kind of effect.</p>\n<ol class=\"findings\">\n",
-        kAlpha);
+        alpha, correction);
     // At most kFindingsPerKind sentences per kind of effect; the rest are counted (every
     // effect is in its section's chart and table).
     constexpr std::size_t kFindingsPerKind = 10;

@@ -139,6 +139,8 @@ void build_trait_pairs(Page& page);
 void build_geo_diversity(Page& page);
 void build_lvlm_counterfactual(Page& page);
 void build_visual_stereotypes(Page& page);
+// The comparison of runs (`vlbias compare-runs`, kind "comparison"; compare_runs_page.cpp).
+void build_comparison(Page& page);
 
 // Helpers shared by the kinds.
 inline std::string esc(const std::string& s) {
