@@ -84,7 +84,7 @@ build/vlbias prompts social-perception --out "$out/prompts.csv"
 build/vlbias encode --model "$model" --texts "$out/prompts.csv" --out "$out/prompt_embeddings.npy"
 build/vlbias encode --model "$model" --images tests/fixtures/encode/e2e/images \
   --out "$out/image_embeddings.npy"
-echo "example outputs (each audit: results.json, tables/*.csv, report.html):"
+echo "example outputs (each audit: results.json, tables/*.csv, report.html, summary.json, units/*.csv):"
 ls -1 "$out"/*.json "$out"/*.npy "$out"/visual_stereotype_prompts.csv
 echo
 echo "reports (open in a browser; self-contained, printable):"

@@ -250,6 +250,9 @@ AnalysisOutput association_analysis(const Study& study, const GroupingOptions& o
   out.json["has_delta"] = scores.has_delta;
   out.json["by"] = options.by;
   out.json["dimensions"] = dims;
+  std::vector<std::string> unit_columns;
+  for (const std::string& l : labels) unit_columns.push_back(main + l);
+  group_units(images, options.by, unit_columns, "association", out.units);
   out.tables.emplace_back("association_images", std::move(images));
   out.tables.emplace_back("association_groups", groups.build());
   for (auto& t : contrast_table) out.tables.push_back(std::move(t));

@@ -147,6 +147,9 @@ AnalysisOutput confidence_analysis(const Study& study, const ConfidenceAnalysisO
   out.json["pairs"] = pairs;
   out.json["tests"] = jt;
   out.json["adjustment"] = "Holm and Benjamini-Hochberg over every test of this table";
+  std::vector<std::string> unit_columns;
+  for (const std::string& pair : tc.pairs) unit_columns.push_back("confidence_" + pair);
+  group_units(images, options.grouping.by, unit_columns, "confidence", out.units);
   out.tables.emplace_back("confidence_images", std::move(images));
   out.tables.emplace_back("confidence_groups", groups.build());
   out.tables.emplace_back("confidence_tests", std::move(tests));

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "table_builder.h"
@@ -28,6 +29,14 @@ Table with_scores(const Table& images, const std::string& prefix,
 // mean when bootstrap > 0.
 DescribeReport describe_column(const Table& t, const std::string& value, const GroupingOptions& g,
                                std::size_t bootstrap, std::uint64_t seed);
+
+// The units of the groups' means for summary.json (dual_encoder_audit_units.cpp): per group of
+// `by` (a group's label: its key values joined by spaces, "all" without `by`), the table
+// units_table_name(stem, {label}) of the group's rows of `images` ("image": the row's index)
+// with their `columns`, appended to `units`. Rows with a missing key cell are left out.
+void group_units(const Table& images, const std::vector<std::string>& by,
+                 const std::vector<std::string>& columns, const std::string& stem,
+                 std::vector<std::pair<std::string, Table>>& units);
 
 // Holm and BH adjustments over every p-value of a table (NaN p-values are skipped and stay
 // NaN).

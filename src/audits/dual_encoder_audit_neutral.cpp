@@ -15,6 +15,7 @@
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/summary.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {
@@ -183,6 +184,23 @@ AnalysisOutput neutral_analysis(const Study& study, const NeutralOptions& option
     pairs_json.push_back(std::move(e));
   }
   out.tables.emplace_back("neutral_pairs", pt.build());
+  // summary.json's units: each group's images (its mean) and, without a pair key, every
+  // grouped image with its group (the pairs' differences of means).
+  group_units(images, g.by, {"neutral_cos"}, "neutral", out.units);
+  if (options.pair_key.empty()) {
+    TableBuilder u("units");
+    for (std::size_t i = 0; i < images.rows; ++i) {
+      if (groups.group_of_row[i] == Grouping::kNoGroup) continue;
+      std::string label;
+      for (const std::string& v : groups.keys[groups.group_of_row[i]])
+        label += (label.empty() ? "" : " ") + v;
+      u.row();
+      u.put("image", static_cast<double>(i));
+      u.put("group", label);
+      u.put("neutral_cos", neutral[i]);
+    }
+    out.units.emplace_back(units_table_name("neutral", {}), u.build());
+  }
   const std::string pairing =
       options.pair_key.empty()
           ? "Welch's t over the images of the two groups"

@@ -18,6 +18,7 @@
 #include "vlbias/io/embeddings.h"
 #include "vlbias/io/table.h"
 #include "vlbias/metrics/clipscore.h"
+#include "vlbias/report/summary.h"
 
 namespace vlbias::audits_internal {
 
@@ -113,6 +114,9 @@ ScoredRows score_generations(const AuditSpec& spec, const GeneratedData& gen,
 struct ConsistencyTables {
   TableBuilder summary{"geo_consistency"};
   TableBuilder per_object{"geo_consistency_objects"};
+  // Per (form, region or "all"): each object's percentile, whose mean is the indicator
+  // (summary.json's units).
+  std::vector<std::pair<std::string, Table>> units;
 };
 
 using Strata = std::map<std::string, std::vector<double>>;  // object -> scores
@@ -152,6 +156,14 @@ std::pair<PercentileMean, std::size_t> indicator(const AuditSpec& spec, Form f,
     per_object.put("n", static_cast<double>(s.size()));
     per_object.put("percentile", pm.per_stratum[i++]);
   }
+  TableBuilder u("units");
+  i = 0;
+  for (const auto& [o, s] : strata) {
+    u.row();
+    u.put("object", o);
+    u.put("value", pm.per_stratum[i++]);
+  }
+  tables.units.emplace_back(units_table_name("consistency", {form_name(f), region}), u.build());
   return std::make_pair(pm, n);
 }
 
@@ -251,6 +263,7 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
                           {"forms", forms}};
   out.section.tables.emplace_back("geo_consistency", tables.summary.build());
   out.section.tables.emplace_back("geo_consistency_objects", tables.per_object.build());
+  out.section.units = std::move(tables.units);
   out.gaps = gap_section(std::move(gaps), "geo_consistency_gaps");
   out.row_scores.assign(gen.features.rows, std::numeric_limits<double>::quiet_NaN());
   for (std::size_t k = 0; k < scored.rows.size(); ++k) {

@@ -13,6 +13,7 @@
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/summary.h"
 #include "vlbias/stats/compare.h"
 #include "vlbias/stats/intervals.h"
 #include "vlbias/stats/stats.h"
@@ -426,7 +427,8 @@ void holm_over_results(Json& results) {
 // `task`); writes its row of the paired table.
 Json paired_result(const LvlmState& s, const LvlmConfig& config, const LvlmReportOptions& o,
                    const std::vector<std::vector<std::uint32_t>>& sets_of, std::size_t b,
-                   std::uint32_t b0, std::size_t k, std::size_t task, TableBuilder& table) {
+                   std::uint32_t b0, std::size_t k, std::size_t task, TableBuilder& table,
+                   std::vector<std::pair<std::string, Table>>& units) {
   const std::size_t S = config.scores.size();
   std::unordered_map<std::string, double> base_gap;
   for (const std::uint32_t i : sets_of[b0]) {
@@ -490,6 +492,21 @@ Json paired_result(const LvlmState& s, const LvlmConfig& config, const LvlmRepor
     if (!cluster.empty())
       r["ci"]["clusters"] = *std::max_element(cluster.begin(), cluster.end()) + 1;
   }
+  // The matched sets' MaxGap and their difference, whose mean is diff_mean (summary.json).
+  if (n > 0) {
+    TableBuilder u("units");
+    for (std::size_t i = 0; i < n; ++i) {
+      u.row();
+      u.put("set", s.set_keys[matched[i]]);
+      u.put("maxgap_baseline", x0[i]);
+      u.put("maxgap", x1[i]);
+      u.put("diff", x1[i] - x0[i]);
+    }
+    units.emplace_back(
+        units_table_name(
+            "paired", {config.scores[k], level_text(r["by"]) + "-vs-" + level_text(r["baseline"])}),
+        u.build());
+  }
   table.row();
   put_level(table, config.by, s.by_levels[b]);
   table.put("baseline", o.compare_baseline);
@@ -544,7 +561,7 @@ AnalysisOutput lvlm_paired(const LvlmState& s, const LvlmConfig& config,
     if (base == level_index.end()) continue;
     const std::uint32_t b0 = base->second;
     for (std::size_t k = 0; k < S; ++k, ++task) {
-      results.push_back(paired_result(s, config, o, sets_of, b, b0, k, task, table));
+      results.push_back(paired_result(s, config, o, sets_of, b, b0, k, task, table, out.units));
     }
   }
   VLBIAS_CHECK(any_baseline, InputError,

@@ -26,6 +26,10 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // A by- or group-level key as {column: value} ({} without columns).
 Json level_json(const std::vector<std::string>& columns, const std::string& key);
 
+// A level object as summary.json names it (src/report/summary_kinds.cpp): "prompt=Hiring,
+// mitigation=M1" (column=value joined by ", "), "all" for {} or null.
+std::string level_text(const Json& level);
+
 // Writes a level key's values into the current row, one column each.
 void put_level(TableBuilder& t, const std::vector<std::string>& columns, const std::string& key);
 

@@ -13,6 +13,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/summary.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {
@@ -152,7 +153,7 @@ void put_maxgap_row(TableBuilder& table, const LvlmState& s, const LvlmConfig& c
 Json maxgap_result(const LvlmState& s, const LvlmConfig& config, const LvlmReportOptions& o,
                    std::size_t b, std::size_t k, const std::vector<std::uint32_t>& sets,
                    const std::vector<std::uint32_t>& groups, double gap_top, TableBuilder& table,
-                   TableBuilder& shares) {
+                   TableBuilder& shares, std::vector<std::pair<std::string, Table>>& units) {
   const std::size_t S = config.scores.size();
   const SetGaps g = set_gaps(s, sets, S, k);
   Json r = Json::object();
@@ -184,6 +185,18 @@ Json maxgap_result(const LvlmState& s, const LvlmConfig& config, const LvlmRepor
       r["ci"]["clusters"] = *std::max_element(cluster.begin(), cluster.end()) + 1;
   }
   put_maxgap_row(table, s, config, b, k, r, g.gap.size(), ci_mean, ci_p90);
+  // The per-set MaxGap whose mean is r.maxgap.mean (summary.json's units).
+  if (!g.gap.empty()) {
+    TableBuilder u("units");
+    for (std::size_t i = 0; i < g.gap.size(); ++i) {
+      u.row();
+      u.put("set", s.set_keys[g.sets[i]]);
+      u.put("maxgap", g.gap[i]);
+    }
+    units.emplace_back(
+        units_table_name("maxgap", {config.scores[k], level_text(r.value("by", Json()))}),
+        u.build());
+  }
   std::size_t gi = 0;
   for (const std::uint32_t gid : groups) {
     shares.row();
@@ -218,7 +231,7 @@ AnalysisOutput lvlm_maxgap(const LvlmState& s, const LvlmConfig& config,
   for (std::size_t b = 0; b < s.by_levels.size(); ++b) {
     for (std::size_t k = 0; k < S; ++k) {
       results.push_back(maxgap_result(s, config, o, b, k, sets_of[b], level_groups[b], gap_top[k],
-                                      table, shares));
+                                      table, shares, out.units));
     }
   }
   out.json["definition"] =

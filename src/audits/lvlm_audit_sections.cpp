@@ -25,6 +25,16 @@ Json level_json(const std::vector<std::string>& columns, const std::string& key)
   return key_json(columns, split_key(key));
 }
 
+std::string level_text(const Json& level) {
+  if (!level.is_object() || level.empty()) return "all";
+  std::string out;
+  for (auto it = level.begin(); it != level.end(); ++it) {
+    if (!out.empty()) out += ", ";
+    out += it.key() + "=" + it.value().get<std::string>();
+  }
+  return out;
+}
+
 void put_level(TableBuilder& t, const std::vector<std::string>& columns, const std::string& key) {
   if (columns.empty()) return;
   const std::vector<std::string> parts = split_key(key);

@@ -7,12 +7,15 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string_view>
 #include <system_error>
 
 #include "vlbias/core/error.h"
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/report/report.h"
+#include "vlbias/report/summary.h"
 
 namespace vlbias::audits_internal {
 
@@ -63,7 +66,10 @@ void publish(const fs::path& staged, const fs::path& run_dir) {
   // folder, which is removed afterwards; rename never follows a link.
   if (entry_exists(run_dir / "tables")) move_entry(run_dir / "tables", staged / "old-tables");
   move_entry(staged / "tables", run_dir / "tables");
+  if (entry_exists(run_dir / "units")) move_entry(run_dir / "units", staged / "old-units");
+  move_entry(staged / "units", run_dir / "units");
   move_entry(staged / "report.html", run_dir / "report.html");
+  move_entry(staged / "summary.json", run_dir / "summary.json");
   move_entry(staged / "results.json", results);
 }
 
@@ -89,9 +95,26 @@ Json RunOutput::add_sections(std::vector<std::pair<std::string, AnalysisOutput>>
       tables.push_back("tables/" + table_name + ".csv");
       tables_.emplace_back(table_name + ".csv", std::move(table));
     }
+    for (auto& [unit_name, table] : section.units)
+      units_.emplace_back(unit_name + ".csv", std::move(table));
     for (const std::string& n : section.notes) notes.push_back(n);
     analyses[name] = std::move(section.json);
   }
+  // Two quantities whose labels reduce to one file name (units_table_name) would share a table:
+  // both are left out, so summary.json gives them no units rather than the wrong ones.
+  std::map<std::string, std::size_t> count;
+  for (const auto& [name, table] : units_) ++count[name];
+  std::vector<std::pair<std::string, Table>> kept;
+  for (auto& [name, table] : units_) {
+    if (count[name] == 1) {
+      kept.emplace_back(name, std::move(table));
+    } else if (count[name] != 0) {
+      notes.push_back("summary.json: two quantities' units tables would both be named units/" +
+                      name + "; neither is written");
+      count[name] = 0;
+    }
+  }
+  units_ = std::move(kept);
   return analyses;
 }
 
@@ -117,6 +140,9 @@ void RunOutput::write(Json results, Provenance& provenance, const Json& paramete
   const std::string results_text =
       results.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
   const RenderedReport rendered = render_report(results);
+  std::set<std::string> units;
+  for (const auto& [name, table] : units_) units.insert("units/" + name);
+  const std::string summary_text = build_summary(results, units).dump(2) + "\n";
 
   const Staging staging(dir_);
   make_output_folders(staging.path(), "tables");
@@ -125,7 +151,11 @@ void RunOutput::write(Json results, Provenance& provenance, const Json& paramete
   for (const auto& [name, text] : rendered.tables) {
     write_file_atomically(staging.path() / "tables" / name, text);
   }
+  make_output_folders(staging.path(), "units");
+  for (const auto& [name, table] : units_)
+    write_csv(table, (staging.path() / "units" / name).string());
   write_file_atomically(staging.path() / "report.html", rendered.html);
+  write_file_atomically(staging.path() / "summary.json", summary_text);
   write_file_atomically(staging.path() / "results.json", results_text);
   publish(staging.path(), dir_);
 }

@@ -4,11 +4,11 @@
 // A run folder is never left half-written: the folder is locked for the whole audit
 // (run_lock.h), every output (tables/*.csv, report.html, results.json) is rendered and
 // written into a fresh staging folder RUN_DIR/.staging-XXXXXX, and only when all of them are
-// there are they moved into place: the old results.json removed first, then tables/
-// (replaced as a whole, so no table of an earlier run outlives it), report.html, and
-// results.json last. An error before that (bad input, an analysis that fails, a full disk)
-// leaves an existing run exactly as it was; a process killed while moving leaves a folder
-// without results.json, which reads as incomplete. Staging folders left by a killed run are
+// there are they moved into place: the old results.json removed first, then tables/ and
+// units/ (each replaced as a whole, so no table of an earlier run outlives it), report.html,
+// summary.json, and results.json last. An error before that (bad input, an analysis that fails, a
+// full disk) leaves an existing run exactly as it was; a process killed while moving leaves a
+// folder without results.json, which reads as incomplete. Staging folders left by a killed run are
 // removed by the next audit on the folder.
 #include <filesystem>
 #include <string>
@@ -29,8 +29,9 @@ class RunOutput {
   // file or another process holds it (RunLock).
   explicit RunOutput(const std::filesystem::path& run_dir);
 
-  // Keeps every section's tables for write() (as tables/<name>.csv) and returns the "analyses"
-  // object (section name -> its JSON), the list of table paths relative to RUN_DIR in
+  // Keeps every section's tables for write() (as tables/<name>.csv; its units tables as
+  // units/<name>.csv; names that two tables share are left out, with a note) and returns the
+  // "analyses" object (section name -> its JSON), the list of table paths relative to RUN_DIR in
   // `tables`, and appends the sections' notes to `notes`.
   Json add_sections(std::vector<std::pair<std::string, AnalysisOutput>>& sections, Json& tables,
                     std::vector<std::string>& notes);
@@ -44,6 +45,7 @@ class RunOutput {
   std::filesystem::path dir_;
   RunLock lock_;
   std::vector<std::pair<std::string, Table>> tables_;  // file name -> table
+  std::vector<std::pair<std::string, Table>> units_;   // file name -> table
 };
 
 }  // namespace vlbias::audits_internal

@@ -10,6 +10,7 @@
 
 #include "table_builder.h"
 #include "visual_audit_internal.h"
+#include "vlbias/report/summary.h"
 
 namespace vlbias::audits_internal {
 
@@ -489,6 +490,18 @@ AnalysisOutput pull_section(const Table& table, const Matrix& embeddings,
   }
   out.tables.emplace_back("pull_identities", ids.build());
   out.tables.emplace_back("pull_regions", reg.build());
+  // Each identity's s/ns images with m_j: the units of its pull (summary.json).
+  for (const IdentityPull& x : rep.identities) {
+    if (x.m.empty()) continue;
+    TableBuilder u("units");
+    for (std::size_t j = 0; j < x.m.size(); ++j) {
+      u.row();
+      u.put("row", static_cast<double>(x.rows[j]));
+      u.put("set", x.labels[j] == 0 ? "s" : "ns");
+      u.put("m", x.m[j]);
+    }
+    out.units.emplace_back(units_table_name("pull", {x.identity}), u.build());
+  }
   return out;
 }
 

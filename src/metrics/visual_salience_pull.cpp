@@ -241,6 +241,9 @@ PullReport stereotypical_pull(const Table& table, MatrixView embeddings, const P
       }
       x.test = stats::permutation_mean_difference(
           m, labels, o.permutations, derive_seed(derive_seed(o.seed, 2), index), o.alternative);
+      x.rows = std::move(both);
+      x.m = std::move(m);
+      x.labels = std::move(labels);
       ++out.tested;
       out.positive += x.pull > 0 ? 1 : 0;
     }

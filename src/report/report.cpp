@@ -12,6 +12,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/io/table.h"
+#include "vlbias/report/summary.h"
 
 namespace vlbias {
 
@@ -101,6 +102,9 @@ std::filesystem::path write_report(const std::filesystem::path& run_dir, const J
   for (const auto& p : stale) std::filesystem::remove(p);
   for (const auto& [name, text] : report.tables)
     write_file_atomically(run_dir / "tables" / name, text);
+  // summary.json from results.json, pointing to the units tables the audit left (summary.h).
+  write_file_atomically(run_dir / "summary.json",
+                        build_summary(results, units_tables_present(run_dir)).dump(2) + "\n");
   const std::filesystem::path path = run_dir / "report.html";
   write_file_atomically(path, report.html);
   progress.advance();

@@ -268,7 +268,8 @@ TEST(AuditRunFolder, RerunReplacesTheEarlierRunsTables) {
   EXPECT_FALSE(fs::exists(run / "tables/absdiff.csv"));
   std::set<std::string> top;
   for (const auto& e : fs::directory_iterator(run)) top.insert(e.path().filename().string());
-  EXPECT_EQ(top, (std::set<std::string>{".lock", "report.html", "results.json", "tables"}));
+  EXPECT_EQ(top, (std::set<std::string>{".lock", "report.html", "results.json", "summary.json",
+                                        "tables", "units"}));
 }
 
 TEST(AuditUserMistakes, OutNamingAFileIsAUsageErrorBeforeAnyWork) {

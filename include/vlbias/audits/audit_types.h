@@ -38,11 +38,14 @@ struct EmbeddingSource {
   std::string tensor;          // safetensors tensor name ("" = the only tensor)
 };
 
-// One analysis' result: a JSON section and named CSV tables ("association_groups").
+// One analysis' result: a JSON section, named CSV tables ("association_groups") and the
+// per-unit tables behind summary.json's estimates (RUN_DIR/units/<name>.csv, names from
+// units_table_name in vlbias/report/summary.h).
 struct AnalysisOutput {
   Json json = Json::object();
   std::vector<std::pair<std::string, Table>> tables;
   std::vector<std::string> notes;
+  std::vector<std::pair<std::string, Table>> units;
 };
 
 }  // namespace vlbias

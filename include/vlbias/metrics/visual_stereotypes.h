@@ -318,6 +318,11 @@ struct IdentityPull {
   double mean_similarity = stats::kNaN, pull = stats::kNaN;
   stats::ResamplingResult test;
   double p_holm = stats::kNaN, p_bh = stats::kNaN;
+  // The test's units, in table order: each s/ns image's table row, m_j and set (0 = s,
+  // 1 = ns); pull = mean(m | s) - mean(m | ns) up to rounding. Empty without all three sets.
+  std::vector<std::size_t> rows;
+  std::vector<double> m;
+  std::vector<std::uint32_t> labels;
 };
 
 struct PullReport {

@@ -1,0 +1,171 @@
+// summary.json of the dual-encoder audits, social-perception and trait-pairs (papers 001 and 004;
+// include/vlbias/report/summary.h).
+#include <algorithm>
+
+#include "summary_internal.h"
+
+namespace vlbias::report_internal {
+
+namespace {
+
+// SC-WEAT names an intersectional group "Black|female"; the summary writes "Black female".
+std::string spaced(std::string s) {
+  std::replace(s.begin(), s.end(), '|', ' ');
+  return s;
+}
+
+// Group means per dimension (units: the group's images), and each group against the others.
+void association(SummaryBuilder& b, const Node& a) {
+  const bool delta = a["has_delta"].boolean();
+  const std::string measure = delta ? "Delta cos" : "cosine";
+  const std::string value_key = delta ? "delta_cos_mean" : "cos_mean";
+  const Node dims = a["dimensions"];
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const std::string dim = dims[d]["dimension"].str();
+    for (std::size_t g = 0; g < dims[d]["groups"].size(); ++g) {
+      const Node grp = dims[d]["groups"][g];
+      const std::string label = group_label(grp["key"]);
+      b.add("association/" + dim + "/" + label, "association",
+            "mean " + measure + " of the group's images with the " + dim + " prompts", {label},
+            grp[value_key])
+          .ci(grp["ci"])
+          .units_mean(units_table_name("association", {label}), "image",
+                      (delta ? "delta_cos_" : "cos_") + dim);
+    }
+  }
+  const Node c = a["contrasts"]["results"];
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const Node e = c[i];
+    const std::string label = group_label(e["key"]), dim = e["dimension"].str();
+    b.add("contrast/" + dim + "/" + label + "-vs-rest", "association",
+          "mean " + measure + " on " + dim +
+              " of the group minus the unweighted mean of the other groups' means",
+          {label, "rest"}, e["estimate"])
+        .ci(e["ci"])
+        .p(e["p_value"], e["p_holm"])
+        .better("closer_to_zero");
+  }
+}
+
+void scweat(SummaryBuilder& b, const Node& s) {
+  const Node tests = s["tests"];
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    const Node t = tests[i];
+    const std::string ga = spaced(t["group_a"].str()), gb = spaced(t["group_b"].str());
+    const std::string dim = t["dimension"].str();
+    b.add("scweat/" + dim + "/" + ga + "-vs-" + gb, "scweat",
+          "SC-WEAT effect size on " + dim + " (first group's images against the second's)",
+          {ga, gb}, t["effect_size"])
+        .p(t["p_value"], t["p_holm"])
+        .better("closer_to_zero");
+  }
+}
+
+void markedness(SummaryBuilder& b, const Node& m) {
+  for (std::size_t i = 0; i < m["groups"].size(); ++i) {
+    const Node g = m["groups"][i];
+    const std::string label = g["attribute"].str() + " = " + g["level"].str();
+    b.add("markedness/" + g["attribute"].str() + "/" + g["level"].str(), "markedness",
+          "percent of the group's images that are marked", {label}, g["percent"])
+        .ci(g["ci"]);
+  }
+}
+
+void neutral(SummaryBuilder& b, const Node& n) {
+  for (std::size_t i = 0; i < n["groups"].size(); ++i) {
+    const Node g = n["groups"][i];
+    const std::string label = group_label(g["key"]);
+    b.add("neutral/" + label, "neutral",
+          "mean cosine of the group's images with the neutral prompt", {label}, g["mean"])
+        .ci(g["mean_ci"])
+        .units_mean(units_table_name("neutral", {label}), "image", "neutral_cos");
+  }
+  for (std::size_t i = 0; i < n["pairs"].size(); ++i) {
+    const Node e = n["pairs"][i];
+    const std::string ga = group_label(e["a"]), gb = group_label(e["b"]);
+    SummaryFinding f =
+        b.add("neutral_pair/" + ga + "-vs-" + gb, "neutral",
+              "difference in mean cosine with the neutral prompt (first group minus second)",
+              {ga, gb}, e["difference"]);
+    f.p(e["test"]["p_value"], e["p_holm"]).better("closer_to_zero");
+    // Paired by identity, the difference is over the identities' means: no image units.
+    if (n["pair_key"].null())
+      f.units_difference(units_table_name("neutral", {}), "image", "neutral_cos", "group", ga, gb);
+  }
+}
+
+void ranking(SummaryBuilder& b, const Node& r) {
+  for (std::size_t i = 0; i < r["results"].size(); ++i) {
+    const Node e = r["results"][i];
+    const std::string attr = e["attribute"].str(), dim = e["dimension"].str();
+    b.add("ndkl/" + attr + "/" + dim, "ranking",
+          "NDKL of " + attr + " in the images ranked by " + dim, {}, e["ndkl"])
+        .better("lower");
+    for (const std::string& level : e["skew"].keys()) {
+      b.add("skew/" + attr + "/" + dim + "/" + level, "ranking",
+            "Skew@k of " + attr + " = " + level + " in the images ranked by " + dim, {level},
+            e["skew"][level])
+          .better("closer_to_zero");
+    }
+  }
+}
+
+void absdiff(SummaryBuilder& b, const Node& a) {
+  for (std::size_t i = 0; i < a["tests"].size(); ++i) {
+    const Node e = a["tests"][i];
+    const std::string dim = e["dimension"].str().empty() ? "all" : e["dimension"].str();
+    const std::string fa = e["factor_a"].str(), fb = e["factor_b"].str();
+    b.add("absdiff/" + dim + "/" + fa + "-vs-" + fb, "absdiff",
+          "rank-biserial r of AbsDiff on " + dim + " (first factor against the second)", {fa, fb},
+          e["effect_size"])
+        .p(e["p_value"], e["p_holm"]);
+  }
+}
+
+// Trait-pairs: mean confidence per group (units: the group's images), and the tests.
+void confidence(SummaryBuilder& b, const Node& c) {
+  for (std::size_t p = 0; p < c["pairs"].size(); ++p) {
+    const Node pair = c["pairs"][p];
+    const std::string name = pair["pair"].str();
+    for (std::size_t g = 0; g < pair["groups"].size(); ++g) {
+      const Node grp = pair["groups"][g];
+      const std::string label = group_label(grp["key"]);
+      b.add("confidence/" + name + "/" + label, "confidence",
+            "mean confidence in \"" + pair["first"].str() + "\" of the group's images", {label},
+            grp["mean"])
+          .ci(grp["ci"])
+          .units_mean(units_table_name("confidence", {label}), "image", "confidence_" + name);
+    }
+  }
+  for (std::size_t i = 0; i < c["tests"].size(); ++i) {
+    const Node e = c["tests"][i];
+    const Node res = e["result"];
+    std::vector<std::string> groups;
+    for (std::size_t g = 0; g < e["groups"].size(); ++g)
+      groups.push_back(e["groups"][g]["level"].str());
+    b.add("confidence_test/" + e["pair"].str() + "/" + e["factor"].str() + "/" + e["within"].str() +
+              "=" + e["within_level"].str(),
+          "confidence",
+          res["effect_name"].str() + " of confidence in " + e["pair"].str() + " across " +
+              e["factor"].str() + " within " + e["within"].str() + " = " + e["within_level"].str() +
+              " (" + res["test"].str() + ")",
+          groups, res["effect_size"])
+        .p(res["p_value"], e["p_holm"])
+        .better("closer_to_zero");
+  }
+}
+
+}  // namespace
+
+void summarize_dual_encoder(SummaryBuilder& b) {
+  const Node a = b.root()["analyses"];
+  if (!a["confidence"].null()) confidence(b, a["confidence"]);
+  if (!a["association"].null()) association(b, a["association"]);
+  if (!a["scweat"].null()) scweat(b, a["scweat"]);
+  if (!a["markedness"].null()) markedness(b, a["markedness"]);
+  if (!a["neutral"].null()) neutral(b, a["neutral"]);
+  if (!a["ranking"].null()) ranking(b, a["ranking"]);
+  if (!a["absdiff"].null()) absdiff(b, a["absdiff"]);
+}
+
+}  // namespace vlbias::report_internal

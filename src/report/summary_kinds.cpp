@@ -1,0 +1,281 @@
+// summary.json of the geo-diversity, lvlm-counterfactual and visual-stereotypes audits (papers
+// 002, 003 and 000; include/vlbias/report/summary.h).
+#include "summary_internal.h"
+
+namespace vlbias::report_internal {
+
+namespace {
+
+// "prompt=Hiring, mitigation=M1" for a by-level object; "all" when absent (as the LVLM page).
+std::string by_label(const Node& by) {
+  if (by.null() || by.size() == 0) return "all";
+  std::string out;
+  for (const std::string& k : by.keys()) {
+    if (!out.empty()) out += ", ";
+    out += k + "=" + by[k].str();
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ geo-diversity
+
+void region_gaps(SummaryBuilder& b, const Node& gaps, const std::string& section) {
+  for (std::size_t i = 0; i < gaps.size(); ++i) {
+    const Node g = gaps[i];
+    const std::string form = g["form"].str(), metric = g["metric"].str();
+    const std::string ra = g["region_a"].str(), rb = g["region_b"].str();
+    b.add(section + "/" + form + "/" + metric + "/" + ra + "-vs-" + rb, section,
+          metric + " of the first region minus the second's (" + form + " prompts)", {ra, rb},
+          g["difference"])
+        .ci(g["ci"])
+        .p(g["p_value"], g["p_holm"])
+        .better("closer_to_zero");
+  }
+}
+
+void geo_region(SummaryBuilder& b, const Node& region) {
+  for (std::size_t f = 0; f < region["forms"].size(); ++f) {
+    const Node form = region["forms"][f];
+    const std::string name = form["form"].str();
+    for (std::size_t i = 0; i < form["regions"].size(); ++i) {
+      const Node g = form["regions"][i];
+      const std::string rg = g["region"].str();
+      b.add("precision/" + name + "/" + rg, "region",
+            "precision (realism) of the region's generated images (" + name + " prompts)", {rg},
+            g["precision"])
+          .ci(g["precision_ci"], region["ci"].number())
+          .better("higher");
+      b.add("coverage/" + name + "/" + rg, "region",
+            "coverage (diversity) of the region's generated images (" + name + " prompts)", {rg},
+            g["coverage"])
+          .ci(g["coverage_ci"], region["ci"].number())
+          .better("higher");
+    }
+  }
+}
+
+// The indicator per region is the mean over objects of each object's percentile: units are
+// the region's objects.
+void geo_consistency(SummaryBuilder& b, const Node& cons) {
+  for (std::size_t f = 0; f < cons["forms"].size(); ++f) {
+    const Node form = cons["forms"][f];
+    const std::string name = form["form"].str();
+    b.add("consistency/" + name + "/all", "consistency",
+          "consistency indicator over every object (" + name + " prompts)", {}, form["indicator"])
+        .ci(form["ci"], cons["ci"].number())
+        .better("higher")
+        .units_mean(units_table_name("consistency", {name, "all"}), "object", "value");
+    for (std::size_t i = 0; i < form["regions"].size(); ++i) {
+      const Node g = form["regions"][i];
+      const std::string rg = g["region"].str();
+      b.add("consistency/" + name + "/" + rg, "consistency",
+            "consistency indicator of the region's generated images (" + name + " prompts)", {rg},
+            g["indicator"])
+          .ci(g["ci"], cons["ci"].number())
+          .better("higher")
+          .units_mean(units_table_name("consistency", {name, rg}), "object", "value");
+    }
+  }
+}
+
+void geo_distribution(SummaryBuilder& b, const Node& dist) {
+  for (std::size_t i = 0; i < dist["cells"].size(); ++i) {
+    const Node c = dist["cells"][i];
+    const std::string form = c["form"].str(), rg = c["region"].str();
+    b.add("fid/" + form + "/" + rg, "distribution",
+          "FID of the generated images against the real ones (" + form + " prompts)", {rg},
+          c["fid"])
+        .ci(c["fid_ci"])
+        .better("lower");
+    b.add("vendi/" + form + "/" + rg, "distribution",
+          "Vendi score of the generated images (" + form + " prompts)", {rg}, c["vendi_generated"])
+        .ci(c["vendi_generated_ci"])
+        .better("higher");
+  }
+}
+
+void geo_filtered(SummaryBuilder& b, const Node& f) {
+  for (std::size_t i = 0; i < f["regions"].size(); ++i) {
+    const Node r = f["regions"][i];
+    const std::string rg = r["region"].str();
+    b.add("filtered/" + rg, "filtered", "share of the region's requests refused or filtered", {rg},
+          r["rate"])
+        .ci(r["ci"])
+        .better("lower");
+  }
+  const Node x = f["test"];
+  if (!x.null())
+    b.add("filtered_test", "filtered", "Cramer's V of the filtered rates across regions", {},
+          x["effect_size"])
+        .p(x["p_value"], Node(nullptr, ""))
+        .better("closer_to_zero");
+}
+
+// ------------------------------------------------------------------ lvlm-counterfactual
+
+void lvlm_maxgap(SummaryBuilder& b, const Node& m) {
+  for (std::size_t i = 0; i < m["results"].size(); ++i) {
+    const Node r = m["results"][i];
+    const std::string score = r["score"].str(), by = by_label(r["by"]);
+    b.add("maxgap/" + score + "/" + by, "maxgap",
+          "mean MaxGap of " + score + " over counterfactual sets (" + by + ")", {},
+          r["maxgap"]["mean"])
+        .ci(r["ci"]["maxgap_mean"])
+        .better("lower")
+        .units_mean(units_table_name("maxgap", {score, by}), "set", "maxgap");
+  }
+}
+
+void lvlm_group_tests(SummaryBuilder& b, const Node& g) {
+  for (std::size_t i = 0; i < g["results"].size(); ++i) {
+    const Node r = g["results"][i];
+    const std::string measure = r["measure"].str(), by = by_label(r["by"]);
+    std::vector<std::string> groups;
+    for (std::size_t k = 0; k < r["groups"].size(); ++k) {
+      const Node e = r["groups"][k];
+      const std::string label = group_label(e["group"]);
+      groups.push_back(label);
+      b.add("group_gap/" + measure + "/" + by + "/" + label, "group_tests",
+            "mean " + measure + " of the group minus the other groups' in the same sets (" + by +
+                ")",
+            {label, "rest"}, e["gap_to_others"])
+          .p(e["p"], e["p_holm"])
+          .better("closer_to_zero");
+    }
+    const Node f = r["friedman"];
+    b.add("friedman/" + measure + "/" + by, "group_tests",
+          "Kendall's W of " + measure + " across groups within sets (Friedman; " + by + ")", groups,
+          f["effect_size"])
+        .p(f["p_value"], f["p_holm"])
+        .better("lower");
+  }
+}
+
+void lvlm_descriptives(SummaryBuilder& b, const Node& a) {
+  const Node lex = a["lexicon"];
+  for (std::size_t i = 0; i < lex["results"].size(); ++i) {
+    const Node r = lex["results"][i];
+    for (std::size_t g = 0; g < r["groups"].size(); ++g) {
+      const Node grp = r["groups"][g];
+      const std::string label = group_label(grp["group"]);
+      for (const std::string& c : grp["categories"].keys()) {
+        b.add("lexicon/" + by_label(r["by"]) + "/" + label + "/" + c, "lexicon",
+              "mean share of " + c + " words in the group's answers (" + by_label(r["by"]) + ")",
+              {label}, grp["categories"][c]["mean"]);
+      }
+    }
+  }
+  const Node ratings = a["ratings"];
+  for (std::size_t i = 0; i < ratings["measures"].size(); ++i) {
+    const Node m = ratings["measures"][i];
+    for (std::size_t c = 0; c < m["cells"].size(); ++c) {
+      const Node e = m["cells"][c];
+      const std::string label = group_label(e["group"]), by = by_label(e["by"]);
+      b.add("rating/" + m["name"].str() + "/" + by + "/" + label, "ratings",
+            "mean " + m["name"].str() + " of the group's answers (" + by + ")", {label}, e["mean"]);
+    }
+  }
+  const Node resp = a["responses"];
+  for (std::size_t i = 0; i < resp["results"].size(); ++i) {
+    const Node e = resp["results"][i];
+    const std::string label = group_label(e["group"]), by = by_label(e["by"]);
+    b.add("refusal_rate/" + by + "/" + label, "responses",
+          "share of the group's answers refused (" + by + ")", {label}, e["refusal_rate"])
+        .ci(e["refusal_ci"]);
+  }
+  for (std::size_t i = 0; i < resp["refusal_tests"].size(); ++i) {
+    const Node e = resp["refusal_tests"][i];
+    b.add("refusal_test/" + by_label(e["by"]), "responses",
+          "Cramer's V of the refusal rates across groups (" + by_label(e["by"]) + ")", {},
+          e["test"]["effect_size"])
+        .p(e["test"]["p_value"], Node(nullptr, ""))
+        .better("closer_to_zero");
+  }
+}
+
+void lvlm_paired(SummaryBuilder& b, const Node& p) {
+  for (std::size_t i = 0; i < p["results"].size(); ++i) {
+    const Node r = p["results"][i];
+    const std::string by = by_label(r["by"]), base = by_label(r["baseline"]);
+    b.add("paired/" + r["score"].str() + "/" + by + "-vs-" + base, "paired",
+          "mean MaxGap of " + r["score"].str() + " per matched set, setting minus baseline",
+          {by, base}, r["diff_mean"])
+        .ci(r["ci"]["diff_mean"])
+        .p(r["tests"]["paired_t"]["p_value"], r["tests"]["paired_t"]["p_holm"])
+        .better("lower")
+        .units_mean(units_table_name("paired", {r["score"].str(), by + "-vs-" + base}), "set",
+                    "diff");
+  }
+}
+
+// ------------------------------------------------------------------ visual-stereotypes
+
+void visual_likelihood(SummaryBuilder& b, const Node& lik) {
+  const Node pooled = lik["pooled"];
+  if (!pooled.null())
+    b.add("likelihood/pooled", "likelihood",
+          "pooled L(stereo)/L(random): how much more often the visual stereotypes are marked "
+          "present than random visual attributes (1 = no difference)",
+          {}, pooled["ratio"])
+        .ci(pooled["ci_ratio"]);
+  const Node ids = lik["identities"];
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const Node id = ids[i];
+    if (!id["included"].boolean()) continue;
+    const std::string name = id["identity"].str();
+    b.add("theta/" + name, "likelihood", "theta = L(stereo)/L(random) of the identity", {name},
+          id["theta"])
+        .ci(id["ci"]["theta"]);
+  }
+}
+
+// Pull = mean(m | s) - mean(m | ns), m_j = image j's mean cosine to the default images: units
+// are the identity's stereotypical and non-stereotypical images.
+void visual_pull(SummaryBuilder& b, const Node& pull) {
+  const Node ids = pull["per_identity"];
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const Node id = ids[i];
+    const std::string name = id["identity"].str();
+    b.add("pull/" + name, "pull",
+          "stereotypical pull S(d,s) - S(d,ns) of the identity's default images", {name},
+          id["pull"])
+        .p(id["test"]["p_value"], id["test"]["p_holm"])
+        .better("closer_to_zero")
+        .units_difference(units_table_name("pull", {name}), "row", "m", "set", "s", "ns");
+  }
+  for (std::size_t i = 0; i < pull["regions"].size(); ++i) {
+    const Node r = pull["regions"][i];
+    const std::string rg = r["region"].str();
+    b.add("pull_region/" + rg, "pull", "mean stereotypical pull of the region's identities", {rg},
+          r["mean_pull"])
+        .better("closer_to_zero");
+  }
+}
+
+}  // namespace
+
+void summarize_geo_diversity(SummaryBuilder& b) {
+  const Node a = b.root()["analyses"];
+  if (!a["region"].null()) geo_region(b, a["region"]);
+  if (!a["region_gaps"].null()) region_gaps(b, a["region_gaps"], "region_gaps");
+  if (!a["consistency"].null()) geo_consistency(b, a["consistency"]);
+  if (!a["consistency_gaps"].null()) region_gaps(b, a["consistency_gaps"], "consistency_gaps");
+  if (!a["distribution"].null()) geo_distribution(b, a["distribution"]);
+  if (!a["filtered"].null()) geo_filtered(b, a["filtered"]);
+}
+
+void summarize_lvlm_counterfactual(SummaryBuilder& b) {
+  const Node a = b.root()["analyses"];
+  if (!a["maxgap"].null()) lvlm_maxgap(b, a["maxgap"]);
+  if (!a["group_tests"].null()) lvlm_group_tests(b, a["group_tests"]);
+  lvlm_descriptives(b, a);
+  if (!a["paired"].null()) lvlm_paired(b, a["paired"]);
+}
+
+void summarize_visual_stereotypes(SummaryBuilder& b) {
+  const Node a = b.root()["analyses"];
+  if (!a["likelihood"].null()) visual_likelihood(b, a["likelihood"]);
+  if (!a["pull"].null()) visual_pull(b, a["pull"]);
+}
+
+}  // namespace vlbias::report_internal
