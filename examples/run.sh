@@ -65,6 +65,19 @@ build/vlbias metric agreement --table "$out/lvlm_scored/scored.jsonl" \
   --scores toxicity,tiny_toxic --group race --bootstrap 500 --seed 1 \
   --out "$out/scorer_agreement.json"
 
+# Which is less biased: the LVLM's answers without mitigation or with mitigation M1? The
+# example's two halves audited as two runs (the same counterfactual sets, split by prompt only:
+# examples/compare_runs/lvlm_by_prompt.yaml), then compared finding by finding from their
+# summary.json and units/ tables: differences paired by counterfactual set (bootstrap over the
+# shared sets), Holm over all, and how often each run ranks first.
+grep '"mitigation":"none"' examples/lvlm_counterfactual/generations.jsonl >"$out/lvlm_none.jsonl"
+grep '"mitigation":"M1"' examples/lvlm_counterfactual/generations.jsonl >"$out/lvlm_m1.jsonl"
+for m in none m1; do
+  build/vlbias audit examples/compare_runs/lvlm_by_prompt.yaml --input "$out/lvlm_$m.jsonl" \
+    --out "$out/lvlm_$m"
+done
+build/vlbias compare-runs "$out/lvlm_none" "$out/lvlm_m1" --seed 1 --out "$out/comparison"
+
 # Visual stereotypes in text-to-image generation (paper 000, ViSAGe: likelihood of SeeGULL's
 # visual stereotypes in annotated images, theta, offensiveness, caption salience and the
 # stereotypical pull, by region) on real SeeGULL + ViSAGe extracts for 12 identities with
@@ -89,6 +102,6 @@ ls -1 "$out"/*.json "$out"/*.npy "$out"/visual_stereotype_prompts.csv
 echo
 echo "reports (open in a browser; self-contained, printable):"
 for run in social_perception trait_pairs geo_diversity geo_diversity_images lvlm_counterfactual lvlm_classifier \
-  visual_stereotypes; do
+  visual_stereotypes comparison; do
   echo "  $out/$run/report.html"
 done

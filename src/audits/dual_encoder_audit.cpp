@@ -464,6 +464,10 @@ void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& 
   Provenance provenance;
   provenance.command = "audit";
   provenance.inputs = provenance_inputs(spec, files);
+  // The stimuli (the same images and prompts whatever the encoder), for compare-runs.
+  if (!files.image_table.empty())
+    provenance.roles.emplace_back("images.table", files.image_table.string());
+  provenance.roles.emplace_back("prompts.manifest", files.prompt_manifest.string());
   start_hashing_inputs(provenance);
   const Study study = load_study(files);
   check_factor_columns(study, d);

@@ -107,6 +107,10 @@ Provenance geo_provenance(const AuditSpec& spec, bool can_score) {
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
   provenance.inputs.push_back(g.real_table.string());
   if (!g.real_features.path.empty()) provenance.inputs.push_back(g.real_features.path.string());
+  // The stimuli every generator is measured against, for compare-runs.
+  provenance.roles.emplace_back("real.table", g.real_table.string());
+  if (!g.real_features.path.empty())
+    provenance.roles.emplace_back("real.features", g.real_features.path.string());
   for (const GeoSource& s : g.generated) {
     provenance.inputs.push_back(s.table.string());
     if (!s.features.path.empty()) provenance.inputs.push_back(s.features.path.string());
@@ -121,6 +125,7 @@ Provenance geo_provenance(const AuditSpec& spec, bool can_score) {
   if (can_score) {
     provenance.inputs.push_back(g.objects_table.string());
     provenance.inputs.push_back(g.objects_embeddings.path.string());
+    provenance.roles.emplace_back("objects.table", g.objects_table.string());
   }
   return provenance;
 }

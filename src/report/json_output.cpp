@@ -76,6 +76,11 @@ Json provenance_json(const Provenance& p) {
         Json{{"path", path}, {"sha256", hashes[i]}, {"bytes", ec ? Json(nullptr) : Json(bytes)}});
   }
   out["inputs"] = inputs;
+  if (!p.roles.empty()) {
+    Json roles = Json::object();
+    for (const auto& [role, path] : p.roles) roles[role] = path;
+    out["roles"] = roles;
+  }
   out["seed"] = p.seed ? Json(*p.seed) : Json(nullptr);
   out["created_utc"] = utc_now();
   return out;

@@ -12,17 +12,6 @@ namespace vlbias::report_internal {
 
 namespace {
 
-// "prompt=Hiring, mitigation=M1" for a by-level object; "all" when absent.
-std::string by_label(const Node& by) {
-  if (by.null() || by.size() == 0) return "all";
-  std::string out;
-  for (const std::string& k : by.keys()) {
-    if (!out.empty()) out += ", ";
-    out += k + "=" + by[k].str();
-  }
-  return out;
-}
-
 void maxgap_section(Page& page, const Node& m) {
   page.section("maxgap", "MaxGap within counterfactual sets", m["definition"].str());
   std::vector<std::string> scores;

@@ -159,6 +159,16 @@ void add_unique(std::vector<std::string>& v, const std::string& x) {
   if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
 
+std::string by_label(const Node& by) {
+  if (by.null() || by.size() == 0) return "all";
+  std::string out;
+  for (const std::string& k : by.keys()) {
+    if (!out.empty()) out += ", ";
+    out += k + "=" + by[k].str();
+  }
+  return out;
+}
+
 void fill_heatmap(const std::vector<GridItem>& items, Heatmap& h, DataTable& table) {
   std::map<std::pair<std::string, std::string>, std::size_t> at;
   h.row_labels.clear();

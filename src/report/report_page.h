@@ -147,6 +147,8 @@ inline std::string esc(const std::string& s) {
   return xml_escape(s);
 }
 void add_unique(std::vector<std::string>& v, const std::string& x);
+// "prompt=Hiring, mitigation=M1" for an LVLM by-level object; "all" when absent or empty.
+std::string by_label(const Node& by);
 
 // One cell of a heatmap over labelled rows and columns: its value, its p_holm (a null node
 // for none; "*" marks p_holm < kAlpha) and its row in the chart's data table.

@@ -102,6 +102,14 @@ Json run_json(const Json& results) {
           inputs[in["path"].get<std::string>()] = in.value("sha256", Json(nullptr));
       }
     }
+    // The stimuli's roles ("images.table"): compare-runs checks them by role, since two runs
+    // of one study may name the same files by other paths.
+    if (p.contains("roles") && p["roles"].is_object()) {
+      for (const auto& [role, path] : p["roles"].items()) {
+        if (path.is_string() && inputs.contains(path.get<std::string>()))
+          inputs[role] = inputs[path.get<std::string>()];
+      }
+    }
     if (p.contains("seed")) seed = p["seed"];
     if (p.contains("vlbias_version")) version = p["vlbias_version"];
   }

@@ -6,17 +6,6 @@ namespace vlbias::report_internal {
 
 namespace {
 
-// "prompt=Hiring, mitigation=M1" for a by-level object; "all" when absent (as the LVLM page).
-std::string by_label(const Node& by) {
-  if (by.null() || by.size() == 0) return "all";
-  std::string out;
-  for (const std::string& k : by.keys()) {
-    if (!out.empty()) out += ", ";
-    out += k + "=" + by[k].str();
-  }
-  return out;
-}
-
 // ------------------------------------------------------------------ geo-diversity
 
 void region_gaps(SummaryBuilder& b, const Node& gaps, const std::string& section) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit_run.h"
 #include "cli_util.h"
 #include "report_checks.h"
 
@@ -95,6 +96,29 @@ TEST(CompareRunsCommand, StimuliNoneMatchesUnitsByKeyAndBhIsUsedWhenAsked) {
   EXPECT_NE(d["reason"].get<std::string>().find("units matched by key"), std::string::npos);
   EXPECT_EQ(d["p_adjusted"], d["p_bh"]);
   report_checks::check_report(out);
+}
+
+TEST(CompareRunsCommand, TheExampleComparisonPairsTheMitigationHalvesByCounterfactualSet) {
+  // examples/run.sh's comparison: the same sets answered without mitigation and with M1.
+  const auto out = cli_util::run_example_comparison(temp_dir() / "example_comparison");
+  const report_checks::ReportSummary s = report_checks::check_report(out);
+  EXPECT_GT(s.numbers, 50u);
+  const auto results = nlohmann::json::parse(read_file(out / "results.json"));
+  std::size_t maxgaps = 0;
+  for (const auto& q : results["quantities"]) {
+    if (q["id"].get<std::string>().rfind("maxgap/", 0) != 0) continue;
+    SCOPED_TRACE(q["id"].get<std::string>());
+    ++maxgaps;
+    ASSERT_EQ(q["differences"].size(), 1u);
+    const auto& d = q["differences"][0];
+    // Both runs hold every set of the example: a bootstrap over all of them, none dropped.
+    EXPECT_EQ(d["method"], "paired");
+    EXPECT_GT(d["units"]["shared"].get<std::size_t>(), 20u);
+    EXPECT_EQ(d["units"]["only_a"], 0);
+    EXPECT_EQ(d["units"]["only_b"], 0);
+    EXPECT_TRUE(d["p_holm"].is_number());
+  }
+  EXPECT_GE(maxgaps, 2u) << "toxicity and insult per prompt";
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit_run.h"
 #include "cli_util.h"
 #include "report_checks.h"
 #include "vlbias/encode/image.h"
@@ -294,58 +295,79 @@ window.addEventListener('load', function () {
 </script>
 )";
 
-TEST(ReportInChromium, EveryExampleRendersWithItsCharts) {
+// The report in `dir` loads in headless Chromium with every chart laid out and readable, and
+// its screenshot (screens/NAME.png) shows the charts' colours.
+void expect_renders_with_its_charts(const std::string& chromium, const std::filesystem::path& dir,
+                                    const std::string& name, const std::filesystem::path& screens) {
+  const std::string html = read_file(dir / "report.html");
+  const std::size_t charts_in_html =
+      count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\"");
+  ASSERT_GT(charts_in_html, 0u);
+
+  const nlohmann::json probe = run_probe(chromium, html, kProbe, name);
+  ASSERT_FALSE(probe.is_null());
+  EXPECT_EQ(probe["ready"], "complete");
+  ASSERT_EQ(probe["charts"].size(), charts_in_html)
+      << "every chart element is in the rendered page";
+  for (const auto& c : probe["charts"]) {
+    EXPECT_GT(c["width"].get<double>(), 100) << c.dump();
+    EXPECT_GT(c["height"].get<double>(), 60) << c.dump();
+    EXPECT_GT(c["marks"].get<int>(), 0) << c.dump();
+    EXPECT_EQ(c["visible"], c["marks"]) << "every mark has a laid-out box: " << c.dump();
+  }
+  EXPECT_GE(probe["minFont"].get<double>(), 11.0) << "chart text readable at 100% zoom";
+  EXPECT_LE(probe["scrollWidth"].get<double>(), probe["innerWidth"].get<double>())
+      << "no horizontal scrolling at 1000px";
+
+  // A screenshot of the real report (no probe), tall enough for its first charts.
+  const auto png = screens / (name + ".png");
+  std::filesystem::remove(png);
+  capture("timeout 120 " + chromium + chromium_flags() + " --window-size=1000,4000 --screenshot='" +
+          png.string() + "' 'file://" + (dir / "report.html").string() + "' >/dev/null 2>&1");
+  ASSERT_TRUE(std::filesystem::exists(png)) << png;
+  const RgbImage shot = decode_image_file(png);
+  EXPECT_EQ(shot.width, 1000u);
+  // The charts drew: the palette's first colour (#0072B2) or the heatmap ramps appear,
+  // and the page is not blank.
+  std::size_t blue = 0, ink = 0;
+  for (std::size_t i = 0; i + 2 < shot.pixels.size(); i += 3) {
+    const int r = shot.pixels[i], g = shot.pixels[i + 1], b = shot.pixels[i + 2];
+    if (std::abs(r - 0x00) < 40 && std::abs(g - 0x72) < 40 && std::abs(b - 0xB2) < 40) ++blue;
+    if (r + g + b < 600) ++ink;
+  }
+  EXPECT_GT(blue, 500u) << "no chart colour in the screenshot " << png;
+  EXPECT_GT(ink, 20000u) << "the screenshot is nearly blank " << png;
+}
+
+// The browser tests run once, in the Release build (the browser is not under test here); each
+// finds Chromium and the folder of its screenshots (build/report_screens) in SetUp.
+class ReportInChromium : public ::testing::Test {
+ protected:
+  void SetUp() override {
 #if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "runs once, in the Release build (the browser is not under test here)";
+    GTEST_SKIP() << "runs once, in the Release build (the browser is not under test here)";
 #endif
-  const std::string chromium = find_chromium();
-  ASSERT_FALSE(chromium.empty()) << "headless Chromium is needed (Debian: apt-get install "
-                                    "chromium; scripts/test.sh installs it)";
-  const std::filesystem::path screens = std::filesystem::path(VLBIAS_BINARY_DIR) / "report_screens";
-  std::filesystem::create_directories(screens);
-  const std::string flags = chromium_flags();
+    chromium = find_chromium();
+    ASSERT_FALSE(chromium.empty()) << "headless Chromium is needed (Debian: apt-get install "
+                                      "chromium; scripts/test.sh installs it)";
+    screens = std::filesystem::path(VLBIAS_BINARY_DIR) / "report_screens";
+    std::filesystem::create_directories(screens);
+  }
+  std::string chromium;
+  std::filesystem::path screens;
+};
+
+TEST_F(ReportInChromium, EveryExampleRendersWithItsCharts) {
   for (const Example& ex : examples()) {
     SCOPED_TRACE(ex.name);
-    const auto dir = run_example(ex.name, screens / ex.name);
-    const std::string html = read_file(dir / "report.html");
-    const std::size_t charts_in_html =
-        count(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\"");
-    ASSERT_GT(charts_in_html, 0u);
-
-    const nlohmann::json probe = run_probe(chromium, html, kProbe, ex.name);
-    ASSERT_FALSE(probe.is_null());
-    EXPECT_EQ(probe["ready"], "complete");
-    ASSERT_EQ(probe["charts"].size(), charts_in_html)
-        << "every chart element is in the rendered page";
-    for (const auto& c : probe["charts"]) {
-      EXPECT_GT(c["width"].get<double>(), 100) << c.dump();
-      EXPECT_GT(c["height"].get<double>(), 60) << c.dump();
-      EXPECT_GT(c["marks"].get<int>(), 0) << c.dump();
-      EXPECT_EQ(c["visible"], c["marks"]) << "every mark has a laid-out box: " << c.dump();
-    }
-    EXPECT_GE(probe["minFont"].get<double>(), 11.0) << "chart text readable at 100% zoom";
-    EXPECT_LE(probe["scrollWidth"].get<double>(), probe["innerWidth"].get<double>())
-        << "no horizontal scrolling at 1000px";
-
-    // A screenshot of the real report (no probe), tall enough for its first charts.
-    const auto png = screens / (ex.name + ".png");
-    std::filesystem::remove(png);
-    capture("timeout 120 " + chromium + flags + " --window-size=1000,4000 --screenshot='" +
-            png.string() + "' 'file://" + (dir / "report.html").string() + "' >/dev/null 2>&1");
-    ASSERT_TRUE(std::filesystem::exists(png)) << png;
-    const RgbImage shot = decode_image_file(png);
-    EXPECT_EQ(shot.width, 1000u);
-    // The charts drew: the palette's first colour (#0072B2) or the heatmap ramps appear,
-    // and the page is not blank.
-    std::size_t blue = 0, ink = 0;
-    for (std::size_t i = 0; i + 2 < shot.pixels.size(); i += 3) {
-      const int r = shot.pixels[i], g = shot.pixels[i + 1], b = shot.pixels[i + 2];
-      if (std::abs(r - 0x00) < 40 && std::abs(g - 0x72) < 40 && std::abs(b - 0xB2) < 40) ++blue;
-      if (r + g + b < 600) ++ink;
-    }
-    EXPECT_GT(blue, 500u) << "no chart colour in the screenshot " << png;
-    EXPECT_GT(ink, 20000u) << "the screenshot is nearly blank " << png;
+    expect_renders_with_its_charts(chromium, run_example(ex.name, screens / ex.name), ex.name,
+                                   screens);
   }
+}
+
+TEST_F(ReportInChromium, TheExampleComparisonRendersItsForestPlot) {
+  const auto dir = cli_util::run_example_comparison(screens / "comparison_runs");
+  expect_renders_with_its_charts(chromium, dir, "comparison", screens);
 }
 
 // Counts the exemplar thumbnails that decoded in the browser (report.images).
@@ -361,14 +383,7 @@ window.addEventListener('load', function () {
 </script>
 )";
 
-TEST(ReportInChromium, TheGeoImagesExampleShowsItsExemplarThumbnails) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "runs once, in the Release build (the browser is not under test here)";
-#endif
-  const std::string chromium = find_chromium();
-  ASSERT_FALSE(chromium.empty()) << "headless Chromium is needed";
-  const std::filesystem::path screens = std::filesystem::path(VLBIAS_BINARY_DIR) / "report_screens";
-  std::filesystem::create_directories(screens);
+TEST_F(ReportInChromium, TheGeoImagesExampleShowsItsExemplarThumbnails) {
   const auto dir = run_example("geo_diversity_images", screens / "geo_diversity_images");
   const std::string html = read_file(dir / "report.html");
   // The example asks for 4 per cell: 3 regions x 2 objects.

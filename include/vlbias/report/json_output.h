@@ -7,6 +7,7 @@
 #include <future>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vlbias/io/json.h"
@@ -21,6 +22,9 @@ struct Provenance {
   std::string command;               // e.g. "compare"
   Json parameters = Json::object();  // the options that shape the result
   std::vector<std::string> inputs;   // input file paths (hashed)
+  // What some inputs are, role -> path (a path of `inputs`), e.g. {"images.table", "x/images.csv"}:
+  // the stimuli that `vlbias compare-runs` checks are equal between runs, found by role.
+  std::vector<std::pair<std::string, std::string>> roles;
   std::optional<std::uint64_t> seed;
   // SHA-256 of each input, when hashing was started early with
   // start_hashing_inputs (so it overlaps reading and computing).
@@ -32,7 +36,8 @@ struct Provenance {
 void start_hashing_inputs(Provenance& p);
 
 // {"vlbias_version", "command", "parameters", "inputs": [{"path", "sha256", "bytes"}],
-//  "seed", "created_utc"}. Thread count is deliberately absent: results do not
+//  "roles": {role: path} (only when some are given), "seed", "created_utc"}. Thread count is
+//  deliberately absent: results do not
 // depend on it.
 Json provenance_json(const Provenance& provenance);
 

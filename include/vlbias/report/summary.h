@@ -7,7 +7,8 @@
 // string stays the same):
 //   {"schema": "vlbias.summary/1",
 //    "kind": results.json's kind,
-//    "run": {"inputs": {PATH: SHA-256, ...}        (results.json's provenance.inputs),
+//    "run": {"inputs": {PATH: SHA-256, ...}        (results.json's provenance.inputs, plus
+//                       ROLE: SHA-256 for each provenance.roles entry, e.g. "images.table"),
 //            "spec_sha256": SHA-256 of results.json's "spec" object (its compact dump), or null,
 //            "seed": N or null, "vlbias_version": "..." or null},
 //    "findings": [{
