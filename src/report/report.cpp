@@ -103,8 +103,11 @@ std::filesystem::path write_report(const std::filesystem::path& run_dir, const J
   for (const auto& [name, text] : report.tables)
     write_file_atomically(run_dir / "tables" / name, text);
   // summary.json from results.json, pointing to the units tables the audit left (summary.h).
-  write_file_atomically(run_dir / "summary.json",
-                        build_summary(results, units_tables_present(run_dir)).dump(2) + "\n");
+  if (results.contains("kind") && results["kind"].is_string() &&
+      has_summary(results["kind"].get<std::string>())) {
+    write_file_atomically(run_dir / "summary.json",
+                          build_summary(results, units_tables_present(run_dir)).dump(2) + "\n");
+  }
   const std::filesystem::path path = run_dir / "report.html";
   write_file_atomically(path, report.html);
   progress.advance();

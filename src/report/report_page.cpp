@@ -9,6 +9,7 @@
 
 #include "svg_chart.h"
 #include "vlbias/core/error.h"
+#include "vlbias/report/summary.h"
 
 namespace vlbias::report_internal {
 
@@ -382,9 +383,11 @@ std::string Page::render_head(const std::string& title) const {
   out += "<dt>Seed</dt><dd>" + value_span(prov["seed"], Fmt::integer) + "</dd>\n";
   out += "<dt>vlbias version</dt><dd>" + xml_escape(prov["vlbias_version"].str()) + "</dd>\n";
   out += "<dt>Run at (UTC)</dt><dd>" + xml_escape(prov["created_utc"].str()) + "</dd>\n";
-  out +=
-      "<dt>Summary</dt><dd><a href=\"summary.json\">summary.json</a> (every headline quantity, "
-      "machine-readable)</dd>\n";
+  if (has_summary(root_["kind"].str())) {
+    out +=
+        "<dt>Summary</dt><dd><a href=\"summary.json\">summary.json</a> (every headline quantity, "
+        "machine-readable)</dd>\n";
+  }
   out += "</dl>\n";
   const Node inputs = prov["inputs"];
   if (inputs.size() > 0) {

@@ -135,6 +135,11 @@ std::string units_table_name(const std::string& stem, const std::vector<std::str
   return out;
 }
 
+bool has_summary(const std::string& kind) {
+  return kind == "social-perception" || kind == "trait-pairs" || kind == "geo-diversity" ||
+         kind == "lvlm-counterfactual" || kind == "visual-stereotypes";
+}
+
 Json build_summary(const Json& results, const std::set<std::string>& units) {
   VLBIAS_CHECK(results.is_object() && results.contains("kind") && results["kind"].is_string(),
                InputError, "results.json has no \"kind\": it is not the results of vlbias audit");

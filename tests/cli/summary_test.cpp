@@ -81,6 +81,20 @@ std::size_t check_summary(const std::filesystem::path& run) {
   EXPECT_EQ(s["kind"], results["kind"]);
   for (const json& in : results["provenance"]["inputs"])
     EXPECT_EQ(s["run"]["inputs"][in["path"].get<std::string>()], in["sha256"]);
+  // The stimuli also by role (provenance.roles: images.table, real.table, ...), as compare-runs
+  // checks them.
+  if (results["provenance"].contains("roles")) {
+    for (const auto& [role, path] : results["provenance"]["roles"].items())
+      EXPECT_EQ(s["run"]["inputs"][role], s["run"]["inputs"][path.get<std::string>()]) << role;
+  }
+  const std::string kind = results["kind"];
+  if (kind == "social-perception" || kind == "trait-pairs") {
+    EXPECT_TRUE(s["run"]["inputs"].contains("images.table"));
+    EXPECT_TRUE(s["run"]["inputs"].contains("prompts.manifest"));
+  }
+  if (kind == "geo-diversity") {
+    EXPECT_TRUE(s["run"]["inputs"].contains("real.table"));
+  }
   EXPECT_EQ(s["run"]["seed"], results["provenance"]["seed"]);
   EXPECT_EQ(s["run"]["vlbias_version"], results["provenance"]["vlbias_version"]);
   EXPECT_EQ(s["run"]["spec_sha256"].get<std::string>().size(), 64u);
@@ -180,6 +194,27 @@ TEST(Summary, IdsAndSchemaAreStableAcrossTwoRunsOfOneSpec) {
       EXPECT_EQ(kx, ky);
     }
   }
+  // The trait-pairs runs (the last pair above) are two runs over the same stimuli: compare-runs
+  // finds them equal by role and pairs every finding with units, with a difference of 0.
+  const auto out = temp_dir() / "ab";
+  const auto r =
+      run_cli("--quiet compare-runs '" + (temp_dir() / "a").string() + "' '" +
+              (temp_dir() / "b").string() + "' --bootstrap 50 --out '" + out.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::size_t paired = 0;
+  const json comparison = read_json(out / "results.json");
+  for (const json& q : comparison["quantities"]) {
+    for (const json& d : q["differences"]) {
+      if (d["method"] != "paired") continue;
+      ++paired;
+      EXPECT_EQ(d["difference"], 0.0) << q["id"];
+      EXPECT_NE(
+          d["reason"].get<std::string>().find("stimuli equal: images.table, prompts.manifest"),
+          std::string::npos)
+          << d["reason"];
+    }
+  }
+  EXPECT_GT(paired, 100u);  // 252 findings with units in the trait-pairs example
 }
 
 TEST(Summary, ReportRewritesItAndARunWithoutUnitsStillGetsOne) {

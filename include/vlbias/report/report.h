@@ -27,10 +27,11 @@ struct RenderedReport {
 // InputError when `results` is not an audit's results (no "kind", unknown kind).
 RenderedReport render_report(const Json& results);
 
-// Renders `results` and writes RUN_DIR/report.html, RUN_DIR/summary.json (summary.h; its units
-// point to the RUN_DIR/units tables present) and RUN_DIR/tables/fig_*.csv (each
-// written whole under a temporary name, then renamed; fig_*.csv tables of an earlier
-// rendering that this one does not draw are removed). Returns the report's path.
+// Renders `results` and writes RUN_DIR/report.html, RUN_DIR/summary.json (audit kinds only,
+// summary.h; its units point to the RUN_DIR/units tables present) and
+// RUN_DIR/tables/fig_*.csv (each written whole under a temporary name, then renamed; fig_*.csv
+// tables of an earlier rendering that this one does not draw are removed). Returns the
+// report's path.
 std::filesystem::path write_report(const std::filesystem::path& run_dir, const Json& results);
 
 // Reads RUN_DIR/results.json and writes the report as above. InputError when it is

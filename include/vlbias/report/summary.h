@@ -53,6 +53,10 @@ std::string units_table_name(const std::string& stem, const std::vector<std::str
 // InputError when `results` has no "kind" or an unknown one (as render_report).
 Json build_summary(const Json& results, const std::set<std::string>& units);
 
+// Whether build_summary accepts results of this kind: the audit kinds (not "comparison", whose
+// results.json is itself the comparison of summaries).
+bool has_summary(const std::string& kind);
+
 // The units tables present in RUN_DIR/units ("units/<name>.csv"), empty when there is none.
 std::set<std::string> units_tables_present(const std::filesystem::path& run_dir);
 
