@@ -300,12 +300,11 @@ std::vector<PilotTest> pilot_tests(const Json& results, double alpha, const std:
     for (const Json& u : unsupported_tests(results)) {
       why += fmt::format("; {}: {}", u["tests"].get<std::string>(), u["reason"].get<std::string>());
     }
-    VLBIAS_CHECK(false, InputError,
-                 "{}: a {} audit with no test that power supports (the trait-pairs confidence "
-                 "tests, the association contrasts, the LVLM Friedman group tests and the "
-                 "geo-diversity filtered-rate test, with a p-value){}",
-                 source, kind != nullptr && kind->is_string() ? kind->get<std::string>() : "?",
-                 why);
+    VLBIAS_FAIL(InputError,
+                "{}: a {} audit with no test that power supports (the trait-pairs confidence "
+                "tests, the association contrasts, the LVLM Friedman group tests and the "
+                "geo-diversity filtered-rate test, with a p-value){}",
+                source, kind != nullptr && kind->is_string() ? kind->get<std::string>() : "?", why);
   }
   return out;
 }
