@@ -72,12 +72,11 @@ Json ci_json(const Json& f) {
 
 // One pair's entry: the estimates, then the paired or unpaired test and why.
 Json pair_entry(RunData& ra, RunData& rb, const std::string& id, const CompareRunsOptions& o,
-                const std::vector<std::string>& stimuli, std::uint64_t seed) {
+                const StimulusCheck& stim, std::uint64_t seed) {
   const Json& fa = finding_of(ra, id);
   const Json& fb = finding_of(rb, id);
   const UnitsData* ua = finding_units(ra, fa);
   const UnitsData* ub = finding_units(rb, fb);
-  const StimulusCheck stim = compare_stimuli(ra, rb, stimuli);
   Json e{{"a", ra.name},
          {"b", rb.name},
          {"estimate_a", fa["estimate"]},
@@ -203,12 +202,24 @@ Json ranking(std::vector<RunData>& runs, const std::vector<std::size_t>& present
   return out;
 }
 
+// The stimulus check of every pair of runs (stim[a][b], a < b): it depends on the runs only,
+// not on the finding, so it is done once.
+using StimulusTable = std::vector<std::vector<StimulusCheck>>;
+StimulusTable stimulus_table(const std::vector<RunData>& runs,
+                             const std::vector<std::string>& stimuli) {
+  StimulusTable stim(runs.size(), std::vector<StimulusCheck>(runs.size()));
+  for (std::size_t a = 0; a < runs.size(); ++a)
+    for (std::size_t b = a + 1; b < runs.size(); ++b)
+      stim[a][b] = compare_stimuli(runs[a], runs[b], stimuli);
+  return stim;
+}
+
 // Whether every run holding the quantity pairs with the first one (units and stimuli).
 bool every_pair_paired(std::vector<RunData>& runs, const std::vector<std::size_t>& present,
-                       const std::string& id, const std::vector<std::string>& stimuli) {
+                       const std::string& id, const StimulusTable& stim) {
   for (const std::size_t r : present) {
     if (finding_units(runs[r], finding_of(runs[r], id)) == nullptr) return false;
-    if (!compare_stimuli(runs[present[0]], runs[r], stimuli).same) return false;
+    if (r != present[0] && !stim[present[0]][r].same) return false;
   }
   return true;
 }
@@ -289,6 +300,7 @@ Json compare_runs(const std::vector<std::filesystem::path>& dirs, const CompareR
   const std::string kind = runs[0].summary["kind"].get<std::string>();
   const std::vector<std::string> stimuli =
       o.stimuli_given ? o.stimuli : default_stimulus_inputs(kind);
+  const StimulusTable stim = stimulus_table(runs, stimuli);
   std::vector<std::string> ids;  // in order of first appearance
   std::set<std::string> seen;
   for (const RunData& r : runs)
@@ -317,12 +329,12 @@ Json compare_runs(const std::vector<std::filesystem::path>& dirs, const CompareR
     for (std::size_t i = 0; i < present.size(); ++i) {
       for (std::size_t j = i + 1; j < present.size(); ++j) {
         if (o.pairs == RunPairs::Reference && i > 0) break;
-        diffs.push_back(pair_entry(runs[present[i]], runs[present[j]], id, o, stimuli,
-                                   derive_seed(test_seed, t++)));
+        diffs.push_back(pair_entry(runs[present[i]], runs[present[j]], id, o,
+                                   stim[present[i]][present[j]], derive_seed(test_seed, t++)));
       }
     }
     q["differences"] = diffs;
-    const bool all_paired = every_pair_paired(runs, present, id, stimuli);
+    const bool all_paired = every_pair_paired(runs, present, id, stim);
     q["ranking"] =
         ranking(runs, present, id, all_paired, o, derive_seed(rank_seed, quantities.size()));
     quantities.push_back(q);

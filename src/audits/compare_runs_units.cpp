@@ -262,18 +262,19 @@ const Json* find_input(const Json& inputs, const std::string& name) {
   return nullptr;
 }
 
-Json run_inputs(const RunData& r) {
+const Json& run_inputs(const RunData& r) {
+  static const Json none = Json::object();
   const Json& s = r.summary;
   if (s.contains("run") && s["run"].contains("inputs") && s["run"]["inputs"].is_object())
     return s["run"]["inputs"];
-  return Json::object();
+  return none;
 }
 
 }  // namespace
 
 StimulusCheck compare_stimuli(const RunData& a, const RunData& b,
                               const std::vector<std::string>& names) {
-  const Json ia = run_inputs(a), ib = run_inputs(b);
+  const Json &ia = run_inputs(a), &ib = run_inputs(b);
   std::vector<std::string> compared;
   for (const std::string& n : names) {
     const Json* ha = find_input(ia, n);

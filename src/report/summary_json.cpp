@@ -9,27 +9,18 @@ namespace vlbias {
 
 namespace report_internal {
 
-namespace {
-
-Json number_or_null(const Node& n) {
-  const double x = n.number();
-  return std::isfinite(x) ? Json(x) : Json(nullptr);
-}
-
-}  // namespace
-
 SummaryFinding& SummaryFinding::ci(const Node& interval, double level) {
   if (interval.null() || !interval.has("lower")) return *this;
   const Node l = interval["level"];
-  json_["ci"] = Json{{"lower", number_or_null(interval["lower"])},
-                     {"upper", number_or_null(interval["upper"])},
+  json_["ci"] = Json{{"lower", json_number(interval["lower"].number())},
+                     {"upper", json_number(interval["upper"].number())},
                      {"level", l.null() ? Json(level) : l.json()}};
   return *this;
 }
 
 SummaryFinding& SummaryFinding::p(const Node& p, const Node& p_holm) {
-  json_["p"] = number_or_null(p);
-  json_["p_holm"] = number_or_null(p_holm);
+  json_["p"] = json_number(p.number());
+  json_["p_holm"] = json_number(p_holm.number());
   const Json& decisive = json_["p_holm"].is_null() ? json_["p"] : json_["p_holm"];
   json_["significant"] = decisive.is_null() ? Json(nullptr) : Json(decisive.get<double>() < kAlpha);
   return *this;
@@ -74,7 +65,7 @@ SummaryFinding SummaryBuilder::add(const std::string& id, const std::string& sec
                            {"section", section},
                            {"quantity", quantity},
                            {"groups", groups},
-                           {"estimate", number_or_null(estimate)},
+                           {"estimate", json_number(estimate.number())},
                            {"ci", nullptr},
                            {"p", nullptr},
                            {"p_holm", nullptr},
@@ -144,6 +135,10 @@ Json build_summary(const Json& results, const std::set<std::string>& units) {
   VLBIAS_CHECK(results.is_object() && results.contains("kind") && results["kind"].is_string(),
                InputError, "results.json has no \"kind\": it is not the results of vlbias audit");
   const std::string kind = results["kind"].get<std::string>();
+  VLBIAS_CHECK(has_summary(kind), InputError,
+               "results.json has kind '{}'; summaries exist for social-perception, trait-pairs, "
+               "geo-diversity, lvlm-counterfactual and visual-stereotypes",
+               kind);
   report_internal::SummaryBuilder b(results, units);
   if (kind == "social-perception" || kind == "trait-pairs") {
     report_internal::summarize_dual_encoder(b);
@@ -151,13 +146,8 @@ Json build_summary(const Json& results, const std::set<std::string>& units) {
     report_internal::summarize_geo_diversity(b);
   } else if (kind == "lvlm-counterfactual") {
     report_internal::summarize_lvlm_counterfactual(b);
-  } else if (kind == "visual-stereotypes") {
-    report_internal::summarize_visual_stereotypes(b);
   } else {
-    VLBIAS_FAIL(InputError,
-                "results.json has kind '{}'; summaries exist for social-perception, trait-pairs, "
-                "geo-diversity, lvlm-counterfactual and visual-stereotypes",
-                kind);
+    report_internal::summarize_visual_stereotypes(b);
   }
   return Json{{"schema", kSummarySchema},
               {"kind", kind},
