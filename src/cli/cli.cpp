@@ -238,6 +238,7 @@ int run(int argc, char** argv) {
   add_report_command(app);
   add_encode_command(app);
   add_features_command(app);
+  add_merge_command(app);
   add_convert_weights_command(app);
   add_generate_command(app);
   add_score_command(app);
