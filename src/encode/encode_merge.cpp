@@ -3,6 +3,8 @@
 // one-process run uses, so putting the rows back in input order gives the same bytes.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstring>
 #include <optional>
 
 #include "encode_job_checkpoint.h"
@@ -13,6 +15,7 @@
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/io/embeddings.h"
 #include "vlbias/io/file_text.h"
+#include "vlbias/io/mapped_file.h"
 #include "vlbias/io/npy.h"
 #include "vlbias/io/safetensors.h"
 #include "vlbias/io/table.h"
@@ -23,15 +26,54 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// One shard's output as read back.
+// One shard's output as read back. A little-endian float32 .npy (what the job writes) is read
+// in place through a mapping, so a merge holds one row at a time, not the study's matrix.
 struct ShardOutput {
-  fs::path manifest_path;
+  fs::path manifest_path, data;
   Json manifest;
   Shard shard;
-  Matrix embeddings;
+  std::size_t rows = 0, cols = 0;
+  MappedFile map;                       // the .npy, when read in place
+  std::size_t offset = 0;               // of its data
+  Matrix embeddings;                    // any other file, read whole
   std::vector<std::size_t> input_rows;  // per output row
   std::vector<std::string> shown;       // the path / text per output row
+
+  // Output row j into `out` (cols floats); InputError for a value that is not finite.
+  void copy_row(std::size_t j, float* out) const {
+    if (map.size() > 0) {
+      std::memcpy(out, map.data() + offset + j * cols * sizeof(float), cols * sizeof(float));
+    } else {
+      std::copy(embeddings.row(j), embeddings.row(j) + cols, out);
+    }
+    for (std::size_t k = 0; k < cols; ++k) {
+      VLBIAS_CHECK(std::isfinite(out[k]), InputError, "{}: row {} column {} is {}.", data.string(),
+                   j, k, out[k]);
+    }
+  }
 };
+
+// The embeddings of a shard: mapped when they are a C-order little-endian float32 .npy of the
+// manifest's shape, else read whole (and checked) by read_embeddings.
+void open_embeddings(ShardOutput& s) {
+  if (s.rows == 0) return;
+  if (s.data.extension() == ".npy") {
+    const NpyHeader h = read_npy_header(s.data);
+    const bool in_place = h.descr == "<f4" && !h.fortran_order && h.shape.size() == 2;
+    VLBIAS_CHECK(!in_place || (h.shape[0] == s.rows && h.shape[1] == s.cols), InputError,
+                 "{}: holds {} x {} embeddings; its manifest says {} x {}.", s.data.string(),
+                 h.shape[0], h.shape[1], s.rows, s.cols);
+    if (in_place) {
+      s.map = MappedFile(s.data, MapAccess::Sequential);
+      s.offset = h.data_offset;
+      return;
+    }
+  }
+  s.embeddings = read_embeddings(s.data);
+  VLBIAS_CHECK(s.embeddings.rows == s.rows && s.embeddings.cols == s.cols, InputError,
+               "{}: holds {} x {} embeddings; its manifest says {} x {}.", s.data.string(),
+               s.embeddings.rows, s.embeddings.cols, s.rows, s.cols);
+}
 
 // The manifest of a shard given as its folder (one *.manifest.json in it) or as the file.
 fs::path find_manifest(const fs::path& shard) {
@@ -100,13 +142,11 @@ ShardOutput read_shard(const fs::path& given) {
   const fs::path folder = mp.parent_path();
   const bool images = text_member(m, "kind", mp) == "images";
   const std::size_t rows = whole_member(output, "rows", mp);
-  const std::size_t cols = whole_member(output, "cols", mp);
+  s.rows = rows;
+  s.cols = whole_member(output, "cols", mp);
   // Names inside the shard's folder only: a manifest is a file anyone may have edited.
-  const fs::path data = folder / fs::path(text_member(output, "path", mp)).filename();
-  s.embeddings = rows == 0 ? Matrix(0, cols) : read_embeddings(data);
-  VLBIAS_CHECK(s.embeddings.rows == rows && s.embeddings.cols == cols, InputError,
-               "{}: holds {} x {} embeddings; its manifest says {} x {}.", data.string(),
-               s.embeddings.rows, s.embeddings.cols, rows, cols);
+  s.data = folder / fs::path(text_member(output, "path", mp)).filename();
+  open_embeddings(s);
   const fs::path rows_path = folder / fs::path(text_member(m, "rows_file", mp)).filename();
   whole_member(member(m, "input", mp), "items", mp);
   whole_member(m, "chunk", mp);
@@ -115,7 +155,7 @@ ShardOutput read_shard(const fs::path& given) {
   // As text: the rows file is written again byte for byte ("007" stays "007").
   const Table t = read_csv(rows_path.string(), CsvOptions{',', true});
   VLBIAS_CHECK(t.rows == rows, InputError, "{}: has {} rows; {} has {}.", rows_path.string(),
-               t.rows, data.string(), rows);
+               t.rows, s.data.string(), rows);
   const Column& row = t.column("row");
   const Column& input_row = t.column("input_row");
   const Column& item = t.column(images ? "path" : "text");
@@ -169,6 +209,32 @@ class RowOwners {
   std::size_t chunk_;
 };
 
+// OUT: the embedding of every input row in `input_rows`, in order, from where `at` says it is.
+// A .npy is written a row at a time (the same header and bytes as write_npy).
+void write_rows_in_order(const fs::path& out, const fs::path& manifest_path,
+                         const std::vector<std::pair<const ShardOutput*, std::size_t>>& at,
+                         const std::vector<std::size_t>& input_rows, std::size_t cols) {
+  if (out.extension() == ".npy") {
+    const std::size_t shape[2] = {input_rows.size(), cols};
+    const std::string header = npy_float32_header(shape);
+    AtomicWriter writer(out);
+    writer.write(header.data(), header.size());
+    std::vector<float> row(cols);
+    for (const std::size_t r : input_rows) {
+      at[r].first->copy_row(at[r].second, row.data());
+      writer.write_f32le(row.data(), cols);
+    }
+    writer.commit();
+    return;
+  }
+  Matrix all(input_rows.size(), cols);
+  for (std::size_t i = 0; i < input_rows.size(); ++i) {
+    at[input_rows[i]].first->copy_row(at[input_rows[i]].second, all.row(i));
+  }
+  write_safetensors(out, {{"embeddings", MatrixView(all)}},
+                    {{"vlbias_manifest", manifest_path.filename().string()}});
+}
+
 // The merged manifest: the first shard's, with the whole job's output, failures and times.
 Json merged_manifest(const std::vector<ShardOutput>& shards, const fs::path& out,
                      const fs::path& rows, std::size_t encoded, const Json& failed) {
@@ -193,7 +259,7 @@ Json merged_manifest(const std::vector<ShardOutput>& shards, const fs::path& out
     from.push_back(Json{{"manifest", fs::absolute(s.manifest_path).lexically_normal().string()},
                         {"index", s.shard.index},
                         {"items", s.manifest["shard"].value("items", std::size_t{0})},
-                        {"encoded", s.embeddings.rows},
+                        {"encoded", s.rows},
                         {"seconds", s.manifest.value("seconds", 0.0)}});
   }
   m["resumed_items"] = resumed;
@@ -254,32 +320,23 @@ EncodeMergeResult merge_encode_shards(const fs::path& out, const std::vector<fs:
   std::sort(failed.begin(), failed.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
 
-  const std::size_t cols = shards[0].embeddings.cols;
-  Matrix all(items - failed.size(), cols);
   std::vector<std::size_t> input_rows;
   std::vector<std::string> shown;
   for (std::size_t r = 0; r < items; ++r) {
-    const auto [s, j] = at[r];
-    if (s == nullptr) continue;
-    std::copy(s->embeddings.row(j), s->embeddings.row(j) + cols, all.row(input_rows.size()));
+    if (at[r].first == nullptr) continue;
     input_rows.push_back(r);
     shown.push_back(shown_of[r]);
   }
   Json failures = Json::array();
   for (auto& f : failed) failures.push_back(std::move(f.second));
 
-  EncodeMergeResult result{shards.size(), items,
-                           all.rows,      failures.size(),
-                           manifest_path, encode_internal::sibling(out, ".rows.csv")};
+  EncodeMergeResult result{shards.size(),     items,
+                           input_rows.size(), failures.size(),
+                           manifest_path,     encode_internal::sibling(out, ".rows.csv")};
   const bool images = first["kind"] == "images";
-  const Json manifest = merged_manifest(shards, out, result.rows, all.rows, failures);
+  const Json manifest = merged_manifest(shards, out, result.rows, input_rows.size(), failures);
   // As the job: embeddings, then the rows file, then the manifest that says both are whole.
-  if (out.extension() == ".npy") {
-    write_npy(out, all);
-  } else {
-    write_safetensors(out, {{"embeddings", MatrixView(all)}},
-                      {{"vlbias_manifest", manifest_path.filename().string()}});
-  }
+  write_rows_in_order(out, manifest_path, at, input_rows, shards[0].cols);
   write_csv(encode_internal::rows_file_table(result.rows, images, input_rows, shown),
             result.rows.string());
   write_file_atomically(manifest_path, manifest.dump(2) + "\n");

@@ -197,6 +197,16 @@ TEST_F(CliEncodeMergeRefusal, HostileManifestsAreInputErrors) {
   expect_refused(shard("a", 0) + " " + shard("a", 1), "no *.manifest.json");
 }
 
+TEST_F(CliEncodeMergeRefusal, ANaNInAShardsEmbeddingsIsNamed) {
+  make_shards("a", 2);
+  const fs::path npy = temp_dir() / "a" / "1" / "emb.npy";
+  std::string bytes = read_file(npy);
+  const char nan[4] = {0x00, 0x00, static_cast<char>(0xc0), 0x7f};  // quiet NaN, little-endian
+  bytes.replace(bytes.size() - 4, 4, nan, 4);
+  std::ofstream(npy, std::ios::binary) << bytes;
+  expect_refused(shard("a", 0) + " " + shard("a", 1), "emb.npy: row 0 column 23 is nan");
+}
+
 TEST_F(CliEncodeMergeRefusal, OutOverAShardIsRefused) {
   make_shards("a", 2);
   const CliResult r =
