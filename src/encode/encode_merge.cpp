@@ -33,8 +33,10 @@ struct ShardOutput {
   Json manifest;
   Shard shard;
   std::size_t rows = 0, cols = 0;
-  MappedFile map;                       // the .npy, when read in place
-  std::size_t offset = 0;               // of its data
+  MappedFile map;                    // the .npy, when read in place
+  std::size_t offset = 0;            // of its data
+  mutable std::size_t released = 0;  // bytes of the mapping given back
+  static constexpr std::size_t kReleaseBytes = std::size_t{8} << 20;
   Matrix embeddings;                    // any other file, read whole
   std::vector<std::size_t> input_rows;  // per output row
   std::vector<std::string> shown;       // the path / text per output row
@@ -42,7 +44,14 @@ struct ShardOutput {
   // Output row j into `out` (cols floats); InputError for a value that is not finite.
   void copy_row(std::size_t j, float* out) const {
     if (map.size() > 0) {
-      std::memcpy(out, map.data() + offset + j * cols * sizeof(float), cols * sizeof(float));
+      const std::size_t at = offset + j * cols * sizeof(float), bytes = cols * sizeof(float);
+      std::memcpy(out, map.data() + at, bytes);
+      // Rows are taken in order: drop what is behind, so the merge's memory stays flat.
+      if (at + bytes - released >= kReleaseBytes) {
+        map.release_pages(
+            std::span<const std::uint8_t>(map.data() + released, at + bytes - released));
+        released = at + bytes;
+      }
     } else {
       std::copy(embeddings.row(j), embeddings.row(j) + cols, out);
     }
