@@ -89,8 +89,11 @@ void exemplars_section(Page& page, const Node& x, const std::string& what) {
   if (x.null()) return;
   const std::vector<std::string> labels = label_names(x);
   const Node score = x["score"];
-  // A geo run written before the block named its score: CLIPScore, when its images carry one.
-  const std::string score_key = score.null() ? "clipscore" : score["key"].str();
+  // A geo run written before the block named its labels and score: CLIPScore, when its images
+  // carry one.
+  const std::string score_key = !score.null()        ? score["key"].str()
+                                : x["labels"].null() ? "clipscore"
+                                                     : "";
   const std::string picks =
       score.null() ? ""
                    : fmt::format(", then the cell's {}-{} images ({})", score["pick"].str(),

@@ -271,6 +271,8 @@ TEST(ReportExemplarsLvlm, EachGroupShowsItsImagesWhoseAnswersScoredHighest) {
   EXPECT_EQ(again["exemplars"], e);
   const std::string html = read_file(temp_dir() / "run/report.html");
   EXPECT_NE(html.find("Exemplar images per race"), std::string::npos);
+  const std::string csv = read_file(temp_dir() / "run/tables/fig_exemplars.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "race,path,why,max_toxicity,status");
   EXPECT_EQ(count(html, "<img class=\"exemplar\""), shown(e));
 }
 
@@ -340,6 +342,9 @@ TEST(ReportExemplarsDualEncoder, EachGroupOfTheImageTableHasASeededGrid) {
   EXPECT_EQ(again["exemplars"], e);
   const std::string html = read_file(dir / "run/report.html");
   EXPECT_NE(html.find("Exemplar images per race and gender"), std::string::npos);
+  const std::string csv = read_file(dir / "run/tables/fig_exemplars.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "race,gender,path,why,status")
+      << "no score column without a score";
   EXPECT_EQ(count(html, "<img class=\"exemplar\""), shown(e));
 }
 
