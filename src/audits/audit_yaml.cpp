@@ -95,6 +95,22 @@ void parse_seed_keys(Context& ctx, const Entries& entries, AuditSpec& spec) {
   }
 }
 
+void parse_report_images(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
+  ReportImagesSpec& r = spec.report_images;
+  const Entries e = check_map(ctx, node, "report", {"images", "image_budget", "image_root"});
+  if (const YAML::Node* v = find(e, "images")) {
+    const bool off = v->IsScalar() &&
+                     (v->Scalar() == "false" || v->Scalar() == "False" || v->Scalar() == "FALSE");
+    r.per_cell = off ? 0
+                     : as_size_in_range(ctx, *v, "report.images", 1, 1000,
+                                        " (thumbnails per cell), or false");
+  }
+  if (const YAML::Node* v = find(e, "image_budget")) {
+    r.budget = as_positive_size(ctx, *v, "report.image_budget");
+  }
+  if (const YAML::Node* v = find(e, "image_root")) r.root = as_path(ctx, *v, "report.image_root");
+}
+
 }  // namespace audits_internal
 
 namespace {

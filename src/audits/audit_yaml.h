@@ -43,6 +43,10 @@ void parse_power(Context& ctx, const YAML::Node& value, const std::string& path,
 void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
 void check_version(Context& ctx, const YAML::Node& node);
 void parse_seed_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
+// report: {images: false|N, image_budget: BYTES, image_root: DIR} (audit_types.h's
+// ReportImagesSpec) into spec.report_images, for the kinds with exemplar grids. `images: true` is
+// refused: how many per cell is the reader's choice.
+void parse_report_images(Context& ctx, const YAML::Node& node, AuditSpec& spec);
 
 // The keys of each kind (spec.kind is set by the caller): each fills spec.<kind>, the common
 // keys above, and checks the keys its kind allows at the root.

@@ -3,12 +3,17 @@
 // RUN_DIR/results.json, RUN_DIR/tables/*.csv and RUN_DIR/report.html.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "dual_encoder_audit_internal.h"
+#include "exemplars.h"
 #include "run_output.h"
 #include "table_builder.h"
 #include "vlbias/audits/audit.h"
@@ -37,6 +42,7 @@ enum SeedStream : std::uint64_t {
   kSeedConfidence = 5,
   kSeedNeutral = 6,
   kSeedPower = 7,
+  kSeedExemplars = 8,
 };
 
 Json spec_json(const AuditSpec& spec) {
@@ -45,10 +51,15 @@ Json spec_json(const AuditSpec& spec) {
   Json ordinal = Json::object();
   for (const auto& [c, t] : s.ordinal_factors) ordinal[c] = t;
   factors["ordinal"] = ordinal;
-  return Json{{"kind", to_string(spec.kind)},
-              {"seed", spec.seed},
-              {"min_group_size", spec.min_group_size},
-              {"factors", factors}};
+  Json j{{"kind", to_string(spec.kind)},
+         {"seed", spec.seed},
+         {"min_group_size", spec.min_group_size},
+         {"factors", factors}};
+  if (spec.report_images.per_cell > 0) {
+    j["report"] = audits_internal::report_images_json(spec.report_images);
+    j["report"]["image_column"] = s.image_path_column;
+  }
+  return j;
 }
 
 // Whether an analysis runs: enabled and applicable. Applicable-by-default analyses
@@ -454,6 +465,32 @@ void add_power(Json& results, const AuditSpec& spec) {
   add_power_section(results, w, derive_seed(spec.seed, kSeedPower));
 }
 
+// report.images: one grid per group (factors.groups, in key order) of the image table's images
+// in the column images.image, a seeded sample (no per-image score). Null, with a note, when the
+// table has no such column.
+Json dual_encoder_exemplars(const AuditSpec& spec, const Study& study,
+                            std::vector<std::string>& notes) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  const Table& t = study.images;
+  const std::optional<audits_internal::ExemplarImages> images = audits_internal::table_images(
+      t, d.image_path_column, d.image_table, spec.report_images, "images.image", notes);
+  if (!images) return Json();
+  const Grouping g = group_by(t, d.group_factors);
+  std::vector<audits_internal::ExemplarCell> cells(g.size());
+  for (std::size_t k = 0; k < g.size(); ++k) {
+    for (std::size_t c = 0; c < g.columns.size(); ++c) {
+      cells[k].labels.emplace_back(g.columns[c], g.keys[k][c]);
+    }
+  }
+  for (std::size_t r = 0; r < t.rows; ++r) {
+    if (g.group_of_row[r] != Grouping::kNoGroup) {
+      cells[g.group_of_row[r]].rows.push_back(static_cast<std::uint32_t>(r));
+    }
+  }
+  return audits_internal::exemplars_json(cells, *images, spec.report_images,
+                                         derive_seed(spec.seed, kSeedExemplars), nullptr, notes);
+}
+
 }  // namespace
 
 void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
@@ -489,11 +526,17 @@ void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& 
     add_social_perception_sections(study, scores, spec, sections);
   }
   sections.progress.finish();
+  Json exemplars;
+  if (spec.report_images.per_cell > 0) {
+    exemplars = dual_encoder_exemplars(spec, study, sections.notes);
+  }
 
   Json tables;
   Json analyses = output.add_sections(sections.list, tables, sections.notes);
   Json results = results_json(spec, study, std::move(analyses), std::move(tables), sections.notes);
   if (d.power.toggle.enabled) add_power(results, spec);
+  // Last: the thumbnails are the bulk of the file.
+  if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
   output.write(results, provenance, spec_json(spec), spec);
 }
 

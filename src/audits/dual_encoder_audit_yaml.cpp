@@ -230,13 +230,16 @@ void parse_factors(Context& ctx, const YAML::Node& node, Spec& spec) {
 }
 
 void parse_images(Context& ctx, const YAML::Node& images, Spec& spec) {
-  const Entries e =
-      check_map(ctx, images, "images", {"table", "embeddings", "tensor", "id_column", "index"});
+  const Entries e = check_map(ctx, images, "images",
+                              {"table", "embeddings", "tensor", "id_column", "index", "image"});
   spec.image_table = as_input_file(ctx, require(ctx, images, e, "images", "table"), "images.table");
   spec.image_embeddings.path =
       as_input_file(ctx, require(ctx, images, e, "images", "embeddings"), "images.embeddings");
   if (const YAML::Node* v = find(e, "tensor")) {
     spec.image_embeddings.tensor = as_string(ctx, *v, "images.tensor");
+  }
+  if (const YAML::Node* v = find(e, "image")) {
+    spec.image_path_column = as_string(ctx, *v, "images.image");
   }
   const YAML::Node* id_column = find(e, "id_column");
   const YAML::Node* index = find(e, "index");
@@ -290,7 +293,7 @@ void check_absdiff_factors(const Context& ctx, const Spec& spec) {
 void parse_dual_encoder_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   const Entries entries = check_map(ctx, root, "",
                                     {"version", "kind", "title", "about", "seed", "min_group_size",
-                                     "images", "prompts", "factors", "analyses"});
+                                     "images", "prompts", "factors", "analyses", "report"});
   parse_report_keys(ctx, entries, spec);
   if (const YAML::Node* v = find(entries, "version")) check_version(ctx, *v);
   parse_seed_keys(ctx, entries, spec);
@@ -299,6 +302,7 @@ void parse_dual_encoder_root(Context& ctx, const YAML::Node& root, AuditSpec& sp
   parse_prompts(ctx, require(ctx, root, entries, "", "prompts"), d);
   parse_factors(ctx, require(ctx, root, entries, "", "factors"), d);
   if (const YAML::Node* v = find(entries, "analyses")) parse_analyses(ctx, *v, d);
+  if (const YAML::Node* v = find(entries, "report")) parse_report_images(ctx, *v, spec);
   check_absdiff_factors(ctx, d);
 }
 

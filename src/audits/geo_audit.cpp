@@ -3,13 +3,16 @@
 // plus FID/KID/Vendi per region. How sets are composed: include/vlbias/audits/geo_audit.h;
 // the pieces of the audit: geo_audit_internal.h.
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "exemplars.h"
 #include "geo_audit_internal.h"
 #include "run_output.h"
 #include "vlbias/audits/power_pilot.h"
@@ -79,8 +82,8 @@ Json geo_spec_json(const AuditSpec& s) {
   return Json{{"kind", to_string(s.kind)},
               {"seed", s.seed},
               {"min_group_size", s.min_group_size},
-              {"report_images", g.report_images},
-              {"report_image_budget", g.report_image_budget},
+              {"report_images", s.report_images.per_cell},
+              {"report_image_budget", s.report_images.budget},
               {"duplicates", g.duplicates},
               {"real_per_cell", g.real_per_cell},
               {"generated_per_cell", g.generated_per_cell},
@@ -192,6 +195,34 @@ Json generated_json(const GeneratedData& gen, const Json& matching) {
               {"matching", matching}};
 }
 
+// report.images: one grid per (region, object) cell of the generated images with a region, in
+// (region, object) order, drawn with derive_seed(seed, kSeedExemplars); with CLIPScores (the
+// consistency indicator ran), each cell's lowest-scored images too.
+Json geo_exemplars(const AuditSpec& spec, const GeneratedData& gen,
+                   const std::vector<double>& clip_scores, std::vector<std::string>& notes) {
+  std::map<std::pair<std::string, std::string>, std::vector<std::uint32_t>> members;
+  for (std::size_t i = 0; i < gen.region.size(); ++i) {
+    if (!gen.region[i].empty()) {
+      members[{gen.region[i], gen.object[i]}].push_back(static_cast<std::uint32_t>(i));
+    }
+  }
+  std::vector<ExemplarCell> cells;
+  for (auto& [key, rows] : members) {
+    cells.push_back({{{"region", key.first}, {"object", key.second}}, std::move(rows)});
+  }
+  ExemplarImages images{gen.image_path, gen.image_file, clip_scores};
+  if (!spec.report_images.root.empty()) {
+    for (std::size_t i = 0; i < images.path.size(); ++i) {
+      images.file[i] = exemplar_file(spec.report_images, {}, images.path[i]);
+    }
+  }
+  const ExemplarScore clip{"clipscore", "CLIPScore",
+                           "the consistency indicator's CLIPScore of the image with its object",
+                           false};
+  return exemplars_json(cells, images, spec.report_images, derive_seed(spec.seed, kSeedExemplars),
+                        clip_scores.empty() ? nullptr : &clip, notes);
+}
+
 }  // namespace
 
 void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
@@ -213,7 +244,7 @@ void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) 
       geo_sections(spec, real, gen, sets, can_score, notes, clip_scores);
 
   Json exemplars;
-  if (g.report_images > 0) exemplars = exemplars_json(spec, gen, clip_scores, notes);
+  if (spec.report_images.per_cell > 0) exemplars = geo_exemplars(spec, gen, clip_scores, notes);
   Json tables;
   Json analyses = output.add_sections(sections, tables, notes);
   Json results{{"kind", to_string(spec.kind)},

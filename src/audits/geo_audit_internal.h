@@ -9,6 +9,7 @@
 //   geo_audit_consistency.cpp   the Consistency indicator (CLIPScore)
 //   geo_audit_distribution.cpp  FID, KID and Vendi per region
 //   geo_audit_filtered.cpp      refused and filtered generations per region (outcomes.csv)
+// and the report's exemplar grids per (region, object) (geo_audit.cpp, exemplars.h).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -169,17 +170,5 @@ AnalysisOutput filtered_analysis(const AuditSpec& spec);
 
 AnalysisOutput distribution_analysis(const AuditSpec& spec, const RealData& real,
                                      const GeneratedData& gen, const GeneratedSets& sets);
-
-// report.images (geo_audit_exemplars.cpp): results.json's "exemplars" block, up to N thumbnails
-// per (region, object) cell of the generated images with a region, drawn by sample_rows with
-// cell_seed(seed, kSeedExemplars, cell) over the cells in (region, object) order. Thumbnails are
-// 96 px on the long side, JPEG quality 80, as data URIs; they are embedded round by round (every
-// cell's first, then every cell's second, ...) while the total stays within the budget. An image
-// that cannot be read is listed with why, and named in `notes`, never an error.
-// `clip_scores` (per generated row, NaN = none; empty when consistency did not run) adds each
-// cell's up to N lowest-CLIPScore images (ties: lower row first) after its sample, an image in
-// both listed once with both reasons.
-Json exemplars_json(const AuditSpec& spec, const GeneratedData& gen,
-                    const std::vector<double>& clip_scores, std::vector<std::string>& notes);
 
 }  // namespace vlbias::audits_internal

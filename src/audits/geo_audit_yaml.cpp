@@ -192,25 +192,6 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
   }
 }
 
-// report: {images: false|N, image_budget: BYTES}. `images: true` is refused: how many per
-// cell is the reader's choice.
-void parse_geo_report(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
-  const Entries e = check_map(ctx, node, "report", {"images", "image_budget"});
-  if (const YAML::Node* v = find(e, "images")) {
-    const bool off = v->IsScalar() &&
-                     (v->Scalar() == "false" || v->Scalar() == "False" || v->Scalar() == "FALSE");
-    if (off) {
-      g.report_images = 0;
-    } else {
-      g.report_images =
-          as_size_in_range(ctx, *v, "report.images", 1, 1000, " (thumbnails per cell), or false");
-    }
-  }
-  if (const YAML::Node* v = find(e, "image_budget")) {
-    g.report_image_budget = as_positive_size(ctx, *v, "report.image_budget");
-  }
-}
-
 }  // namespace
 
 void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
@@ -256,7 +237,7 @@ void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
     }
   }
   if (const YAML::Node* v = find(entries, "analyses")) parse_geo_analyses(ctx, *v, g);
-  if (const YAML::Node* v = find(entries, "report")) parse_geo_report(ctx, *v, g);
+  if (const YAML::Node* v = find(entries, "report")) parse_report_images(ctx, *v, spec);
 }
 
 }  // namespace vlbias::audits_internal

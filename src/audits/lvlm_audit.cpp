@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "exemplars.h"
+#include "lvlm_audit_internal.h"
 #include "run_output.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/lvlm_audit.h"
@@ -101,18 +103,23 @@ Json lvlm_spec_json(const AuditSpec& spec) {
     analyses["paired"]["alternative"] = stats::to_string(l.paired.alternative);
     if (!l.paired.cluster.empty()) analyses["paired"]["permutations"] = l.paired.permutations;
   }
-  return Json{{"kind", "lvlm-counterfactual"},
-              {"seed", spec.seed},
-              {"min_group_size", spec.min_group_size},
-              {"generations", generations},
-              {"columns",
-               {{"set_key", l.set_key},
-                {"group", l.group},
-                {"by", l.by},
-                {"scores", l.scores},
-                {"scorer", l.scorer},
-                {"text", l.text}}},
-              {"analyses", analyses}};
+  Json j{{"kind", "lvlm-counterfactual"},
+         {"seed", spec.seed},
+         {"min_group_size", spec.min_group_size},
+         {"generations", generations},
+         {"columns",
+          {{"set_key", l.set_key},
+           {"group", l.group},
+           {"by", l.by},
+           {"scores", l.scores},
+           {"scorer", l.scorer},
+           {"text", l.text}}},
+         {"analyses", analyses}};
+  if (spec.report_images.per_cell > 0) {
+    j["columns"]["image"] = l.image;
+    j["report"] = audits_internal::report_images_json(spec.report_images);
+  }
+  return j;
 }
 
 // The state of every row: scanned from `inputs`, or merged from saved shard states.
@@ -272,6 +279,14 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
         fmt::format("{} rows without a by or set-key value were left out of the set measures",
                     state.rows_missing_key));
   }
+  Json exemplars;  // report.images: a pass of its own over the generations
+  if (spec.report_images.per_cell > 0 && shards.from_states.empty()) {
+    exemplars = audits_internal::lvlm_exemplars(spec, inputs, notes);
+  } else if (spec.report_images.per_cell > 0) {
+    notes.push_back(
+        "report.images: no exemplar grids, because the run merged saved states (--from-state) "
+        "and the grids read the generations themselves");
+  }
   Json generations = generations_json(state, inputs.size(), notes);
   Json tables;
   Json analyses = output->add_sections(sections, tables, notes);
@@ -285,6 +300,8 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
   if (spec.lvlm.power.toggle.enabled) {
     add_power_section(results, spec.lvlm.power, derive_seed(spec.seed, 0x706f776572));
   }
+  // Last: the thumbnails are the bulk of the file.
+  if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
   output->write(std::move(results), provenance, lvlm_spec_json(spec), spec);
 }
 

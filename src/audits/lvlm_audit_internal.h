@@ -5,9 +5,11 @@
 //   lvlm_audit_maxgap.cpp       MaxGap per counterfactual set
 //   lvlm_audit_words.cpp        PMI words and lexicon rates per group
 //   lvlm_audit_comparisons.cpp  set-blocked group tests, paired comparisons of MaxGap
+//   lvlm_audit_exemplars.cpp    the report's exemplar image grids per group
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <span>
 #include <string>
@@ -96,5 +98,16 @@ HistStats hist_stats(const Map& hist, ValueOf value_of) {
   h.median = (vlo + vhi) / 2.0;
   return h;
 }
+
+// report.images (lvlm_audit_exemplars.cpp): results.json's "exemplars" block, one grid per
+// group (its columns' values, in sorted order) of the distinct images that `inputs` (the
+// generations) name in columns.image, each image in a group once, in first-seen order; drawn
+// with derive_seed(seed, kLvlmSeedExemplars). With columns.scores, each grid also shows the
+// images whose answers scored highest on the first score (an image's score: the highest over
+// its answers). Rows without a group value or an image path are left out (a note counts them).
+// Memory: one entry per distinct (group, image).
+inline constexpr std::uint64_t kLvlmSeedExemplars = 0x6578656d706c6172;  // "exemplar"
+Json lvlm_exemplars(const AuditSpec& spec, const std::vector<std::filesystem::path>& inputs,
+                    std::vector<std::string>& notes);
 
 }  // namespace vlbias::audits_internal

@@ -12,8 +12,8 @@ namespace vlbias::audits_internal {
 namespace {
 
 void parse_columns(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
-  const Entries e =
-      check_map(ctx, node, "columns", {"set_key", "group", "by", "scores", "text", "scorer"});
+  const Entries e = check_map(ctx, node, "columns",
+                              {"set_key", "group", "by", "scores", "text", "scorer", "image"});
   const auto list = [&](const char* key, std::vector<std::string>& out, bool required) {
     const YAML::Node* v = required ? &require(ctx, node, e, "columns", key) : find(e, key);
     if (v == nullptr) return;
@@ -26,6 +26,7 @@ void parse_columns(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
   list("by", l.by, false);
   list("scores", l.scores, false);
   if (const YAML::Node* v = find(e, "text")) l.text = as_string(ctx, *v, "columns.text");
+  if (const YAML::Node* v = find(e, "image")) l.image = as_string(ctx, *v, "columns.image");
   // The scorer column: given, it must exist; by default `scorer` is read where a file has it.
   l.scorer_given = find(e, "scorer") != nullptr;
   list("scorer", l.scorer, false);
@@ -190,7 +191,7 @@ void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   check_version(ctx, root["version"]);  // before the keys, unlike the dual-encoder kinds
   const Entries entries = check_map(ctx, root, "",
                                     {"version", "kind", "title", "about", "seed", "min_group_size",
-                                     "generations", "columns", "analyses"});
+                                     "generations", "columns", "analyses", "report"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
   LvlmAuditSpec& l = spec.lvlm;
@@ -213,6 +214,11 @@ void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   l.lexicon.toggle.enabled = false;
   if (const YAML::Node* v = find(entries, "analyses")) parse_analyses(ctx, *v, l);
   l.paired.toggle.enabled = l.paired.toggle.enabled && l.paired.toggle.explicit_;
+  if (const YAML::Node* v = find(entries, "report")) parse_report_images(ctx, *v, spec);
+  VLBIAS_CHECK(spec.report_images.per_cell == 0 || !l.image.empty(), UsageError,
+               "{}: report.images shows each group's images: name their path column in "
+               "columns.image, or give report: {{images: false}}",
+               ctx.source);
   const auto needs = [&](bool on, bool ok, const char* what, const char* need) {
     if (on && !ok) {
       VLBIAS_FAIL(UsageError, "{}: analyses.{} needs {}", ctx.source, what, need);

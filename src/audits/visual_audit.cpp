@@ -3,16 +3,24 @@
 // likelihood / theta / offensiveness from annotations, salience from captions, stereotypical
 // pull from image embeddings, each also summarised by region (the sections:
 // visual_audit_sections.cpp).
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "exemplars.h"
 #include "run_output.h"
 #include "visual_audit_internal.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/rng.h"
 #include "vlbias/io/embeddings.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 
@@ -67,8 +75,12 @@ Json visual_spec_json(const AuditSpec& spec) {
                  {"tensor", v.pull_embeddings.tensor},
                  {"identity", v.pull_identity_column},
                  {"set", v.pull_set_column}};
+    if (spec.report_images.per_cell > 0) j["pull"]["image"] = v.pull_image_column;
   }
   j["analyses"] = analyses;
+  if (spec.report_images.per_cell > 0) {
+    j["report"] = audits_internal::report_images_json(spec.report_images);
+  }
   return j;
 }
 
@@ -102,6 +114,34 @@ AnnotationOptions annotation_options(const VisualAuditSpec& v) {
   return ao;
 }
 
+Json visual_exemplars(const AuditSpec& spec, const Table& t, const PullReport& rep,
+                      std::vector<std::string>& notes) {
+  const VisualAuditSpec& v = spec.visual;
+  std::optional<ExemplarImages> found =
+      table_images(t, v.pull_image_column, v.pull_table, spec.report_images, "pull.image", notes);
+  if (!found) return Json();
+  ExemplarImages& images = *found;
+  images.score.assign(t.rows, std::numeric_limits<double>::quiet_NaN());
+  static constexpr const char* kSets[] = {"default", "stereotypical", "non-stereotypical"};
+  std::vector<ExemplarCell> cells;
+  for (const IdentityPull& x : rep.identities) {
+    for (std::size_t j = 0; j < x.default_pull.size(); ++j) {
+      images.score[x.set_rows[0][j]] = x.default_pull[j];
+    }
+    for (std::size_t k = 0; k < 3; ++k) {
+      if (x.set_rows[k].empty()) continue;
+      cells.push_back({{{"identity", x.identity}, {"set", kSets[k]}},
+                       std::vector<std::uint32_t>(x.set_rows[k].begin(), x.set_rows[k].end())});
+    }
+  }
+  const ExemplarScore pull{"pull", "pull",
+                           "a default image's own pull: its cosine to the identity's mean "
+                           "stereotypical image minus that to its mean non-stereotypical image",
+                           true};
+  return exemplars_json(cells, images, spec.report_images,
+                        derive_seed(spec.seed, kVisualSeedExemplars), &pull, notes);
+}
+
 }  // namespace audits_internal
 
 void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
@@ -123,6 +163,8 @@ void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_di
       build_visual_stereotypes(read_table(v.seegull.string()), visual, so);
   const std::map<std::string, std::string> regions = read_regions(v.regions.string());
   std::vector<std::pair<std::string, AnalysisOutput>> sections;
+  Json exemplars;  // report.images, from the pull table
+  std::vector<std::string> exemplar_notes;
   sections.emplace_back("stereotypes",
                         stereotypes_section(visual, stereotypes, regions, v.min_stereotypes));
   progress.advance(1);
@@ -168,13 +210,17 @@ void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_di
     po.alternative = parse_alternative(v.pull.alternative);
     po.seed = spec.seed;
     const Matrix embeddings = read_embeddings(v.pull_embeddings.path, v.pull_embeddings.tensor);
-    sections.emplace_back("pull",
-                          pull_section(read_table(v.pull_table.string()), embeddings, regions, po));
+    const Table pull_table = read_table(v.pull_table.string());
+    const PullReport pull = stereotypical_pull(pull_table, MatrixView(embeddings), po);
+    sections.emplace_back("pull", pull_section(pull, regions, po));
+    if (spec.report_images.per_cell > 0) {
+      exemplars = visual_exemplars(spec, pull_table, pull, exemplar_notes);
+    }
     progress.advance(1);
   }
   progress.finish();
 
-  std::vector<std::string> notes;
+  std::vector<std::string> notes = std::move(exemplar_notes);
   Json tables;
   Json analyses = output.add_sections(sections, tables, notes);
   if (!visual.rating_columns.empty()) {
@@ -192,6 +238,8 @@ void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_di
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
+  // Last: the thumbnails are the bulk of the file.
+  if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
   output.write(std::move(results), provenance, spec_json, spec);
 }
 

@@ -3,8 +3,10 @@
 // (visual_audit.cpp) and their file (visual_audit_sections.cpp). Each is one section of
 // results.json with its tables; identities are placed in their region by `regions`
 // (identity -> region; "(no region)" when absent).
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/audits/visual_audit.h"
@@ -35,9 +37,19 @@ AnalysisOutput salience_section(const Table& captions, const VisualAttributes& v
                                 const std::map<std::string, std::string>& regions,
                                 const CaptionOptions& o);
 
-// The stereotypical pull per identity and by region, from the image embeddings.
-AnalysisOutput pull_section(const Table& table, const Matrix& embeddings,
+// The stereotypical pull per identity and by region (stereotypical_pull of the image
+// embeddings).
+AnalysisOutput pull_section(const PullReport& rep,
                             const std::map<std::string, std::string>& regions,
                             const PullOptions& o);
+
+// report.images (visual_audit.cpp): results.json's "exemplars" block, one grid per identity x
+// set (default, stereotypical, non-stereotypical) of the pull table's images in the column
+// v.pull_image_column, drawn with derive_seed(seed, kVisualSeedExemplars); each default grid
+// also shows its highest per-image pull (IdentityPull::default_pull). Null, with a note, when
+// the table has no such column.
+inline constexpr std::uint64_t kVisualSeedExemplars = 3;
+Json visual_exemplars(const AuditSpec& spec, const Table& pull_table, const PullReport& rep,
+                      std::vector<std::string>& notes);
 
 }  // namespace vlbias::audits_internal

@@ -461,10 +461,9 @@ Json pull_regions(const PullsByRegion& by_region, TableBuilder& reg) {
 
 }  // namespace
 
-AnalysisOutput pull_section(const Table& table, const Matrix& embeddings,
+AnalysisOutput pull_section(const PullReport& rep,
                             const std::map<std::string, std::string>& regions,
                             const PullOptions& o) {
-  const PullReport rep = stereotypical_pull(table, MatrixView(embeddings), o);
   AnalysisOutput out;
   TableBuilder ids("pull_identities");
   PullsByRegion by_region;

@@ -73,14 +73,16 @@ void parse_captions(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
 
 void parse_pull(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
   const std::string p = "pull";
-  const Entries e = check_map(ctx, node, p, {"table", "embeddings", "tensor", "identity", "set"});
+  const Entries e =
+      check_map(ctx, node, p, {"table", "embeddings", "tensor", "identity", "set", "image"});
   v.pull_table = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
   v.pull_embeddings.path =
       as_input_file(ctx, require(ctx, node, e, p, "embeddings"), p + ".embeddings");
   strings(ctx, e, p,
           {{"tensor", &v.pull_embeddings.tensor},
            {"identity", &v.pull_identity_column},
-           {"set", &v.pull_set_column}});
+           {"set", &v.pull_set_column},
+           {"image", &v.pull_image_column}});
 }
 
 void parse_analyses(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
@@ -117,7 +119,7 @@ void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   const Entries entries = check_map(ctx, root, "",
                                     {"version", "kind", "title", "about", "seed", "min_group_size",
                                      "seegull", "visual_attributes", "regions", "stereotypes",
-                                     "annotations", "captions", "pull", "analyses"});
+                                     "annotations", "captions", "pull", "analyses", "report"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
   VisualAuditSpec& v = spec.visual;
@@ -134,6 +136,11 @@ void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   v.salience.toggle.enabled = !v.captions.empty();
   v.pull.toggle.enabled = !v.pull_table.empty();
   if (const YAML::Node* x = find(entries, "analyses")) parse_analyses(ctx, *x, v);
+  if (const YAML::Node* x = find(entries, "report")) parse_report_images(ctx, *x, spec);
+  VLBIAS_CHECK(spec.report_images.per_cell == 0 || v.pull.toggle.enabled, UsageError,
+               "{}: report.images shows the pull table's images (pull.image): give a `pull` "
+               "section with analyses.pull on, or report: {{images: false}}",
+               ctx.source);
   const auto needs = [&](const AnalysisToggle& t, bool ok, const char* what, const char* need) {
     if (t.enabled && !ok) {
       VLBIAS_FAIL(UsageError, "{}: analyses.{} needs the `{}` section", ctx.source, what, need);

@@ -221,6 +221,7 @@ PullReport stereotypical_pull(const Table& table, MatrixView embeddings, const P
     x.s_d_d = self_similarity(unit, dim, d);
     x.s_s_s = self_similarity(unit, dim, s);
     x.s_ns_ns = self_similarity(unit, dim, ns);
+    for (std::size_t k = 0; k < 3; ++k) x.set_rows[k] = sets[k];
     if (!d.empty() && !s.empty() && !ns.empty()) {
       const std::vector<double> md = mean_row(unit, dim, d), ms = mean_row(unit, dim, s),
                                 mns = mean_row(unit, dim, ns);
@@ -229,6 +230,10 @@ PullReport stereotypical_pull(const Table& table, MatrixView embeddings, const P
       x.s_s_ns = dot(ms.data(), mns.data(), dim);
       x.mean_similarity = (x.s_d_s + x.s_d_ns + x.s_s_ns) / 3;
       x.pull = x.s_d_s - x.s_d_ns;
+      for (const std::size_t r : d) {
+        x.default_pull.push_back(dot(&unit[r * dim], ms.data(), dim) -
+                                 dot(&unit[r * dim], mns.data(), dim));
+      }
       // m_j: each stereotypical / non-stereotypical image's mean cosine to the defaults.
       std::vector<double> m;
       std::vector<std::uint32_t> labels;

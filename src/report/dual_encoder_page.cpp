@@ -565,6 +565,7 @@ void build_social_perception(Page& page) {
   absdiff_section(page);
   trends_section(page);
   ellipses_section(page);
+  exemplars_section(page, page.root()["exemplars"], "images");
 }
 
 void build_trait_pairs(Page& page) {
@@ -572,6 +573,7 @@ void build_trait_pairs(Page& page) {
   confidence_section(page);
   association_section(page, "Association");
   scweat_section(page);
+  exemplars_section(page, page.root()["exemplars"], "images");
 }
 
 }  // namespace vlbias::report_internal

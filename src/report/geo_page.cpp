@@ -386,81 +386,6 @@ void filtered_section(Page& page, const Node& a) {
   page.table("Do the regions share one refusal rate? Pearson's chi-square test.", std::move(tests));
 }
 
-// A data URI the audit wrote (geo_audit_exemplars.cpp): JPEG, base64 only. Anything else in a
-// (possibly edited) results.json is not embedded.
-bool is_jpeg_data_uri(const std::string& uri) {
-  static const std::string kPrefix = "data:image/jpeg;base64,";
-  if (uri.size() <= kPrefix.size() || uri.compare(0, kPrefix.size(), kPrefix) != 0) return false;
-  return std::all_of(uri.begin() + kPrefix.size(), uri.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-           c == '/' || c == '=';
-  });
-}
-
-// One cell's grid: its thumbnails, and a line naming the images not shown.
-std::string exemplar_grid_html(const Node& c, DataTable& paths) {
-  std::string imgs, absent;
-  for (std::size_t i = 0; i < c["images"].size(); ++i) {
-    const Node im = c["images"][i];
-    const std::string path = im["path"].str(), status = im["status"].str();
-    const std::string uri = im["thumbnail"].str();
-    const bool shown = status == "shown" && is_jpeg_data_uri(uri);
-    paths.add({cell(c["region"].str()), cell(c["object"].str()), cell(path), cell(im["why"].str()),
-               cell(im["clipscore"]), cell(shown ? "shown" : status)});
-    if (shown) {
-      imgs += fmt::format(
-          "<img class=\"exemplar\" src=\"{}\" alt=\"{}\" title=\"{}\" "
-          "style=\"margin:2px;border:1px solid #ccc\">",
-          uri, xml_escape(path), xml_escape(path));
-    } else {
-      absent += fmt::format("{}{} ({})", absent.empty() ? "" : "; ", xml_escape(path),
-                            xml_escape(status));
-    }
-  }
-  // Spans, not divs: Page::paragraph_html wraps the grids in one <p>.
-  std::string html = fmt::format(
-      "<span class=\"exemplar-cell\" style=\"display:block;margin:8px 0\"><b>{} &middot; "
-      "{}</b><br>\n{}",
-      xml_escape(c["region"].str()), xml_escape(c["object"].str()), imgs);
-  if (!absent.empty()) {
-    html += "<br><span class=\"exemplar-absent\">Not shown: " + absent + "</span>";
-  }
-  return html + "</span>\n";
-}
-
-// report.images: per (region, object) cell, a grid of generated images (a seeded sample) and
-// the table of their paths.
-void exemplars_section(Page& page, const Node& x) {
-  if (x.null()) return;
-  page.section(
-      "exemplars", "Exemplar images per region and object",
-      fmt::format("Up to {} generated images per cell, a random sample drawn with the "
-                  "audit's seed, then (when the consistency indicator ran) the cell's "
-                  "lowest-CLIPScore images; thumbnails {} px on the long side (JPEG quality {}), "
-                  "{} bytes of a {}-byte budget.",
-                  format_number(x["per_cell"].number(), Fmt::integer),
-                  format_number(x["thumbnail_px"].number(), Fmt::integer),
-                  format_number(x["quality"].number(), Fmt::integer),
-                  format_number(x["bytes"].number(), Fmt::integer),
-                  format_number(x["budget_bytes"].number(), Fmt::integer)));
-  const double dropped = x["left_out_for_budget"].number();
-  if (dropped > 0) {
-    page.paragraph_html(fmt::format(
-        "<span class=\"exemplar-budget\">{} thumbnails were left out to stay within the size "
-        "budget (report.image_budget).</span>",
-        format_number(dropped, Fmt::integer)));
-  }
-  DataTable paths;
-  paths.name = "exemplars";
-  paths.columns = {"region", "object", "path", "why", "clipscore", "status"};
-  std::string html;
-  for (std::size_t i = 0; i < x["cells"].size(); ++i) {
-    html += exemplar_grid_html(x["cells"][i], paths);
-  }
-  page.paragraph_html(html);
-  page.table("The exemplar images' paths (as in the generated table).", std::move(paths));
-}
-
 }  // namespace
 
 void build_geo_diversity(Page& page) {
@@ -475,7 +400,7 @@ void build_geo_diversity(Page& page) {
   consistency_section(page, a);
   distribution_section(page, a);
   filtered_section(page, a);
-  exemplars_section(page, r["exemplars"]);
+  exemplars_section(page, r["exemplars"], "generated images");
 }
 
 }  // namespace vlbias::report_internal

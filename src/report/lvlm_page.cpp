@@ -295,6 +295,7 @@ void build_lvlm_counterfactual(Page& page) {
   if (!a["ratings"].null()) ratings_section(page, a["ratings"]);
   if (!a["responses"].null()) responses_section(page, a["responses"]);
   if (!a["paired"].null()) paired_section(page, a["paired"]);
+  exemplars_section(page, r["exemplars"], "counterfactual images");
 }
 
 }  // namespace vlbias::report_internal

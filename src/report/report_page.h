@@ -186,4 +186,10 @@ void rate_test_finding(Page& page, const Node& test, const std::string& what,
 std::string power_statement(const Node& test);
 void power_section(Page& page);
 
+// results.json's "exemplars" block (src/audits/exemplars.h; exemplars_page.cpp): a section
+// "Exemplar images per <labels>" with each cell's grid of embedded thumbnails, a line naming the
+// images not shown and why, and the table of every picked image's path. `what` names the images
+// ("generated images"). Nothing when the block is null.
+void exemplars_section(Page& page, const Node& block, const std::string& what);
+
 }  // namespace vlbias::report_internal

@@ -238,6 +238,7 @@ void build_visual_stereotypes(Page& page) {
   likelihood_section(page, a);
   salience_section(page, a);
   pull_section(page, a);
+  exemplars_section(page, r["exemplars"], "images of the pull prompts");
 }
 
 }  // namespace vlbias::report_internal

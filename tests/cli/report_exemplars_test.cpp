@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "report_exemplars_util.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/io/npy.h"
@@ -28,8 +29,10 @@ using cli_util::read_file;
 using cli_util::run_cli;
 using cli_util::shell_quote;
 using cli_util::temp_dir;
+using exemplars_test::audit;
+using exemplars_test::count;
 
-const fs::path kExample = fs::path(VLBIAS_SOURCE_DIR) / "examples/geo_diversity_images";
+const fs::path& kExample = exemplars_test::kGeoImages;
 
 void write_random_features(const fs::path& file, std::size_t rows, std::uint64_t seed) {
   Matrix m(rows, 8);
@@ -74,25 +77,12 @@ fs::path write_study(const std::string& report, std::uint64_t seed, bool missing
   return spec;
 }
 
-nlohmann::json audit(const fs::path& spec, const fs::path& out) {
-  const auto r = run_cli("--quiet audit " + shell_quote(spec.string()) + " --out " +
-                         shell_quote(out.string()));
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(read_file(out / "results.json"));
-}
-
 std::vector<std::string> sampled_paths(const nlohmann::json& results) {
   std::vector<std::string> paths;
   for (const auto& c : results["exemplars"]["cells"]) {
     for (const auto& im : c["images"]) paths.push_back(im["path"].get<std::string>());
   }
   return paths;
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
 }
 
 TEST(ReportExemplars, TheSampleIsTheSameForASeedAndEveryThumbnailIsEmbedded) {

@@ -52,6 +52,9 @@ struct AuditSpec {
   // data are (e.g. "synthetic, with a planted effect"). "" = none.
   std::string title;
   std::string about;
+  // report: {images, image_budget} (audit_types.h): the exemplar image grids of the kinds that
+  // have them (geo-diversity, visual-stereotypes, lvlm-counterfactual).
+  ReportImagesSpec report_images;
 
   DualEncoderAuditSpec dual_encoder;  // kind: social-perception, trait-pairs
   GeoAuditSpec geo;                   // kind: geo-diversity

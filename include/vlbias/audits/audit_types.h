@@ -3,6 +3,7 @@
 // analysis' output. They sit below audit.h and the per-kind headers (dual_encoder_audit.h,
 // geo_audit.h, lvlm_audit.h, visual_audit.h) because audit.h includes all four, so the types
 // those share cannot live in audit.h itself.
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -31,6 +32,19 @@ struct PowerSpec {
   double power = 0.8;
   double alpha = 0.05;
   std::size_t replicates = 200;
+};
+
+// report: {images: false|N, image_budget: BYTES, image_root: DIR} of a spec (geo-diversity,
+// visual-stereotypes, lvlm-counterfactual): up to N exemplar thumbnails per cell of the report's
+// image grids (a seeded sample, and each kind's lowest- or highest-scored images;
+// src/audits/exemplars.h), embedded in results.json and report.html within `budget` bytes of JPEG
+// data URIs for the whole report. per_cell 0 = no grids (the default; `images: false`).
+struct ReportImagesSpec {
+  std::size_t per_cell = 0;
+  std::size_t budget = 5'000'000;
+  // image_root: the folder relative image paths are read from (resolved against the spec's
+  // folder); "" = the folder of the table that names them.
+  std::filesystem::path root;
 };
 
 struct EmbeddingSource {

@@ -21,6 +21,7 @@
 //     tensor: image_embeds          # safetensors only: the tensor (default: the only one)
 //     id_column: id                 # optional: join table rows to embedding rows by id ...
 //     index: image_ids.csv          # ... through this table (row i = embedding row i)
+//     image: path                   # each image's file, for report.images (default path)
 //   prompts:
 //     manifest: prompts.csv         # from `vlbias prompts` (see prompt_sets.h)
 //     embeddings: prompts.npy       # row i = manifest row i
@@ -43,6 +44,8 @@
 //                                                   # (Table S.4); within: one block per level
 //     confidence: {scale: raw, logit_scale: 100, bootstrap: 1000, ci: 0.95,
 //                  across: race, within: gender, test_across: anova, test_within: welch}
+//   report: {images: 4, image_budget: 5000000}   # exemplar grids per group of factors.groups
+//                                 # (a seeded sample of images.image's files), audit_types.h
 //
 // Which analyses a kind runs by default:
 //   social-perception: association, scweat, markedness (when the manifest has group
@@ -83,6 +86,9 @@ struct DualEncoderAuditSpec {
   EmbeddingSource image_embeddings;
   std::string image_id_column;        // "" = row-aligned
   std::filesystem::path image_index;  // with image_id_column
+  // The image table's image path column (relative paths: against the table's folder), read only
+  // for report.images; a column the table lacks: no grids, and a note says why.
+  std::string image_path_column = "path";
 
   std::filesystem::path prompt_manifest;
   EmbeddingSource prompt_embeddings;

@@ -137,11 +137,6 @@ struct GeoAuditSpec {
     std::string preprocess;       // "" = the model's default (set_image_preprocess)
     std::size_t image_size = 0;
   } features_model;
-  // report: {images: false|N, image_budget: BYTES}: up to N exemplar thumbnails per
-  // (region, object) cell of the generated images (a seeded sample, geo_audit_exemplars.cpp),
-  // embedded in results.json and report.html within `image_budget` bytes of JPEG. 0 = none.
-  std::size_t report_images = 0;
-  std::size_t report_image_budget = 5'000'000;
   std::filesystem::path real_table;
   EmbeddingSource real_features;
   std::string real_region_column = "region";

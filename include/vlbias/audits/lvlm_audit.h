@@ -23,6 +23,7 @@
 //     scorer: scorer                    # what scored each row (default: `scorer` where a
 //                                       # file has it, as vlbias's scorers write; [] = none)
 //     text: text                        # needed by pmi, lexicon, responses, ratings
+//     image: image                      # each answer's image file, for report.images
 //   analyses:                           # each: true, false or a map of options
 //     maxgap: {bootstrap: 1000, ci: 0.95}             # default on when scores are given
 //                                                     # cluster: [filename, rank]: resample
@@ -38,6 +39,9 @@
 //                                                     # relabelling per image set
 //     paired: {column: mitigation, baseline: none, bootstrap: 1000, ci: 0.95,
 //              alternative: two-sided, permutations: 9999}   # paired t, Wilcoxon
+//   report: {images: 4, image_budget: 5000000}   # exemplar grids per group (a seeded sample of
+//                                     # its images, and those whose answers scored highest on
+//                                     # the first score; needs columns.image), audit_types.h
 //
 // Shards: `vlbias audit SPEC --input SHARD --save-state S` scans one shard;
 // `vlbias audit SPEC --out RUN --from-state S1 S2 ...` merges them: the results are
@@ -70,6 +74,9 @@ struct LvlmAuditSpec {
   std::vector<std::string> scorer;  // columns naming each row's scorer (shown in the report)
   bool scorer_given = false;        // false: `scorer` read only where a file has it
   std::string text;
+  // The image path column (relative paths: against each generations file's folder), read only
+  // for report.images in a second pass over the generations (none after --from-state).
+  std::string image;
   struct MaxGap {
     AnalysisToggle toggle;
     std::size_t bootstrap = 1000;

@@ -39,10 +39,14 @@
 //     tensor: ""
 //     identity: identity
 //     set: set                            # default | stereotypical | non-stereotypical
+//     image: path                         # each image's file, for report.images
 //   analyses:
 //     likelihood: {bootstrap: 1000, ci: 0.95}
 //     salience: {smoothing: 1, top: 5}
 //     pull: {permutations: 10000, alternative: greater}   # greater | less | two-sided
+//   report: {images: 4, image_budget: 5000000}  # exemplar grids per identity x set of the pull
+//                                       # table's images (a seeded sample; of the default set
+//                                       # also the highest per-image pull), audit_types.h
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -70,6 +74,9 @@ struct VisualAuditSpec {
   std::filesystem::path pull_table;  // "" = no pull
   EmbeddingSource pull_embeddings;
   std::string pull_identity_column = "identity", pull_set_column = "set";
+  // The pull table's image path column (relative paths: against the table's folder), read only
+  // for report.images; "" or a column the table lacks: no grids, and a note says why.
+  std::string pull_image_column = "path";
   struct Likelihood {
     AnalysisToggle toggle;
     std::size_t bootstrap = 1000;

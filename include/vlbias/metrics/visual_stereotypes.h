@@ -9,6 +9,7 @@
 // Names: identities and attributes are compared as exact text after trimming ASCII
 // spaces (SeeGULL v2 attributes are already lower case; ViSAGe's match them). Every
 // list below is sorted by byte order, so outputs do not depend on input row order.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -323,6 +324,13 @@ struct IdentityPull {
   std::vector<std::size_t> rows;
   std::vector<double> m;
   std::vector<std::uint32_t> labels;
+  // The identity's table rows of each set (default, stereotypical, non-stereotypical), in table
+  // order, and each default image's own pull, cos(d_i, mean s) - cos(d_i, mean ns) of unit rows:
+  // their mean is `pull` (S is bilinear), and the highest are the default images drawn most
+  // toward the stereotypes (the report's exemplars). default_pull is empty without all three
+  // sets.
+  std::array<std::vector<std::size_t>, 3> set_rows;
+  std::vector<double> default_pull;
 };
 
 struct PullReport {
