@@ -16,6 +16,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/generate/generate.h"
+#include "vlbias/io/shard.h"
 #include "vlbias/io/spec_yaml.h"
 #include "vlbias/report/json_output.h"
 
@@ -362,10 +363,16 @@ void add_run_options(CLI::App* cmd, Overrides& o) {
                   "The largest reply accepted (overrides the spec; default: derived from what\n"
                   "each request asks for, see include/vlbias/generate/generate.h)")
       ->check(CLI::Range(kMinResponseBytes, kMaxResponseBytes));
+  cmd->add_option("--shard", o.shard,
+                  "Make only shard I of N of the requests (I/N, from 0), or the shard of this\n"
+                  "Slurm array task or Kubernetes indexed Job (auto, auto/N); {shard} in --out\n"
+                  "becomes I; `vlbias merge` joins the shards (docs/scaling.md)");
 }
 
-void apply(const Overrides& o, JobControl& control) {
+void apply(Overrides& o, JobControl& control) {
   VLBIAS_CHECK(!o.retry_failed || o.resume, UsageError, "--retry-failed needs --resume");
+  if (!o.shard.empty()) control.shard = parse_shard(o.shard);
+  o.out = expand_shard_path(o.out, control.shard).string();
   control.resume = o.resume;
   control.retry_failed = o.retry_failed;
   if (o.concurrency > 0) control.concurrency = o.concurrency;
