@@ -208,7 +208,19 @@ JobSummary merge_run_shards(const fs::path& out_dir, const std::vector<fs::path>
   sources.shards = in_shard_order(runs);
   for (const Json& input : runs[0].run["inputs"])
     sources.input_sha256.push_back(input["sha256"].get<std::string>());
-  return merge_kind(runs[0], sources, out_dir);
+  const fs::path store = out_dir / "store.sqlite";
+  VLBIAS_CHECK(!fs::exists(store), UsageError,
+               "{} already holds a run ({}); merge into a new folder", out_dir.string(),
+               store.string());
+  try {
+    return merge_kind(runs[0], sources, out_dir);
+  } catch (...) {
+    // A refused merge leaves no partial store behind, so the same command runs again once
+    // the shard is mended.
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(store.string() + suffix, ec);
+    throw;
+  }
 }
 
 }  // namespace vlbias

@@ -1,10 +1,11 @@
-// Sharded request jobs (generate.h, "shards and their merge"; docs/scaling.md): `--shard I/N`
-// on generate lvlm|t2i and score moderation|judge against in-process servers on 127.0.0.1
-// that answer deterministically; one process vs three shards merged by merge_run_shards, every
-// export compared byte for byte; the merge's refusals, each naming the shard folder; a shard
-// resumed alone.
+// Sharded request jobs (generate.h, "shards and their merge"; docs/scaling.md): `--shard
+// I/N` on generate lvlm|t2i and score perspective|moderation|judge against in-process servers
+// on 127.0.0.1 that answer deterministically; one process vs three shards merged by
+// merge_run_shards, every export compared byte for byte; the merge's refusals, each naming
+// the shard folder; a shard resumed alone.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <atomic>
@@ -178,12 +179,15 @@ TEST(ShardRequests, LvlmShardsMergeIntoWhatOneProcessWrites) {
   }
   EXPECT_EQ(answers, read_jsonl(dir / "one" / "generations.jsonl").size());
 
-  // No key in the environment and no server: a merge sends nothing.
+  // No key in the environment (the spec names VLBIAS_TEST_API_KEY): a merge sends nothing.
+  ::unsetenv("VLBIAS_TEST_API_KEY");
+  const std::size_t served = server.requests();
   const JobSummary summary = merge_run_shards(dir / "merged", shard_dirs(dir));
   EXPECT_EQ(summary.counts.total(), 24u);
   EXPECT_EQ(summary.counts.failed, 1u);
   EXPECT_EQ(summary.counts.refused, 2u);
   expect_merge_equals_one(dir, {"generations.jsonl"});
+  EXPECT_EQ(server.requests(), served);
 }
 
 TEST(ShardRequests, ModerationShardsWriteOnlyTheirRowsAndMergeExactly) {
@@ -210,6 +214,27 @@ TEST(ShardRequests, ModerationShardsWriteOnlyTheirRowsAndMergeExactly) {
     rows += lines.size();
   }
   EXPECT_EQ(rows, 20u);  // the empty text (row 7) in its shard too, unsent
+  merge_run_shards(dir / "merged", shard_dirs(dir));
+  expect_merge_equals_one(dir, {"scored.jsonl"});
+}
+
+TEST(ShardRequests, PerspectiveShardsMergeExactly) {
+  Server server([](const Request& req) {
+    const std::string text = json::parse(req.body)["comment"]["text"];
+    const double score = static_cast<double>(text.size() % 7) / 7;
+    return reply(
+        200,
+        json{{"attributeScores", {{"TOXICITY", {{"summaryScore", {{"value", score}}}}}}}}.dump());
+  });
+  const fs::path dir = temp_dir();
+  std::string table = "text\n";
+  for (int i = 0; i < 12; ++i) table += fmt::format("comment {}\n", std::string(i, 'y'));
+  write(dir / "texts.csv", table);
+  run_whole_and_shards(
+      fmt::format("score perspective '{}' --url '{}' --key-env VLBIAS_TEST_API_KEY "
+                  "--max-qps 0",
+                  (dir / "texts.csv").string(), server.url("/v1alpha1/analyze")),
+      dir);
   merge_run_shards(dir / "merged", shard_dirs(dir));
   expect_merge_equals_one(dir, {"scored.jsonl"});
 }
@@ -295,6 +320,7 @@ TEST(ShardRequests, MergeRefusesMissingDoubledMismatchedAndUnfinishedShardsNamin
     const std::string message = merge_error<InputError>(dir / "merged", given);
     EXPECT_NE(message.find(name), std::string::npos) << message;
     EXPECT_NE(message.find(words), std::string::npos) << message;
+    EXPECT_FALSE(fs::exists(dir / "merged" / "store.sqlite"));  // nothing half-merged is left
   };
   expect_refused({shards[0], shards[2]}, "shard 1 of 3 is missing", "shard 1 of 3 is missing");
   expect_refused({shards[0], shards[1], shards[2], shards[1]}, shards[1].string(), "give each");
