@@ -352,6 +352,10 @@ TEST(ShardRequests, MergeRefusesMissingDoubledMismatchedAndUnfinishedShardsNamin
   write(shards[2] / "run.json", hostile.dump());
   expect_refused(shards, shards[2].string(), "'shard' is not an object");
   hostile = json::parse(run_json);
+  hostile["kind"] = 3;
+  write(shards[2] / "run.json", hostile.dump());
+  expect_refused(shards, shards[2].string(), "not a run.json of a vlbias request job");
+  hostile = json::parse(run_json);
   hostile["job"]["seeds"] = "zero";
   for (const fs::path& s : shards) {
     json changed = json::parse(read_file(s / "run.json"));
