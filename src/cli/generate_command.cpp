@@ -16,6 +16,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/generate/generate.h"
+#include "vlbias/io/shard.h"
 #include "vlbias/io/spec_yaml.h"
 #include "vlbias/report/json_output.h"
 
@@ -362,10 +363,14 @@ void add_run_options(CLI::App* cmd, Overrides& o) {
                   "The largest reply accepted (overrides the spec; default: derived from what\n"
                   "each request asks for, see include/vlbias/generate/generate.h)")
       ->check(CLI::Range(kMinResponseBytes, kMaxResponseBytes));
+  add_shard_option(cmd, o.shard,
+                   "requests whose key (the image for lvlm / llm) hashes to I\n"
+                   "(docs/scaling.md)");
 }
 
-void apply(const Overrides& o, JobControl& control) {
+void apply(Overrides& o, JobControl& control) {
   VLBIAS_CHECK(!o.retry_failed || o.resume, UsageError, "--retry-failed needs --resume");
+  control.shard = shard_and_out(o.shard, o.out, true);
   control.resume = o.resume;
   control.retry_failed = o.retry_failed;
   if (o.concurrency > 0) control.concurrency = o.concurrency;

@@ -1,10 +1,11 @@
 // `vlbias merge OUT SHARD...`: the outputs of the shards of one job (`--shard I/N`, io/shard.h)
 // put together as one process writes them. What OUT names picks the kind of job: an embedding
 // file (.npy, .safetensors) merges encode / features shards; a folder merges the run folders
-// of score classifier shards.
+// of request jobs (generate, score over HTTP) or of score classifier shards.
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "run_options.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/encode/encode.h"
@@ -49,12 +50,13 @@ void add_merge_command(CLI::App& app) {
   auto args = std::make_shared<MergeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "merge",
-      "Put the outputs of a job's shards (--shard I/N on encode, features and score classifier)\n"
-      "together as one process writes them: the embeddings and rows file, scored.jsonl, byte\n"
-      "for byte; refuses shards of another job, a shard twice or missing, rows out of place");
+      "Put the outputs of a job's shards (--shard I/N on encode, features, generate and score)\n"
+      "together as one process writes them: the embeddings and rows file, scored.jsonl,\n"
+      "generations.jsonl, the run store with every request's history; refuses shards of\n"
+      "another job, a shard twice or missing, rows out of place");
   cmd->add_option("OUT", args->out,
                   "The merged output: an embedding file (.npy or .safetensors) for encode /\n"
-                  "features shards, a run folder for score classifier shards")
+                  "features shards, a run folder for generate / score shards")
       ->required();
   cmd->add_option("SHARD", args->shards,
                   "Each shard's output folder (or its .manifest.json), all N of them, any order")
@@ -65,14 +67,20 @@ void add_merge_command(CLI::App& app) {
       merge_embeddings(*args);
       return;
     }
+    if (is_request_run(args->shards[0])) {
+      const std::vector<std::filesystem::path> shards(args->shards.begin(), args->shards.end());
+      print_summary(merge_run_shards(out, shards), args->out);
+      return;
+    }
     if (is_classifier_run(args->shards[0])) {
       merge_classifier_runs(*args);
       return;
     }
     VLBIAS_FAIL(UsageError,
                 "vlbias merge {}: OUT names what to write: an embedding file (.npy, "
-                ".safetensors) for encode / features shards, or a run folder for score "
-                "classifier shards ({} holds no manifest.json).",
+                ".safetensors) for encode / features shards, or a run folder for the shards "
+                "of generate, score or score classifier ({} holds neither a run store nor a "
+                "manifest.json).",
                 args->out, args->shards[0]);
   });
 }

@@ -15,6 +15,7 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/shard.h"
 #include "vlbias/version.h"
 
 namespace vlbias::generate_internal {
@@ -60,8 +61,8 @@ void check_request_settings(const Endpoint& e, const JobControl& c) {
                kMinResponseBytes, kMaxResponseBytes, c.max_response_bytes);
 }
 
-std::string read_api_key(const Endpoint& endpoint) {
-  if (endpoint.api_key_env.empty()) return "";
+std::string read_api_key(const Endpoint& endpoint, const JobControl& control) {
+  if (endpoint.api_key_env.empty() || control.merge) return "";
   const char* value = std::getenv(endpoint.api_key_env.c_str());
   VLBIAS_CHECK(value != nullptr && *value != '\0', UsageError,
                "the API key variable {} is not set (or empty); export it before the run (keys "
@@ -149,29 +150,48 @@ bool content_policy_error(const std::string& body) {
 }
 
 RunFolder::RunFolder(const fs::path& run_dir, const std::string& kind, const Json& fingerprint,
-                     const JobControl& control, Redactor redact)
+                     const JobControl& control, Redactor redact, Group group)
     : dir_(run_dir),
       kind_(kind),
+      print_({{"kind", kind}, {"request", fingerprint}}),
       control_(control),
+      group_(std::move(group)),
       redact_(std::move(redact)),
       started_utc_(utc_now()),
       lock_(run_dir) {
   const fs::path store_path = run_dir / "store.sqlite";
-  if (fs::exists(store_path) && !control.resume) {
+  if (control.merge) {
+    VLBIAS_CHECK(!fs::exists(store_path), UsageError,
+                 "{} already holds a run ({}); merge into a new folder", run_dir.string(),
+                 store_path.string());
+  } else if (fs::exists(store_path) && !control.resume) {
     VLBIAS_FAIL(UsageError,
                 "{} already holds a run ({}); pass --resume to continue it, or choose another "
                 "--out",
                 run_dir.string(), store_path.string());
   }
-  Json print = {{"kind", kind}, {"request", fingerprint}};
-  store_ = std::make_unique<RunStore>(store_path, print.dump());
+  store_ = std::make_unique<RunStore>(store_path,
+                                      fingerprint_of(control.shard.index, control.shard.count));
+}
+
+std::string RunFolder::fingerprint_of(std::size_t index, std::size_t count) const {
+  if (count == 1) return print_.dump();  // a whole job's, as before shards existed
+  Json print = print_;
+  print["shard"] = {{"index", index}, {"count", count}};
+  return print.dump();
 }
 
 RunFolder::~RunFolder() {
   store_.reset();  // before the lock is released
 }
 
+bool RunFolder::holds(const std::string& key) const {
+  const Shard& shard = control_.shard;
+  return shard.whole() || shard_of_key(group_(key), shard.count) == shard.index;
+}
+
 void RunFolder::add(std::string key, std::string request) {
+  if (!holds(key)) return;
   queued_.emplace_back(std::move(key), std::move(request));
   if (queued_.size() >= kBatch) flush();
 }
@@ -196,6 +216,11 @@ JobSummary RunFolder::run(const BuildRequest& build, const ReadResponse& read,
   options.label = label;
   options.redact = redact_;
   summary.drive = drive(*store_, build, read, options);
+  finish_summary(summary);
+  return summary;
+}
+
+void RunFolder::finish_summary(JobSummary& summary) {
   summary.counts = store_->counts();
   store_->export_jsonl(dir_ / "requests.jsonl");
   summary.outputs.push_back("requests.jsonl");
@@ -204,12 +229,11 @@ JobSummary RunFolder::run(const BuildRequest& build, const ReadResponse& read,
         "{} of {} requests failed (see {}); `--resume --retry-failed` sends them again",
         summary.counts.failed, summary.counts.total(), (dir_ / "requests.jsonl").string()));
   }
-  return summary;
 }
 
 void RunFolder::write_run_json(JobSummary& summary, const Endpoint& endpoint,
                                const Json& parameters, const Json& inputs,
-                               const std::string& spec_text) {
+                               const std::string& spec_text, const Json& extra) {
   Json out;
   out["kind"] = summary.kind;
   out["vlbias_version"] = VLBIAS_VERSION;
@@ -232,16 +256,60 @@ void RunFolder::write_run_json(JobSummary& summary, const Endpoint& endpoint,
   out["outputs"] = summary.outputs;
   out["warnings"] = summary.warnings;
   if (!spec_text.empty()) out["spec"] = redact_(spec_text);
+  for (const auto& [key, value] : extra.items()) out[key] = value;
   write_file_atomically(dir_ / "run.json",
                         out.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
   summary.outputs.push_back("run.json");
   for (const auto& w : summary.warnings) warn("{}", w);
 }
 
+namespace {
+
+// The inputs' records; for a merge, checked against what the shards read.
+Json input_records(const JobRecord& record) {
+  Json inputs = Json::array();
+  for (const fs::path& input : record.inputs) inputs.push_back(input_record(input));
+  if (!record.control.merge) return inputs;
+  const MergeSources& merge = *record.control.merge;
+  VLBIAS_CHECK(inputs.size() == merge.input_sha256.size(), InputError,
+               "{}: its run.json lists {} inputs where this job reads {}", merge.shards[0].string(),
+               merge.input_sha256.size(), inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    VLBIAS_CHECK(inputs[i]["sha256"] == merge.input_sha256[i], InputError,
+                 "{} changed since the shards read it (its sha256 is not the one {}/run.json "
+                 "records)",
+                 record.inputs[i].string(), merge.shards[0].string());
+  }
+  return inputs;
+}
+
+// run.json's shard, job and (a merge's) merged_from.
+Json shard_record(const JobRecord& record) {
+  const JobControl& control = record.control;
+  Shard shard = control.shard;
+  if (control.merge) shard.source = fmt::format("merge of {} shards", control.merge->shards.size());
+  Json extra;
+  extra["shard"] = shard_json(shard, kKeyScheme);
+  extra["shard"]["key"] = record.shard_key;
+  extra["shard"]["input_rows"] = record.input_rows;
+  extra["job"] = record.job;
+  if (control.merge) {
+    extra["merged_from"] = Json::array();
+    for (std::size_t i = 0; i < control.merge->shards.size(); ++i)
+      extra["merged_from"].push_back({{"dir", control.merge->shards[i].string()}, {"shard", i}});
+  }
+  return extra;
+}
+
+}  // namespace
+
 JobSummary run_request_job(const fs::path& run_dir, const JobRecord& record,
                            const RequestJob& job) {
+  // A merge checks its inputs before writing anything; a run records them at the end.
+  Json inputs = record.control.merge ? input_records(record) : Json();
   RunFolder folder(run_dir, record.kind, record.fingerprint, record.control,
-                   secrets_of(record.endpoint, record.api_key));
+                   secrets_of(record.endpoint, record.api_key),
+                   [&job](const std::string& key) { return job.shard_group(key); });
   job.plan(folder);
   const BuildRequest build = [&job](const std::string& key, const std::string& request) {
     return job.build(key, request);
@@ -250,14 +318,15 @@ JobSummary run_request_job(const fs::path& run_dir, const JobRecord& record,
                                    const HttpResponse& response) {
     return job.read(key, request, response);
   };
-  JobSummary summary = folder.run(build, read, record.label);
+  JobSummary summary =
+      record.control.merge ? folder.merge(job) : folder.run(build, read, record.label);
   job.export_outputs(folder, summary);
 
   Json parameters = record.fingerprint;
   for (const auto& [key, value] : record.parameters.items()) parameters[key] = value;
-  Json inputs = Json::array();
-  for (const fs::path& input : record.inputs) inputs.push_back(input_record(input));
-  folder.write_run_json(summary, record.endpoint, parameters, inputs, record.spec_text);
+  if (!record.control.merge) inputs = input_records(record);
+  folder.write_run_json(summary, record.endpoint, parameters, inputs, record.spec_text,
+                        shard_record(record));
   return summary;
 }
 
@@ -307,10 +376,11 @@ std::vector<std::string> served_models(const std::vector<RowOutcome>& outcomes) 
   return models;
 }
 
-void write_scored_jsonl(const fs::path& path, const Table& input,
+void write_scored_jsonl(const fs::path& path, const Table& input, const RunFolder& folder,
                         const std::function<void(std::size_t row, Json& line)>& added) {
   AtomicWriter writer(path);
   for (std::size_t r = 0; r < input.rows; ++r) {
+    if (!folder.holds(std::to_string(r))) continue;
     Json line;
     for (std::size_t c = 0; c < input.columns.size(); ++c)
       line[input.columns[c].name] = cell_json(input, c, r);
@@ -359,3 +429,27 @@ Json this_run_json(const JobSummary& s) {
 }
 
 }  // namespace vlbias
+
+namespace vlbias::generate_internal {
+
+std::string absolute_path(const fs::path& path) {
+  return path.empty() ? std::string() : fs::absolute(path).lexically_normal().string();
+}
+
+Json endpoint_json(const Endpoint& e) {
+  return {{"url", url_for_record(e.url)},
+          {"model", e.model},
+          {"api_key_env", e.api_key_env},
+          {"timeout_s", e.timeout_s}};
+}
+
+Endpoint endpoint_from_json(const Json& j) {
+  Endpoint e;
+  e.url = j.at("url").get<std::string>();
+  e.model = j.at("model").get<std::string>();
+  e.api_key_env = j.at("api_key_env").get<std::string>();
+  e.timeout_s = j.at("timeout_s").get<double>();
+  return e;
+}
+
+}  // namespace vlbias::generate_internal

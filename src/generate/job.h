@@ -31,9 +31,10 @@ std::optional<ImageKind> sniff_image(std::string_view bytes);
 // its range (generate.h): the endpoint's timeout, the job control's numbers.
 void check_request_settings(const Endpoint& endpoint, const JobControl& control);
 
-// The key in the endpoint's environment variable ("" when it names none). UsageError
-// naming the variable (never a value) when unset or empty.
-std::string read_api_key(const Endpoint& endpoint);
+// The key in the endpoint's environment variable ("" when it names none, or when the job is a
+// merge, which sends nothing). UsageError naming the variable (never a value) when unset or
+// empty.
+std::string read_api_key(const Endpoint& endpoint, const JobControl& control);
 
 // The URL without its query and fragment, as written to run.json (a query may hold a key).
 std::string url_for_record(const std::string& url);
@@ -85,37 +86,54 @@ Verdict read_perspective(const HttpResponse& response, const std::vector<std::st
 // (moderation_column) or a category makes none, and on a 4xx with the server's message.
 Verdict read_moderation(const HttpResponse& response);
 
+class RequestJob;
+
 // A run folder in use: the lock, the store and the resume rule (generate.h).
 class RunFolder {
  public:
   // `fingerprint` names what shapes the requests (kind, model, sampling...), not where they
   // go: the URL may change between a run and its resume.
   // `redact` cleans every reply, recorded verdict and run.json's copy of the spec.
+  // `group` names what a request key is sharded by (RequestJob::shard_group). The store's
+  // fingerprint carries the shard when there are several, so a shard resumes only as itself.
+  using Group = std::function<std::string(const std::string& key)>;
   RunFolder(const std::filesystem::path& run_dir, const std::string& kind, const Json& fingerprint,
-            const JobControl& control, Redactor redact);
+            const JobControl& control, Redactor redact, Group group);
   ~RunFolder();
   RunFolder(const RunFolder&) = delete;
   RunFolder& operator=(const RunFolder&) = delete;
 
   RunStore& store() { return *store_; }
   const std::filesystem::path& dir() const { return dir_; }
-  // Queues a request for the store; every kBatch requests are added in one transaction, so
-  // a 57M-request manifest never sits in memory whole (run() adds the rest).
+  // Queues a request for the store when it belongs to this process's shard (the one place
+  // shards are told apart); every kBatch requests are added in one transaction, so a
+  // 57M-request manifest never sits in memory whole (run() adds the rest).
   void add(std::string key, std::string request);
+  // Whether the request `key` belongs to this process's shard (always for a whole job).
+  bool holds(const std::string& key) const;
   static constexpr std::size_t kBatch = 50'000;
 
   // Drives the Pending rows (after retry_failed when asked), exports requests.jsonl and
   // fills the summary's counts, drive and outputs. Failed rows give a warning.
   JobSummary run(const BuildRequest& build, const ReadResponse& read, const std::string& label);
 
-  // Writes RUN_DIR/run.json (last: a complete run.json means the exports are complete).
+  // A merge (control.merge, merge_run_shards): fills the store from the shards' stores
+  // (each checked: its fingerprint and shard, no Pending row, only requests of its shard),
+  // calls job.merge_files for every row, checks that every request came, exports
+  // requests.jsonl and fills the summary as run() does. Nothing is sent.
+  JobSummary merge(const RequestJob& job);
+
+  // Writes RUN_DIR/run.json (last: a complete run.json means the exports are complete), with
+  // the members of `extra` after the others.
   void write_run_json(JobSummary& summary, const Endpoint& endpoint, const Json& parameters,
-                      const Json& inputs, const std::string& spec_text);
+                      const Json& inputs, const std::string& spec_text, const Json& extra);
 
  private:
   std::filesystem::path dir_;
   std::string kind_;
+  Json print_;  // the store's fingerprint, without the shard
   JobControl control_;
+  Group group_;
   Redactor redact_;
   std::string started_utc_;
   RunLock lock_;  // held from construction to destruction
@@ -123,6 +141,9 @@ class RunFolder {
   std::size_t added_ = 0;
   std::vector<std::pair<std::string, std::string>> queued_;
   void flush();
+  // The store's fingerprint for shard `index` of `count`.
+  std::string fingerprint_of(std::size_t index, std::size_t count) const;
+  void finish_summary(JobSummary& summary);
 };
 
 // The parts one kind of request job supplies (t2i, lvlm, perspective); run_request_job runs
@@ -139,6 +160,15 @@ class RequestJob {
   // Writes the kind's own outputs from the store: counts summary.exported and names the files
   // in summary.outputs.
   virtual void export_outputs(RunFolder& folder, JobSummary& summary) const = 0;
+  // What a request key is sharded by (generate.h, Sharding): the key itself unless a kind
+  // keeps several requests together.
+  virtual std::string shard_group(const std::string& key) const { return key; }
+  // A merge: brings the files a shard's row refers to (t2i's image) from `shard_dir`.
+  virtual void merge_files(const std::filesystem::path& shard_dir,
+                           const RequestRecord& record) const {
+    (void)shard_dir;
+    (void)record;
+  }
 };
 
 // What the run folder and run.json record of a job.
@@ -155,6 +185,11 @@ struct JobRecord {
   // run.json's inputs, recorded (input_record) once the outputs are written.
   std::vector<std::filesystem::path> inputs;
   std::string spec_text;  // the spec as given ("" when none)
+  // run.json's `job` (what merge_run_shards rebuilds the job from) and the shard block's
+  // `key` (what is hashed) and `input_rows` (the rows of the input table).
+  Json job;
+  std::string shard_key = "the request key";
+  std::size_t input_rows = 0;
 };
 
 // The outline every request job follows: open RUN_DIR (lock, store, the resume rule), queue
@@ -185,9 +220,10 @@ std::vector<RowOutcome> row_outcomes(const RunStore& store, std::size_t rows,
                                      const std::filesystem::path& input);
 // The "model" each stored response names, in first-seen (row) order, each once.
 std::vector<std::string> served_models(const std::vector<RowOutcome>& outcomes);
-// Writes `path` (scored.jsonl) atomically: every row of `input` with its columns, then what
-// `added` appends for that row.
+// Writes `path` (scored.jsonl) atomically: every row of `input` in the folder's shard (its
+// number as the request key: RunFolder::holds) with its columns, then what `added` appends.
 void write_scored_jsonl(const std::filesystem::path& path, const Table& input,
+                        const RunFolder& folder,
                         const std::function<void(std::size_t row, Json& line)>& added);
 
 // A prompt template compiled against its table (generate.h, JudgeJob and LvlmJob): literal
@@ -223,5 +259,23 @@ Json stored_json(std::string_view text, const std::string& key);
 
 // {"path", "bytes", "sha256"} of an input file.
 Json input_record(const std::filesystem::path& path);
+
+// ------------------------------------------- run.json's `job` (merge_run_shards rebuilds it)
+// Paths absolute, the URL without its query, no secrets, no request settings (a merge sends
+// nothing). The readers throw nlohmann's exceptions on a wrong shape (merge_run_shards turns
+// them into an InputError naming the shard).
+std::string absolute_path(const std::filesystem::path& path);  // "" stays ""
+Json endpoint_json(const Endpoint& endpoint);
+Endpoint endpoint_from_json(const Json& j);
+Json lvlm_job_json(const LvlmJob& job);
+LvlmJob lvlm_job_from_json(const Json& j);
+Json t2i_job_json(const T2iJob& job);
+T2iJob t2i_job_from_json(const Json& j);
+Json perspective_job_json(const PerspectiveJob& job);
+PerspectiveJob perspective_job_from_json(const Json& j);
+Json moderation_job_json(const ModerationJob& job);
+ModerationJob moderation_job_from_json(const Json& j);
+Json judge_job_json(const JudgeJob& job);
+JudgeJob judge_job_from_json(const Json& j);
 
 }  // namespace vlbias::generate_internal

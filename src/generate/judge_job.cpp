@@ -85,7 +85,7 @@ class JudgeRequests final : public RequestJob {
 
   void export_outputs(RunFolder& folder, JobSummary& summary) const override {
     const std::vector<RowOutcome> rows = row_outcomes(folder.store(), input_.rows, job_.input);
-    write_scored_jsonl(run_dir_ / "scored.jsonl", input_, [&](std::size_t r, Json& line) {
+    write_scored_jsonl(run_dir_ / "scored.jsonl", input_, folder, [&](std::size_t r, Json& line) {
       if (write_row(rows[r], line)) ++summary.exported;
     });
     summary.outputs.push_back("scored.jsonl");
@@ -149,9 +149,50 @@ class JudgeRequests final : public RequestJob {
 
 }  // namespace
 
+namespace generate_internal {
+
+Json judge_job_json(const JudgeJob& job) {
+  return {{"endpoint", endpoint_json(job.endpoint)},
+          {"input", absolute_path(job.input)},
+          {"text_column", job.text_column},
+          {"system", job.system_prompt},
+          {"prompt", job.prompt},
+          {"parser", job.parser == JudgeParser::Scale ? "scale" : "llama-guard"},
+          {"scale_min", job.scale_min},
+          {"scale_max", job.scale_max},
+          {"temperature", job.temperature},
+          {"max_tokens", job.max_tokens},
+          {"top_p", job.top_p ? Json(*job.top_p) : Json()},
+          {"seed", job.seed},
+          {"send_seed", job.send_seed},
+          {"spec_path", absolute_path(job.spec_path)}};
+}
+
+JudgeJob judge_job_from_json(const Json& j) {
+  JudgeJob job;
+  job.endpoint = endpoint_from_json(j.at("endpoint"));
+  job.input = j.at("input").get<std::string>();
+  job.text_column = j.at("text_column").get<std::string>();
+  job.system_prompt = j.at("system").get<std::string>();
+  job.prompt = j.at("prompt").get<std::string>();
+  job.parser =
+      j.at("parser").get<std::string>() == "scale" ? JudgeParser::Scale : JudgeParser::LlamaGuard;
+  job.scale_min = j.at("scale_min").get<double>();
+  job.scale_max = j.at("scale_max").get<double>();
+  job.temperature = j.at("temperature").get<double>();
+  job.max_tokens = j.at("max_tokens").get<std::size_t>();
+  if (!j.at("top_p").is_null()) job.top_p = j.at("top_p").get<double>();
+  job.seed = j.at("seed").get<std::uint64_t>();
+  job.send_seed = j.at("send_seed").get<bool>();
+  job.spec_path = j.at("spec_path").get<std::string>();
+  return job;
+}
+
+}  // namespace generate_internal
+
 JobSummary score_judge(const JudgeJob& job, const fs::path& run_dir) {
   check_job(job);
-  const std::string api_key = read_api_key(job.endpoint);
+  const std::string api_key = read_api_key(job.endpoint, job.control);
   const Table input = read_table(job.input.string());
   const std::size_t text_col = *input.find(input.column(job.text_column).name);
   check_added_columns(input, job.input, "the input", added_columns(job.parser), "scored.jsonl");
@@ -178,7 +219,10 @@ JobSummary score_judge(const JudgeJob& job, const fs::path& run_dir) {
                      {"scale",
                       scale ? Json{{"min", job.scale_min}, {"max", job.scale_max}} : Json()}},
       .inputs = {job.input},
-      .spec_text = job.spec_text};
+      .spec_text = job.spec_text,
+      .job = judge_job_json(job),
+      .shard_key = "the input row's number",
+      .input_rows = input.rows};
   if (!job.spec_path.empty()) record.inputs.push_back(job.spec_path);
   return run_request_job(run_dir, record,
                          JudgeRequests(job, run_dir, api_key, input, text_col, prompt));

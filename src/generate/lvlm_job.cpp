@@ -244,6 +244,12 @@ class LvlmRequests final : public RequestJob {
     return read_chat_completion(r);
   }
 
+  // The image's id: a key is "ID|PROMPT|SEED", and neither a prompt name nor a seed holds '|'.
+  std::string shard_group(const std::string& key) const override {
+    const std::size_t seed_bar = key.rfind('|');
+    return key.substr(0, key.rfind('|', seed_bar - 1));
+  }
+
   // generations.jsonl: the manifest's (kept) columns, the prompt's labels, then what was asked and
   // answered.
   void export_outputs(RunFolder& folder, JobSummary& summary) const override {
@@ -307,9 +313,68 @@ Json prompts_record(const LvlmJob& job) {
 
 }  // namespace
 
+namespace generate_internal {
+
+Json lvlm_job_json(const LvlmJob& job) {
+  Json prompts = Json::array();
+  for (const LvlmPrompt& p : job.prompts) {
+    Json labels = Json::array();
+    for (const auto& [name, value] : p.labels) labels.push_back({name, value});
+    prompts.push_back({{"name", p.name},
+                       {"text", p.text},
+                       {"system", p.system ? Json(*p.system) : Json()},
+                       {"labels", labels}});
+  }
+  return {{"endpoint", endpoint_json(job.endpoint)},
+          {"manifest", absolute_path(job.manifest)},
+          {"image_column", job.image_column},
+          {"id_column", job.id_column},
+          {"image_root", absolute_path(job.image_root)},
+          {"keep_columns", job.keep_columns ? Json(*job.keep_columns) : Json()},
+          {"prompts", prompts},
+          {"seeds", job.seeds},
+          {"system", job.system_prompt},
+          {"temperature", job.temperature},
+          {"max_tokens", job.max_tokens},
+          {"top_p", job.top_p ? Json(*job.top_p) : Json()},
+          {"send_seed", job.send_seed},
+          {"text_only", job.text_only},
+          {"spec_path", absolute_path(job.spec_path)}};
+}
+
+LvlmJob lvlm_job_from_json(const Json& j) {
+  LvlmJob job;
+  job.endpoint = endpoint_from_json(j.at("endpoint"));
+  job.manifest = j.at("manifest").get<std::string>();
+  job.image_column = j.at("image_column").get<std::string>();
+  job.id_column = j.at("id_column").get<std::string>();
+  job.image_root = j.at("image_root").get<std::string>();
+  if (!j.at("keep_columns").is_null())
+    job.keep_columns = j.at("keep_columns").get<std::vector<std::string>>();
+  for (const Json& p : j.at("prompts")) {
+    LvlmPrompt prompt{
+        p.at("name").get<std::string>(), p.at("text").get<std::string>(), std::nullopt, {}};
+    if (!p.at("system").is_null()) prompt.system = p.at("system").get<std::string>();
+    for (const Json& label : p.at("labels"))
+      prompt.labels.emplace_back(label.at(0).get<std::string>(), label.at(1).get<std::string>());
+    job.prompts.push_back(std::move(prompt));
+  }
+  job.seeds = j.at("seeds").get<std::vector<std::uint64_t>>();
+  job.system_prompt = j.at("system").get<std::string>();
+  job.temperature = j.at("temperature").get<double>();
+  job.max_tokens = j.at("max_tokens").get<std::size_t>();
+  if (!j.at("top_p").is_null()) job.top_p = j.at("top_p").get<double>();
+  job.send_seed = j.at("send_seed").get<bool>();
+  job.text_only = j.at("text_only").get<bool>();
+  job.spec_path = j.at("spec_path").get<std::string>();
+  return job;
+}
+
+}  // namespace generate_internal
+
 JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
   check_job(job);
-  const std::string api_key = read_api_key(job.endpoint);
+  const std::string api_key = read_api_key(job.endpoint, job.control);
   const Table manifest = read_table(job.manifest.string());
   VLBIAS_CHECK(manifest.rows > 0, InputError, "{}: the manifest has no rows",
                job.manifest.string());
@@ -337,7 +402,10 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
                                   {"seeds", job.seeds},
                                   {"prompts", prompts_record(job)}},
                    .inputs = {job.manifest},
-                   .spec_text = job.spec_text};
+                   .spec_text = job.spec_text,
+                   .job = lvlm_job_json(job),
+                   .shard_key = "the row's id (columns.id, else the image)",
+                   .input_rows = manifest.rows};
   if (!job.text_only) {
     record.parameters["image_column"] = job.image_column;
     record.parameters["image_root"] = root.string();

@@ -88,7 +88,7 @@ class ModerationRequests final : public RequestJob {
     const std::vector<RowOutcome> rows = row_outcomes(folder.store(), input_.rows, job_.input);
     const std::vector<std::string> categories = category_columns(rows);
     const std::string url = url_for_record(job_.endpoint.url);
-    write_scored_jsonl(run_dir_ / "scored.jsonl", input_, [&](std::size_t r, Json& line) {
+    write_scored_jsonl(run_dir_ / "scored.jsonl", input_, folder, [&](std::size_t r, Json& line) {
       const RowOutcome& o = rows[r];
       const bool scored = o.status == RequestStatus::Done && o.response.is_object();
       const Json& scores = scores_of(o);
@@ -137,12 +137,30 @@ class ModerationRequests final : public RequestJob {
 
 }  // namespace
 
+namespace generate_internal {
+
+Json moderation_job_json(const ModerationJob& job) {
+  return {{"endpoint", endpoint_json(job.endpoint)},
+          {"input", absolute_path(job.input)},
+          {"text_column", job.text_column}};
+}
+
+ModerationJob moderation_job_from_json(const Json& j) {
+  ModerationJob job;
+  job.endpoint = endpoint_from_json(j.at("endpoint"));
+  job.input = j.at("input").get<std::string>();
+  job.text_column = j.at("text_column").get<std::string>();
+  return job;
+}
+
+}  // namespace generate_internal
+
 JobSummary score_moderation(const ModerationJob& job, const fs::path& run_dir) {
   const std::string& url = job.endpoint.url;
   VLBIAS_CHECK(url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0, UsageError,
                "--endpoint must be an http:// or https:// URL, got '{}'", url_for_record(url));
   check_request_settings(job.endpoint, job.control);
-  const std::string api_key = read_api_key(job.endpoint);
+  const std::string api_key = read_api_key(job.endpoint, job.control);
   const Table input = read_table(job.input.string());
   const std::size_t text_col = *input.find(input.column(job.text_column).name);
   check_added_columns(input, job.input, "the input", kFixedColumns, "scored.jsonl");
@@ -157,7 +175,10 @@ JobSummary score_moderation(const ModerationJob& job, const fs::path& run_dir) {
                          .fingerprint = {{"model", job.endpoint.model}},
                          .parameters = {{"text_column", job.text_column}},
                          .inputs = {job.input},
-                         .spec_text = ""};
+                         .spec_text = "",
+                         .job = moderation_job_json(job),
+                         .shard_key = "the input row's number",
+                         .input_rows = input.rows};
   return run_request_job(run_dir, record,
                          ModerationRequests(job, run_dir, api_key, input, text_col));
 }

@@ -68,7 +68,7 @@ class PerspectiveRequests final : public RequestJob {
     std::string scorer = "perspective " + url_for_record(endpoint_.url) + " attributes=";
     for (std::size_t a = 0; a < job_.attributes.size(); ++a)
       scorer += (a > 0 ? "," : "") + job_.attributes[a];
-    write_scored_jsonl(run_dir_ / "scored.jsonl", input_, [&](std::size_t r, Json& line) {
+    write_scored_jsonl(run_dir_ / "scored.jsonl", input_, folder, [&](std::size_t r, Json& line) {
       const bool scored = rows[r].status == RequestStatus::Done && rows[r].response.is_object();
       for (const auto& name : columns_) line[name] = scored ? rows[r].response[name] : Json();
       if (scored) {
@@ -96,6 +96,28 @@ class PerspectiveRequests final : public RequestJob {
 
 }  // namespace
 
+namespace generate_internal {
+
+Json perspective_job_json(const PerspectiveJob& job) {
+  return {{"endpoint", endpoint_json(job.endpoint)},
+          {"input", absolute_path(job.input)},
+          {"text_column", job.text_column},
+          {"attributes", job.attributes},
+          {"languages", job.languages}};
+}
+
+PerspectiveJob perspective_job_from_json(const Json& j) {
+  PerspectiveJob job;
+  job.endpoint = endpoint_from_json(j.at("endpoint"));
+  job.input = j.at("input").get<std::string>();
+  job.text_column = j.at("text_column").get<std::string>();
+  job.attributes = j.at("attributes").get<std::vector<std::string>>();
+  job.languages = j.at("languages").get<std::vector<std::string>>();
+  return job;
+}
+
+}  // namespace generate_internal
+
 JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir) {
   check_request_settings(job.endpoint, job.control);
   VLBIAS_CHECK(!job.attributes.empty(), UsageError, "at least one attribute is required");
@@ -118,7 +140,7 @@ JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir)
     if (e.url.empty()) e.url = kPerspectiveUrl;
     return e;
   }();
-  const std::string api_key = read_api_key(endpoint);
+  const std::string api_key = read_api_key(endpoint, job.control);
   const Table input = read_table(job.input.string());
   const std::size_t text_col = *input.find(input.column(job.text_column).name);
   for (const auto& c : input.columns) {
@@ -144,7 +166,10 @@ JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir)
       .fingerprint = {{"attributes", job.attributes}, {"languages", job.languages}},
       .parameters = {{"text_column", job.text_column}},
       .inputs = {job.input},
-      .spec_text = ""};
+      .spec_text = "",
+      .job = perspective_job_json(job),
+      .shard_key = "the input row's number",
+      .input_rows = input.rows};
   return run_request_job(
       run_dir, record,
       PerspectiveRequests(job, run_dir, endpoint, api_key, input, text_col, columns));

@@ -357,6 +357,48 @@ void RunStore::record_attempt(const std::string& key, const std::string& error, 
   impl_->finish(key, RequestStatus::Pending, "", error, http_status, latency_s);
 }
 
+void RunStore::restore(const std::vector<RequestRecord>& records, const std::string& where) {
+  std::lock_guard lock(impl_->mutex);
+  sqlite3* db = impl_->db.get();
+  exec(db, "BEGIN IMMEDIATE", path_, false);
+  try {
+    Stmt set(db,
+             "UPDATE requests SET status = ?3, attempts = ?4, http_status = ?5, response = ?6, "
+             "error = ?7, latency_s = ?8, updated_utc = ?9 WHERE key = ?1 AND request = ?2 AND "
+             "status = 0",
+             path_);
+    for (const RequestRecord& r : records) {
+      set.bind(1, r.key)
+          .bind(2, r.request)
+          .bind(3, static_cast<long long>(r.status))
+          .bind(4, static_cast<long long>(r.attempts))
+          .bind(5, static_cast<long long>(r.http_status))
+          .bind(6, r.response)
+          .bind(7, r.error)
+          .bind_double(8, r.latency_s)
+          .bind(9, r.updated_utc);
+      set.step();
+      set.done();
+      if (sqlite3_changes(db) == 1) continue;
+      Stmt find(db, "SELECT request, status FROM requests WHERE key = ?1", path_);
+      find.bind(1, r.key);
+      const bool found = find.step();
+      VLBIAS_CHECK(found, InputError,
+                   "{}: holds request '{}', which the job's manifest and spec do not ask for",
+                   where, r.key);
+      VLBIAS_CHECK(find.text(0) == r.request, InputError,
+                   "{}: request '{}' differs from what the job asks now (the manifest or the spec "
+                   "changed since the shard ran)",
+                   where, r.key);
+      VLBIAS_FAIL(InputError, "{}: request '{}' is also in another shard's store", where, r.key);
+    }
+    exec(db, "COMMIT", path_, false);
+  } catch (...) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
 std::size_t RunStore::retry_failed() {
   std::lock_guard lock(impl_->mutex);
   Stmt s(impl_->db.get(), "UPDATE requests SET status = 0, updated_utc = ?1 WHERE status = 3",

@@ -166,6 +166,22 @@ class T2iRequests final : public RequestJob {
 
   void export_outputs(RunFolder& folder, JobSummary& summary) const override;
 
+  // A saved image, hard-linked from the shard (copied across file systems).
+  void merge_files(const fs::path& shard_dir, const RequestRecord& rec) const override {
+    if (rec.status != RequestStatus::Done) return;
+    const Json response = stored_json(rec.response, rec.key);
+    const std::string file = response["file"].get<std::string>();
+    const fs::path from = shard_dir / file;
+    std::error_code ec;
+    const auto size = fs::file_size(from, ec);
+    VLBIAS_CHECK(!ec && size == response["bytes"].get<std::uintmax_t>(), InputError,
+                 "{}: the image {} of request '{}' is missing or not the one its store records",
+                 shard_dir.string(), file, rec.key);
+    make_output_folders(run_dir_, fs::path(file).parent_path());
+    fs::create_hard_link(from, run_dir_ / file, ec);
+    if (ec) fs::copy_file(from, run_dir_ / file, fs::copy_options::overwrite_existing);
+  }
+
  private:
   void write_outcomes(const RunStore& store) const;
   // An empty table of `rows` rows named after RUN_DIR/name, for write_csv.
@@ -331,6 +347,50 @@ void T2iRequests::write_outcomes(const RunStore& store) const {
 
 }  // namespace
 
+namespace generate_internal {
+
+Json t2i_job_json(const T2iJob& job) {
+  return {{"endpoint", endpoint_json(job.endpoint)},
+          {"api", api_name(job.api)},
+          {"prompts", absolute_path(job.prompts)},
+          {"prompt_column", job.prompt_column},
+          {"images_per_prompt", job.images_per_prompt},
+          {"seed", job.seed},
+          {"negative_prompt", job.negative_prompt},
+          {"steps", job.steps},
+          {"cfg_scale", job.cfg_scale},
+          {"width", job.width},
+          {"height", job.height},
+          {"sampler", job.sampler},
+          {"size", job.size},
+          {"quality", job.quality},
+          {"response_format", job.response_format},
+          {"spec_path", absolute_path(job.spec_path)}};
+}
+
+T2iJob t2i_job_from_json(const Json& j) {
+  T2iJob job;
+  job.endpoint = endpoint_from_json(j.at("endpoint"));
+  job.api = j.at("api").get<std::string>() == "sd-webui" ? T2iApi::SdWebui : T2iApi::OpenAiImages;
+  job.prompts = j.at("prompts").get<std::string>();
+  job.prompt_column = j.at("prompt_column").get<std::string>();
+  job.images_per_prompt = j.at("images_per_prompt").get<std::size_t>();
+  job.seed = j.at("seed").get<std::uint64_t>();
+  job.negative_prompt = j.at("negative_prompt").get<std::string>();
+  job.steps = j.at("steps").get<std::size_t>();
+  job.cfg_scale = j.at("cfg_scale").get<double>();
+  job.width = j.at("width").get<std::size_t>();
+  job.height = j.at("height").get<std::size_t>();
+  job.sampler = j.at("sampler").get<std::string>();
+  job.size = j.at("size").get<std::string>();
+  job.quality = j.at("quality").get<std::string>();
+  job.response_format = j.at("response_format").get<std::string>();
+  job.spec_path = j.at("spec_path").get<std::string>();
+  return job;
+}
+
+}  // namespace generate_internal
+
 std::optional<std::pair<std::size_t, std::size_t>> openai_size_pixels(std::string_view size) {
   if (size == "auto") return std::pair{kOpenAiAutoSide, kOpenAiAutoSide};
   const auto x = size.find('x');
@@ -349,7 +409,7 @@ std::optional<std::pair<std::size_t, std::size_t>> openai_size_pixels(std::strin
 
 JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
   const auto openai_pixels = check_t2i_job(job);
-  const std::string api_key = read_api_key(job.endpoint);
+  const std::string api_key = read_api_key(job.endpoint, job.control);
   const Table prompts = read_table(job.prompts.string());
   VLBIAS_CHECK(prompts.rows > 0, InputError, "{}: the prompt table has no rows",
                job.prompts.string());
@@ -376,7 +436,10 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
                                   {"images_per_prompt", job.images_per_prompt},
                                   {"seed", job.seed}},
                    .inputs = {job.prompts},
-                   .spec_text = job.spec_text};
+                   .spec_text = job.spec_text,
+                   .job = t2i_job_json(job),
+                   .shard_key = "the request key (PROMPT_ROW|SAMPLE)",
+                   .input_rows = prompts.rows};
   if (!job.spec_path.empty()) record.inputs.push_back(job.spec_path);
   return run_request_job(run_dir, record,
                          T2iRequests(job, run_dir, api_key, prompts, prompt_col, reply_limit));

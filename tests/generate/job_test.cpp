@@ -84,20 +84,30 @@ TEST(RunJson, UrlsLoseTheirQuery) {
 
 TEST(ApiKey, ReadFromTheEnvironmentOnly) {
   Endpoint e;
-  EXPECT_EQ(read_api_key(e), "");
+  const JobControl run;
+  EXPECT_EQ(read_api_key(e, run), "");
   e.api_key_env = "VLBIAS_TEST_KEY_THAT_IS_NOT_SET";
   ::unsetenv(e.api_key_env.c_str());
   try {
-    read_api_key(e);
+    read_api_key(e, run);
     FAIL() << "expected a UsageError";
   } catch (const UsageError& err) {
     EXPECT_NE(std::string(err.what()).find("VLBIAS_TEST_KEY_THAT_IS_NOT_SET"), std::string::npos);
   }
   ::setenv(e.api_key_env.c_str(), "", 1);
-  EXPECT_THROW(read_api_key(e), UsageError);
+  EXPECT_THROW(read_api_key(e, run), UsageError);
   ::setenv(e.api_key_env.c_str(), "sk-123", 1);
-  EXPECT_EQ(read_api_key(e), "sk-123");
+  EXPECT_EQ(read_api_key(e, run), "sk-123");
   ::unsetenv(e.api_key_env.c_str());
+}
+
+TEST(ApiKey, AMergeReadsNoKeyEvenWhenTheVariableIsUnset) {
+  Endpoint e;
+  e.api_key_env = "VLBIAS_TEST_KEY_THAT_IS_NOT_SET";
+  ::unsetenv(e.api_key_env.c_str());
+  JobControl merge;
+  merge.merge = MergeSources{};
+  EXPECT_EQ(read_api_key(e, merge), "");
 }
 
 }  // namespace

@@ -46,6 +46,58 @@ std::vector<std::pair<std::string, std::string>> requests(std::size_t n) {
   return out;
 }
 
+TEST(RunStore, RestoreCopiesAnotherStoresRowsWholeAndRefusesWhatItCannotPlace) {
+  const fs::path dir = fresh_dir();
+  RunStore shard(dir / "shard.sqlite", "lvlm v1");
+  shard.add(requests(3));
+  shard.record_attempt("img1|describe|0", "HTTP 503", 503, 0.5);
+  shard.record_failed("img1|describe|0", "HTTP 400: too small", 400, 0.25);
+  shard.record_done("img2|describe|0", "{\"text\": \"a person\"}", 200, 0.125);
+  std::vector<RequestRecord> rows;
+  shard.for_each([&](const RequestRecord& r) {
+    if (r.status != RequestStatus::Pending) rows.push_back(r);
+  });
+  ASSERT_EQ(rows.size(), 2u);
+
+  RunStore merged(dir / "merged.sqlite", "lvlm v1");
+  merged.add(requests(4));
+  merged.restore(rows, "shard 1");
+  for (const RequestRecord& want : rows) {
+    SCOPED_TRACE(want.key);
+    const RequestRecord got = merged.get(want.key);
+    EXPECT_EQ(got.status, want.status);
+    EXPECT_EQ(got.attempts, want.attempts);
+    EXPECT_EQ(got.http_status, want.http_status);
+    EXPECT_EQ(got.response, want.response);
+    EXPECT_EQ(got.error, want.error);
+    EXPECT_EQ(got.latency_s, want.latency_s);
+    EXPECT_EQ(got.updated_utc, want.updated_utc);
+  }
+  EXPECT_EQ(merged.get("img1|describe|0").attempts, 2);
+  EXPECT_EQ(merged.counts().pending, 2u);
+
+  // Given twice, unknown, or with another request: refused, and nothing of the batch is kept.
+  RequestRecord fresh = merged.get("img3|describe|0");
+  fresh.status = RequestStatus::Done;
+  EXPECT_NE(error_of<InputError>([&] {
+              merged.restore({fresh, rows[0]}, "shard 2");
+            }).find("shard 2: request 'img1|describe|0' is also in another shard's store"),
+            std::string::npos);
+  EXPECT_EQ(merged.get("img3|describe|0").status, RequestStatus::Pending);
+  RequestRecord unknown = fresh;
+  unknown.key = "img9|describe|0";
+  EXPECT_NE(error_of<InputError>([&] {
+              merged.restore({unknown}, "shard 2");
+            }).find("which the job's manifest and spec do not ask for"),
+            std::string::npos);
+  RequestRecord changed = fresh;
+  changed.request = "{}";
+  EXPECT_NE(error_of<InputError>([&] {
+              merged.restore({changed}, "shard 2");
+            }).find("differs from what the job asks now"),
+            std::string::npos);
+}
+
 TEST(RunStore, StatesMoveOnceAndCount) {
   const fs::path path = fresh_dir() / "run.sqlite";
   RunStore store(path, "lvlm v1");

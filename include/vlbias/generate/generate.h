@@ -108,6 +108,7 @@
 #include "vlbias/generate/driver.h"
 #include "vlbias/generate/run_store.h"
 #include "vlbias/io/json.h"
+#include "vlbias/io/shard.h"
 
 namespace vlbias {
 
@@ -139,6 +140,12 @@ inline constexpr std::size_t kImageReplyBytesPerPixel = 6;
 inline constexpr std::size_t kOpenAiAutoSide = 2048;  // openai.size: auto
 inline constexpr std::size_t kPerspectiveReplyBytes = 1 << 20;
 
+// What merge_run_shards hands the kind's job (JobControl::merge).
+struct MergeSources {
+  std::vector<std::filesystem::path> shards;  // the shard folders, in shard order
+  std::vector<std::string> input_sha256;      // the inputs' as the shards' run.json record them
+};
+
 struct JobControl {
   std::size_t concurrency = 8;  // requests in flight
   double max_qps = 0;           // requests started per second; 0 = no limit
@@ -147,6 +154,11 @@ struct JobControl {
   std::uint64_t seed = 0;              // the retry jitter streams
   bool resume = false;                 // continue the store already in RUN_DIR
   bool retry_failed = false;           // with resume: send the Failed rows again
+  // --shard: the slice of the requests this process makes (Sharding below); whole by default.
+  Shard shard;
+  // Set by merge_run_shards only: the shards whose stores fill RUN_DIR instead of sending
+  // anything (no API key is read).
+  std::optional<MergeSources> merge;
 };
 
 struct JobSummary {
@@ -379,5 +391,41 @@ struct JudgeJob {
   std::filesystem::path spec_path;
 };
 JobSummary score_judge(const JudgeJob& job, const std::filesystem::path& run_dir);
+
+// ------------------------------------------------------------------ shards and their merge
+
+// Sharding (`--shard I/N|auto|auto/N`, io/shard.h; docs/scaling.md "Sharding request jobs"):
+// a request belongs to shard shard_of_key(GROUP, N), where GROUP is the request key (t2i:
+// "ROW|SAMPLE"; the scorers: the input row number) except for lvlm and llm, whose GROUP is
+// the image's (the row's) id: every prompt and seed of one image is asked by one shard, so an
+// image is read from disk by one node only and a shard's generations.jsonl holds every answer
+// about its images. The filter is RunFolder::add's: a shard's store holds exactly its
+// requests, and its exports (generations.jsonl, scored.jsonl, manifest.csv + images/,
+// outcomes.csv, requests.jsonl) hold only its rows, in manifest order (scored.jsonl: the
+// input rows whose number falls in the shard, sent or not). The store's fingerprint carries
+// the shard, so a folder is resumed only as the shard it is. run.json records `shard`
+// (shard_json with kKeyScheme, `key` (what is hashed) and `input_rows`) and `job` (what a
+// merge rebuilds the job from: paths absolute, no secrets).
+//
+// merge_run_shards(OUT, SHARD_DIRS) writes OUT as one process would have: store.sqlite with
+// every request's row and history (status, attempts, http_status, response, error,
+// latency_s, updated_utc) in the manifest's order, then the kind's own exports from it
+// (byte-identical to a one-process run's, requests.jsonl up to latency_s, which is measured),
+// t2i's images hard-linked (copied across file systems), and run.json with the merged counts
+// and `merged_from` ([{dir, shard}]). Nothing is sent and no API key is read. The input
+// table (and the spec, when the job has one) must be where the shards read them, unchanged.
+// Refused with one sentence naming the offending shard folder (InputError; UsageError for the
+// command's own arguments): a folder without a complete run.json or store, a run.json that
+// is not vlbias's; another kind, job, spec or input (sha256, rows) than the first shard; other
+// shard counts; a shard index missing or given twice; a store holding a request of another
+// shard, a request the manifest does not ask for, or a request still Pending (resume that
+// shard first). Failed requests are carried as they are (a one-process run keeps them too;
+// `--resume --retry-failed` on OUT sends them again).
+JobSummary merge_run_shards(const std::filesystem::path& out_dir,
+                            const std::vector<std::filesystem::path>& shard_dirs);
+
+// Whether `dir` holds a request job's run folder (store.sqlite): `vlbias merge` sends such
+// shards to merge_run_shards.
+bool is_request_run(const std::filesystem::path& dir);
 
 }  // namespace vlbias

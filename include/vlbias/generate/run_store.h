@@ -91,6 +91,13 @@ class RunStore {
   void record_attempt(const std::string& key, const std::string& error, int http_status,
                       double latency_s);
 
+  // Merging shards (generate.h, merge_run_shards): each record's row, Pending here with the
+  // same key and request, takes the record's state (status, attempts, http_status, response,
+  // error, latency_s, updated_utc), all in one transaction. InputError starting with `where`
+  // for a key this store lacks, another request text, or a row no longer Pending (another
+  // store gave it already).
+  void restore(const std::vector<RequestRecord>& records, const std::string& where);
+
   // Failed rows back to Pending (attempts kept); returns how many.
   std::size_t retry_failed();
 
