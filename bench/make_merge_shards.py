@@ -6,8 +6,9 @@ emb.manifest.json with the fields merge reads), for ROWS random float32 rows of 
 chunks of CHUNK, chunk c in shard c mod N. (The merge's bytes are checked against one process
 in the tests and bench/shard_overhead.sh; this times it at scale.)
 
-  /usr/bin/python3 bench/make_merge_shards.py /tmp/merge-bench --rows 1000000 --dim 512 --shards 4
-  /usr/bin/time -f "%e s %M KiB" build/vlbias merge /tmp/merge-bench/merged/emb.npy /tmp/merge-bench/shards/*
+  D=/tmp/merge-bench
+  /usr/bin/python3 bench/make_merge_shards.py $D --rows 1000000 --dim 512 --shards 4
+  /usr/bin/time -f "%e s %M KiB" build/vlbias merge $D/merged/emb.npy $D/shards/*
 """
 import argparse
 import json
