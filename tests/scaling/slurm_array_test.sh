@@ -35,6 +35,8 @@ model=$src/tests/fixtures/encode/e2e/hf
 images=$work/images
 shards=$work/shards
 out=$work/out
+mkdir -p "$work/logs" "$work/jobs" "$shards" "$out"
+: >"$work/job_ids"
 
 # ============================ The job commands ============================
 # The only lines that name vlbias's commands and flags. Each prints one shell command line;
@@ -64,14 +66,17 @@ resumed_pattern='"resumed_items": [1-9]'
 say() { echo "slurm_array_test[$test_case]: $*" >&2; }
 started_at=$SECONDS
 deadline=$((SECONDS + timeout_s))
-job_ids=()
 started_slurm=false
 
 diagnose() {
   say "FAILED; work folder kept: $work"
   squeue --all 2>&1 | head -n 20 || true
   local id log
-  for id in "${job_ids[@]}"; do scontrol -o show job "$id" 2>/dev/null | head -n 8 || true; done
+  while read -r id; do
+    scontrol -o show job "$id" 2>/dev/null | grep -oE '^JobId=[^ ]*|(JobState|Reason|ExitCode|Dependency|StdOut)=[^ ]*' |
+      tr '\n' ' ' || true
+    echo
+  done <"$work/job_ids"
   for log in "$work"/logs/*; do
     [ -f "$log" ] || continue
     echo "--- job log $log"
@@ -92,9 +97,12 @@ fail() {
 
 finish() {
   local rc=$?
+  # The clean-up below runs even if the reader of our output has gone (ctest, or | head).
+  trap '' PIPE
+  set +e
   [ "$rc" -eq 0 ] || diagnose
   local id
-  for id in "${job_ids[@]}"; do scancel "$id" 2>/dev/null || true; done
+  while read -r id; do scancel "$id" 2>/dev/null; done <"$work/job_ids"
   if $started_slurm; then "$src/scripts/slurm_local.sh" stop >/dev/null || true; fi
   [ "$rc" -ne 0 ] || rm -rf "$work"
   exit "$rc"
@@ -137,7 +145,8 @@ job_script() {
   echo "$work/jobs/$1.sh"
 }
 
-# sbatch with the test's folder and logs; prints the job id.
+# sbatch with the test's folder and logs; prints the job id and adds it to $work/job_ids (the
+# jobs cancelled at the end, so that a failed test leaves none queued).
 submit() {
   local name=$1
   shift
@@ -145,7 +154,7 @@ submit() {
   id=$(sbatch --parsable --job-name="vlbias-$name" --chdir="$work" --output="$work/logs/%x_%A_%a.out" \
     --kill-on-invalid-dep=yes "$@") || fail "sbatch $name failed"
   id=${id%%;*}
-  job_ids+=("$id")
+  echo "$id" >>"$work/job_ids"
   echo "$id"
 }
 
@@ -237,7 +246,7 @@ case_killed_task() {
   check_merged
 }
 
-mkdir -p "$work/logs" "$work/jobs" "$shards" "$out"
+[ -x "$vlbias" ] || fail "$vlbias is not an executable"
 command -v sbatch >/dev/null || fail "sbatch not found: install Slurm with scripts/setup.sh --deps-only --test-deps"
 start_slurm
 case "$test_case" in
