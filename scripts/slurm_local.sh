@@ -110,7 +110,8 @@ write_conf() {
   cat >"$conf.new" <<EOF
 # Written by scripts/slurm_local.sh: a one-node Slurm on $host for vlbias's tests.
 ClusterName=vlbias
-SlurmctldHost=$host
+# Loopback addresses: one node talks to itself, whether or not its name resolves.
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -145,7 +146,7 @@ KillWait=5
 # next array tasks and a job whose dependency is met start within a second.
 SchedulerParameters=sched_min_interval=100000,sched_interval=1
 MailProg=/bin/true
-NodeName=$host CPUs=$cpus RealMemory=$memory State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
   mv "$conf.new" "$conf"

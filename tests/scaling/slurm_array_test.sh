@@ -35,7 +35,7 @@ model=$src/tests/fixtures/encode/e2e/hf
 images=$work/images
 shards=$work/shards
 out=$work/out
-mkdir -p "$work/logs" "$work/jobs" "$shards" "$out"
+mkdir -p "$work/logs" "$work/jobs" "$shards"/{0,1,2,3} "$out" "$work/reference"
 : >"$work/job_ids"
 
 # ============================ The job commands ============================
@@ -174,7 +174,6 @@ wait_gone() {
 }
 
 run_reference() {
-  mkdir -p "$work/reference"
   bash -c "$(reference_command)" >"$work/logs/reference.out" 2>&1 ||
     fail "the one-process reference run failed (log: $work/logs/reference.out)"
 }

@@ -40,6 +40,7 @@ encode() {
   fi
   local index=${shard%/*} count=${shard#*/}
   local partial=$out.partial stem=${out%.npy}
+  [ -d "$(dirname "$out")" ] || fail "--out $out: the folder $(dirname "$out") does not exist"
   if [ -d "$partial" ] && ! $resume; then fail "$partial exists: continue it with --resume"; fi
   mkdir -p "$partial"
   local -a items
@@ -77,7 +78,7 @@ merge() {
   local out=$1 dir
   shift
   local stem=${out%.npy}
-  mkdir -p "$(dirname "$out")"
+  [ -d "$(dirname "$out")" ] || fail "merge: the folder $(dirname "$out") does not exist"
   for dir in "$@"; do
     grep -q '"complete": true' "$dir/emb.manifest.json" 2>/dev/null || fail "merge: $dir holds no complete shard"
     grep -q "\"count\": $#}" "$dir/emb.manifest.json" || fail "merge: $dir is a shard of another count than $#"
