@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A real one-node Slurm on this machine, for the tests (tests/scaling/slurm_array_test.sh) and for
-# trying vlbias's job arrays by hand. Usage: scripts/slurm_local.sh start|stop|status
+# A real one-node Slurm on this machine, for the tests (tests/scaling/slurm_array_test.sh) and
+# for trying vlbias's job arrays by hand. Usage: scripts/slurm_local.sh start|stop|status
 #
 # Debian 12's slurm-wlm (slurmctld, slurmd) and munge, installed by `scripts/setup.sh
 # --test-deps`, run as root. Everything lives in one state folder of its own, $VLBIAS_SLURM_DIR
@@ -12,7 +12,8 @@
 #
 # start: idempotent (a running cluster is left as it is); waits until sinfo shows the node idle,
 #   and brings a node left DOWN or DRAINED back (scontrol update state=resume).
-# stop: ends only the daemons whose pid files this script wrote; removes nothing.
+# stop: cancels the cluster's jobs, then ends only the daemons whose pid files this script
+#   wrote; removes no file. The next start begins with no jobs.
 # status: exit 0 if all three daemons run (and prints sinfo), 1 if not.
 set -euo pipefail
 
@@ -86,9 +87,13 @@ start_munged() {
     --seed-file="$munge_dir/munged.seed" </dev/null >>"$munge_dir/munged.out" 2>&1 ||
     { log_tails; die "munged did not start (see $munge_dir/munged.out)"; }
   local waited=0
-  until munge --socket="$munge_socket" -n </dev/null | unmunge --socket="$munge_socket" >/dev/null 2>&1; do
+  until munge --socket="$munge_socket" -n </dev/null |
+    unmunge --socket="$munge_socket" >/dev/null 2>&1; do
     waited=$((waited + 1))
-    [ "$waited" -le 50 ] || { log_tails; die "munged does not answer on $munge_socket after 5 s"; }
+    [ "$waited" -le 50 ] || {
+      log_tails
+      die "munged does not answer on $munge_socket after 5 s"
+    }
     sleep 0.1
   done
 }
@@ -175,7 +180,8 @@ wait_idle() {
     esac
     if [ $((SECONDS - started)) -ge "$start_timeout" ]; then
       log_tails
-      die "node $host is not idle after ${start_timeout} s (sinfo says '${state:-nothing}'; conf $conf)"
+      die "node $host is not idle after ${start_timeout} s" \
+        "(sinfo says '${state:-nothing}'; conf $conf)"
     fi
     sleep 0.5
   done
@@ -193,7 +199,10 @@ start() {
   if [ -z "$(slurmctld_pid)" ] && [ -z "$(slurmd_pid)" ]; then write_conf; fi
   [ -s "$conf" ] || die "a Slurm daemon runs but $conf is missing: run stop, then start"
   if [ -z "$(slurmctld_pid)" ]; then
-    setsid slurmctld -f "$conf" </dev/null >>"$dir/log/slurmctld.out" 2>&1 ||
+    # -c: a start begins with no jobs. A job of an earlier run (one that was launching when
+    # stop came, or a session that ended without stop) would else be "running" for minutes
+    # on a node that does not have it, holding its CPU.
+    setsid slurmctld -c -f "$conf" </dev/null >>"$dir/log/slurmctld.out" 2>&1 ||
       { log_tails; die "slurmctld did not start (see $dir/log/slurmctld.out)"; }
   fi
   if [ -z "$(slurmd_pid)" ]; then
@@ -224,7 +233,25 @@ stop_daemon() {
   echo "slurm_local: stopped $2 ($pid)"
 }
 
+# Cancels every job of this cluster and waits (up to 15 s) until none is left: the daemons then
+# stop with no job half launched.
+cancel_jobs() {
+  [ -n "$(slurmctld_pid)" ] || return 0
+  local jobs
+  jobs=$(squeue --noheader --format=%A 2>/dev/null | sort -u) || return 0
+  [ -n "$jobs" ] || return 0
+  # shellcheck disable=SC2086 # one id a word
+  scancel $jobs 2>/dev/null || true
+  echo "slurm_local: cancelled jobs ${jobs//$'\n'/ }"
+  local waited=0
+  while [ -n "$(squeue --noheader --format=%A 2>/dev/null)" ] && [ "$waited" -lt 150 ]; do
+    waited=$((waited + 1))
+    sleep 0.1
+  done
+}
+
 stop() {
+  cancel_jobs
   stop_daemon "$dir/run/slurmd.pid" slurmd
   stop_daemon "$dir/run/slurmctld.pid" slurmctld
   stop_daemon "$munge_dir/munged.pid" munged
@@ -250,5 +277,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) die "usage: scripts/slurm_local.sh start|stop|status (state folder: \$VLBIAS_SLURM_DIR, now $dir)" ;;
+  *) die "usage: scripts/slurm_local.sh start|stop|status" \
+    "(state folder: \$VLBIAS_SLURM_DIR, now $dir)" ;;
 esac

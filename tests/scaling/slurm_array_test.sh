@@ -41,21 +41,21 @@ mkdir -p "$work/logs" "$work/jobs" "$shards"/{0,1,2,3} "$out" "$work/reference"
 # ============================ The job commands ============================
 # The only lines that name vlbias's commands and flags. Each prints one shell command line;
 # the harness runs it in a job script (array tasks see SLURM_ARRAY_TASK_ID etc.) or here.
+quote() {
+  local line
+  printf -v line '%q ' "$@"
+  echo "${line% }"
+}
+encode_args=(--model "$model" --images "$images" --chunk 2 --batch 2)
 # Shard $SLURM_ARRAY_TASK_ID of the array (the task's own shard from --shard auto):
 shard_command() {
-  echo "\"$vlbias\" encode --model \"$model\" --images \"$images\" --out \"$shards/\$SLURM_ARRAY_TASK_ID/emb.npy\" --shard auto --chunk 2 --batch 2"
+  echo "$(quote "$vlbias" encode "${encode_args[@]}" --shard auto) --out $(quote "$shards")/\$SLURM_ARRAY_TASK_ID/emb.npy"
 }
 # Shard $1 of 4 again, continuing its checkpoints (a lone job: --shard auto would count 1 task):
-resume_command() {
-  echo "\"$vlbias\" encode --model \"$model\" --images \"$images\" --out \"$shards/$1/emb.npy\" --shard $1/4 --chunk 2 --batch 2 --resume"
-}
-merge_command() {
-  echo "\"$vlbias\" merge \"$out/emb.npy\" \"$shards/0\" \"$shards/1\" \"$shards/2\" \"$shards/3\""
-}
+resume_command() { quote "$vlbias" encode "${encode_args[@]}" --shard "$1/4" --resume --out "$shards/$1/emb.npy"; }
+merge_command() { quote "$vlbias" merge "$out/emb.npy" "$shards"/{0,1,2,3}; }
 # One process, the whole folder: the reference.
-reference_command() {
-  echo "\"$vlbias\" encode --model \"$model\" --images \"$images\" --out \"$work/reference/emb.npy\" --chunk 2 --batch 2"
-}
+reference_command() { quote "$vlbias" encode "${encode_args[@]}" --out "$work/reference/emb.npy"; }
 # The files that must be byte-identical (merged against reference), by name in out/ and
 # reference/; the checkpoint files of shard $1; the manifest line a resumed shard writes.
 compared_files=(emb.npy emb.rows.csv)
