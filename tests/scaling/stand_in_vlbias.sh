@@ -10,8 +10,8 @@
 # is written to OUT.partial/chunk_NNNNNN.npy then chunk_NNNNNN.json (the checkpoint); a
 # partial folder is continued only with --resume. The "embedding" of an item is the line
 # "INPUT_ROW PATH". When done: OUT, OUT's stem.rows.csv and .manifest.json; the partial folder
-# goes. merge puts the shards' rows back in input order. $VLBIAS_STAND_IN_CHUNK_SECONDS, if
-# set, makes each chunk take that long more.
+# goes. merge puts the shards' rows back in input order. Each chunk takes
+# $VLBIAS_STAND_IN_CHUNK_SECONDS (default 0.001) more.
 set -euo pipefail
 export LC_ALL=C
 
@@ -46,6 +46,13 @@ encode() {
   local -a items
   mapfile -t items < <(cd "$images" && find . -type f \( -name '*.jpg' -o -name '*.png' \) | sed 's|^\./||' | sort)
   local n=${#items[@]} c name resumed=0 rows=0
+  # Each chunk takes $pause s more (about vlbias's own time for a chunk of 2 images here):
+  # read's timeout on a FIFO nothing writes to, a pause without a process per chunk.
+  local pause=${VLBIAS_STAND_IN_CHUNK_SECONDS:-0.001} fifo
+  fifo=$(mktemp -u)
+  mkfifo "$fifo"
+  exec 7<>"$fifo"
+  rm -f "$fifo"
   local chunks=$(((n + chunk - 1) / chunk))
   for ((c = index; c < chunks; c += count)); do
     printf -v name 'chunk_%06d' "$c"
@@ -55,16 +62,17 @@ encode() {
       resumed=$((resumed + last - first))
       continue
     fi
-    [ -z "${VLBIAS_STAND_IN_CHUNK_SECONDS:-}" ] || sleep "$VLBIAS_STAND_IN_CHUNK_SECONDS"
+    read -r -t "$pause" -u 7 || true
     local i
     for ((i = first; i < last; i++)); do echo "$i ${items[i]}"; done >"$partial/$name.npy"
     echo '{"failed": []}' >"$partial/$name.json"
   done
-  : >"$out.new"
+  local -a parts=()
   for ((c = index; c < chunks; c += count)); do
     printf -v name 'chunk_%06d' "$c"
-    cat "$partial/$name.npy" >>"$out.new"
+    parts+=("$partial/$name.npy")
   done
+  cat /dev/null "${parts[@]}" >"$out.new"
   mv "$out.new" "$out"
   rows=$(wc -l <"$out")
   awk 'BEGIN { print "row,input_row,path" } { print NR - 1 "," $1 "," $2 }' "$out" >"$stem.rows.csv"
