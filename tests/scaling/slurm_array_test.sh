@@ -64,8 +64,6 @@ resumed_pattern='"resumed_items": [1-9]'
 # ==========================================================================
 
 say() { echo "slurm_array_test[$test_case]: $*" >&2; }
-started_at=$SECONDS
-deadline=$((SECONDS + timeout_s))
 started_slurm=false
 
 diagnose() {
@@ -112,6 +110,8 @@ trap finish EXIT
 # One test at a time on this machine's Slurm (ctest's RESOURCE_LOCK covers one ctest only).
 exec 9>"$slurm_dir.lock"
 flock -w "$timeout_s" 9 || fail "another test holds $slurm_dir.lock for over $timeout_s s"
+started_at=$SECONDS
+deadline=$((SECONDS + timeout_s))
 
 start_slurm() {
   if ! "$src/scripts/slurm_local.sh" status >/dev/null 2>&1; then started_slurm=true; fi
@@ -150,8 +150,9 @@ job_script() {
 submit() {
   local name=$1
   shift
-  local id
-  id=$(sbatch --parsable --job-name="vlbias-$name" --chdir="$work" --output="$work/logs/%x_%A_%a.out" \
+  local id log="$work/logs/%x_%j.out"
+  [[ "$*" != *--array=* ]] || log="$work/logs/%x_%A_%a.out"
+  id=$(sbatch --parsable --job-name="vlbias-$name" --chdir="$work" --output="$log" \
     --kill-on-invalid-dep=yes "$@") || fail "sbatch $name failed"
   id=${id%%;*}
   echo "$id" >>"$work/job_ids"
