@@ -90,6 +90,7 @@ constexpr std::pair<const char*, const char*> kSummaries[] = {
     {"report", "Re-render an audit run's report.html from its results.json"},
     {"encode", "CLIP embeddings of images or texts from a model folder (resumable)"},
     {"features", "Image features: FID Inception-v3, DINOv2 or CLIP (resumable; FID/KID/PRDC)"},
+    {"merge", "Put a sharded job's outputs (--shard I/N) together, as one process writes them"},
     {"convert-weights", "PyTorch .pth/.pt/.bin weights to .safetensors, read as data (no code)"},
     {"generate", "Drive an LVLM or text-to-image model over HTTP into a run folder"},
     {"score", "Score texts: native classifier, Perspective, moderation endpoint, LLM judge"},
@@ -238,6 +239,7 @@ int run(int argc, char** argv) {
   add_report_command(app);
   add_encode_command(app);
   add_features_command(app);
+  add_merge_command(app);
   add_convert_weights_command(app);
   add_generate_command(app);
   add_score_command(app);

@@ -9,6 +9,7 @@ class App;
 class Validator;
 }  // namespace CLI
 namespace vlbias {
+struct Shard;
 struct Table;
 struct LvlmJob;
 struct T2iJob;
@@ -55,6 +56,15 @@ void add_distribution_metrics(CLI::App& metric);
 void add_lvlm_metrics(CLI::App& metric);
 // metric_agreement.cpp: agreement of two scorers, overall and per group (issue 21).
 void add_agreement_metric(CLI::App& metric);
+// --shard I/N|auto on a job command; `unit` says what a shard holds ("checkpoint chunks c
+// with c mod N = I"). shard_and_out parses it (whole when empty), puts the index for {shard}
+// in `out` and makes the output's folder (unless `out_is_folder`: a run folder makes itself);
+// {shard} without --shard is a UsageError (shard_option.cpp).
+void add_shard_option(CLI::App* cmd, std::string& shard, const std::string& unit);
+Shard shard_and_out(const std::string& shard, std::string& out, bool out_is_folder);
+// `vlbias merge OUT SHARD...`: shard outputs put together as one process writes them
+// (merge_command.cpp).
+void add_merge_command(CLI::App& app);
 // `vlbias generate lvlm|llm|t2i SPEC.yaml --out RUN_DIR` (generate_command.cpp).
 void add_generate_command(CLI::App& app);
 // The generate specs (generate_command.cpp; every key in docs/specs.md): reads and checks the

@@ -15,7 +15,7 @@ namespace {
 
 struct EncodeArgs {
   std::string model, images, texts, column, image_root, out, crop, text_cleaning;
-  std::string preprocess, output = "pool3", positions = "scale-factor";
+  std::string preprocess, output = "pool3", positions = "scale-factor", shard;
   bool raw = false, normalize = false, resume = false, fail_on_error = false,
        exif_transpose = false;
   std::size_t batch = 0, chunk = 0, max_image_pixels = kPillowMaxImagePixels, image_size = 0;
@@ -29,6 +29,7 @@ void add_job_options(CLI::App* cmd, EncodeArgs& args) {
                   "Folder that relative paths resolve against (default: the table's folder)");
   cmd->add_option("--out", args.out, "Output (.npy or .safetensors)")->required();
   cmd->add_flag("--resume", args.resume, "Continue an interrupted run from OUT.partial/");
+  add_shard_option(cmd, args.shard, "checkpoint chunks c (--chunk items each) with c mod N = I");
   cmd->add_flag("--fail-on-error", args.fail_on_error,
                 "Stop at the first unreadable image or text instead of recording it");
   cmd->add_option("--batch", args.batch,
@@ -53,7 +54,9 @@ EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
   o.input = kind == EncodeKind::Images ? args.images : args.texts;
   o.column = args.column;
   o.image_root = args.image_root;
-  o.out = args.out;
+  std::string out = args.out;
+  o.shard = shard_and_out(args.shard, out, false);
+  o.out = out;
   o.resume = args.resume;
   o.fail_on_error = args.fail_on_error;
   o.batch = args.batch;
@@ -78,9 +81,10 @@ EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
 
 void print_summary(const EncodeJobOptions& o, const EncodeJobResult& r) {
   if (quiet()) return;
-  fmt::print(stderr, "vlbias: encoded {} of {} {} in {:.1f} s ({:.1f}/s){} -> {} ({})\n", r.encoded,
-             r.items, o.kind == EncodeKind::Images ? "images" : "texts", r.seconds,
-             static_cast<double>(r.items - r.resumed) / std::max(r.seconds, 1e-9),
+  fmt::print(stderr, "vlbias: encoded {} of {} {}{} in {:.1f} s ({:.1f}/s){} -> {} ({})\n",
+             r.encoded, r.items, o.kind == EncodeKind::Images ? "images" : "texts",
+             o.shard.whole() ? "" : fmt::format(" (shard {} of {})", o.shard.index, o.shard.count),
+             r.seconds, static_cast<double>(r.items - r.resumed) / std::max(r.seconds, 1e-9),
              r.resumed ? fmt::format(", {} resumed", r.resumed) : "", o.out.string(),
              r.manifest.string());
 }

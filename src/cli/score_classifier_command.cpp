@@ -16,7 +16,7 @@ namespace vlbias::cli_internal {
 namespace {
 
 struct ClassifierArgs {
-  std::string model, input, text_column = "text", out, activation, prefix;
+  std::string model, input, text_column = "text", out, activation, prefix, shard;
   bool resume = false;
   std::size_t batch = 0, chunk = 0, max_length = 0;
 };
@@ -43,6 +43,7 @@ void add_score_classifier_command(CLI::App& score) {
                   "Put before every added column's name (e.g. detoxify_ gives detoxify_toxic,\n"
                   "detoxify_scorer): to keep another scorer's columns beside these");
   cmd->add_flag("--resume", args->resume, "Continue an interrupted run from RUN_DIR/checkpoints/");
+  add_shard_option(cmd, args->shard, "checkpoint chunks c (--chunk texts each) with c mod N = I");
   cmd->add_option("--batch", args->batch, "Texts per forward pass (default 64)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   cmd->add_option("--chunk", args->chunk, "Texts per checkpoint (default 2048)")
@@ -60,7 +61,9 @@ void add_score_classifier_command(CLI::App& score) {
     o.input = args->input;
     o.text_column = args->text_column;
     o.prefix = args->prefix;
-    o.run_dir = args->out;
+    std::string out = args->out;
+    o.shard = shard_and_out(args->shard, out, true);
+    o.run_dir = out;
     o.resume = args->resume;
     o.batch = args->batch;
     o.chunk = args->chunk;
@@ -70,10 +73,12 @@ void add_score_classifier_command(CLI::App& score) {
     }
     const ClassifierJobResult r = run_classifier_job(o);
     if (!quiet()) {
-      fmt::print(stderr, "vlbias: scored {} texts in {:.1f} s ({:.1f}/s){}, {} truncated -> {}\n",
-                 r.rows, r.seconds, r.texts_per_second,
-                 r.resumed ? fmt::format(", {} resumed", r.resumed) : "", r.truncated,
-                 r.scored.string());
+      fmt::print(
+          stderr, "vlbias: scored {} texts{} in {:.1f} s ({:.1f}/s){}, {} truncated -> {}\n",
+          r.rows,
+          o.shard.whole() ? "" : fmt::format(" (shard {} of {})", o.shard.index, o.shard.count),
+          r.seconds, r.texts_per_second, r.resumed ? fmt::format(", {} resumed", r.resumed) : "",
+          r.truncated, r.scored.string());
     }
   });
 }

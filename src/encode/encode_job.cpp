@@ -97,23 +97,20 @@ Items load_items(const EncodeJobOptions& o) {
   return items;
 }
 
-}  // namespace encode_internal
-
-namespace {
-
-using encode_internal::load_items;
-
-void normalize_ok_rows(Matrix& m, const std::vector<bool>& ok) {
-  for (std::size_t i = 0; i < m.rows; ++i) {
-    if (!ok[i]) continue;
-    float* r = m.row(i);
-    double s = 0.0;
-    for (std::size_t k = 0; k < m.cols; ++k) s += static_cast<double>(r[k]) * r[k];
-    const double norm = std::sqrt(s);
-    VLBIAS_CHECK(norm > 0.0 && std::isfinite(norm), InputError,
-                 "The embedding of item {} has norm {}; it cannot be L2-normalised.", i, norm);
-    for (std::size_t k = 0; k < m.cols; ++k) r[k] = static_cast<float>(r[k] / norm);
+Table rows_file_table(const fs::path& path, bool images, const std::vector<std::size_t>& input_rows,
+                      const std::vector<std::string>& shown) {
+  Table rows;
+  rows.source = path.string();
+  rows.rows = input_rows.size();
+  std::vector<double> out_index(rows.rows), in_index(rows.rows);
+  for (std::size_t j = 0; j < rows.rows; ++j) {
+    out_index[j] = static_cast<double>(j);
+    in_index[j] = static_cast<double>(input_rows[j]);
   }
+  add_numeric_column(rows, "row", out_index);
+  add_numeric_column(rows, "input_row", in_index);
+  add_string_column(rows, images ? "path" : "text", shown);
+  return rows;
 }
 
 fs::path sibling(const fs::path& out, const std::string& suffix) {
@@ -147,6 +144,28 @@ void check_output_paths(const fs::path& out, const fs::path& partial) {
                std::strerror(errno));
 }
 
+}  // namespace encode_internal
+
+namespace {
+
+using encode_internal::check_output_paths;
+using encode_internal::load_items;
+using encode_internal::rows_file_table;
+using encode_internal::sibling;
+
+void normalize_ok_rows(Matrix& m, const std::vector<bool>& ok) {
+  for (std::size_t i = 0; i < m.rows; ++i) {
+    if (!ok[i]) continue;
+    float* r = m.row(i);
+    double s = 0.0;
+    for (std::size_t k = 0; k < m.cols; ++k) s += static_cast<double>(r[k]) * r[k];
+    const double norm = std::sqrt(s);
+    VLBIAS_CHECK(norm > 0.0 && std::isfinite(norm), InputError,
+                 "The embedding of item {} has norm {}; it cannot be L2-normalised.", i, norm);
+    for (std::size_t k = 0; k < m.cols; ++k) r[k] = static_cast<float>(r[k] / norm);
+  }
+}
+
 Json job_key(const EncodeContext& ctx, const Json& description) {
   const EncodeJobOptions& o = ctx.o;
   Json key{{"kind", ctx.images ? "images" : "texts"},
@@ -166,6 +185,8 @@ Json job_key(const EncodeContext& ctx, const Json& description) {
   // What the model writes, where it can write more than one thing (the Inception's pool3 or
   // logits); absent for CLIP, whose key stays that of earlier versions.
   if (description["model"].contains("output")) key["model_output"] = description["model"]["output"];
+  // A shard's checkpoints hold its chunks only; whole runs keep the key of earlier versions.
+  if (!o.shard.whole()) key["shard"] = Json{{"index", o.shard.index}, {"count", o.shard.count}};
   return key;
 }
 
@@ -177,14 +198,14 @@ class ChunkEncoder {
         done_(done),
         per_(ctx.images ? ctx.image_model->pixels_per_image() : 0),
         px_(ctx.batch * per_),
-        progress_(ctx.images ? "encode images" : "encode texts", ctx.n) {
+        progress_(ctx.images ? "encode images" : "encode texts", ctx.owned_items()) {
     progress_.advance(resumed);
     if (ctx.images) start_prefetch();
   }
 
   void run() {
     for (std::size_t c = 0; c < ctx_.chunks; ++c) {
-      if (!done_[c]) encode_chunk(c);
+      if (ctx_.owns(c) && !done_[c]) encode_chunk(c);
     }
     prefetch_.reset();
     progress_.finish();
@@ -202,7 +223,7 @@ class ChunkEncoder {
   void start_prefetch() {
     std::vector<std::size_t> order;
     for (std::size_t c = 0; c < ctx_.chunks; ++c) {
-      if (done_[c]) continue;
+      if (done_[c] || !ctx_.owns(c)) continue;
       for (std::size_t r = c * ctx_.chunk; r < ctx_.chunk_end(c); ++r) order.push_back(r);
     }
     const unsigned threads =
@@ -282,23 +303,14 @@ class ChunkEncoder {
 
 // The rows file maps output rows to input rows.
 Table rows_table(const EncodeContext& ctx, const Assembled& a) {
-  const std::size_t encoded = a.all.rows;
-  Table rows;
-  rows.source = sibling(ctx.o.out, ".rows.csv").string();
-  rows.rows = encoded;
-  std::vector<double> out_index(encoded), in_index(encoded);
-  std::vector<std::string> shown(encoded);
-  for (std::size_t r = 0, j = 0; r < ctx.n; ++r) {
-    if (a.failed_row[r]) continue;
-    out_index[j] = static_cast<double>(j);
-    in_index[j] = static_cast<double>(r);
-    shown[j] = ctx.items.display[r];
-    ++j;
+  std::vector<std::size_t> in_rows;
+  std::vector<std::string> shown;
+  for (std::size_t r = 0; r < ctx.n; ++r) {
+    if (!ctx.owns(r / ctx.chunk) || a.failed_row[r]) continue;
+    in_rows.push_back(r);
+    shown.push_back(ctx.items.display[r]);
   }
-  add_numeric_column(rows, "row", out_index);
-  add_numeric_column(rows, "input_row", in_index);
-  add_string_column(rows, ctx.images ? "path" : "text", shown);
-  return rows;
+  return rows_file_table(sibling(ctx.o.out, ".rows.csv"), ctx.images, in_rows, shown);
 }
 
 Json build_manifest(const EncodeContext& ctx, const Json& description, const Assembled& a,
@@ -341,6 +353,12 @@ Json build_manifest(const EncodeContext& ctx, const Json& description, const Ass
     manifest["exif_transpose"] = o.exif_transpose;
   } else {
     manifest["tokenizer"] = description["tokenizer"];
+  }
+  manifest["chunk"] = ctx.chunk;  // rows per checkpoint, and the unit of shards
+  manifest["batch"] = ctx.batch;  // items per forward pass: the same bits need the same batches
+  if (!o.shard.whole()) {
+    manifest["shard"] = shard_json(o.shard, kChunkScheme);
+    manifest["shard"]["items"] = ctx.owned_items();
   }
   manifest["failed"] = failures;
   manifest["resumed_items"] = resume.resumed;
@@ -410,7 +428,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   const Table rows = rows_table(ctx, assembled);
 
   EncodeJobResult result;
-  result.items = n;
+  result.items = ctx.owned_items();
   result.encoded = assembled.all.rows;
   result.failed = assembled.failed.size();
   result.resumed = resume.resumed;

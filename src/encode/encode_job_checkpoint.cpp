@@ -107,7 +107,7 @@ ResumeState find_finished_chunks(const EncodeContext& ctx) {
   state.done.assign(ctx.chunks, false);
   // Chunks finished by an earlier run: their .json is written after their .npy.
   for (std::size_t c = 0; c < ctx.chunks; ++c) {
-    if (fs::exists(ctx.partial / chunk_name(c, ".json")) &&
+    if (ctx.owns(c) && fs::exists(ctx.partial / chunk_name(c, ".json")) &&
         fs::exists(ctx.partial / chunk_name(c, ".npy"))) {
       state.done[c] = true;
       state.resumed += ctx.chunk_rows(c);
@@ -153,6 +153,7 @@ Assembled assemble_chunks(const EncodeContext& ctx) {
   Assembled out;
   out.failed_row.assign(n, false);
   for (std::size_t c = 0; c < ctx.chunks; ++c) {
+    if (!ctx.owns(c)) continue;
     const Json f = read_checkpoint_json(partial / chunk_name(c, ".json"), partial);
     VLBIAS_CHECK(f.is_object() && f.contains("failed") && f["failed"].is_array(), UsageError,
                  "Checkpoint {} has no list of failed items; delete {} and start over.",
@@ -164,9 +165,10 @@ Assembled assemble_chunks(const EncodeContext& ctx) {
       out.failed.emplace_back(row, x["error"].get<std::string>());
     }
   }
-  out.all = Matrix(n - out.failed.size(), ctx.dim);
+  out.all = Matrix(ctx.owned_items() - out.failed.size(), ctx.dim);
   std::size_t out_row = 0;
   for (std::size_t c = 0; c < ctx.chunks; ++c) {
+    if (!ctx.owns(c)) continue;
     const Matrix m = read_npy_matrix(partial / chunk_name(c, ".npy"));
     const std::size_t begin = c * ctx.chunk;
     VLBIAS_CHECK(m.rows == ctx.chunk_rows(c) && m.cols == ctx.dim, UsageError,

@@ -13,6 +13,7 @@
 #include "vlbias/encode/encode.h"
 #include "vlbias/encode/image_model.h"
 #include "vlbias/io/json.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias::encode_internal {
 
@@ -28,6 +29,17 @@ struct Items {
 // The items of a job: a folder's images (recursive, sorted by relative path) or a table's column.
 Items load_items(const EncodeJobOptions& o);
 
+// The rows file (OUT.rows.csv): output row j, its input row and the item as shown.
+Table rows_file_table(const std::filesystem::path& path, bool images,
+                      const std::vector<std::size_t>& input_rows,
+                      const std::vector<std::string>& shown);
+
+// OUT's sibling: its stem + suffix (".manifest.json", ".rows.csv").
+std::filesystem::path sibling(const std::filesystem::path& out, const std::string& suffix);
+
+// --out and the files beside it must be names the job can write, checked before any work.
+void check_output_paths(const std::filesystem::path& out, const std::filesystem::path& partial);
+
 // What every phase of one encode job shares: the options, the model, the items and the chunking.
 struct EncodeContext {
   const EncodeJobOptions& o;
@@ -40,6 +52,14 @@ struct EncodeContext {
   std::filesystem::path partial;  // the checkpoint folder
 
   std::size_t chunk_end(std::size_t c) const { return std::min(n, (c + 1) * chunk); }
+  // Whether this process encodes chunk c (all of them unless it runs one shard).
+  bool owns(std::size_t c) const { return shard_of_chunk(c, o.shard.count) == o.shard.index; }
+  // Items in the chunks this process encodes.
+  std::size_t owned_items() const {
+    std::size_t k = 0;
+    for (std::size_t c = 0; c < chunks; ++c) k += owns(c) ? chunk_rows(c) : 0;
+    return k;
+  }
   std::size_t chunk_rows(std::size_t c) const { return chunk_end(c) - c * chunk; }
 };
 

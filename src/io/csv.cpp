@@ -109,13 +109,14 @@ std::string delimiter_name(char delimiter) {
 class CsvReader {
  public:
   CsvReader(std::string_view text, const std::string& source, char delimiter,
-            io_internal::FileBytes* file)
+            io_internal::FileBytes* file, bool text_only = false)
       : begin_(text.data()),
         end_(text.data() + text.size()),
         p_(begin_),
         validated_(begin_),
         source_(source),
         delim_(delimiter),
+        text_only_(text_only),
         file_(file) {
     VLBIAS_CHECK(delimiter != '"' && delimiter != '\r' && delimiter != '\n', UsageError,
                  "cannot read '{}' with delimiter {}: a CSV delimiter cannot be a quote or a "
@@ -136,6 +137,7 @@ class CsvReader {
 
     const std::size_t ncols = names_.size();
     std::vector<ColumnBuilder> builders(ncols);
+    for (ColumnBuilder& b : builders) b.numeric = !text_only_;
     const char* data_start = p_;
     const std::size_t data_line = line_;
     Table table;
@@ -459,6 +461,7 @@ class CsvReader {
   std::size_t line_ = 1;
   std::string source_;
   char delim_;
+  bool text_only_ = false;
   io_internal::FileBytes* file_;
   bool stop_[256];
   std::string scratch_;
@@ -470,7 +473,7 @@ class CsvReader {
 }  // namespace
 
 Table parse_csv(std::string_view text, const std::string& source, const CsvOptions& options) {
-  return CsvReader(text, source, options.delimiter, nullptr).read();
+  return CsvReader(text, source, options.delimiter, nullptr, options.text_only).read();
 }
 
 namespace io_internal {
@@ -487,7 +490,7 @@ std::size_t stream_csv(const std::string& path, char delimiter,
 
 Table read_csv(const std::string& path, const CsvOptions& options) {
   io_internal::FileBytes file(path);
-  return CsvReader(file.view(), path, options.delimiter, &file).read();
+  return CsvReader(file.view(), path, options.delimiter, &file, options.text_only).read();
 }
 
 // ---------------------------------------------------------------- writing

@@ -142,6 +142,50 @@ Shard shard_from_json(const Json& j, const std::string& where) {
   return shard;
 }
 
+std::size_t check_shard_set(const std::vector<std::pair<Shard, std::string>>& shards) {
+  VLBIAS_CHECK(!shards.empty(), UsageError, "vlbias merge: give the shards after OUT.");
+  const std::size_t count = shards[0].first.count;
+  std::vector<const std::string*> by_index(count, nullptr);
+  for (const auto& [shard, where] : shards) {
+    VLBIAS_CHECK(shard.count == count, UsageError,
+                 "{} is shard {} of {} but {} is shard {} of {}: merge the shards of one split.",
+                 where, shard.index, shard.count, shards[0].second, shards[0].first.index, count);
+    const std::string*& slot = by_index[shard.index];
+    VLBIAS_CHECK(slot == nullptr, UsageError, "{} and {} are both shard {} of {}; give each once.",
+                 slot ? *slot : "", where, shard.index, count);
+    slot = &where;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    VLBIAS_CHECK(by_index[i] != nullptr, UsageError,
+                 "Shard {} of {} is missing: {} shard{} given; merge needs all {}.", i, count,
+                 shards.size(), shards.size() == 1 ? "" : "s", count);
+  }
+  return count;
+}
+
+namespace {
+std::string brief(const Json& j) {
+  std::string text = j.dump();
+  return text.size() > 100 ? text.substr(0, 97) + "..." : text;
+}
+}  // namespace
+
+void check_same_job(const Json& a, const std::string& a_where, const Json& b,
+                    const std::string& b_where, const std::vector<std::string>& keys) {
+  for (const std::string& key : keys) {
+    const Json::json_pointer ptr(key);
+    const bool in_a = a.contains(ptr), in_b = b.contains(ptr);
+    // Objects compared without their key order: a record rewritten by another tool still agrees.
+    const bool same = in_a == in_b && (!in_a || nlohmann::json::parse(a[ptr].dump()) ==
+                                                    nlohmann::json::parse(b[ptr].dump()));
+    VLBIAS_CHECK(same, UsageError,
+                 "{} is not a shard of the job of {}: its {} is {}, not {}; merge the shards of "
+                 "one job (the same model, input and options).",
+                 b_where, a_where, key.substr(1), in_b ? brief(b[ptr]) : "absent",
+                 in_a ? brief(a[ptr]) : "absent");
+  }
+}
+
 std::filesystem::path expand_shard_path(const std::filesystem::path& path, const Shard& shard) {
   std::string text = path.string();
   const std::string index = std::to_string(shard.index);

@@ -19,6 +19,7 @@
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/run_lock.h"
+#include "vlbias/io/shard.h"
 #include "vlbias/io/table.h"
 #include "vlbias/version.h"
 
@@ -178,21 +179,23 @@ void open_checkpoints(const fs::path& dir, const Json& job, bool resume) {
   }
 }
 
-// scored.jsonl: every input row with its scores, written atomically.
-void write_scored(const fs::path& path, const Table& input, const SequenceClassifier& model,
-                  const OutputColumns& columns, const std::string& scorer,
-                  const std::vector<std::vector<float>>& logits,
+// scored.jsonl: the input rows `rows` (all of them, or a shard's) with their scores
+// (logits[i], truncated[i] of rows[i]), written atomically.
+void write_scored(const fs::path& path, const Table& input, const std::vector<std::size_t>& rows,
+                  const SequenceClassifier& model, const OutputColumns& columns,
+                  const std::string& scorer, const std::vector<std::vector<float>>& logits,
                   const std::vector<bool>& truncated) {
   AtomicWriter writer(path);
   std::vector<double> p(columns.labels.size());
-  for (std::size_t r = 0; r < input.rows; ++r) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::size_t r = rows[i];
     Json line;
     for (std::size_t c = 0; c < input.columns.size(); ++c) {
       line[input.columns[c].name] = cell_json(input, c, r);
     }
-    model.activate(logits[r].data(), p.data());
+    model.activate(logits[i].data(), p.data());
     for (std::size_t j = 0; j < p.size(); ++j) line[columns.labels[j]] = p[j];
-    line[columns.truncated] = static_cast<bool>(truncated[r]);
+    line[columns.truncated] = static_cast<bool>(truncated[i]);
     line[columns.scorer] = scorer;
     const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
     writer.write(text.data(), text.size());
@@ -245,15 +248,26 @@ ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
                  {"chunk", chunk},
                  {"batch", batch},
                  {"checkpoint_format", 1}};
-  open_checkpoints(checkpoints, job, o.resume);
+  // A shard scores the chunks c with c mod count == index (io/shard.h); whole runs keep the key.
+  const auto owns = [&](std::size_t c) {
+    return shard_of_chunk(c, o.shard.count) == o.shard.index;
+  };
+  std::vector<std::size_t> rows;  // the input rows this run scores, in order
+  for (std::size_t r = 0; r < n; ++r) {
+    if (owns(r / chunk)) rows.push_back(r);
+  }
+  Json key = job;
+  if (!o.shard.whole()) key["shard"] = Json{{"index", o.shard.index}, {"count", o.shard.count}};
+  open_checkpoints(checkpoints, key, o.resume);
 
   const auto start = std::chrono::steady_clock::now();
   std::size_t scored_tokens = 0;
   std::vector<bool> resumed_chunk(chunks, false);
   {
-    Progress progress("score texts", n);
+    Progress progress("score texts", rows.size());
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t begin = c * chunk, end = std::min(n, begin + chunk);
+      if (!owns(c)) continue;
       if (fs::exists(checkpoints / chunk_name(c))) {
         result.resumed += end - begin;
         resumed_chunk[c] = true;
@@ -271,6 +285,7 @@ ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
   std::size_t empty = 0;
   for (std::size_t c = 0; c < chunks; ++c) {
     const std::size_t begin = c * chunk, end = std::min(n, begin + chunk);
+    if (!owns(c)) continue;
     ChunkResult r =
         load_chunk(checkpoints / chunk_name(c), checkpoints, begin, end, columns.labels.size());
     for (std::size_t i = 0; i < r.logits.size(); ++i) {
@@ -280,39 +295,44 @@ ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
       if (!resumed_chunk[c]) scored_tokens += r.tokens[i];
     }
   }
-  for (const std::string& t : texts) empty += t.empty() ? 1 : 0;
+  for (const std::size_t r : rows) empty += texts[r].empty() ? 1 : 0;
   const std::string scorer = scorer_text(model, o.model_dir, model_info["weights_sha256"]);
-  write_scored(result.scored, input, model, columns, scorer, logits, truncated);
+  write_scored(result.scored, input, rows, model, columns, scorer, logits, truncated);
 
-  result.rows = n;
-  const double fresh = static_cast<double>(n - result.resumed);
+  result.rows = rows.size();
+  const double fresh = static_cast<double>(rows.size() - result.resumed);
   result.texts_per_second = fresh / std::max(result.seconds, 1e-9);
-  const Json manifest{{"vlbias_version", VLBIAS_VERSION},
-                      {"created_utc", utc_now()},
-                      {"command", "score classifier"},
-                      {"complete", true},
-                      {"model", model_info},
-                      {"tokenizer", Json{{"kind", to_string(model.tokenizer().kind())},
-                                         {"source", model.tokenizer().source()},
-                                         {"unicode", TextTokenizer::unicode_version()}}},
-                      {"input", Json{{"path", o.input.string()},
-                                     {"sha256", job["input_sha256"]},
-                                     {"rows", n},
-                                     {"text_column", o.text_column}}},
-                      {"output", Json{{"path", "scored.jsonl"},
-                                      {"columns", columns.labels},
-                                      {"truncated_column", columns.truncated},
-                                      {"scorer_column", columns.scorer},
-                                      {"scorer", scorer}}},
-                      {"truncated", result.truncated},
-                      {"empty_texts", empty},
-                      {"resumed_rows", result.resumed},
-                      {"throughput", Json{{"seconds", result.seconds},
-                                          {"texts_per_second", result.texts_per_second},
-                                          {"tokens_per_second", static_cast<double>(scored_tokens) /
-                                                                    std::max(result.seconds, 1e-9)},
-                                          {"threads", thread_count()},
-                                          {"batch", batch}}}};
+  Json manifest{{"vlbias_version", VLBIAS_VERSION},
+                {"created_utc", utc_now()},
+                {"command", "score classifier"},
+                {"complete", true},
+                {"model", model_info},
+                {"tokenizer", Json{{"kind", to_string(model.tokenizer().kind())},
+                                   {"source", model.tokenizer().source()},
+                                   {"unicode", TextTokenizer::unicode_version()}}},
+                {"input", Json{{"path", o.input.string()},
+                               {"sha256", job["input_sha256"]},
+                               {"rows", n},
+                               {"text_column", o.text_column}}},
+                {"output", Json{{"path", "scored.jsonl"},
+                                {"columns", columns.labels},
+                                {"truncated_column", columns.truncated},
+                                {"scorer_column", columns.scorer},
+                                {"scorer", scorer}}},
+                {"truncated", result.truncated},
+                {"empty_texts", empty},
+                {"resumed_rows", result.resumed},
+                {"throughput", Json{{"seconds", result.seconds},
+                                    {"texts_per_second", result.texts_per_second},
+                                    {"tokens_per_second", static_cast<double>(scored_tokens) /
+                                                              std::max(result.seconds, 1e-9)},
+                                    {"threads", thread_count()},
+                                    {"batch", batch}}}};
+  manifest["chunk"] = chunk;  // rows per checkpoint, and the unit of shards
+  if (!o.shard.whole()) {
+    manifest["shard"] = shard_json(o.shard, kChunkScheme);
+    manifest["shard"]["items"] = rows.size();
+  }
   write_file_atomically(result.manifest, manifest.dump(2) + "\n");
   fs::remove_all(checkpoints);
   return result;

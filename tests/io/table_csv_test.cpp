@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 namespace vlbias {
 namespace {
 
+namespace fs = std::filesystem;
 using table_test::error_of;
 using table_test::TempDir;
 using table_test::texts;
@@ -44,6 +47,25 @@ TEST(CsvRead, InfersTypesAndKeepsLevelsInOrderOfFirstAppearance) {
   EXPECT_THAT(t.columns[1].codes, ElementsAre(0u, 1u, 0u));
   EXPECT_THAT(t.columns[2].numbers, ElementsAre(0.5, 1000.0, -2.0));
   EXPECT_THAT(t.line_of_row, ElementsAre(2u, 3u, 4u));
+}
+
+TEST(CsvRead, TextOnlyKeepsEveryCellAsWrittenAndRewritesItByteForByte) {
+  const std::string text = "row,text\n0,007\n1, 3.5 \n2,\"'=1+1\"\n3,\n4,1e3\n";
+  const Table t = parse_csv(text, "t.csv", CsvOptions{',', true});
+  ASSERT_EQ(t.columns.size(), 2u);
+  EXPECT_EQ(t.columns[0].type, ColumnType::String);
+  EXPECT_EQ(t.columns[1].type, ColumnType::String);
+  EXPECT_EQ(t.columns[1].text(0), "007");
+  EXPECT_EQ(t.columns[1].text(1), " 3.5 ");
+  EXPECT_EQ(t.columns[1].text(2), "=1+1");  // the formula guard is read off, as always
+  EXPECT_TRUE(t.columns[1].missing(3));
+  EXPECT_EQ(t.columns[1].text(4), "1e3");
+  const fs::path out = fs::temp_directory_path() / "vlbias_text_only_roundtrip.csv";
+  write_csv(t, out.string());
+  std::ifstream in(out, std::ios::binary);
+  const std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(back, text);
+  fs::remove(out);
 }
 
 TEST(CsvRead, QuotedFieldsHoldDelimitersDoubledQuotesAndNewlines) {

@@ -23,6 +23,7 @@
 #include "vlbias/encode/dinov2_model.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/encode/inception_model.h"
+#include "vlbias/io/shard.h"
 
 namespace vlbias {
 
@@ -112,6 +113,10 @@ struct EncodeJobOptions {
   // Apply each image's EXIF orientation as PIL.ImageOps.exif_transpose does (Hugging Face's
   // load_image does); off: ignored, as PIL.Image.open. See DecodeOptions::exif_transpose.
   bool exif_transpose = false;
+  // One shard of the job (io/shard.h): the checkpoint chunks c with c mod count == index. The
+  // output then holds only those rows (its rows file keeps their input rows) and its manifest
+  // records the shard, the chunk and the batch; merge_encode_shards puts the shards together.
+  Shard shard;
   ClipEncoderOptions encoder;
   // Images: the FID Inception's preprocessing, and DINOv2's input side (0: its processor's).
   FidPreprocess fid_preprocess = FidPreprocess::PytorchFid;
@@ -144,5 +149,23 @@ struct EncodeJobResult {
 // images of finished chunks again and encodes the chunks of changed ones anew,
 // naming them in a warning and in the manifest ("changed_since_checkpoint").
 EncodeJobResult run_encode_job(const EncodeJobOptions& options);
+
+// ---------------------------------------------------------------- merging shards
+
+struct EncodeMergeResult {
+  std::size_t shards = 0, items = 0, encoded = 0, failed = 0;
+  std::filesystem::path manifest, rows;
+};
+
+// `vlbias merge OUT SHARD...` for encode / features shards: each SHARD is a shard's output
+// folder (holding one *.manifest.json) or its manifest. Checks that the shards are one job
+// (the same model, input, options, chunk and batch; UsageError naming the shard that differs),
+// that they are shards 0..N-1 of N each once, and that their rows are exactly their chunks of
+// the input (none twice, none missing); then writes OUT (.npy or .safetensors) with its
+// .rows.csv and .manifest.json as one process with the same --chunk and --batch writes them:
+// the embeddings and rows file byte for byte (the manifest differs in its times and lists the
+// shards under "merged_from"). InputError for a shard whose files are missing or malformed.
+EncodeMergeResult merge_encode_shards(const std::filesystem::path& out,
+                                      const std::vector<std::filesystem::path>& shards);
 
 }  // namespace vlbias

@@ -19,6 +19,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "vlbias/io/json.h"
 
@@ -65,6 +67,16 @@ inline constexpr const char* kKeyScheme = "sha256(key)[0:8] big-endian mod count
 
 // Reads back shard_json (InputError naming `where` when it is not one).
 Shard shard_from_json(const Json& j, const std::string& where);
+
+// Merging: the shards given, as (shard, where: its folder or manifest) pairs. UsageError
+// unless they are shards 0..N-1 of one N, each once ("Shard 2 of 4 is missing", "A and B are
+// both shard 1 of 4"); returns N.
+std::size_t check_shard_set(const std::vector<std::pair<Shard, std::string>>& shards);
+// UsageError unless the records `a` (of `a_where`) and `b` agree at every JSON pointer of
+// `keys` ("/model", "/input/sha256": absent in both is agreement), naming b's shard and the
+// first key that differs with both values: shards of one job only.
+void check_same_job(const Json& a, const std::string& a_where, const Json& b,
+                    const std::string& b_where, const std::vector<std::string>& keys);
 
 // `path` with every "{shard}" replaced by the shard's index (0 for a whole job): one
 // command line for every task of an array (--out shards/{shard}/emb.npy).

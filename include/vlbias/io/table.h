@@ -79,6 +79,9 @@ void add_string_column(Table& table, std::string name, const std::vector<std::st
 
 struct CsvOptions {
   char delimiter = ',';
+  // Every column String, each cell's text as written (no number test): for re-writing a
+  // file vlbias wrote byte for byte ("007" stays "007").
+  bool text_only = false;
 };
 
 // Reads a table, choosing the format by extension: .csv / .tsv (tab) / .jsonl /

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <string>
 
+#include "vlbias/io/shard.h"
 #include "vlbias/score/classifier.h"
 
 namespace vlbias {
@@ -33,6 +34,10 @@ struct ClassifierJobOptions {
   bool resume = false;
   std::size_t batch = 0;  // texts per forward pass (0: 64)
   std::size_t chunk = 0;  // rows per checkpoint (0: 2048)
+  // One shard (io/shard.h): the chunks c with c mod count == index. scored.jsonl then holds
+  // those rows, in order; manifest.json records the shard and the chunk, and
+  // merge_classifier_shards puts the shards together.
+  Shard shard;
   ClassifierOptions classifier;
 };
 
@@ -50,5 +55,19 @@ struct ClassifierJobResult {
 // options changed, a label column the input already has); InputError for unreadable inputs
 // and bad model folders.
 ClassifierJobResult run_classifier_job(const ClassifierJobOptions& options);
+
+struct ClassifierMergeResult {
+  std::size_t shards = 0, rows = 0;
+  std::filesystem::path scored, manifest;
+};
+
+// `vlbias merge OUT_DIR SHARD_DIR...` for score classifier shards: checks that the shards are
+// one job (the same model, tokenizer, input, columns, chunk and batch; UsageError naming the
+// shard that differs), shards 0..N-1 of N each once, each holding as many rows as its chunks;
+// then writes OUT_DIR/scored.jsonl byte for byte as one process writes it (each chunk's lines
+// taken from its shard, in chunk order) and OUT_DIR/manifest.json (counts summed, the shards
+// under "merged_from").
+ClassifierMergeResult merge_classifier_shards(const std::filesystem::path& out_dir,
+                                              const std::vector<std::filesystem::path>& shards);
 
 }  // namespace vlbias

@@ -1,0 +1,80 @@
+// `vlbias merge OUT SHARD...`: the outputs of the shards of one job (`--shard I/N`, io/shard.h)
+// put together as one process writes them. What OUT names picks the kind of job: an embedding
+// file (.npy, .safetensors) merges encode / features shards; a folder merges the run folders
+// of score classifier shards.
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/score/classifier_job.h"
+
+namespace vlbias::cli_internal {
+
+namespace {
+
+struct MergeArgs {
+  std::string out;
+  std::vector<std::string> shards;
+};
+
+void merge_embeddings(const MergeArgs& args) {
+  std::vector<std::filesystem::path> shards(args.shards.begin(), args.shards.end());
+  const EncodeMergeResult r = merge_encode_shards(args.out, shards);
+  if (quiet()) return;
+  fmt::print(stderr, "vlbias: merged {} shards: {} of {} items encoded{} -> {} ({})\n", r.shards,
+             r.encoded, r.items, r.failed ? fmt::format(", {} failed", r.failed) : "", args.out,
+             r.manifest.string());
+}
+
+void merge_classifier_runs(const MergeArgs& args) {
+  std::vector<std::filesystem::path> shards(args.shards.begin(), args.shards.end());
+  const ClassifierMergeResult r = merge_classifier_shards(args.out, shards);
+  if (quiet()) return;
+  fmt::print(stderr, "vlbias: merged {} shards: {} rows -> {}\n", r.shards, r.rows,
+             r.scored.string());
+}
+
+// What the first shard folder holds says which job made it.
+bool is_classifier_run(const std::string& shard) {
+  const std::filesystem::path manifest = std::filesystem::path(shard) / "manifest.json";
+  return std::filesystem::is_regular_file(manifest) &&
+         !std::filesystem::exists(std::filesystem::path(shard) / "run.json");
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app) {
+  auto args = std::make_shared<MergeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "merge",
+      "Put the outputs of a job's shards (--shard I/N on encode, features and score classifier)\n"
+      "together as one process writes them: the embeddings and rows file, scored.jsonl, byte\n"
+      "for byte; refuses shards of another job, a shard twice or missing, rows out of place");
+  cmd->add_option("OUT", args->out,
+                  "The merged output: an embedding file (.npy or .safetensors) for encode /\n"
+                  "features shards, a run folder for score classifier shards")
+      ->required();
+  cmd->add_option("SHARD", args->shards,
+                  "Each shard's output folder (or its .manifest.json), all N of them, any order")
+      ->required();
+  cmd->callback([args] {
+    const std::filesystem::path out(args->out);
+    if (out.extension() == ".npy" || out.extension() == ".safetensors") {
+      merge_embeddings(*args);
+      return;
+    }
+    if (is_classifier_run(args->shards[0])) {
+      merge_classifier_runs(*args);
+      return;
+    }
+    VLBIAS_FAIL(UsageError,
+                "vlbias merge {}: OUT names what to write: an embedding file (.npy, "
+                ".safetensors) for encode / features shards, or a run folder for score "
+                "classifier shards ({} holds no manifest.json).",
+                args->out, args->shards[0]);
+  });
+}
+
+}  // namespace vlbias::cli_internal

@@ -1,0 +1,289 @@
+// `vlbias merge` for encode / features shards: N shard outputs -> the output one process writes.
+// Each shard holds whole checkpoint chunks (chunk mod N, io/shard.h) encoded in the batches a
+// one-process run uses, so putting the rows back in input order gives the same bytes.
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+#include "encode_job_checkpoint.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/sha256.h"
+#include "vlbias/core/timestamp.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/io/file_text.h"
+#include "vlbias/io/npy.h"
+#include "vlbias/io/safetensors.h"
+#include "vlbias/io/table.h"
+
+namespace vlbias {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// One shard's output as read back.
+struct ShardOutput {
+  fs::path manifest_path;
+  Json manifest;
+  Shard shard;
+  Matrix embeddings;
+  std::vector<std::size_t> input_rows;  // per output row
+  std::vector<std::string> shown;       // the path / text per output row
+};
+
+// The manifest of a shard given as its folder (one *.manifest.json in it) or as the file.
+fs::path find_manifest(const fs::path& shard) {
+  if (!fs::is_directory(shard)) {
+    VLBIAS_CHECK(fs::is_regular_file(shard), InputError,
+                 "{}: not a shard folder or manifest (it does not exist).", shard.string());
+    return shard;
+  }
+  std::vector<fs::path> found;
+  for (const auto& entry : fs::directory_iterator(shard)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 14 && name.ends_with(".manifest.json")) found.push_back(entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  VLBIAS_CHECK(!found.empty(), InputError,
+               "{}: holds no encode output (no *.manifest.json); is the shard finished?",
+               shard.string());
+  VLBIAS_CHECK(found.size() == 1, InputError,
+               "{}: holds {} manifests ({}, ...); name the shard's manifest instead of its folder.",
+               shard.string(), found.size(), found[0].filename().string());
+  return found[0];
+}
+
+std::size_t whole_cell(const Column& col, std::size_t row, const fs::path& file) {
+  const std::string text = col.text(row);
+  std::size_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  VLBIAS_CHECK(!text.empty() && ec == std::errc() && ptr == text.data() + text.size(), InputError,
+               "{}: row {}: '{}' is not a row number.", file.string(), row + 2, text);
+  return value;
+}
+
+const Json& member(const Json& j, const char* key, const fs::path& file) {
+  VLBIAS_CHECK(j.is_object() && j.contains(key), InputError, "{}: has no '{}'.", file.string(),
+               key);
+  return j[key];
+}
+
+std::size_t whole_member(const Json& j, const char* key, const fs::path& file) {
+  const Json& v = member(j, key, file);
+  VLBIAS_CHECK(v.is_number_unsigned(), InputError, "{}: '{}' is {}, not a whole number.",
+               file.string(), key, v.dump());
+  return v.get<std::size_t>();
+}
+
+std::string text_member(const Json& j, const char* key, const fs::path& file) {
+  const Json& v = member(j, key, file);
+  VLBIAS_CHECK(v.is_string(), InputError, "{}: '{}' is {}, not a string.", file.string(), key,
+               v.dump());
+  return v.get<std::string>();
+}
+
+ShardOutput read_shard(const fs::path& given) {
+  ShardOutput s;
+  s.manifest_path = find_manifest(given);
+  const fs::path& mp = s.manifest_path;
+  s.manifest = parse_json(read_file_text(mp, "an encode manifest"), mp.string());
+  const Json& m = s.manifest;
+  VLBIAS_CHECK(m.is_object() && m.value("complete", false) == true, InputError,
+               "{}: not the manifest of a finished encode run.", mp.string());
+  VLBIAS_CHECK(m.contains("shard"), InputError,
+               "{}: not a shard (its manifest has no 'shard': it was written without --shard).",
+               mp.string());
+  s.shard = shard_from_json(m["shard"], mp.string());
+  const Json& output = member(m, "output", mp);
+  const fs::path folder = mp.parent_path();
+  const bool images = text_member(m, "kind", mp) == "images";
+  const std::size_t rows = whole_member(output, "rows", mp);
+  const std::size_t cols = whole_member(output, "cols", mp);
+  // Names inside the shard's folder only: a manifest is a file anyone may have edited.
+  const fs::path data = folder / fs::path(text_member(output, "path", mp)).filename();
+  s.embeddings = rows == 0 ? Matrix(0, cols) : read_embeddings(data);
+  VLBIAS_CHECK(s.embeddings.rows == rows && s.embeddings.cols == cols, InputError,
+               "{}: holds {} x {} embeddings; its manifest says {} x {}.", data.string(),
+               s.embeddings.rows, s.embeddings.cols, rows, cols);
+  const fs::path rows_path = folder / fs::path(text_member(m, "rows_file", mp)).filename();
+  whole_member(member(m, "input", mp), "items", mp);
+  whole_member(m, "chunk", mp);
+  VLBIAS_CHECK(member(m, "failed", mp).is_array(), InputError, "{}: 'failed' is not a list.",
+               mp.string());
+  // As text: the rows file is written again byte for byte ("007" stays "007").
+  const Table t = read_csv(rows_path.string(), CsvOptions{',', true});
+  VLBIAS_CHECK(t.rows == rows, InputError, "{}: has {} rows; {} has {}.", rows_path.string(),
+               t.rows, data.string(), rows);
+  const Column& row = t.column("row");
+  const Column& input_row = t.column("input_row");
+  const Column& item = t.column(images ? "path" : "text");
+  for (std::size_t j = 0; j < rows; ++j) {
+    VLBIAS_CHECK(whole_cell(row, j, rows_path) == j, InputError,
+                 "{}: line {} is not output row {}.", rows_path.string(), j + 2, j);
+    s.input_rows.push_back(whole_cell(input_row, j, rows_path));
+    s.shown.push_back(item.text(j));
+  }
+  return s;
+}
+
+// The manifest entries that make two shards parts of one job.
+const std::vector<std::string> kSameJob = {
+    "/vlbias_version", "/kind",  "/row_order",     "/input/sha256", "/input/column",
+    "/input/items",    "/model", "/preprocessing", "/tokenizer",    "/max_image_pixels",
+    "/exif_transpose", "/chunk", "/batch",         "/output/cols",  "/output/normalized",
+    "/output/dtype"};
+
+// Who holds each input row: exactly the shard of its chunk, once (encoded or failed).
+class RowOwners {
+ public:
+  RowOwners(std::size_t items, std::size_t chunk) : owner_(items, nullptr), chunk_(chunk) {}
+
+  void claim(std::size_t row, const ShardOutput& s) {
+    const fs::path& mp = s.manifest_path;
+    VLBIAS_CHECK(row < owner_.size(), InputError, "{}: names input row {} of {}.", mp.string(), row,
+                 owner_.size());
+    const std::size_t c = row / chunk_;
+    VLBIAS_CHECK(shard_of_chunk(c, s.shard.count) == s.shard.index, InputError,
+                 "{}: holds input row {} of chunk {}, which belongs to shard {}, not {}.",
+                 mp.string(), row, c, shard_of_chunk(c, s.shard.count), s.shard.index);
+    VLBIAS_CHECK(owner_[row] == nullptr, InputError, "{}: holds input row {} twice.", mp.string(),
+                 row);
+    owner_[row] = &s;
+  }
+
+  void check_complete(const std::vector<ShardOutput>& shards) const {
+    for (std::size_t r = 0; r < owner_.size(); ++r) {
+      const std::size_t want = shard_of_chunk(r / chunk_, shards[0].shard.count);
+      const auto it = std::find_if(shards.begin(), shards.end(),
+                                   [&](const ShardOutput& s) { return s.shard.index == want; });
+      VLBIAS_CHECK(owner_[r] != nullptr, InputError,
+                   "{}: lacks input row {} (chunk {}): neither encoded nor failed.",
+                   it->manifest_path.string(), r, r / chunk_);
+    }
+  }
+
+ private:
+  std::vector<const ShardOutput*> owner_;
+  std::size_t chunk_;
+};
+
+// The merged manifest: the first shard's, with the whole job's output, failures and times.
+Json merged_manifest(const std::vector<ShardOutput>& shards, const fs::path& out,
+                     const fs::path& rows, std::size_t encoded, const Json& failed) {
+  Json m = shards[0].manifest;
+  const bool npy = out.extension() == ".npy";
+  m["created_utc"] = utc_now();
+  m["output"]["path"] = out.filename().string();
+  m["output"]["format"] = npy ? "npy" : "safetensors";
+  m["output"]["tensor"] = npy ? Json(nullptr) : Json("embeddings");
+  m["output"]["rows"] = encoded;
+  m["rows_file"] = rows.filename().string();
+  m["failed"] = failed;
+  std::size_t resumed = 0;
+  double seconds = 0.0;
+  Json changed = Json::array(), from = Json::array();
+  for (const ShardOutput& s : shards) {
+    resumed += s.manifest.value("resumed_items", std::size_t{0});
+    seconds += s.manifest.value("seconds", 0.0);
+    for (const Json& c : s.manifest.value("changed_since_checkpoint", Json::array())) {
+      changed.push_back(c);
+    }
+    from.push_back(Json{{"manifest", fs::absolute(s.manifest_path).lexically_normal().string()},
+                        {"index", s.shard.index},
+                        {"items", s.manifest["shard"].value("items", std::size_t{0})},
+                        {"encoded", s.embeddings.rows},
+                        {"seconds", s.manifest.value("seconds", 0.0)}});
+  }
+  m["resumed_items"] = resumed;
+  m.erase("changed_since_checkpoint");
+  if (!changed.empty()) m["changed_since_checkpoint"] = changed;
+  m["seconds"] = seconds;  // the shards' own times, summed
+  m.erase("shard");
+  m["merged_from"] = from;
+  return m;
+}
+
+}  // namespace
+
+EncodeMergeResult merge_encode_shards(const fs::path& out, const std::vector<fs::path>& given) {
+  VLBIAS_CHECK(!given.empty(), UsageError, "vlbias merge: give the shards' folders after OUT.");
+  if (!out.parent_path().empty()) fs::create_directories(out.parent_path());
+  encode_internal::check_output_paths(out, out.string() + ".partial");
+  std::vector<ShardOutput> shards;
+  for (const fs::path& g : given) shards.push_back(read_shard(g));
+  std::sort(shards.begin(), shards.end(), [](const ShardOutput& a, const ShardOutput& b) {
+    return a.shard.index < b.shard.index;
+  });
+  const fs::path manifest_path = encode_internal::sibling(out, ".manifest.json");
+  std::vector<std::pair<Shard, std::string>> numbers;
+  for (const ShardOutput& s : shards) {
+    check_same_job(shards[0].manifest, shards[0].manifest_path.string(), s.manifest,
+                   s.manifest_path.string(), kSameJob);
+    numbers.emplace_back(s.shard, s.manifest_path.string());
+    std::error_code ec;
+    VLBIAS_CHECK(!fs::equivalent(s.manifest_path, manifest_path, ec), UsageError,
+                 "vlbias merge: OUT {} would overwrite shard {}; write the merge elsewhere.",
+                 out.string(), s.manifest_path.string());
+  }
+  check_shard_set(numbers);
+
+  const Json& first = shards[0].manifest;
+  const std::size_t items = first["input"]["items"].get<std::size_t>();
+  const std::size_t chunk = first["chunk"].get<std::size_t>();
+  VLBIAS_CHECK(chunk > 0, InputError, "{}: chunk is 0.", shards[0].manifest_path.string());
+  RowOwners owners(items, chunk);
+  std::vector<std::pair<std::size_t, Json>> failed;
+  // Where each input row's embedding is: (shard, its output row); failed rows have none.
+  std::vector<std::pair<const ShardOutput*, std::size_t>> at(items, {nullptr, 0});
+  std::vector<std::string> shown_of(items);
+  for (const ShardOutput& s : shards) {
+    for (std::size_t j = 0; j < s.input_rows.size(); ++j) {
+      owners.claim(s.input_rows[j], s);
+      at[s.input_rows[j]] = {&s, j};
+      shown_of[s.input_rows[j]] = s.shown[j];
+    }
+    for (const Json& f : member(s.manifest, "failed", s.manifest_path)) {
+      const std::size_t row = whole_member(f, "input_row", s.manifest_path);
+      owners.claim(row, s);
+      failed.emplace_back(row, f);
+    }
+  }
+  owners.check_complete(shards);
+  std::sort(failed.begin(), failed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  const std::size_t cols = shards[0].embeddings.cols;
+  Matrix all(items - failed.size(), cols);
+  std::vector<std::size_t> input_rows;
+  std::vector<std::string> shown;
+  for (std::size_t r = 0; r < items; ++r) {
+    const auto [s, j] = at[r];
+    if (s == nullptr) continue;
+    std::copy(s->embeddings.row(j), s->embeddings.row(j) + cols, all.row(input_rows.size()));
+    input_rows.push_back(r);
+    shown.push_back(shown_of[r]);
+  }
+  Json failures = Json::array();
+  for (auto& f : failed) failures.push_back(std::move(f.second));
+
+  EncodeMergeResult result{shards.size(), items,
+                           all.rows,      failures.size(),
+                           manifest_path, encode_internal::sibling(out, ".rows.csv")};
+  const bool images = first["kind"] == "images";
+  const Json manifest = merged_manifest(shards, out, result.rows, all.rows, failures);
+  // As the job: embeddings, then the rows file, then the manifest that says both are whole.
+  if (out.extension() == ".npy") {
+    write_npy(out, all);
+  } else {
+    write_safetensors(out, {{"embeddings", MatrixView(all)}},
+                      {{"vlbias_manifest", manifest_path.filename().string()}});
+  }
+  write_csv(encode_internal::rows_file_table(result.rows, images, input_rows, shown),
+            result.rows.string());
+  write_file_atomically(manifest_path, manifest.dump(2) + "\n");
+  return result;
+}
+
+}  // namespace vlbias
