@@ -6,7 +6,7 @@
 #         killed-task  task 2 is cancelled (scancel JOB_2) after its first checkpoint, the
 #                      others finish; task 2 alone is submitted again with --resume, then the
 #                      merge.
-#   VLBIAS: the binary the jobs run (tests/scaling/stand_in_vlbias.sh stands in for it).
+#   VLBIAS: the vlbias binary the jobs run.
 # Starts the one-node Slurm of scripts/slurm_local.sh (state in $VLBIAS_SLURM_DIR, default
 # /tmp/vlbias-slurm) unless it runs already, and stops it at the end if it started it; one test
 # at a time holds $VLBIAS_SLURM_DIR.lock. Each case fails after $VLBIAS_SLURM_TEST_TIMEOUT s
