@@ -7,8 +7,8 @@
 # (default /tmp/vlbias-slurm): a generated munge key and munged's socket, pid, seed and log;
 # slurm.conf with this host (`hostname -s`) as the controller and the only node; slurmctld's
 # state, slurmd's spool, the daemons' logs and pid files. Nothing under /etc, /run or /var is
-# changed (Slurm still reads /etc/slurm/plugstack.conf: Debian's includes an empty folder). Commands that talk to it need the `export SLURM_CONF=...` line that start
-# and status print.
+# changed (Slurm still reads /etc/slurm/plugstack.conf: Debian's includes an empty folder).
+# Commands that talk to it need the `export SLURM_CONF=...` line that start and status print.
 #
 # start: idempotent (a running cluster is left as it is); waits until sinfo shows the node idle,
 #   and brings a node left DOWN or DRAINED back (scontrol update state=resume).
