@@ -3,8 +3,9 @@
 # build into build/. Usage: scripts/setup.sh [--deps-only] [--test-deps]
 # --test-deps adds what only the tests need: headless Chromium (the HTML reports are
 # loaded in a real browser), the DejaVu fonts the reports name, and pytest with scipy (the
-# Python bindings are checked against the CLI and against numpy/scipy), and clang-format
-# (the tree's formatting is checked).
+# Python bindings are checked against the CLI and against numpy/scipy), clang-format
+# (the tree's formatting is checked), and Slurm with munge (slurm-wlm: slurmctld, slurmd and
+# the client commands; the job-array tests run a one-node Slurm, scripts/slurm_local.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +19,7 @@ deps_only=false
 for arg in "$@"; do
   case "$arg" in
     --deps-only) deps_only=true ;;
-    --test-deps) packages+=(chromium fonts-dejavu-core python3-pytest python3-scipy python3-pip clang-format) ;;
+    --test-deps) packages+=(chromium fonts-dejavu-core python3-pytest python3-scipy python3-pip clang-format slurm-wlm munge) ;;
     *) echo "setup: unknown option $arg (expected --deps-only, --test-deps)" >&2; exit 2 ;;
   esac
 done
