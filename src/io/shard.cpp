@@ -62,12 +62,20 @@ Shard slurm_shard(const EnvLookup& env) {
 
 Shard auto_shard(const EnvLookup& env, std::optional<std::size_t> given_count) {
   Shard shard;
-  if (env("SLURM_ARRAY_TASK_ID")) {
+  if (env("SLURM_ARRAY_TASK_ID") && given_count) {
+    // auto/N: the task id is the shard number, so one task submitted again alone
+    // (sbatch --array=5) is still shard 5 of N.
+    shard.index = env_number(env, "SLURM_ARRAY_TASK_ID");
+    shard.count = *given_count;
+    shard.source = fmt::format("Slurm array task {} of --shard auto/{}", shard.index, shard.count);
+  } else if (env("SLURM_ARRAY_TASK_ID")) {
     shard = slurm_shard(env);
-    VLBIAS_CHECK(!given_count || *given_count == shard.count, UsageError,
-                 "--shard auto/{}: the Slurm array has {} tasks; give --shard auto or submit "
-                 "--array=0-{}.",
-                 *given_count, shard.count, *given_count - 1);
+    // One task alone (a failed task submitted again) is no split of the job: its shard would
+    // be "0 of 1", the whole job, written over shard 0's output.
+    VLBIAS_CHECK(shard.count > 1 || env_number(env, "SLURM_ARRAY_TASK_ID") == 0, UsageError,
+                 "--shard auto: this array has one task ({}), so it is no split of the job; "
+                 "give --shard auto/N (task ids are shard numbers) or --shard {}/N.",
+                 env_number(env, "SLURM_ARRAY_TASK_ID"), env_number(env, "SLURM_ARRAY_TASK_ID"));
   } else if (env("JOB_COMPLETION_INDEX")) {
     shard.index = env_number(env, "JOB_COMPLETION_INDEX");
     VLBIAS_CHECK(given_count || env("VLBIAS_SHARD_COUNT"), UsageError,

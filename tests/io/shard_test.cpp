@@ -58,8 +58,30 @@ TEST(Shard, AutoReadsTheSlurmArrayTask) {
   EXPECT_EQ(s.index, 3u);
   EXPECT_EQ(s.count, 4u);
   EXPECT_THAT(s.source, HasSubstr("SLURM_ARRAY_TASK_ID=7"));
-  EXPECT_EQ(parse_shard("auto/4", env).index, 3u);
-  EXPECT_THAT(usage_error("auto/5", env), HasSubstr("the Slurm array has 4 tasks"));
+  // auto/N: the task id is the shard number.
+  const Shard by_id = parse_shard("auto/8", env);
+  EXPECT_EQ(by_id.index, 7u);
+  EXPECT_EQ(by_id.count, 8u);
+  EXPECT_THAT(usage_error("auto/4", env), HasSubstr("out of range"));
+}
+
+TEST(Shard, ATaskSubmittedAgainAloneKeepsItsShardWithAutoN) {
+  // sbatch --array=2: one task, id 2.
+  const auto env = env_of({{"SLURM_ARRAY_TASK_ID", "2"},
+                           {"SLURM_ARRAY_TASK_COUNT", "1"},
+                           {"SLURM_ARRAY_TASK_MIN", "2"},
+                           {"SLURM_ARRAY_TASK_MAX", "2"}});
+  const Shard s = parse_shard("auto/4", env);
+  EXPECT_EQ(s.index, 2u);
+  EXPECT_EQ(s.count, 4u);
+  // Plain auto would make it the whole job ("0 of 1") and write over shard 0: refused.
+  EXPECT_THAT(usage_error("auto", env), HasSubstr("give --shard auto/N"));
+  // Task 0 of a one-task array is a whole job, as asked.
+  EXPECT_TRUE(parse_shard("auto", env_of({{"SLURM_ARRAY_TASK_ID", "0"},
+                                          {"SLURM_ARRAY_TASK_COUNT", "1"},
+                                          {"SLURM_ARRAY_TASK_MIN", "0"},
+                                          {"SLURM_ARRAY_TASK_MAX", "0"}}))
+                  .whole());
 }
 
 TEST(Shard, AutoNumbersAStepArrayByItsPlace) {

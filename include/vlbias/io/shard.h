@@ -48,10 +48,12 @@ std::optional<std::string> process_env(const char* name);
 //             count SLURM_ARRAY_TASK_COUNT (the array must be a range: --array=0-3, 1-8:1);
 //             else a Kubernetes indexed Job: JOB_COMPLETION_INDEX with the count from
 //             VLBIAS_SHARD_COUNT;
-//   "auto/N"  the index from the environment as for "auto", the count N (checked against
-//             Slurm's when both are there).
+//   "auto/N"  shard SLURM_ARRAY_TASK_ID (or JOB_COMPLETION_INDEX) of N: the task id is the
+//             shard number (submit --array=0-(N-1)), so a task submitted again alone
+//             (sbatch --array=5) is still shard 5 of N.
 // UsageError naming the option or the variables for anything else, an index out of range, an
-// array that is not a range, or "auto" outside a job array.
+// array that is not a range, "auto" in a one-task array other than task 0 (that task alone is
+// no split: give auto/N), or "auto" outside a job array.
 Shard parse_shard(const std::string& text, const EnvLookup& env = process_env);
 
 // The shard of request key `key` among `count` (see above).
