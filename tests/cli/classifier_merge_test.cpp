@@ -39,8 +39,8 @@ fs::path texts_table() {
 }
 
 std::string job(const std::string& model) {
-  return "score classifier --model " + kModels + model + " " +
-         shell_quote(texts_table().string()) + " --chunk 3 --batch 2";
+  return "score classifier --model " + kModels + model + " " + shell_quote(texts_table().string()) +
+         " --chunk 3 --batch 2";
 }
 
 // Shards 0..count-1 of `model` into temp_dir()/dir/I; returns them shell-quoted, last first.
@@ -48,9 +48,9 @@ std::string make_shards(const std::string& dir, std::size_t count,
                         const std::string& model = "bert_multilabel") {
   std::string shards;
   for (std::size_t i = 0; i < count; ++i) {
-    const CliResult r = run_cli(job(model) + " --shard " + std::to_string(i) + "/" +
-                                std::to_string(count) + " --out " +
-                                shell_quote((temp_dir() / dir / "{shard}").string()));
+    const CliResult r =
+        run_cli(job(model) + " --shard " + std::to_string(i) + "/" + std::to_string(count) +
+                " --out " + shell_quote((temp_dir() / dir / "{shard}").string()));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     shards = shell_quote((temp_dir() / dir / std::to_string(i)).string()) + " " + shards;
   }
@@ -97,8 +97,7 @@ TEST(CliClassifierMerge, ShardsOfAnotherJobOrAMissingShardAreNamed) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("its model is"), std::string::npos) << r.err;
   const fs::path whole = temp_dir() / "whole";
-  ASSERT_EQ(run_cli(job("bert_multilabel") + " --out " + shell_quote(whole.string())).exit_code,
-            0);
+  ASSERT_EQ(run_cli(job("bert_multilabel") + " --out " + shell_quote(whole.string())).exit_code, 0);
   r = merge("out", shell_quote(whole.string()) + " " + shard("a", 1));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("not a shard"), std::string::npos) << r.err;
