@@ -20,8 +20,9 @@ struct MergeArgs {
   std::vector<std::string> shards;
 };
 
-void merge_embeddings(const MergeArgs& args) {
-  std::vector<std::filesystem::path> shards(args.shards.begin(), args.shards.end());
+using Paths = std::vector<std::filesystem::path>;
+
+void merge_embeddings(const MergeArgs& args, const Paths& shards) {
   const EncodeMergeResult r = merge_encode_shards(args.out, shards);
   if (quiet()) return;
   fmt::print(stderr, "vlbias: merged {} shards: {} of {} items encoded{} -> {} ({})\n", r.shards,
@@ -29,8 +30,7 @@ void merge_embeddings(const MergeArgs& args) {
              r.manifest.string());
 }
 
-void merge_classifier_runs(const MergeArgs& args) {
-  std::vector<std::filesystem::path> shards(args.shards.begin(), args.shards.end());
+void merge_classifier_runs(const MergeArgs& args, const Paths& shards) {
   const ClassifierMergeResult r = merge_classifier_shards(args.out, shards);
   if (quiet()) return;
   fmt::print(stderr, "vlbias: merged {} shards: {} rows -> {}\n", r.shards, r.rows,
@@ -63,17 +63,17 @@ void add_merge_command(CLI::App& app) {
       ->required();
   cmd->callback([args] {
     const std::filesystem::path out(args->out);
+    const Paths shards(args->shards.begin(), args->shards.end());
     if (out.extension() == ".npy" || out.extension() == ".safetensors") {
-      merge_embeddings(*args);
+      merge_embeddings(*args, shards);
       return;
     }
-    if (is_request_run(args->shards[0])) {
-      const std::vector<std::filesystem::path> shards(args->shards.begin(), args->shards.end());
+    if (is_request_run(shards[0])) {
       print_summary(merge_run_shards(out, shards), args->out);
       return;
     }
     if (is_classifier_run(args->shards[0])) {
-      merge_classifier_runs(*args);
+      merge_classifier_runs(*args, shards);
       return;
     }
     VLBIAS_FAIL(UsageError,

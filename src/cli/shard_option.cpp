@@ -1,4 +1,4 @@
-// --shard on the job commands (encode, features, score classifier): one option text and one
+// --shard on the job commands (encode, features, generate, score): one option text and one
 // reading of it, so every command shards and names its output the same way (io/shard.h).
 #include <CLI/CLI.hpp>
 
@@ -12,9 +12,11 @@ void add_shard_option(CLI::App* cmd, std::string& shard, const std::string& unit
   cmd->add_option("--shard", shard,
                   "Run shard I of N only (I/N, from 0): the " + unit +
                       ";\n"
-                      "auto: a Slurm array task's (SLURM_ARRAY_TASK_ID, _COUNT) or a Kubernetes\n"
-                      "indexed Job's (JOB_COMPLETION_INDEX; auto/N gives the count). {shard} in\n"
-                      "--out becomes I; `vlbias merge` puts the shards together");
+                      "auto: the Slurm array task's place in the array (or a Kubernetes indexed\n"
+                      "Job's JOB_COMPLETION_INDEX of VLBIAS_SHARD_COUNT); auto/N: shard\n"
+                      "SLURM_ARRAY_TASK_ID (or JOB_COMPLETION_INDEX) of N, also for a task\n"
+                      "submitted again alone. {shard} in --out becomes I; `vlbias merge` puts the\n"
+                      "shards together");
 }
 
 Shard shard_and_out(const std::string& shard, std::string& out, bool out_is_folder) {

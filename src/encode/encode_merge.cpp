@@ -202,14 +202,13 @@ class RowOwners {
     owner_[row] = &s;
   }
 
+  // `shards` sorted by index, all N of them (check_shard_set): shards[i] is shard i.
   void check_complete(const std::vector<ShardOutput>& shards) const {
     for (std::size_t r = 0; r < owner_.size(); ++r) {
-      const std::size_t want = shard_of_chunk(r / chunk_, shards[0].shard.count);
-      const auto it = std::find_if(shards.begin(), shards.end(),
-                                   [&](const ShardOutput& s) { return s.shard.index == want; });
-      VLBIAS_CHECK(owner_[r] != nullptr, InputError,
-                   "{}: lacks input row {} (chunk {}): neither encoded nor failed.",
-                   it->manifest_path.string(), r, r / chunk_);
+      if (owner_[r] != nullptr) continue;
+      const std::size_t want = shard_of_chunk(r / chunk_, shards.size());
+      VLBIAS_FAIL(InputError, "{}: lacks input row {} (chunk {}): neither encoded nor failed.",
+                  shards[want].manifest_path.string(), r, r / chunk_);
     }
   }
 

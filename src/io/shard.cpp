@@ -46,7 +46,7 @@ Shard slurm_shard(const EnvLookup& env) {
   const std::size_t min = env_number(env, "SLURM_ARRAY_TASK_MIN");
   const std::size_t max = env_number(env, "SLURM_ARRAY_TASK_MAX");
   const std::size_t step =
-      env(("SLURM_ARRAY_TASK_STEP")) ? env_number(env, "SLURM_ARRAY_TASK_STEP") : 1;
+      env("SLURM_ARRAY_TASK_STEP") ? env_number(env, "SLURM_ARRAY_TASK_STEP") : 1;
   // An array such as --array=0,2,7 has no step that numbers its tasks 0..count-1.
   VLBIAS_CHECK(step >= 1 && max >= min && (max - min) % step == 0 &&
                    (max - min) / step + 1 == count && id >= min && (id - min) % step == 0,
@@ -72,10 +72,11 @@ Shard auto_shard(const EnvLookup& env, std::optional<std::size_t> given_count) {
     shard = slurm_shard(env);
     // One task alone (a failed task submitted again) is no split of the job: its shard would
     // be "0 of 1", the whole job, written over shard 0's output.
-    VLBIAS_CHECK(shard.count > 1 || env_number(env, "SLURM_ARRAY_TASK_ID") == 0, UsageError,
+    const std::size_t id = env_number(env, "SLURM_ARRAY_TASK_ID");
+    VLBIAS_CHECK(shard.count > 1 || id == 0, UsageError,
                  "--shard auto: this array has one task ({}), so it is no split of the job; "
                  "give --shard auto/N (task ids are shard numbers) or --shard {}/N.",
-                 env_number(env, "SLURM_ARRAY_TASK_ID"), env_number(env, "SLURM_ARRAY_TASK_ID"));
+                 id, id);
   } else if (env("JOB_COMPLETION_INDEX")) {
     shard.index = env_number(env, "JOB_COMPLETION_INDEX");
     VLBIAS_CHECK(given_count || env("VLBIAS_SHARD_COUNT"), UsageError,
