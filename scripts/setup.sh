@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages vlbias needs (idempotent) and builds a Release
-# build into build/. Usage: scripts/setup.sh [--deps-only] [--test-deps]
+# build into build/: the vlbias command (build/vlbias) and the Python module (build/python). Usage: scripts/setup.sh [--deps-only] [--test-deps]
 # --test-deps adds what only the tests need: headless Chromium (the HTML reports are
 # loaded in a real browser), the DejaVu fonts the reports name, and pytest with scipy (the
 # Python bindings are checked against the CLI and against numpy/scipy), clang-format
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  g++ cmake ninja-build clang pkg-config
+  g++ cmake ninja-build clang lld pkg-config
   libopenblas-dev libeigen3-dev libboost-math-dev libsimdjson-dev nlohmann-json3-dev
   libyaml-cpp-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libxml2-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-dev pybind11-dev python3-numpy
@@ -37,5 +37,5 @@ fi
 $deps_only && exit 0
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build --target vlbias
-echo "setup: built build/vlbias"
+cmake --build build --target vlbias _vlbias
+echo "setup: built build/vlbias and the Python module (PYTHONPATH=build/python)"

@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
 # The README's test command. Installs dependencies, then:
-#   1. Release build, every test (ctest);
-#   2. clang ASan+UBSan build with libFuzzer's coverage, every test again (the parsers'
-#      hostile-input tests matter most here);
+#   1. Release build (g++: the vlbias command, the Python module, the benchmarks) and pytest;
+#   2. clang ASan+UBSan build with libFuzzer's coverage, which compiles the tests once and links
+#      them twice: every test runs against the Release build (build/) and again under the
+#      sanitizers (build-asan/) (the parsers' hostile-input tests matter most there);
 #   3. from the same build, each parser fuzzed briefly from its seed corpus;
 # before them, the structure check (scripts/check_stages.py) and clang-format.
 # Ends with one line "tests: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --deps-only --test-deps || exit 1
-
 jobs=$(nproc)
 fuzz_seconds=${VLBIAS_FUZZ_SECONDS:-10}
 passed=0
 failed=0
+
+# Each phase's seconds, printed as a table at the end: the CI budget per phase is in
+# bench/ci_budget.md (compare with it before adding to a phase).
+phase_names=()
+phase_seconds=()
+phase_started=$SECONDS
+phase() {  # phase NAME: ends the running phase and starts NAME
+  if [ ${#phase_names[@]} -gt 0 ]; then
+    phase_seconds+=($((SECONDS - phase_started)))
+  fi
+  phase_started=$SECONDS
+  [ -n "${1:-}" ] || return 0
+  phase_names+=("$1")
+  echo "== $1 (${SECONDS}s)"
+}
+
+phase "Dependencies (apt-get)"
+bash scripts/setup.sh --deps-only --test-deps || exit 1
 
 # Runs ctest in $1 and adds its counts to the totals.
 run_ctest() {
@@ -41,7 +58,7 @@ build() {  # build DIR [cmake args...]; $targets (optional) limits what is built
   cmake -S . -B "$dir" -G Ninja "$@" >/dev/null && cmake --build "$dir" -j "$jobs" ${targets:+--target $targets}
 }
 
-echo "== Structure and formatting (${SECONDS}s)"
+phase "Structure and formatting"
 # The stage graph, private headers, namespaces and size limits (DEVELOPERS.md, Stages).
 if /usr/bin/python3 scripts/check_stages.py .; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # Every C++ file as .clang-format wants it (fix with: clang-format -i FILE).
@@ -54,38 +71,62 @@ else
   passed=$((passed + 1))
 fi
 
-echo "== Release build and tests (${SECONDS}s)"
-if build build -DCMAKE_BUILD_TYPE=Release; then run_ctest build; else failed=$((failed + 1)); fi
+phase "Release build (g++: vlbias, the Python module, benchmarks; no tests)"
+# The tests are compiled once, in the sanitizer build below, and linked against this build's
+# libraries there too (tests/CMakeLists.txt, VLBIAS_RELEASE_DIR).
+if build build -DCMAKE_BUILD_TYPE=Release -DVLBIAS_TESTS=OFF; then
+  release_built=1
+else
+  failed=$((failed + 1))
+  release_built=0
+fi
 
-echo "== Python bindings (pytest against build/python) (${SECONDS}s)"
-# Counts pytest's passed and failed tests like ctest's.
-log=$(mktemp)
-# Debian's interpreter: the one with python3-pytest/-numpy/-scipy and the module's ABI.
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
-"$py" -m pytest -q -p no:cacheprovider tests/python 2>&1 | tee "$log" | tail -n 30
-line=$(grep -E '^=* ?[0-9]+ (passed|failed|errors?|skipped)' "$log" | tail -n 1)
-if [ -z "$line" ]; then echo "pytest: no summary"; failed=$((failed + 1)); fi
-for n in $(grep -Eo '[0-9]+ passed' <<<"$line" | grep -Eo '^[0-9]+'); do passed=$((passed + n)); done
-for n in $(grep -Eo '[0-9]+ (failed|errors?)' <<<"$line" | grep -Eo '^[0-9]+'); do failed=$((failed + n)); done
-rm -f "$log"
+phase "Python bindings (pytest against build/python)"
+if [ "$release_built" -eq 1 ]; then
+  # README's Python line, exactly as written there, from the build just made.
+  if PYTHONPATH=build/python python3 -c "import vlbias"; then
+    echo "python: README's import line works"
+    passed=$((passed + 1))
+  else
+    echo "python: PYTHONPATH=build/python python3 -c \"import vlbias\" failed"
+    failed=$((failed + 1))
+  fi
+  # Counts pytest's passed and failed tests like ctest's.
+  log=$(mktemp)
+  # Debian's interpreter: the one with python3-pytest/-numpy/-scipy and the module's ABI.
+  py=/usr/bin/python3
+  [ -x "$py" ] || py=python3
+  "$py" -m pytest -q -p no:cacheprovider tests/python 2>&1 | tee "$log" | tail -n 30
+  line=$(grep -E '^=* ?[0-9]+ (passed|failed|errors?|skipped)' "$log" | tail -n 1)
+  if [ -z "$line" ]; then echo "pytest: no summary"; failed=$((failed + 1)); fi
+  for n in $(grep -Eo '[0-9]+ passed' <<<"$line" | grep -Eo '^[0-9]+'); do passed=$((passed + n)); done
+  for n in $(grep -Eo '[0-9]+ (failed|errors?)' <<<"$line" | grep -Eo '^[0-9]+'); do failed=$((failed + n)); done
+  rm -f "$log"
+fi
 
-echo "== ASan+UBSan build (clang, with libFuzzer's coverage) and tests (${SECONDS}s)"
-# One clang build serves the sanitised tests and the fuzzers (VLBIAS_FUZZ instruments every
-# library for libFuzzer; the tests link without its main): one build instead of two. -O1 keeps
-# both fast; line tables let a report name file and line.
+phase "Sanitizer build (clang ASan+UBSan with libFuzzer's coverage; the tests, compiled once)"
+# One clang build serves the sanitised tests, the Release suite and the fuzzers (VLBIAS_FUZZ
+# instruments every library for libFuzzer; the tests link without its main). -O1 keeps the
+# libraries fast; line tables let a report name file and line. With VLBIAS_RELEASE_DIR the test
+# objects are linked a second time, against build/'s libraries: release_test_<stage>, whose
+# tests (named "release.*") run the Release libraries and the Release vlbias.
 sanitizer_flags="-O1 -gline-tables-only"
+release_dir=()
+[ "$release_built" -eq 1 ] && release_dir=("-DVLBIAS_RELEASE_DIR=$PWD/build")
 if CC=clang CXX=clang++ build build-asan -DCMAKE_BUILD_TYPE=Debug \
     "-DCMAKE_C_FLAGS_DEBUG=$sanitizer_flags" "-DCMAKE_CXX_FLAGS_DEBUG=$sanitizer_flags" \
-    -DVLBIAS_SANITIZE=ON -DVLBIAS_FUZZ=ON -DVLBIAS_BENCH=OFF; then
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan
+    -DVLBIAS_SANITIZE=ON -DVLBIAS_FUZZ=ON -DVLBIAS_BENCH=OFF "${release_dir[@]}"; then
   asan_built=1
+  phase "Tests: the Release suite and the ASan+UBSan suite"
+  # malloc_context_size=5: allocation stacks of 5 frames in a report instead of 30 (detection is
+  # the same; the allocation-heavy tests run about a sixth faster).
+  ASAN_OPTIONS=detect_leaks=1:malloc_context_size=5 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan
 else
   failed=$((failed + 1))
   asan_built=0
 fi
 
-echo "== libFuzzer (${fuzz_seconds}s per parser) (${SECONDS}s)"
+phase "libFuzzer (${fuzz_seconds}s per parser)"
 if [ "$asan_built" -eq 1 ]; then
   # One fuzzer per core at a time; each writes its verdict to its own file, read in name order.
   verdicts=$(mktemp -d)
@@ -126,6 +167,10 @@ else
   echo "fuzz: not run (the sanitizer build failed)"
 fi
 
+phase ""
 echo "== Done in ${SECONDS}s"
+for i in "${!phase_names[@]}"; do
+  printf 'phase %6ss  %s\n' "${phase_seconds[$i]}" "${phase_names[$i]}"
+done
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,19 @@
 #include <nlohmann/json.hpp>
 
 namespace vlbias::testing_util {
+
+// The vlbias executable the CLI tests run: $VLBIAS_BINARY when set, else the one built beside
+// the tests. CI compiles the tests once and links them a second time against the Release build,
+// whose tests point VLBIAS_BINARY at the Release executable (tests/CMakeLists.txt).
+inline const char* vlbias_binary() {
+  const char* env = std::getenv("VLBIAS_BINARY");
+  return env != nullptr && *env != '\0' ? env : VLBIAS_BINARY;
+}
+
+// The folder of vlbias_binary(): where tests leave artefacts for people to look at.
+inline std::filesystem::path vlbias_binary_dir() {
+  return std::filesystem::path(vlbias_binary()).parent_path();
+}
 
 // A committed JSON fixture, parsed once per process. `relative` is relative to
 // tests/fixtures/ (e.g. "stats/resampling.json").

@@ -25,7 +25,7 @@ using namespace audits_internal;  // NOLINT(build/namespaces): lvlm_audit_intern
 namespace {
 
 // The tests of one by-level (b) and member measure (m).
-struct TestRow {
+struct ComparisonRow {
   std::size_t b, m, n_sets, incomplete;
   std::size_t clusters = 0;  // clustered tests: the clusters of the complete sets
   stats::TestResult friedman;
@@ -51,7 +51,7 @@ std::vector<std::size_t> set_runs(const LvlmState& s) {
 // others in row.incomplete.
 std::vector<double> complete_blocks(const LvlmState& s, std::size_t M,
                                     const std::vector<std::uint32_t>& gl,
-                                    const std::vector<std::size_t>& run_start, TestRow& row,
+                                    const std::vector<std::size_t>& run_start, ComparisonRow& row,
                                     std::vector<std::uint32_t>& sets) {
   const std::size_t k = gl.size();
   std::vector<std::uint32_t> slot(s.groups.size(), 0xffffffffu);
@@ -130,7 +130,7 @@ double two_way_ss(const std::vector<double>& x, std::size_t k,
 // residual variance of the cluster-mean table minus sigma_e^2 mean(1 / m_c) (moments,
 // truncated at 0).
 void blocked_variance(const std::vector<double>& blocks, std::size_t n, std::size_t k,
-                      const std::vector<std::uint32_t>& cluster, std::size_t C, TestRow& row) {
+                      const std::vector<std::uint32_t>& cluster, std::size_t C, ComparisonRow& row) {
   std::vector<double> set_mean(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < k; ++j) set_mean[i] += blocks[i * k + j] / static_cast<double>(k);
@@ -163,7 +163,7 @@ void blocked_variance(const std::vector<double>& blocks, std::size_t n, std::siz
 // clusters' means.
 void set_blocked_tests(const std::vector<double>& blocks, std::size_t n, std::size_t k,
                        const std::vector<std::uint32_t>& cluster, const LvlmReportOptions& o,
-                       std::uint64_t seed, TestRow& row) {
+                       std::uint64_t seed, ComparisonRow& row) {
   const std::size_t C =
       cluster.empty() ? 0 : *std::max_element(cluster.begin(), cluster.end()) + std::size_t{1};
   row.clusters = C;
@@ -219,9 +219,9 @@ void set_blocked_tests(const std::vector<double>& blocks, std::size_t n, std::si
 AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
                                    const LvlmReportOptions& o,
                                    const std::vector<std::string>& measures,
-                                   const std::vector<TestRow>& rows) {
+                                   const std::vector<ComparisonRow>& rows) {
   std::vector<double> fp, pp;
-  for (const TestRow& r : rows) {
+  for (const ComparisonRow& r : rows) {
     fp.push_back(r.friedman.p_value);
     for (const double p : r.p) pp.push_back(p);
   }
@@ -232,7 +232,7 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
   Json results = Json::array();
   std::size_t pi = 0;
   for (std::size_t t = 0; t < rows.size(); ++t) {
-    const TestRow& r = rows[t];
+    const ComparisonRow& r = rows[t];
     Json j = Json::object();
     if (!config.by.empty()) j["by"] = level_json(config.by, s.by_levels[r.b]);
     j["measure"] = measures[r.m];
@@ -312,14 +312,14 @@ AnalysisOutput lvlm_group_tests(const LvlmState& s, const LvlmConfig& config,
   const std::vector<std::string> measures = config.member_measures();
   const std::size_t M = measures.size();
   const auto level_groups = groups_by_level(s);
-  std::vector<TestRow> rows;
+  std::vector<ComparisonRow> rows;
   const std::vector<std::size_t> run_start = set_runs(s);
   std::size_t task = 0;
   for (std::size_t b = 0; b < s.by_levels.size(); ++b) {
     const auto& gl = level_groups[b];
     const std::size_t k = gl.size();
     for (std::size_t m = 0; m < M; ++m, ++task) {
-      TestRow row{b, m, 0, 0, 0, {}, gl, {}, {}, {}};
+      ComparisonRow row{b, m, 0, 0, 0, {}, gl, {}, {}, {}};
       std::vector<std::uint32_t> sets;
       const std::vector<double> blocks = complete_blocks(s, M, gl, run_start, row, sets);
       const std::size_t n = blocks.size() / std::max<std::size_t>(k, 1);

@@ -76,7 +76,7 @@ RatingSpecYaml parse_rating(Context& ctx, const YAML::Node& node, const std::str
   return r;
 }
 
-void parse_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
+void parse_lvlm_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
   const Entries e = check_map(
       ctx, node, "analyses",
       {"maxgap", "pmi", "lexicon", "responses", "ratings", "group_tests", "paired", "power"});
@@ -212,7 +212,7 @@ void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   l.responses.toggle.enabled = !l.text.empty();
   l.group_tests.toggle.enabled = !l.set_key.empty();
   l.lexicon.toggle.enabled = false;
-  if (const YAML::Node* v = find(entries, "analyses")) parse_analyses(ctx, *v, l);
+  if (const YAML::Node* v = find(entries, "analyses")) parse_lvlm_analyses(ctx, *v, l);
   l.paired.toggle.enabled = l.paired.toggle.enabled && l.paired.toggle.explicit_;
   if (const YAML::Node* v = find(entries, "report")) parse_report_images(ctx, *v, spec);
   VLBIAS_CHECK(spec.report_images.per_cell == 0 || !l.image.empty(), UsageError,

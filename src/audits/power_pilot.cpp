@@ -53,7 +53,7 @@ stats::PowerGroup pilot_group(const Json& g, const char* sd_key, const std::stri
 }
 
 // The trait-pairs confidence tests (ANOVA / Welch / Student over the groups of one level).
-void confidence_tests(const Json& analyses, double alpha, const std::string& source,
+void pilot_confidence_tests(const Json& analyses, double alpha, const std::string& source,
                       std::vector<PilotTest>& out) {
   const Json* conf = member(analyses, "confidence");
   const Json* tests = conf != nullptr ? member(*conf, "tests") : nullptr;
@@ -282,7 +282,7 @@ std::vector<PilotTest> supported_tests(const Json& results, double alpha,
                source);
   std::vector<PilotTest> out;
   if (const Json* analyses = member(results, "analyses")) {
-    confidence_tests(*analyses, alpha, source, out);
+    pilot_confidence_tests(*analyses, alpha, source, out);
     association_contrasts(*analyses, alpha, source, out);
     lvlm_group_tests(*analyses, alpha, source, out);
     geo_filtered_test(*analyses, alpha, source, out);

@@ -24,7 +24,7 @@ std::string region_of(const std::map<std::string, std::string>& regions, const s
 }
 
 // An interval whose bounds may be +inf (likelihood intervals of theta).
-Json interval_json(const stats::Interval& ci) {
+Json visual_interval_json(const stats::Interval& ci) {
   Json j = to_json(ci);
   if (std::isinf(ci.lower)) j["lower_infinite"] = true;
   if (std::isinf(ci.upper)) j["upper_infinite"] = true;
@@ -35,7 +35,7 @@ double finite_or_nan(double x) {
   return std::isfinite(x) ? x : stats::kNaN;
 }
 
-void put_interval(TableBuilder& t, const std::string& name, const stats::Interval& ci) {
+void put_visual_interval(TableBuilder& t, const std::string& name, const stats::Interval& ci) {
   t.put(name + "_ci_lower", finite_or_nan(ci.lower));
   t.put(name + "_ci_upper", finite_or_nan(ci.upper));
 }
@@ -97,15 +97,15 @@ Json likelihood_identities(const Annotations& ann, const LikelihoodReport& rep,
     ids.put("images", static_cast<double>(x.images));
     ids.put("present_stereotypes", static_cast<double>(x.present_stereotypes));
     ids.put("l_stereo", x.l_stereo);
-    put_interval(ids, "l_stereo", x.ci_l_stereo);
+    put_visual_interval(ids, "l_stereo", x.ci_l_stereo);
     ids.put("l_random", x.l_random);
-    put_interval(ids, "l_random", x.ci_l_random);
+    put_visual_interval(ids, "l_random", x.ci_l_random);
     ids.put("theta", finite_or_nan(x.theta));
     ids.put("theta_status", to_string(x.status));
-    put_interval(ids, "theta", x.ci_theta);
+    put_visual_interval(ids, "theta", x.ci_theta);
     ids.put("theta_ci_upper_infinite", std::isinf(x.ci_theta.upper) ? "yes" : "no");
     ids.put("offensiveness", x.offensiveness);
-    put_interval(ids, "offensiveness", x.ci_offensiveness);
+    put_visual_interval(ids, "offensiveness", x.ci_offensiveness);
     ids.put("mean_offensiveness", x.mean_offensiveness);
     Json j{{"identity", id},
            {"region", region},
@@ -122,10 +122,10 @@ Json likelihood_identities(const Annotations& ann, const LikelihoodReport& rep,
            {"offensiveness", json_number(x.offensiveness)},
            {"mean_offensiveness", json_number(x.mean_offensiveness)}};
     if (o.bootstrap > 0) {
-      j["ci"] = {{"l_stereo", interval_json(x.ci_l_stereo)},
-                 {"l_random", interval_json(x.ci_l_random)},
-                 {"theta", interval_json(x.ci_theta)},
-                 {"offensiveness", interval_json(x.ci_offensiveness)}};
+      j["ci"] = {{"l_stereo", visual_interval_json(x.ci_l_stereo)},
+                 {"l_random", visual_interval_json(x.ci_l_random)},
+                 {"theta", visual_interval_json(x.ci_theta)},
+                 {"offensiveness", visual_interval_json(x.ci_offensiveness)}};
     }
     id_json.push_back(std::move(j));
   }
@@ -235,7 +235,7 @@ AnalysisOutput likelihood_section(const Annotations& ann, const LikelihoodReport
               {"mean_finite_theta", json_number(p.mean_finite_theta)},
               {"median_theta", json_number(p.median_theta)}};
   if (std::isinf(p.median_theta)) pooled["median_theta_infinite"] = true;
-  if (o.bootstrap > 0) pooled["ci_ratio"] = interval_json(p.ci_ratio);
+  if (o.bootstrap > 0) pooled["ci_ratio"] = visual_interval_json(p.ci_ratio);
   out.json = {{"definition",
                "L(a,id) = k/n over judgements of a on id's images; theta = L(stereo)/L(random); "
                "O = L(stereo) x mean offensiveness of present stereotypes (ViSAGe 4.1)"},

@@ -85,7 +85,7 @@ void parse_pull(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
            {"image", &v.pull_image_column}});
 }
 
-void parse_analyses(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
+void parse_visual_analyses(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
   const Entries e = check_map(ctx, node, "analyses", {"likelihood", "salience", "pull"});
   if (const YAML::Node* x = find(e, "likelihood")) {
     const std::string p = "analyses.likelihood";
@@ -135,7 +135,7 @@ void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   v.likelihood.toggle.enabled = !v.annotations.empty();
   v.salience.toggle.enabled = !v.captions.empty();
   v.pull.toggle.enabled = !v.pull_table.empty();
-  if (const YAML::Node* x = find(entries, "analyses")) parse_analyses(ctx, *x, v);
+  if (const YAML::Node* x = find(entries, "analyses")) parse_visual_analyses(ctx, *x, v);
   if (const YAML::Node* x = find(entries, "report")) parse_report_images(ctx, *x, spec);
   VLBIAS_CHECK(spec.report_images.per_cell == 0 || v.pull.toggle.enabled, UsageError,
                "{}: report.images shows the pull table's images (pull.image): give a `pull` "

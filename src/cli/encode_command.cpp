@@ -79,7 +79,7 @@ EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
   return o;
 }
 
-void print_summary(const EncodeJobOptions& o, const EncodeJobResult& r) {
+void print_encode_summary(const EncodeJobOptions& o, const EncodeJobResult& r) {
   if (quiet()) return;
   fmt::print(stderr, "vlbias: encoded {} of {} {}{} in {:.1f} s ({:.1f}/s){} -> {} ({})\n",
              r.encoded, r.items, o.kind == EncodeKind::Images ? "images" : "texts",
@@ -123,7 +123,7 @@ void add_encode_command(CLI::App& app) {
     if (!args->text_cleaning.empty()) {
       o.encoder.text_cleaning = parse_text_cleaning(args->text_cleaning);
     }
-    print_summary(o, run_encode_job(o));
+    print_encode_summary(o, run_encode_job(o));
   });
 }
 
@@ -167,7 +167,7 @@ void add_features_command(CLI::App& app) {
   cmd->callback([args] {
     EncodeJobOptions o = job_options(*args, EncodeKind::Images);
     o.normalize = args->normalize;
-    print_summary(o, run_encode_job(o));
+    print_encode_summary(o, run_encode_job(o));
   });
 }
 

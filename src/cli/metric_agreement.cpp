@@ -38,7 +38,7 @@ struct AgreementArgs {
 
 // UsageError naming the option, the column, the closest column name when one is near (a typo)
 // and the columns the table has.
-void require_column(const Table& table, const std::string& name, const char* option) {
+void require_agreement_column(const Table& table, const std::string& name, const char* option) {
   if (table.find(name)) return;
   std::string names, closest;
   std::size_t best = name.size() / 3 + 2;  // suggest only near misses
@@ -178,19 +178,19 @@ void run_rater_agreement(const AgreementArgs& a, bool long_format) {
   p.inputs = {a.table};
   start_hashing_inputs(p);
   const Table table = read_table(a.table);
-  for (const std::string& u : units) require_column(table, u, "--unit");
+  for (const std::string& u : units) require_agreement_column(table, u, "--unit");
   const bool need_numbers =
       o.scale != stats::RatingScale::Nominal || o.weights != stats::KappaWeights::None;
   stats::RatingData data;
   if (long_format) {
-    require_column(table, a.rater, "--rater");
-    require_column(table, a.rating, "--rating");
+    require_agreement_column(table, a.rater, "--rater");
+    require_agreement_column(table, a.rating, "--rating");
     VLBIAS_CHECK(a.conflicting == "error" || a.conflicting == "drop", UsageError,
                  "--conflicting must be error or drop; got '{}'.", a.conflicting);
     data = stats::ratings_from_long_table(table, units, a.rater, a.rating, need_numbers,
                                           a.conflicting == "drop");
   } else {
-    for (const std::string& r : raters) require_column(table, r, "--raters");
+    for (const std::string& r : raters) require_agreement_column(table, r, "--raters");
     data = stats::ratings_from_wide_table(table, units, raters, need_numbers);
   }
   const stats::RaterAgreement r = stats::rater_agreement(data, o);
@@ -225,8 +225,8 @@ void run_scorer_agreement(const AgreementArgs& a, bool threshold_b_given) {
   p.inputs = {a.table};
   start_hashing_inputs(p);
   const Table table = read_table(a.table);
-  for (const std::string& s : scores) require_column(table, s, "--scores");
-  for (const std::string& g : group) require_column(table, g, "--group");
+  for (const std::string& s : scores) require_agreement_column(table, s, "--scores");
+  for (const std::string& g : group) require_agreement_column(table, g, "--group");
   const AgreementReport r = agreement_analysis(table, scores[0], scores[1], group, o);
 
   Json out = agreement_json(r, o);

@@ -147,7 +147,7 @@ LoadedPair load_pair(const PairArgs& a, const std::string& command) {
 }
 
 // The provenance, and the features' origin when they were computed from images.
-void finish(Json& out, const LoadedPair& p) {
+void finish_distribution(Json& out, const LoadedPair& p) {
   if (!p.features.is_null()) out["features"] = p.features;
   out["provenance"] = provenance_json(p.provenance);
 }
@@ -215,7 +215,7 @@ void add_prdc(CLI::App& metric) {
           {{"radius", radius}, {"real_balls", as_doubles(r.fake_ball_count)}, {"inside", inside}});
     }
     p.provenance.parameters = Json{{"k", r.k}, {"inclusive", args->inclusive}};
-    finish(out, p);
+    finish_distribution(out, p);
     write_json(out, args->out);
   });
 }
@@ -270,7 +270,7 @@ void add_fid(CLI::App& metric) {
       p.provenance.parameters["fid_inf_points"] = o.points;
     }
     if (args->b.bootstrap > 0 || args->fid_inf) p.provenance.seed = args->seed;
-    finish(out, p);
+    finish_distribution(out, p);
     write_json(out, args->out);
   });
 }
@@ -305,7 +305,7 @@ void add_fd(CLI::App& metric) {
     out["feature_space"] = args->features;
     out["fd"] = out["fid"];
     p.provenance.parameters = Json{{"features", args->features}};
-    finish(out, p);
+    finish_distribution(out, p);
     write_json(out, args->out);
   });
 }
@@ -356,7 +356,7 @@ void add_kid(CLI::App& metric) {
       p.provenance.parameters["ci"] = args->b.ci;
     }
     p.provenance.seed = args->o.seed;
-    finish(out, p);
+    finish_distribution(out, p);
     write_json(out, args->out);
   });
 }

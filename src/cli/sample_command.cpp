@@ -106,7 +106,7 @@ SampleResult sample_units(const Table& table, const SampleOptions& o, const std:
   return r;
 }
 
-Json report_json(const SampleResult& r, const SampleOptions& o, const SampleArgs& a) {
+Json sample_report_json(const SampleResult& r, const SampleOptions& o, const SampleArgs& a) {
   Json cells = Json::array();
   for (const SampleCell& c : r.cells) {
     cells.push_back(Json{{"key", key_json(o.by, c.key)},
@@ -177,7 +177,7 @@ void run_sample(const SampleArgs& a) {
   const SampleResult r =
       a.unit.empty() ? stratified_sample(table, o) : sample_units(table, o, a.unit);
   print_cells(r, o);
-  if (!a.report.empty()) write_json(report_json(r, o, a), a.report);
+  if (!a.report.empty()) write_json(sample_report_json(r, o, a), a.report);
   if (r.short_cells > 0 && !a.allow_short) refuse_short(r);
   write_csv(take_rows(table, r.rows), a.out);
   if (!quiet()) fmt::print(stderr, "vlbias: wrote {}\n", a.out);

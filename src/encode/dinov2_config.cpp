@@ -21,9 +21,9 @@ using encode_internal::kind;
 using encode_internal::Node;
 
 // Caps that keep a hostile config from asking for absurd allocations; far above ViT-g/14.
-constexpr std::size_t kMaxWidth = 1 << 16;
-constexpr std::size_t kMaxLayers = 1 << 10;
-constexpr std::size_t kMaxImageSize = 1 << 14;
+constexpr std::size_t kMaxDinoWidth = 1 << 16;
+constexpr std::size_t kMaxDinoLayers = 1 << 10;
+constexpr std::size_t kMaxDinoImageSize = 1 << 14;
 
 // Refuses DINOv2 with registers (Darcet et al. 2024), whose extra tokens this forward lacks.
 void refuse_registers(const Node& top, const std::string& model_type) {
@@ -72,9 +72,9 @@ Dinov2Config parse_dinov2_config(std::string_view json_text, std::string_view so
   refuse_registers(top, top.string("model_type", "(absent)"));
 
   Dinov2Config c;
-  c.width = top.size("hidden_size", 768, kMaxWidth);
-  c.layers = top.size("num_hidden_layers", 12, kMaxLayers);
-  c.heads = top.size("num_attention_heads", 12, kMaxWidth);
+  c.width = top.size("hidden_size", 768, kMaxDinoWidth);
+  c.layers = top.size("num_hidden_layers", 12, kMaxDinoLayers);
+  c.heads = top.size("num_attention_heads", 12, kMaxDinoWidth);
   VLBIAS_CHECK(c.width % c.heads == 0, InputError,
                "'{}': \"hidden_size\" {} is not divisible by \"num_attention_heads\" {}", source,
                c.width, c.heads);
@@ -103,8 +103,8 @@ Dinov2Config parse_dinov2_config(std::string_view json_text, std::string_view so
                "'{}': \"layer_norm_eps\" is {}; expected 0 < eps < 1", source, eps);
   c.layer_norm_eps = static_cast<float>(eps);
   require_key(top, "patch_size", "transformers' default was 16 at first and 14 later");
-  c.image_size = top.size("image_size", 224, kMaxImageSize);
-  c.patch_size = top.size("patch_size", 14, kMaxImageSize);
+  c.image_size = top.size("image_size", 224, kMaxDinoImageSize);
+  c.patch_size = top.size("patch_size", 14, kMaxDinoImageSize);
   VLBIAS_CHECK(c.patch_size <= c.image_size, InputError,
                "'{}': \"patch_size\" {} is larger than \"image_size\" {}", source, c.patch_size,
                c.image_size);

@@ -31,7 +31,7 @@ using encode_internal::Dinov2Block;
 using encode_internal::Dinov2Weights;
 
 // Tokens per forward pass (bounds the activation memory: ~ rows x (5 width + 3 mlp) floats).
-constexpr std::size_t kMaxChunkTokens = 4096;
+constexpr std::size_t kMaxDinoChunkTokens = 4096;
 
 // Activation buffers of one call: tokens h, LayerNorm / projection output x, q|k|v, attention
 // output, the MLP's hidden layer (also the im2col patches) and the SwiGLU gate.
@@ -240,7 +240,7 @@ Matrix Dinov2Model::encode_images(const float* pixels, std::size_t n, std::size_
     pos = slot;
   }
   Scratch sc;
-  const std::size_t per_chunk = std::max<std::size_t>(1, kMaxChunkTokens / tokens);
+  const std::size_t per_chunk = std::max<std::size_t>(1, kMaxDinoChunkTokens / tokens);
   for (std::size_t i0 = 0; i0 < n; i0 += per_chunk) {
     const std::size_t b = std::min(per_chunk, n - i0), rows = b * tokens;
     float* cols = sc.mlp.reserve(b * patches * kdim);

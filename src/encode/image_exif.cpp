@@ -40,7 +40,7 @@ constexpr std::uint16_t kOrientationTag = 0x0112;
 constexpr std::uint16_t kXResolutionTag = 0x011A;
 constexpr std::uint16_t kResolutionUnitTag = 0x0128;
 
-bool starts_with(Bytes bytes, std::string_view prefix) {
+bool exif_starts_with(Bytes bytes, std::string_view prefix) {
   return bytes.size() >= prefix.size() &&
          std::memcmp(bytes.data(), prefix.data(), prefix.size()) == 0;
 }
@@ -139,7 +139,7 @@ int orientation_value(unsigned type, const std::uint8_t* p, bool big) {
 
 ExifRead read_exif_orientation(Bytes block, bool strip_exif_prefix) {
   ExifRead r;
-  if (strip_exif_prefix && starts_with(block, std::string_view("Exif\0\0", 6))) {
+  if (strip_exif_prefix && exif_starts_with(block, std::string_view("Exif\0\0", 6))) {
     block = block.subspan(6);
   }
   if (block.empty()) return r;
@@ -147,7 +147,7 @@ ExifRead read_exif_orientation(Bytes block, bool strip_exif_prefix) {
   static constexpr std::string_view kPrefixes[] = {{"MM\0*", 4}, {"II*\0", 4}, {"MM*\0", 4},
                                                    {"II\0*", 4}, {"MM\0+", 4}, {"II+\0", 4}};
   if (std::none_of(std::begin(kPrefixes), std::end(kPrefixes),
-                   [&](std::string_view p) { return starts_with(head, p); })) {
+                   [&](std::string_view p) { return exif_starts_with(head, p); })) {
     r.status = ExifStatus::NotTiff;
     return r;
   }
@@ -212,10 +212,10 @@ JpegExif find_jpeg_exif(Bytes bytes) {
     if (length < 2 || bytes.size() - pos - 2 < length) break;
     const Bytes s = bytes.subspan(pos + 4, length - 2);
     // APP0 JFIF with density unit 1 (dots per inch) gives info["dpi"].
-    if (marker == 0xE0 && starts_with(s, "JFIF") && s.size() >= 12 && s[7] == 1) dpi = true;
+    if (marker == 0xE0 && exif_starts_with(s, "JFIF") && s.size() >= 12 && s[7] == 1) dpi = true;
     // The first APP1 starting "Exif\0" is info["exif"]; without a dpi so far, Image.open reads
     // it at once (to look for a resolution there).
-    if (marker == 0xE1 && !found.present && starts_with(s, std::string_view("Exif\0", 5))) {
+    if (marker == 0xE1 && !found.present && exif_starts_with(s, std::string_view("Exif\0", 5))) {
       found.present = true;
       found.block = s;
       found.read_at_open = !dpi;

@@ -193,7 +193,7 @@ inline int muldiv255(int a, int b) {
   return ((tmp >> 8) + tmp) >> 8;
 }
 
-inline std::uint8_t clip8(int v) {
+inline std::uint8_t clamp_jpeg8(int v) {
   return static_cast<std::uint8_t>(std::clamp(v, 0, 255));
 }
 
@@ -204,7 +204,7 @@ void cmyk_inverted_to_rgb(const std::uint8_t* in, std::size_t pixels, std::uint8
     const int nk = in[3];
     for (int c = 0; c < 3; ++c) {
       const int ink = 255 - in[c];
-      out[c] = clip8(nk - muldiv255(ink, nk));
+      out[c] = clamp_jpeg8(nk - muldiv255(ink, nk));
     }
   }
 }

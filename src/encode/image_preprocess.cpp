@@ -140,7 +140,7 @@ std::string resample_name(std::int64_t v) {
 }
 
 // open_clip image sizes: N or a square [N, N]; a non-square [H, W] (ResizeKeepRatio) is refused.
-std::size_t square_size(const ConfigReader& cfg, const std::string& key) {
+std::size_t processor_square_size(const ConfigReader& cfg, const std::string& key) {
   const Json& s = cfg.at(key);
   if (!s.is_array()) return cfg.positive_int(s, key);
   VLBIAS_CHECK(s.size() == 2, InputError, "'{}': '{}' must be N or [H, W], not {}", cfg.file(),
@@ -300,7 +300,7 @@ ImagePreprocess read_open_clip_preprocess(const std::filesystem::path& open_clip
     const ConfigReader model(top.at("model_cfg"), file, "model_cfg");
     if (model.has("vision_cfg")) {
       const ConfigReader vision(model.at("vision_cfg"), file, "model_cfg.vision_cfg");
-      if (vision.has("image_size")) image_size = square_size(vision, "image_size");
+      if (vision.has("image_size")) image_size = processor_square_size(vision, "image_size");
     }
   }
 
@@ -309,7 +309,7 @@ ImagePreprocess read_open_clip_preprocess(const std::filesystem::path& open_clip
   p.rescale_factor = 1.0 / 255.0;  // ToTensor; equal to float32 x / 255 for every byte value
   if (top.has("preprocess_cfg")) {
     const ConfigReader pre(top.at("preprocess_cfg"), file, "preprocess_cfg");
-    if (pre.has("size")) image_size = square_size(pre, "size");
+    if (pre.has("size")) image_size = processor_square_size(pre, "size");
     const std::string mode = pre.string("mode", "RGB");
     VLBIAS_CHECK(mode == "RGB", UsageError,
                  "'{}': 'preprocess_cfg.mode' is '{}'; vlbias implements only 'RGB'", file, mode);

@@ -17,7 +17,7 @@ using namespace generate_internal;
 
 namespace {
 
-std::string lower(std::string s) {
+std::string lower_ascii_copy(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
@@ -133,7 +133,7 @@ JobSummary score_perspective(const PerspectiveJob& job, const fs::path& run_dir)
                  "TOXICITY, SEVERE_TOXICITY, IDENTITY_ATTACK, INSULT, PROFANITY, THREAT)",
                  a);
     VLBIAS_CHECK(names.insert(a).second, UsageError, "attribute {} is given twice", a);
-    columns.push_back(lower(a));
+    columns.push_back(lower_ascii_copy(a));
   }
   const Endpoint endpoint = [&] {
     Endpoint e = job.endpoint;

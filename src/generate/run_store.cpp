@@ -16,7 +16,9 @@
 
 namespace vlbias {
 
-namespace {
+// Named, not anonymous: RunStore::Impl holds these types, and in a unity build (where this
+// file is included into another) gcc warns about a class member of an anonymous type.
+namespace generate_internal::run_store_sql {
 
 constexpr int kSchemaVersion = 1;
 
@@ -133,7 +135,9 @@ RequestRecord record_of(const Stmt& s) {
   return r;
 }
 
-}  // namespace
+}  // namespace generate_internal::run_store_sql
+
+using namespace generate_internal::run_store_sql;
 
 const char* to_string(RequestStatus status) {
   switch (status) {

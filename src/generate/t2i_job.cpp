@@ -18,7 +18,7 @@ using namespace generate_internal;
 
 namespace {
 
-const std::vector<std::string> kAddedColumns = {"image", "sample", "seed",
+const std::vector<std::string> kT2iAddedColumns = {"image", "sample", "seed",
                                                 "model", "sha256", "revised_prompt"};
 const std::vector<std::string> kOutcomeColumns = {"status", "reason"};
 
@@ -414,7 +414,7 @@ JobSummary generate_t2i(const T2iJob& job, const fs::path& run_dir) {
   VLBIAS_CHECK(prompts.rows > 0, InputError, "{}: the prompt table has no rows",
                job.prompts.string());
   const std::size_t prompt_col = *prompts.find(prompts.column(job.prompt_column).name);
-  check_added_columns(prompts, job.prompts, "the prompt table", kAddedColumns, "manifest.csv");
+  check_added_columns(prompts, job.prompts, "the prompt table", kT2iAddedColumns, "manifest.csv");
   check_added_columns(prompts, job.prompts, "the prompt table", kOutcomeColumns, "outcomes.csv");
   for (std::size_t r = 0; r < prompts.rows; ++r) {
     VLBIAS_CHECK(!prompts.columns[prompt_col].text(r).empty(), InputError,

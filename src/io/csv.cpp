@@ -27,15 +27,13 @@ namespace vlbias {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using io_internal::kNaN;
+using io_internal::kProgressChunk;
+using io_internal::kReleaseChunk;
 // UTF-8 is validated this far ahead of the parser, a cache-sized bite at a time.
 constexpr std::size_t kValidateChunk = std::size_t{1} << 20;
-// Pages of a mapped file are dropped once the parser is this far past them.
-constexpr std::size_t kReleaseChunk = std::size_t{32} << 20;
 // Rows read before the column vectors are sized from the average row length.
 constexpr std::size_t kSampleRows = 1024;
-// Progress is reported every this many bytes when streaming.
-constexpr std::size_t kProgressChunk = std::size_t{8} << 20;
 
 struct ColumnBuilder {
   Column column;

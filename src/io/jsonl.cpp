@@ -17,8 +17,8 @@ namespace vlbias {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr std::size_t kReleaseChunk = std::size_t{32} << 20;
+using io_internal::kNaN;
+using io_internal::kReleaseChunk;
 
 struct JsonColumn {
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);

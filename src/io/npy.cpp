@@ -24,13 +24,13 @@ using io_internal::escape_for_message;
 constexpr std::uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 // numpy reads at most 10000 header bytes by default; a generous cap still
 // bounds the work a hostile length can cause.
-constexpr std::size_t kMaxHeaderBytes = std::size_t{1} << 20;
+constexpr std::size_t kMaxNpyHeaderBytes = std::size_t{1} << 20;
 constexpr int kMaxNesting = 32;
 constexpr const char* kAccepted =
     "vlbias reads float arrays only: '<f4' (float32), '<f2' (float16) or '<f8' (float64), "
     "either byte order";
 
-std::string shape_text(std::span<const std::size_t> shape) {
+std::string npy_shape_text(std::span<const std::size_t> shape) {
   if (shape.size() == 1) return fmt::format("({},)", shape[0]);
   return fmt::format("({})", fmt::join(shape, ", "));
 }
@@ -336,7 +336,7 @@ void parse_shape(const PyValue& v, std::string_view source, NpyHeader& h) {
     VLBIAS_CHECK(bytes <= std::numeric_limits<std::size_t>::max() / d, InputError,
                  "'{}' has .npy shape {} whose size in bytes overflows 64 bits; the header is "
                  "corrupt",
-                 source, shape_text(h.shape));
+                 source, npy_shape_text(h.shape));
     bytes *= d;
   }
   h.count = zero ? 0 : bytes / h.itemsize;
@@ -378,9 +378,9 @@ NpyHeader parse_npy_header(std::span<const std::uint8_t> bytes, std::string_view
   VLBIAS_CHECK(size >= prefix, InputError,
                "'{}' is truncated: it ends inside the .npy header length ({} bytes)", source, size);
   const std::size_t header_len = read_le(bytes.data() + 8, len_bytes);
-  VLBIAS_CHECK(header_len <= kMaxHeaderBytes, InputError,
+  VLBIAS_CHECK(header_len <= kMaxNpyHeaderBytes, InputError,
                "'{}' declares a {}-byte .npy header, over the {}-byte limit; the file is corrupt",
-               source, header_len, kMaxHeaderBytes);
+               source, header_len, kMaxNpyHeaderBytes);
   VLBIAS_CHECK(header_len <= size - prefix, InputError,
                "'{}' is truncated: its .npy header should be {} bytes but only {} bytes follow",
                source, header_len, size - prefix);
@@ -429,11 +429,11 @@ NpyHeader parse_npy_header(std::span<const std::uint8_t> bytes, std::string_view
   VLBIAS_CHECK(available >= h.data_bytes, InputError,
                "'{}' is truncated: shape {} of '{}' needs {} data bytes but only {} follow the "
                ".npy header",
-               source, shape_text(h.shape), h.descr, h.data_bytes, available);
+               source, npy_shape_text(h.shape), h.descr, h.data_bytes, available);
   VLBIAS_CHECK(available == h.data_bytes, InputError,
                "'{}' has {} unexpected bytes after the {} data bytes that shape {} of '{}' needs; "
                "the file is corrupt or not a single .npy array",
-               source, available - h.data_bytes, h.data_bytes, shape_text(h.shape), h.descr);
+               source, available - h.data_bytes, h.data_bytes, npy_shape_text(h.shape), h.descr);
   return h;
 }
 
@@ -476,7 +476,7 @@ Matrix npy_to_matrix(NpyArray&& array, std::string_view source) {
     VLBIAS_FAIL(InputError,
                 "'{}' holds a {}-D array of shape {}; expected a 2-D (rows, cols) "
                 "float matrix{}",
-                source, shape.size(), shape_text(shape), fix);
+                source, shape.size(), npy_shape_text(shape), fix);
   }
   Matrix m;
   m.rows = shape[0];
@@ -489,7 +489,7 @@ std::vector<float> npy_to_vector(NpyArray&& array, std::string_view source) {
   const auto& shape = array.header.shape;
   VLBIAS_CHECK(shape.size() == 1, InputError,
                "'{}' holds a {}-D array of shape {}; expected a 1-D array of shape (n,)", source,
-               shape.size(), shape_text(shape));
+               shape.size(), npy_shape_text(shape));
   return std::move(array.data);
 }
 
@@ -506,7 +506,7 @@ std::string npy_float32_header(std::span<const std::size_t> shape) {
   // for the first axis to grow to 21 digits, then space padding and '\n' so
   // that the data starts on a 64-byte boundary.
   std::string dict =
-      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", shape_text(shape));
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", npy_shape_text(shape));
   if (!shape.empty()) dict.append(21 - fmt::formatted_size("{}", shape[0]), ' ');
   const std::size_t hlen = dict.size() + 1;
   // Version 1.0 stores the header length in 16 bits; 2.0 when it does not fit.

@@ -9,14 +9,14 @@ namespace vlbias::io_internal {
 
 namespace {
 
-constexpr std::array<std::string_view, 16> kStorageTypes = {
+constexpr std::array<std::string_view, 16> kPickleStorageTypes = {
     "FloatStorage",         "DoubleStorage", "HalfStorage",    "BFloat16Storage",
     "LongStorage",          "IntStorage",    "ShortStorage",   "CharStorage",
     "ByteStorage",          "BoolStorage",   "UntypedStorage", "ComplexFloatStorage",
     "ComplexDoubleStorage", "QInt8Storage",  "QUInt8Storage",  "QInt32Storage"};
 
 // torch.float32 ... pickle as these globals.
-constexpr std::array<std::string_view, 16> kDtypes = {
+constexpr std::array<std::string_view, 16> kPickleDtypes = {
     "float32", "float", "float64", "double", "float16", "half", "bfloat16", "int64",
     "long",    "int32", "int",     "int16",  "short",   "int8", "uint8",    "bool"};
 
@@ -35,8 +35,8 @@ bool allowed_pickle_global(std::string_view module, std::string_view name, Pickl
   using enum PickleRole;
   std::optional<PickleRole> found;
   if (module == "torch") {
-    if (listed(kStorageTypes, name)) found = StorageType;
-    if (listed(kDtypes, name)) found = DtypeMarker;
+    if (listed(kPickleStorageTypes, name)) found = StorageType;
+    if (listed(kPickleDtypes, name)) found = DtypeMarker;
     if (name == "Size") found = TorchSize;
   } else if (module == "collections" && name == "OrderedDict") {
     found = OrderedDict;

@@ -19,9 +19,9 @@ namespace vlbias {
 
 namespace {
 
-constexpr std::size_t kReleaseChunk = std::size_t{32} << 20;
-constexpr std::size_t kProgressChunk = std::size_t{8} << 20;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using io_internal::kNaN;
+using io_internal::kProgressChunk;
+using io_internal::kReleaseChunk;
 
 // Looks up a dotted name: the whole name as a key first, then nested objects.
 simdjson::dom::element find_path(simdjson::dom::object object, std::string_view name, bool* found) {

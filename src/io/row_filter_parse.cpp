@@ -29,10 +29,6 @@ bool is_word_start(char c) {
 bool is_word_char(char c) {
   return is_word_start(c) || (c >= '0' && c <= '9') || c == '.';
 }
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
 bool keyword(const Token& t, std::string_view word) {
   if (t.kind != Token::Kind::Word || t.text.size() != word.size()) return false;
   for (std::size_t i = 0; i < word.size(); ++i) {

@@ -24,7 +24,7 @@ namespace {
 using io_internal::escape_for_message;
 
 // The Hugging Face library's limit (MAX_HEADER_SIZE).
-constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
+constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 // Valid headers nest 3 levels (root, tensor entry, shape array): a tighter limit than
 // kMaxJsonDepth (json.h), checked by the same scan.
 constexpr int kMaxDepth = 16;
@@ -36,7 +36,7 @@ struct DtypeEntry {
   std::size_t size;
 };
 
-constexpr std::array<DtypeEntry, 15> kDtypes = {{
+constexpr std::array<DtypeEntry, 15> kSafetensorsDtypes = {{
     {SafetensorsDtype::Bool, "BOOL", 1},
     {SafetensorsDtype::U8, "U8", 1},
     {SafetensorsDtype::I8, "I8", 1},
@@ -55,14 +55,14 @@ constexpr std::array<DtypeEntry, 15> kDtypes = {{
 }};
 
 const DtypeEntry& entry(SafetensorsDtype d) {
-  for (const auto& e : kDtypes) {
+  for (const auto& e : kSafetensorsDtypes) {
     if (e.dtype == d) return e;
   }
-  return kDtypes[0];
+  return kSafetensorsDtypes[0];
 }
 
 // Names from a file, quoted in messages.
-std::string q(std::string_view name) {
+std::string quoted_name(std::string_view name) {
   return escape_for_message(name, 80);
 }
 
@@ -89,7 +89,7 @@ const char* json_kind(const Json& j) {
   }
 }
 
-std::string shape_text(std::span<const std::size_t> shape) {
+std::string safetensors_shape_text(std::span<const std::size_t> shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
@@ -108,7 +108,7 @@ Json parse_header_json(std::string_view text, const std::string& source) {
       const auto& key = parsed.get_ref<const std::string&>();
       VLBIAS_CHECK(open_objects.back().insert(key).second, InputError,
                    "'{}' has the key '{}' twice in one object of its safetensors header", source,
-                   q(key));
+                   quoted_name(key));
     }
     return true;
   };
@@ -138,25 +138,25 @@ SafetensorsTensorInfo parse_tensor(const std::string& name, const Json& j,
   VLBIAS_CHECK(j.is_object(), InputError,
                "'{}': tensor '{}' has {} as its header entry; expected an object with dtype, "
                "shape and data_offsets",
-               source, q(name), json_kind(j));
+               source, quoted_name(name), json_kind(j));
   for (const char* key : {"dtype", "shape", "data_offsets"}) {
     VLBIAS_CHECK(j.contains(key), InputError,
                  "'{}': tensor '{}' has no \"{}\" in its header entry; expected dtype, shape and "
                  "data_offsets",
-                 source, q(name), key);
+                 source, quoted_name(name), key);
   }
   const Json& dtype = j["dtype"];
   VLBIAS_CHECK(dtype.is_string(), InputError,
                "'{}': tensor '{}' has {} as its dtype; expected a string such as \"F32\"", source,
-               q(name), json_kind(dtype));
+               quoted_name(name), json_kind(dtype));
   const auto& dtype_text = dtype.get_ref<const std::string&>();
-  const auto found = std::find_if(kDtypes.begin(), kDtypes.end(),
+  const auto found = std::find_if(kSafetensorsDtypes.begin(), kSafetensorsDtypes.end(),
                                   [&](const DtypeEntry& e) { return e.name == dtype_text; });
-  if (found == kDtypes.end()) {
+  if (found == kSafetensorsDtypes.end()) {
     std::vector<std::string_view> known;
-    for (const auto& e : kDtypes) known.push_back(e.name);
+    for (const auto& e : kSafetensorsDtypes) known.push_back(e.name);
     VLBIAS_FAIL(InputError, "'{}': tensor '{}' has unknown dtype '{}'; known dtypes are {}", source,
-                q(name), q(dtype_text), fmt::join(known, ", "));
+                quoted_name(name), quoted_name(dtype_text), fmt::join(known, ", "));
   }
   t.dtype = found->dtype;
 
@@ -167,7 +167,7 @@ SafetensorsTensorInfo parse_tensor(const std::string& name, const Json& j,
   VLBIAS_CHECK(shape_ok, InputError,
                "'{}': tensor '{}' has an invalid shape; expected an array of non-negative "
                "integers such as [rows, cols]",
-               source, q(name));
+               source, quoted_name(name));
   for (const Json& d : shape) t.shape.push_back(json_size(d));
   // As in the Hugging Face library, every partial product must fit.
   std::size_t count = 1;
@@ -180,7 +180,7 @@ SafetensorsTensorInfo parse_tensor(const std::string& name, const Json& j,
   VLBIAS_CHECK(!overflow, InputError,
                "'{}': tensor '{}' has shape {} whose size in bytes overflows 64 bits; the header "
                "is corrupt",
-               source, q(name), shape_text(t.shape));
+               source, quoted_name(name), safetensors_shape_text(t.shape));
   t.count = count;
 
   const Json& offsets = j["data_offsets"];
@@ -189,21 +189,21 @@ SafetensorsTensorInfo parse_tensor(const std::string& name, const Json& j,
   VLBIAS_CHECK(offsets_ok, InputError,
                "'{}': tensor '{}' has invalid data_offsets; expected [begin, end] with two "
                "non-negative integers",
-               source, q(name));
+               source, quoted_name(name));
   t.begin = json_size(offsets[0]);
   t.end = json_size(offsets[1]);
   VLBIAS_CHECK(t.begin <= t.end, InputError,
                "'{}': tensor '{}' has data_offsets [{}, {}] that end before they begin", source,
-               q(name), t.begin, t.end);
+               quoted_name(name), t.begin, t.end);
   VLBIAS_CHECK(t.end <= buffer_size, InputError,
                "'{}': tensor '{}' has data_offsets [{}, {}] past the end of the {}-byte data "
                "buffer; the file is truncated or corrupt",
-               source, q(name), t.begin, t.end, buffer_size);
+               source, quoted_name(name), t.begin, t.end, buffer_size);
   const std::size_t need = count * found->size;
   VLBIAS_CHECK(t.end - t.begin == need, InputError,
                "'{}': tensor '{}' spans {} bytes (data_offsets [{}, {}]) but {} with shape {} "
                "needs {} bytes",
-               source, q(name), t.end - t.begin, t.begin, t.end, found->name, shape_text(t.shape),
+               source, quoted_name(name), t.end - t.begin, t.begin, t.end, found->name, safetensors_shape_text(t.shape),
                need);
   return t;
 }
@@ -248,10 +248,10 @@ void SafetensorsFile::parse() {
                source_, size);
   std::uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | image_[static_cast<std::size_t>(i)];
-  VLBIAS_CHECK(header_len <= kMaxHeaderBytes, InputError,
+  VLBIAS_CHECK(header_len <= kMaxSafetensorsHeaderBytes, InputError,
                "'{}' declares a {}-byte safetensors header, over the {}-byte limit; the file is "
                "corrupt or not a safetensors file",
-               source_, header_len, kMaxHeaderBytes);
+               source_, header_len, kMaxSafetensorsHeaderBytes);
   VLBIAS_CHECK(header_len <= size - 8, InputError,
                "'{}' is truncated: its safetensors header should be {} bytes but only {} bytes "
                "follow the length",
@@ -276,7 +276,7 @@ void SafetensorsFile::parse() {
       for (const auto& [mk, mv] : value.items()) {
         VLBIAS_CHECK(mv.is_string(), InputError,
                      "'{}' has {} for __metadata__ key '{}'; metadata values must be strings",
-                     source_, json_kind(mv), q(mk));
+                     source_, json_kind(mv), quoted_name(mk));
         metadata_.emplace(mk, mv.get<std::string>());
       }
       continue;
@@ -302,16 +302,16 @@ void SafetensorsFile::parse() {
       VLBIAS_FAIL(InputError,
                   "'{}': tensors '{}' and '{}' overlap in the data buffer ('{}' ends at byte {}, "
                   "'{}' begins at byte {})",
-                  source_, q(prev->name), q(t.name), q(prev->name), pos, q(t.name), t.begin);
+                  source_, quoted_name(prev->name), quoted_name(t.name), quoted_name(prev->name), pos, quoted_name(t.name), t.begin);
     }
     if (t.begin > pos) {
       const std::string before =
-          prev ? fmt::format("after tensor '{}' (ends at byte {})", q(prev->name), pos)
+          prev ? fmt::format("after tensor '{}' (ends at byte {})", quoted_name(prev->name), pos)
                : std::string("at the start of the data buffer");
       VLBIAS_FAIL(InputError,
                   "'{}' has {} unused bytes {} before tensor '{}' (begins at byte {}); tensors "
                   "must cover the data buffer contiguously",
-                  source_, t.begin - pos, before, q(t.name), t.begin);
+                  source_, t.begin - pos, before, quoted_name(t.name), t.begin);
     }
     pos = t.end;
     prev = &t;
@@ -332,14 +332,14 @@ const SafetensorsTensorInfo& SafetensorsFile::info(std::string_view name) const 
   constexpr std::size_t kShown = 5;
   std::vector<std::string> shown;
   for (std::size_t i = 0; i < names_.size() && i < kShown; ++i) {
-    shown.push_back(fmt::format("'{}'", q(names_[i])));
+    shown.push_back(fmt::format("'{}'", quoted_name(names_[i])));
   }
   const std::string more =
       names_.size() > kShown ? fmt::format(" and {} more", names_.size() - kShown) : "";
   if (names_.empty()) {
-    VLBIAS_FAIL(InputError, "'{}' has no tensor named '{}'; it holds no tensors", source_, q(name));
+    VLBIAS_FAIL(InputError, "'{}' has no tensor named '{}'; it holds no tensors", source_, quoted_name(name));
   }
-  VLBIAS_FAIL(InputError, "'{}' has no tensor named '{}'; it has {}{}", source_, q(name),
+  VLBIAS_FAIL(InputError, "'{}' has no tensor named '{}'; it has {}{}", source_, quoted_name(name),
               fmt::join(shown, ", "), more);
 }
 
@@ -358,30 +358,30 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& t, NonFinite nonfinit
   VLBIAS_CHECK(dtype_is_float(t.dtype), InputError,
                "'{}': tensor '{}' has dtype {}; only F64, F32, F16 and BF16 tensors can be read "
                "as float32",
-               source_, q(t.name), dtype_name(t.dtype));
+               source_, quoted_name(t.name), dtype_name(t.dtype));
   const FloatKind kind = t.dtype == SafetensorsDtype::F16    ? FloatKind::F16
                          : t.dtype == SafetensorsDtype::BF16 ? FloatKind::BF16
                          : t.dtype == SafetensorsDtype::F32  ? FloatKind::F32
                                                              : FloatKind::F64;
   if (kind == FloatKind::F64 && t.count > 0) {
-    warn("tensor '{}' in '{}' is F64; its values are narrowed to float32", q(t.name), source_);
+    warn("tensor '{}' in '{}' is F64; its values are narrowed to float32", quoted_name(t.name), source_);
   }
   // The format is little-endian.
   const bool swap = std::endian::native == std::endian::big;
   io_internal::decode_float_array(image_.data() + data_offset_ + t.begin, kind, swap, t.shape,
                                   /*fortran=*/false, nonfinite,
-                                  fmt::format("tensor '{}' in '{}'", q(t.name), source_), dst);
+                                  fmt::format("tensor '{}' in '{}'", quoted_name(t.name), source_), dst);
 }
 
 Matrix SafetensorsFile::read_matrix(std::string_view name, NonFinite nonfinite) const {
   const SafetensorsTensorInfo& t = info(name);
   VLBIAS_CHECK(t.shape.size() == 2, InputError,
                "'{}': tensor '{}' has shape {}; expected a 2-D [rows, cols] matrix", source_,
-               q(t.name), shape_text(t.shape));
+               quoted_name(t.name), safetensors_shape_text(t.shape));
   VLBIAS_CHECK(dtype_is_float(t.dtype), InputError,
                "'{}': tensor '{}' has dtype {}; only F64, F32, F16 and BF16 tensors can be read "
                "as float32",
-               source_, q(t.name), dtype_name(t.dtype));
+               source_, quoted_name(t.name), dtype_name(t.dtype));
   Matrix m;
   m.rows = t.shape[0];
   m.cols = t.shape[1];
@@ -395,7 +395,7 @@ std::vector<float> SafetensorsFile::read_floats(std::string_view name, NonFinite
   VLBIAS_CHECK(dtype_is_float(t.dtype), InputError,
                "'{}': tensor '{}' has dtype {}; only F64, F32, F16 and BF16 tensors can be read "
                "as float32",
-               source_, q(t.name), dtype_name(t.dtype));
+               source_, quoted_name(t.name), dtype_name(t.dtype));
   std::vector<float> out(t.count);
   convert(t, nonfinite, out.data());
   return out;
@@ -425,7 +425,7 @@ std::string safetensors_header(const std::string& file,
     VLBIAS_CHECK(!e.name.empty() && e.name != kMetadataKey, InputError,
                  "cannot write '{}': tensor name '{}' is empty or reserved", file, e.name);
     VLBIAS_CHECK(seen.insert(e.name).second, InputError,
-                 "cannot write '{}': tensor name '{}' is used twice", file, q(e.name));
+                 "cannot write '{}': tensor name '{}' is used twice", file, quoted_name(e.name));
     std::size_t bytes = dtype_size(e.dtype);
     for (std::size_t d : e.shape) bytes *= d;
     Json info = Json::object();
@@ -458,7 +458,7 @@ void write_safetensors(const std::filesystem::path& path,
   std::vector<SafetensorsEntry> entries;
   for (const auto& [name, m] : tensors) {
     VLBIAS_CHECK(m.data != nullptr || m.rows * m.cols == 0, InternalError,
-                 "write_safetensors('{}'): tensor '{}' has null data", file, q(name));
+                 "write_safetensors('{}'): tensor '{}' has null data", file, quoted_name(name));
     entries.push_back({name, SafetensorsDtype::F32, {m.rows, m.cols}});
   }
   const std::string header = safetensors_header(file, entries, metadata);

@@ -25,10 +25,6 @@ namespace {
 bool is_space(char c) {
   return c == ' ' || c == '\t';
 }
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
 // Underflow or overflow reported by from_chars: strtod in the C locale decides
 // which (underflow rounds to a finite value, overflow gives inf).
 bool parse_out_of_range(std::string_view text, double* value) {

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,16 @@ class Record;
 }
 
 namespace vlbias::io_internal {
+
+// The table readers' shared settings: a missing numeric cell, and how often a streaming reader
+// drops the mapped pages behind it and reports progress.
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr std::size_t kReleaseChunk = std::size_t{32} << 20;
+inline constexpr std::size_t kProgressChunk = std::size_t{8} << 20;
+
+inline bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // True when `text`, with ASCII spaces and tabs trimmed, is a complete finite
 // decimal number ("3", "-2.5", "+1e-3", ".5"); sets *value. "NaN", "inf", hex,

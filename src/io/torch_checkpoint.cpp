@@ -31,10 +31,10 @@ constexpr int kMaxWalkDepth = 1000;
 // A joined name's length, and all names together: the safetensors header they become may hold
 // 100,000,000 bytes (its readers' limit), about 64 bytes of it per tensor besides the name.
 constexpr std::size_t kMaxNameBytes = 4096;
-constexpr std::size_t kMaxHeaderBytes = 100'000'000;
+constexpr std::size_t kMaxConvertedHeaderBytes = 100'000'000;
 constexpr std::size_t kHeaderBytesPerTensor = 64;
 
-std::string q(std::string_view s) {
+std::string quoted_key(std::string_view s) {
   return escape_for_message(s, 120);
 }
 
@@ -54,7 +54,7 @@ class TensorWalk {
     VLBIAS_CHECK(depth <= kMaxWalkDepth, InputError,
                  "'{}' nests its values more than {} levels deep (or a container holds itself) "
                  "at '{}'; refused as a resource limit",
-                 source_, kMaxWalkDepth, q(name));
+                 source_, kMaxWalkDepth, quoted_key(name));
     VLBIAS_CHECK(++visits_ <= max_visits_, InputError,
                  "'{}' refers to its values more than {} times (shared containers nested in "
                  "each other); refused as a resource limit",
@@ -62,10 +62,10 @@ class TensorWalk {
     switch (v->kind) {
       case PickleKind::Tensor:
         header_bytes_ += name.size() + kHeaderBytesPerTensor;
-        VLBIAS_CHECK(header_bytes_ <= kMaxHeaderBytes, InputError,
+        VLBIAS_CHECK(header_bytes_ <= kMaxConvertedHeaderBytes, InputError,
                      "'{}' names so many tensors (or such long names) that their safetensors "
                      "header would pass {} bytes; refused as a resource limit",
-                     source_, kMaxHeaderBytes);
+                     source_, kMaxConvertedHeaderBytes);
         tensors.push_back({name.empty() ? std::string("tensor") : name, v});
         return;
       case PickleKind::Dict:
@@ -103,7 +103,7 @@ class TensorWalk {
     VLBIAS_CHECK(prefix.size() + key.size() < kMaxNameBytes, InputError,
                  "'{}' nests a value under a name longer than {} bytes ('{}...'); refused as a "
                  "resource limit",
-                 source_, kMaxNameBytes, q(prefix));
+                 source_, kMaxNameBytes, quoted_key(prefix));
     return prefix.empty() ? key : prefix + "." + key;
   }
   const std::string& source_;
@@ -124,7 +124,7 @@ void describe_tensor(const PickleValue* v, const StorageRef& storage, const std:
                      TorchTensorInfo& t) {
   const auto& size = v->items[2]->items;
   const auto& stride = v->items[3]->items;
-  const std::string name = q(t.name);
+  const std::string name = quoted_key(t.name);
   VLBIAS_CHECK(size.size() == stride.size() && size.size() <= 64, InputError,
                "'{}': tensor '{}' has {} sizes and {} strides; expected one stride per "
                "dimension and at most 64 dimensions",
@@ -161,7 +161,7 @@ void describe_tensor(const PickleValue* v, const StorageRef& storage, const std:
                "'{}': tensor '{}' (offset {}, shape [{}], strides [{}]) reaches element {} of "
                "its storage '{}', which holds {} elements",
                source, name, t.storage_offset, fmt::join(t.shape, ", "), fmt::join(t.strides, ", "),
-               last, q(storage.key), storage.numel);
+               last, quoted_key(storage.key), storage.numel);
   t.count = count;
   t.storage = storage.bytes;
 }
@@ -233,12 +233,12 @@ void TorchCheckpoint::parse(const TorchReadLimits& limits) {
     VLBIAS_CHECK(bytes <= budget - std::min(budget, tensor_bytes_), InputError,
                  "'{}': tensor '{}' brings its tensors to more than {} bytes, the limit for a "
                  "{}-byte file (views that repeat their storages); refused as a resource limit",
-                 source_, q(t.name), budget, image_.size());
+                 source_, quoted_key(t.name), budget, image_.size());
     tensor_bytes_ += bytes;
     tensors_.push_back(std::move(t));
     VLBIAS_CHECK(names.insert(tensors_.back().name).second, InputError,
                  "'{}' has two tensors named '{}' once its nested names are joined with '.'",
-                 source_, q(tensors_.back().name));
+                 source_, quoted_key(tensors_.back().name));
   }
 }
 

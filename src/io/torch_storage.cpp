@@ -19,7 +19,7 @@ constexpr std::array<std::uint8_t, 14> kLegacyStart = {0x80, 0x02, 0x8a, 0x0a, 0
                                                        0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 constexpr std::int64_t kLegacyProtocolVersion = 1001;
 
-std::string q(std::string_view s) {
+std::string quoted_field(std::string_view s) {
   return escape_for_message(s, 120);
 }
 
@@ -28,7 +28,7 @@ struct StorageType {
   std::optional<SafetensorsDtype> dtype;
 };
 
-constexpr std::array<StorageType, 11> kStorageTypes = {{
+constexpr std::array<StorageType, 11> kTorchStorageTypes = {{
     {"torch.FloatStorage", SafetensorsDtype::F32},
     {"torch.DoubleStorage", SafetensorsDtype::F64},
     {"torch.HalfStorage", SafetensorsDtype::F16},
@@ -67,16 +67,16 @@ StorageId parse_storage_id(const PickleValue* persistent, const std::string& sou
                "'{}' has a persistent id that is not ('storage', storage type, key, location, "
                "size[, view]), the form torch writes for storages",
                source);
-  const auto type = std::find_if(kStorageTypes.begin(), kStorageTypes.end(),
+  const auto type = std::find_if(kTorchStorageTypes.begin(), kTorchStorageTypes.end(),
                                  [&](const StorageType& t) { return t.name == a[1]->text; });
-  VLBIAS_CHECK(type != kStorageTypes.end(), InputError,
+  VLBIAS_CHECK(type != kTorchStorageTypes.end(), InputError,
                "'{}' has a storage of type '{}', whose dtype vlbias does not read (float, "
                "integer and bool storages are read)",
-               source, q(a[1]->text));
+               source, quoted_field(a[1]->text));
   StorageId s{*type->dtype, a[2]->text, static_cast<std::size_t>(a[4]->integer)};
   if (a.size() == 6 && a[5]->kind == PickleKind::Tuple) s.view = a[5];
   VLBIAS_CHECK(s.numel <= std::numeric_limits<std::size_t>::max() / dtype_size(s.dtype), InputError,
-               "'{}' declares storage '{}' of {} elements, whose size overflows", source, q(s.key),
+               "'{}' declares storage '{}' of {} elements, whose size overflows", source, quoted_field(s.key),
                s.numel);
   return s;
 }
@@ -99,13 +99,13 @@ void bind_zip_storages(const ZipArchive& zip, const std::string& folder, const P
     const std::string entry_name = folder + id.key;
     const ZipEntry* entry = zip.find(entry_name);
     VLBIAS_CHECK(entry != nullptr, InputError,
-                 "'{}' refers to storage '{}', but it has no ZIP entry '{}'", source, q(id.key),
-                 q(entry_name));
+                 "'{}' refers to storage '{}', but it has no ZIP entry '{}'", source, quoted_field(id.key),
+                 quoted_field(entry_name));
     const std::size_t need = id.numel * dtype_size(id.dtype);
     VLBIAS_CHECK(entry->size == need, InputError,
                  "'{}' declares storage '{}' as {} elements of {} ({} bytes) but its ZIP entry "
                  "holds {} bytes",
-                 source, q(id.key), id.numel, dtype_name(id.dtype), need, entry->size);
+                 source, quoted_field(id.key), id.numel, dtype_name(id.dtype), need, entry->size);
     storages.bound[p] = StorageRef{id.dtype, id.key, id.numel, zip.read(*entry)};
   }
 }
@@ -117,7 +117,7 @@ const StorageRef& StorageTable::resolve(const PickleValue* persistent,
   const auto it = bound.find(persistent);
   VLBIAS_CHECK(it != bound.end(), InputError,
                "'{}': tensor '{}' refers to a storage whose bytes are not in the file", source_,
-               q(tensor_name));
+               quoted_field(tensor_name));
   return it->second;
 }
 
@@ -143,7 +143,7 @@ ZipCheckpoint read_zip_checkpoint(const ZipArchive& zip, const std::string& sour
                  InputError,
                  "'{}' was saved on a big-endian machine (byteorder '{}'); only little-endian "
                  "checkpoints are read",
-                 source, q(std::string_view(reinterpret_cast<const char*>(b.data()), b.size())));
+                 source, quoted_field(std::string_view(reinterpret_cast<const char*>(b.data()), b.size())));
   }
   ZipCheckpoint out;
   const ZipEntry* data = zip.find(prefix + "data.pkl");
@@ -204,7 +204,7 @@ const PickleValue* read_legacy_checkpoint(std::span<const std::uint8_t> image,
     const auto [it, fresh] = declared.emplace(id.key, id);
     VLBIAS_CHECK(fresh || (it->second.dtype == id.dtype && it->second.numel == id.numel),
                  InputError, "'{}' declares storage '{}' twice with different types or sizes",
-                 source, q(id.key));
+                 source, quoted_field(id.key));
     ids.emplace_back(p, std::move(id));
   }
   const PickleValue* keys = next("storage keys");
@@ -217,10 +217,10 @@ const PickleValue* read_legacy_checkpoint(std::span<const std::uint8_t> image,
   for (const PickleValue* k : keys->items) {
     const auto d = declared.find(k->text);
     VLBIAS_CHECK(d != declared.end(), InputError,
-                 "'{}' lists storage '{}', which no persistent id declares", source, q(k->text));
+                 "'{}' lists storage '{}', which no persistent id declares", source, quoted_field(k->text));
     VLBIAS_CHECK(image.size() - pos >= 8, InputError,
                  "'{}' is truncated: storage '{}' should begin at byte {} but the file ends there",
-                 source, q(k->text), pos);
+                 source, quoted_field(k->text), pos);
     std::uint64_t count = 0;
     for (std::size_t i = 8; i-- > 0;) count = (count << 8) | image[pos + i];
     pos += 8;
@@ -228,10 +228,10 @@ const PickleValue* read_legacy_checkpoint(std::span<const std::uint8_t> image,
     VLBIAS_CHECK(count == d->second.numel && count <= (image.size() - pos) / el, InputError,
                  "'{}' declares storage '{}' as {} elements of {} and records {} elements, but "
                  "{} bytes remain in the file; it is truncated or corrupt",
-                 source, q(k->text), d->second.numel, dtype_name(d->second.dtype), count,
+                 source, quoted_field(k->text), d->second.numel, dtype_name(d->second.dtype), count,
                  image.size() - pos);
     VLBIAS_CHECK(data.emplace(k->text, image.subspan(pos, count * el)).second, InputError,
-                 "'{}' lists storage '{}' twice", source, q(k->text));
+                 "'{}' lists storage '{}' twice", source, quoted_field(k->text));
     pos += count * el;
   }
   for (const auto& [p, id] : ids) {
@@ -246,7 +246,7 @@ const PickleValue* read_legacy_checkpoint(std::span<const std::uint8_t> image,
                        static_cast<std::uint64_t>(size) <= id.numel - offset,
                    InputError,
                    "'{}' has a view of {} elements at offset {} of storage '{}', which holds {}",
-                   source, size, offset, q(id.key), id.numel);
+                   source, size, offset, quoted_field(id.key), id.numel);
       const std::size_t el = dtype_size(id.dtype);
       ref.key = id.view->items[0]->text;
       ref.numel = static_cast<std::size_t>(size);

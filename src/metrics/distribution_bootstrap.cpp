@@ -20,7 +20,7 @@ namespace {
 
 // Rows per block when dot products are formed a block at a time (bounded memory).
 constexpr std::size_t kBlockRows = 1024;
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 void check_bootstrap_options(const DistributionBootstrapOptions& o, const char* metric) {
   VLBIAS_CHECK(o.resamples >= 1, UsageError, "{} bootstrap: at least 1 resample is needed, got 0.",
@@ -177,7 +177,7 @@ DistributionBootstrap fid_bootstrap(const GaussianFit& real, MatrixView generate
   check_generated_rows(generated, "FID");
   const WeightedFid fid_of(real, generated);
   const double estimate = fid(real, fit_gaussian(generated)).fid;
-  return run_bootstrap(generated.rows, estimate, options, 0.0, kInf,
+  return run_bootstrap(generated.rows, estimate, options, 0.0, kInfinity,
                        [&](const Weights& w) { return fid_of(w).fid; });
 }
 
@@ -243,7 +243,7 @@ DistributionBootstrap kid_bootstrap(MatrixView real, MatrixView generated, const
     const double fy = static_cast<double>(w.total);
     return sxx / (fa * (fa - 1.0)) + syy / (fy * (fy - 1.0)) - 2.0 * sxy / (fa * fy);
   };
-  return run_bootstrap(n, mmd2(all_rows(n)), options, -kInf, kInf, mmd2);
+  return run_bootstrap(n, mmd2(all_rows(n)), options, -kInfinity, kInfinity, mmd2);
 }
 
 // ---------------------------------------------------------------------------------- Vendi

@@ -39,7 +39,7 @@ std::string spelled_object(std::string object) {
   return object;
 }
 
-bool blank(const std::string& s) {
+bool is_blank_prompt(const std::string& s) {
   return s.find_first_not_of(" \t\r\n") == std::string::npos;
 }
 
@@ -47,12 +47,12 @@ struct Row {
   std::string prompt, object, region, country, form;
 };
 
-// Per region, its countries by image count (most first; ties by bytes), blank ones left out.
+// Per region, its countries by image count (most first; ties by bytes), is_blank_prompt ones left out.
 std::map<std::string, std::vector<std::string>> countries_by_region(
     const std::vector<std::string>& regions, const std::vector<std::string>& countries) {
   std::map<std::string, std::map<std::string, std::size_t>> counts;
   for (std::size_t i = 0; i < regions.size(); ++i) {
-    if (!blank(regions[i]) && !blank(countries[i])) ++counts[regions[i]][countries[i]];
+    if (!is_blank_prompt(regions[i]) && !is_blank_prompt(countries[i])) ++counts[regions[i]][countries[i]];
   }
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& [region, by_country] : counts) {
@@ -86,9 +86,9 @@ Table geo_t2i_prompts(const std::vector<std::string>& objects,
   std::set<std::string> object_set;
   std::set<std::pair<std::string, std::string>> cells;
   for (std::size_t i = 0; i < objects.size(); ++i) {
-    if (blank(objects[i])) continue;
+    if (is_blank_prompt(objects[i])) continue;
     object_set.insert(objects[i]);
-    if (!blank(regions[i])) cells.emplace(objects[i], regions[i]);
+    if (!is_blank_prompt(regions[i])) cells.emplace(objects[i], regions[i]);
   }
   std::vector<Row> rows;
   const char* form = "object";

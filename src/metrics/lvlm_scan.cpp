@@ -23,7 +23,7 @@ using metrics_internal::SetIndex;
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kRatingExamples = 5;
 
 // Interns level tuples: text -> id in order of first appearance.
@@ -217,7 +217,7 @@ class RecordScanner {
         ++state_.rows_missing_key;
       }
     }
-    std::fill(member_.begin(), member_.end(), kNaN);
+    std::fill(member_.begin(), member_.end(), kMissing);
     add_scores(rec, g, set);
     if (!config_.text.empty()) add_text(rec, cell);
     if (M_ && set != kNoSet) {

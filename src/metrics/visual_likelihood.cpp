@@ -40,7 +40,7 @@ const char* to_string(ThetaStatus s) {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kLogZeroInf = std::numeric_limits<double>::infinity();
 
 // One identity's shown attributes and, per image, the (k, n) of each.
 struct IdentityCounts {
@@ -93,7 +93,7 @@ Estimate estimate(const IdentityCounts& c, const std::vector<double>& k,
     e.theta = e.l_stereo / e.l_random;
     e.status = ThetaStatus::Finite;
   } else if (e.l_stereo > 0) {
-    e.theta = kInf;
+    e.theta = kLogZeroInf;
     e.status = ThetaStatus::Infinite;
   }
   return e;
@@ -103,7 +103,7 @@ Estimate estimate(const IdentityCounts& c, const std::vector<double>& k,
 // bound above the largest finite replicate is +inf).
 stats::Interval interval_with_infinity(std::vector<double> replicates, double level,
                                        std::size_t resamples, std::uint64_t seed) {
-  double max_finite = -kInf;
+  double max_finite = -kLogZeroInf;
   for (double& x : replicates) {
     if (std::isinf(x) && x > 0) {
       x = DBL_MAX;
@@ -113,8 +113,8 @@ stats::Interval interval_with_infinity(std::vector<double> replicates, double le
   }
   stats::Interval ci = stats::percentile_interval(std::move(replicates), level, seed);
   ci.resamples = resamples;
-  if (!std::isnan(ci.lower) && ci.lower > max_finite) ci.lower = kInf;
-  if (!std::isnan(ci.upper) && ci.upper > max_finite) ci.upper = kInf;
+  if (!std::isnan(ci.lower) && ci.lower > max_finite) ci.lower = kLogZeroInf;
+  if (!std::isnan(ci.upper) && ci.upper > max_finite) ci.upper = kLogZeroInf;
   return ci;
 }
 
@@ -124,7 +124,7 @@ double median_with_infinity(std::vector<double> x) {
   std::sort(x.begin(), x.end());
   const std::size_t m = x.size() / 2;
   if (x.size() % 2 == 1) return x[m];
-  if (std::isinf(x[m - 1]) || std::isinf(x[m])) return kInf;
+  if (std::isinf(x[m - 1]) || std::isinf(x[m])) return kLogZeroInf;
   return (x[m - 1] + x[m]) / 2;
 }
 
@@ -271,7 +271,7 @@ PooledLikelihood pool_identities(const std::vector<IdentityLikelihood>& identiti
       thetas.push_back(x.theta);
     } else if (x.status == ThetaStatus::Infinite) {
       ++p.infinite;
-      thetas.push_back(kInf);
+      thetas.push_back(kLogZeroInf);
     } else {
       ++p.undefined;
     }
@@ -280,7 +280,7 @@ PooledLikelihood pool_identities(const std::vector<IdentityLikelihood>& identiti
       sum_r += x.l_random;
     }
   }
-  p.ratio = sum_r > 0 ? sum_s / sum_r : (sum_s > 0 ? kInf : stats::kNaN);
+  p.ratio = sum_r > 0 ? sum_s / sum_r : (sum_s > 0 ? kLogZeroInf : stats::kNaN);
   p.mean_finite_theta = p.finite > 0 ? sum_finite / static_cast<double>(p.finite) : stats::kNaN;
   p.median_theta = median_with_infinity(thetas);
   if (o.bootstrap == 0 || p.identities == 0) return p;
@@ -296,7 +296,7 @@ PooledLikelihood pool_identities(const std::vector<IdentityLikelihood>& identiti
       s += rep_stereo[i][b];
       r += rep_random[i][b];
     }
-    if (defined) pooled[b] = r > 0 ? s / r : (s > 0 ? kInf : stats::kNaN);
+    if (defined) pooled[b] = r > 0 ? s / r : (s > 0 ? kLogZeroInf : stats::kNaN);
   }
   p.ci_ratio = interval_with_infinity(std::move(pooled), o.ci, o.bootstrap, derive_seed(o.seed, 1));
   return p;

@@ -17,13 +17,13 @@ namespace vlbias {
 
 namespace {
 
-std::string trim(std::string_view s) {
+std::string trim_caption(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return std::string(s);
 }
 
-std::string lower_ascii(std::string s) {
+std::string lower_caption_word(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
@@ -34,7 +34,7 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 // The cell as trimmed text ("" when missing).
 std::string cell(const Column& c, std::size_t row) {
-  return trim(c.text(row));
+  return trim_caption(c.text(row));
 }
 
 }  // namespace
@@ -69,7 +69,7 @@ VisualAttributes visual_attributes_from_table(const Table& table) {
                  table.line_of_row[r]);
     bool visual = true;
     for (const Column* c : ratings) {
-      const std::string v = lower_ascii(cell(*c, r));
+      const std::string v = lower_caption_word(cell(*c, r));
       if (v != "agree" && v != "strongly agree") visual = false;
     }
     const auto [it, fresh] = seen.emplace(a, visual);
@@ -201,7 +201,7 @@ std::string identity_from_image_name(std::string_view image) {
 }
 
 const char* indefinite_article(std::string_view next_word) {
-  const std::string w = lower_ascii(std::string(next_word.substr(0, 3)));
+  const std::string w = lower_caption_word(std::string(next_word.substr(0, 3)));
   for (const char* p : {"uni", "uk", "us", "eu", "one"}) {
     if (starts_with(w, p)) return "a";
   }
@@ -242,7 +242,7 @@ namespace {
 
 bool parse_present(const std::string& text, const Table& t, std::size_t row,
                    const std::string& column) {
-  const std::string v = lower_ascii(text);
+  const std::string v = lower_caption_word(text);
   if (v == "yes" || v == "true" || v == "y" || v == "1") return true;
   if (v == "no" || v == "false" || v == "n" || v == "0") return false;
   VLBIAS_FAIL(InputError,

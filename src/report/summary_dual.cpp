@@ -9,7 +9,7 @@ namespace vlbias::report_internal {
 namespace {
 
 // SC-WEAT names an intersectional group "Black|female"; the summary writes "Black female".
-std::string spaced(std::string s) {
+std::string group_words(std::string s) {
   std::replace(s.begin(), s.end(), '|', ' ');
   return s;
 }
@@ -51,7 +51,7 @@ void scweat(SummaryBuilder& b, const Node& s) {
   const Node tests = s["tests"];
   for (std::size_t i = 0; i < tests.size(); ++i) {
     const Node t = tests[i];
-    const std::string ga = spaced(t["group_a"].str()), gb = spaced(t["group_b"].str());
+    const std::string ga = group_words(t["group_a"].str()), gb = group_words(t["group_b"].str());
     const std::string dim = t["dimension"].str();
     b.add("scweat/" + dim + "/" + ga + "-vs-" + gb, "scweat",
           "SC-WEAT effect size on " + dim + " (first group's images against the second's)",

@@ -33,13 +33,13 @@ std::string chunk_name(std::size_t c) {
   return fmt::format("chunk_{:06d}.json", c);
 }
 
-std::string lower(std::string s) {
+std::string lower_label(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
 }
 
-// The columns scored.jsonl adds: the labels lower-cased, then the truncation flag and the
+// The columns scored.jsonl adds: the labels lower_label-cased, then the truncation flag and the
 // scorer, each behind the prefix; distinct, and none already in the input.
 struct OutputColumns {
   std::vector<std::string> labels;
@@ -57,9 +57,9 @@ OutputColumns output_columns(const SequenceClassifier& model, const Table& input
   out.scorer = prefix + "scorer";
   std::set<std::string> seen{out.truncated, out.scorer};
   for (const std::string& label : model.labels()) {
-    std::string name = prefix + lower(label);
+    std::string name = prefix + lower_label(label);
     VLBIAS_CHECK(seen.insert(name).second, InputError,
-                 "the model's labels give the column '{}' twice once lower-cased (or clash with "
+                 "the model's labels give the column '{}' twice once lower_label-cased (or clash with "
                  "'{}' or '{}'); rename one in config.json's id2label",
                  name, out.truncated, out.scorer);
     out.labels.push_back(std::move(name));

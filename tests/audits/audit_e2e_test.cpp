@@ -23,6 +23,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_audit_e2e_test {
 
 namespace fs = std::filesystem;
 using cli_util::CliResult;
@@ -447,5 +448,6 @@ TEST(AuditEndToEnd, ResultsJsonListsTablesAndHashesInputs) {
   fs::remove_all(dir);
 }
 
+}  // namespace in_audit_e2e_test
 }  // namespace
 }  // namespace vlbias

@@ -14,6 +14,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_audit_test {
 
 namespace fs = std::filesystem;
 
@@ -78,5 +79,6 @@ TEST(AuditRun, ConfidenceTestsDefaultToAcrossFirstWithinSecondGroupFactor) {
   fs::remove_all(dir);
 }
 
+}  // namespace in_audit_test
 }  // namespace
 }  // namespace vlbias

@@ -20,6 +20,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_audit_yaml_test {
 
 namespace fs = std::filesystem;
 
@@ -601,5 +602,6 @@ TEST(AuditSpec, ResamplingCountsAreBoundedWithTheRangeInTheMessage) {
                {"analyses.distribution draws kid_subsets x kid_subset_size = 100000 x 10000"});
 }
 
+}  // namespace in_audit_yaml_test
 }  // namespace
 }  // namespace vlbias

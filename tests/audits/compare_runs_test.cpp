@@ -18,6 +18,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_compare_runs_test {
 
 namespace fs = std::filesystem;
 using testing_util::error_of;
@@ -333,5 +334,6 @@ TEST(CompareRuns, BadInputsAreClearInputErrors) {
   EXPECT_NE(err({root / "a", root / "b"}).find("summary.json"), std::string::npos);
 }
 
+}  // namespace in_compare_runs_test
 }  // namespace
 }  // namespace vlbias

@@ -22,6 +22,7 @@
 
 namespace vlbias::audits_internal {
 namespace {
+namespace in_exemplars_test {
 
 namespace fs = std::filesystem;
 
@@ -195,5 +196,6 @@ TEST(Exemplars, AnImageThatCannotBeReadIsListedWithWhyNotThrown) {
       << notes[0];
 }
 
+}  // namespace in_exemplars_test
 }  // namespace
 }  // namespace vlbias::audits_internal

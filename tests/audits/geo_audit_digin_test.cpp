@@ -27,6 +27,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_geo_audit_digin_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -202,5 +203,6 @@ TEST(GeoDigIn, GeodeCountryListAliasesOntoGeodeRegions) {
   EXPECT_EQ(cells, 3u * 6u);
 }
 
+}  // namespace in_geo_audit_digin_test
 }  // namespace
 }  // namespace vlbias

@@ -15,6 +15,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_geo_audit_distribution_test {
 
 namespace fs = std::filesystem;
 using cli_util::CliResult;
@@ -131,5 +132,6 @@ TEST(GeoDistributionIntervals, BadKeysNameTheKey) {
   }
 }
 
+}  // namespace in_geo_audit_distribution_test
 }  // namespace
 }  // namespace vlbias

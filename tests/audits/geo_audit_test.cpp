@@ -29,6 +29,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_geo_audit_test {
 
 namespace fs = std::filesystem;
 using cli_util::CliResult;
@@ -614,5 +615,6 @@ TEST(GeoAudit, BadInputsAreClearErrors) {
   EXPECT_NE(r.err.find("no usable row"), std::string::npos) << r.err;
 }
 
+}  // namespace in_geo_audit_test
 }  // namespace
 }  // namespace vlbias

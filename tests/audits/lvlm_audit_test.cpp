@@ -17,6 +17,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_lvlm_audit_test {
 
 using testing_util::error_of;
 
@@ -510,5 +511,6 @@ TEST(LvlmScan, BadInputsAreClearErrors) {
   EXPECT_FALSE(error_of<UsageError>([&] { lvlm_scan(text_score, nogroup, s7, false); }).empty());
 }
 
+}  // namespace in_lvlm_audit_test
 }  // namespace
 }  // namespace vlbias

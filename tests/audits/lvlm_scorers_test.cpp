@@ -19,6 +19,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_lvlm_scorers_test {
 
 using testing_util::error_of;
 
@@ -138,5 +139,6 @@ TEST(LvlmScorers, TheAuditShowsTheScorersInResultsAndReportAndNotesAMix) {
   EXPECT_NE(html.find("classifier X sha256:01"), std::string::npos);
 }
 
+}  // namespace in_lvlm_scorers_test
 }  // namespace
 }  // namespace vlbias

@@ -12,6 +12,7 @@
 #include "cli/cli_util.h"
 
 namespace {
+namespace in_audit_check_test {
 
 namespace fs = std::filesystem;
 using vlbias::cli_util::CliResult;
@@ -221,4 +222,5 @@ TEST(AuditCheck, VisualStereotypesFaultsGiveTheRunsErrors) {
   for (const Case& c : cases) expect_check_matches_run(c, dir);
 }
 
+}  // namespace in_audit_check_test
 }  // namespace

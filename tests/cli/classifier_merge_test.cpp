@@ -13,6 +13,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_classifier_merge_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -119,4 +120,5 @@ TEST(CliClassifierMerge, AScoredFileThatDoesNotHoldItsChunksIsNamed) {
   EXPECT_FALSE(fs::exists(temp_dir() / "out" / "scored.jsonl"));
 }
 
+}  // namespace in_classifier_merge_test
 }  // namespace

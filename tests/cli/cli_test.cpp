@@ -15,6 +15,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_cli_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -228,4 +229,5 @@ TEST(CliHelp, GitStyleHelp) {
   EXPECT_NE(version.out.find("0."), std::string::npos);
 }
 
+}  // namespace in_cli_test
 }  // namespace

@@ -1,5 +1,5 @@
 #pragma once
-// Running the `vlbias` executable from tests/cli/*.cpp (VLBIAS_BINARY, from the
+// Running the `vlbias` executable from tests/cli/*.cpp (testing_util::vlbias_binary(), from the
 // repo root VLBIAS_SOURCE_DIR), capturing its exit code, stdout and stderr.
 #include <gtest/gtest.h>
 
@@ -13,6 +13,8 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "test_util.h"
 
 namespace vlbias::cli_util {
 
@@ -85,13 +87,13 @@ inline CliResult run_shell(const std::string& cmd) {
 inline CliResult run_cli(const std::string& args, const std::string& env = "", int limit_s = 0) {
   const std::string limit =
       limit_s > 0 ? "timeout -k 5 " + std::to_string(limit_s) + " " : std::string();
-  return run_shell("env " + env + " " + limit + shell_quote(VLBIAS_BINARY) + " " + args);
+  return run_shell("env " + env + " " + limit + shell_quote(testing_util::vlbias_binary()) + " " + args);
 }
 
 // Runs `bash -c script` from the repo root with the built vlbias as $VLBIAS (the paper
 // recipes' scripts), killed after `limit_s` seconds.
 inline CliResult run_bash(const std::string& script, int limit_s = 300) {
-  return run_shell("VLBIAS=" + shell_quote(VLBIAS_BINARY) + " timeout -k 5 " +
+  return run_shell("VLBIAS=" + shell_quote(testing_util::vlbias_binary()) + " timeout -k 5 " +
                    std::to_string(limit_s) + " bash -c " + shell_quote(script));
 }
 

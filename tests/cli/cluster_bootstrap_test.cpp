@@ -15,25 +15,26 @@
 
 namespace vlbias {
 namespace {
+namespace in_cluster_bootstrap_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
 using cli_util::temp_dir;
 using cli_util::write_temp_file;
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
 const std::string kTable = "tests/fixtures/lvlm/cluster/generations.jsonl";
 const std::string kArgs = " --table " + kTable +
                           " --set-key filename,rank,seed --group race --by mitigation"
                           " --score toxicity --bootstrap 200 --seed 3";
 
-const Json& expected() {
+const PlainJson& expected() {
   return testing_util::fixture_json("lvlm/cluster/expected.json");
 }
 
 // Bounds agree to rounding: the sums run in the same order, the scores' max - min differ in
 // the last bit at most.
-void expect_interval(const Json& got, const Json& want) {
+void expect_interval(const PlainJson& got, const PlainJson& want) {
   SCOPED_TRACE(got.dump() + " vs " + want.dump());
   for (const char* b : {"lower", "upper"}) {
     EXPECT_NEAR(got[b].get<double>(), want[b].get<double>(), 1e-12) << b;
@@ -46,12 +47,12 @@ TEST(ClusterBootstrap, MaxGapIntervalsMatchTheReferenceFlatAndClustered) {
     const auto r =
         run_cli("--quiet metric maxgap" + kArgs + (clustered ? " --cluster filename,rank" : ""));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const Json j = Json::parse(r.out);
+    const PlainJson j = PlainJson::parse(r.out);
     ASSERT_EQ(j["results"].size(), 2u);
-    for (const Json& res : j["results"]) {
+    for (const PlainJson& res : j["results"]) {
       const std::string level = res["by"]["mitigation"];
       SCOPED_TRACE(level);
-      const Json& want = expected()["maxgap"][level][clustered ? "clustered" : "flat"];
+      const PlainJson& want = expected()["maxgap"][level][clustered ? "clustered" : "flat"];
       expect_interval(res["ci"]["maxgap_mean"], want["maxgap_mean"]);
       expect_interval(res["ci"]["maxgap_p90"], want["maxgap_p90"]);
       if (clustered) {
@@ -63,7 +64,7 @@ TEST(ClusterBootstrap, MaxGapIntervalsMatchTheReferenceFlatAndClustered) {
     }
   }
   // Eight image sets of three seeds each: resampling image sets widens the mean's interval.
-  const Json& m = expected()["maxgap"]["none"];
+  const PlainJson& m = expected()["maxgap"]["none"];
   EXPECT_GT(m["clustered"]["maxgap_mean"]["upper"].get<double>() -
                 m["clustered"]["maxgap_mean"]["lower"].get<double>(),
             m["flat"]["maxgap_mean"]["upper"].get<double>() -
@@ -77,8 +78,8 @@ TEST(ClusterBootstrap, PairedDifferencesResampleMatchedSetsWithinImageSets) {
         run_cli("--quiet metric paired" + kArgs + " --compare mitigation --baseline none" +
                 (clustered ? " --cluster filename,rank" : ""));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const Json res = Json::parse(r.out)["results"][0];
-    const Json& want = expected()["paired"][clustered ? "clustered" : "flat"];
+    const PlainJson res = PlainJson::parse(r.out)["results"][0];
+    const PlainJson& want = expected()["paired"][clustered ? "clustered" : "flat"];
     expect_interval(res["ci"]["diff_mean"], want["diff_mean"]);
     expect_interval(res["ci"]["diff_p90"], want["diff_p90"]);
     // Pearson's r of the matched MaxGaps with its Fisher z interval, by hand:
@@ -103,8 +104,8 @@ TEST(ClusterBootstrap, PairedTestsOfTheMitigationAreClusterSignFlipTestsWhenClus
                              " --compare mitigation --baseline none --alternative " + alternative +
                              (clustered ? " --cluster filename,rank" : ""));
       ASSERT_EQ(r.exit_code, 0) << r.err;
-      const Json tests = Json::parse(r.out)["results"][0]["tests"];
-      const Json& want = expected()["paired"]["tests"][alternative];
+      const PlainJson tests = PlainJson::parse(r.out)["results"][0]["tests"];
+      const PlainJson& want = expected()["paired"]["tests"][alternative];
       EXPECT_NEAR(tests["paired_t"]["statistic"].get<double>(), want["t"].get<double>(), 1e-9);
       for (const char* test : {"paired_t", "wilcoxon"}) {
         SCOPED_TRACE(test);
@@ -135,9 +136,9 @@ TEST(ClusterBootstrap, TheAuditKeyGivesTheSameIntervalsAsTheOption) {
   const std::string out = (temp_dir() / "run").string();
   const auto r = run_cli("--quiet audit " + spec + " --out '" + out + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const Json res = Json::parse(read_file(out + "/results.json"));
-  EXPECT_EQ(res["spec"]["analyses"]["maxgap"]["cluster"], Json::array({"filename", "rank"}));
-  for (const Json& x : res["analyses"]["maxgap"]["results"]) {
+  const PlainJson res = PlainJson::parse(read_file(out + "/results.json"));
+  EXPECT_EQ(res["spec"]["analyses"]["maxgap"]["cluster"], PlainJson::array({"filename", "rank"}));
+  for (const PlainJson& x : res["analyses"]["maxgap"]["results"]) {
     const std::string level = x["by"]["mitigation"];
     SCOPED_TRACE(level);
     expect_interval(x["ci"]["maxgap_mean"],
@@ -161,13 +162,13 @@ TEST(ClusterBootstrap, GroupTestsRelabelAnImageSetsSeedsAlikeWhenClustered) {
     const std::string out = (temp_dir() / "run").string();
     const auto r = run_cli("--quiet audit " + spec + " --out '" + out + "'");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const Json res = Json::parse(read_file(out + "/results.json"));
-    const Json& section = res["analyses"]["group_tests"];
+    const PlainJson res = PlainJson::parse(read_file(out + "/results.json"));
+    const PlainJson& section = res["analyses"]["group_tests"];
     EXPECT_EQ(section.contains("cluster"), clustered);
-    for (const Json& x : section["results"]) {
+    for (const PlainJson& x : section["results"]) {
       const std::string level = x["by"]["mitigation"];
       SCOPED_TRACE(level);
-      const Json& want = expected()["group_tests"][level][clustered ? "clustered" : "flat"];
+      const PlainJson& want = expected()["group_tests"][level][clustered ? "clustered" : "flat"];
       EXPECT_NEAR(x["friedman"]["statistic"].get<double>(), want["friedman_chi2"].get<double>(),
                   1e-9);
       EXPECT_NEAR(x["friedman"]["p_value"].get<double>(), want["friedman_p"].get<double>(), 1e-9);
@@ -201,5 +202,6 @@ TEST(ClusterBootstrap, AClusterColumnOutsideTheSetKeyIsRefused) {
   EXPECT_NE(c.err.find("'image' is not one of columns.set_key"), std::string::npos) << c.err;
 }
 
+}  // namespace in_cluster_bootstrap_test
 }  // namespace
 }  // namespace vlbias

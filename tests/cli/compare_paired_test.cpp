@@ -12,6 +12,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_compare_paired_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -128,8 +129,6 @@ TEST(CliComparePaired, PairwiseLevelsAreMatchedPairByPair) {
   EXPECT_TRUE(out["comparisons"][0]["p_holm"].is_number());
 }
 
-}  // namespace
-
 // `compare --cluster`: the exact cluster permutation p of the two-group fixture
 // (tools/make_cluster_permutation_fixtures.py), its JSON and its refusal of a crossed design.
 TEST(CliCompareClustered, ClusterPermutationPValueAndItsRecordInTheJson) {
@@ -165,3 +164,6 @@ TEST(CliCompareClustered, ClusterPermutationPValueAndItsRecordInTheJson) {
   EXPECT_EQ(crossed.exit_code, 2) << crossed.err;
   EXPECT_NE(crossed.err.find("has rows in groups"), std::string::npos) << crossed.err;
 }
+
+}  // namespace in_compare_paired_test
+}  // namespace

@@ -14,6 +14,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_compare_runs_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
@@ -121,5 +122,6 @@ TEST(CompareRunsCommand, TheExampleComparisonPairsTheMitigationHalvesByCounterfa
   EXPECT_GE(maxgaps, 2u) << "toxicity and insult per prompt";
 }
 
+}  // namespace in_compare_runs_test
 }  // namespace
 }  // namespace vlbias

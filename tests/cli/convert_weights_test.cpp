@@ -14,6 +14,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_convert_weights_test {
 
 using cli_util::CliResult;
 using cli_util::run_cli;
@@ -111,5 +112,6 @@ TEST(ConvertWeights, RefusesAnOutputThatIsNotSafetensorsAndAFolderAsInput) {
   EXPECT_THAT(r.err, HasSubstr("tests/fixtures/io/torch"));
 }
 
+}  // namespace in_convert_weights_test
 }  // namespace
 }  // namespace vlbias

@@ -12,6 +12,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_correlate_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -175,4 +176,5 @@ TEST(CliCorrelate, BadInputIsRefusedWithAClearMessage) {
   EXPECT_NE(out["correlations"][0]["note"].get<std::string>().find("n = 0"), std::string::npos);
 }
 
+}  // namespace in_correlate_test
 }  // namespace

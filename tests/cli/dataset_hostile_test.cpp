@@ -12,6 +12,7 @@
 #include "cli/cli_util.h"
 
 namespace {
+namespace in_dataset_hostile_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -189,4 +190,5 @@ TEST(DatasetHostile, WrongNamesOptionsAndPathsAreUsageErrors) {
   EXPECT_NE(out.err.find("must end in .csv"), std::string::npos) << out.err;
 }
 
+}  // namespace in_dataset_hostile_test
 }  // namespace

@@ -12,6 +12,7 @@
 #include "cli/cli_util.h"
 
 namespace {
+namespace in_dataset_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -232,4 +233,5 @@ TEST(DatasetCommand, SocialCounterfactualsWritesOneRowPerImageWithTheSetAndItsAt
             json({"metadata_physical_gender.csv", "metadata_race_gender.csv"}));
 }
 
+}  // namespace in_dataset_test
 }  // namespace

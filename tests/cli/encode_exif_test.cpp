@@ -14,6 +14,7 @@
 #include "vlbias/io/npy.h"
 
 namespace {
+namespace in_encode_exif_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -117,4 +118,5 @@ TEST(CliEncodeExif, ResumeWithTheOtherExifSettingIsRefused) {
   EXPECT_EQ(m["failed"].size(), 1u);  // z_broken.jpg
 }
 
+}  // namespace in_encode_exif_test
 }  // namespace

@@ -15,6 +15,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_encode_merge_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -239,7 +240,7 @@ TEST(CliEncodeMerge, AKilledShardResumesAloneToTheSameBytes) {
   ASSERT_EQ(run_cli(job + shell_quote(full.string())).exit_code, 0);
   // Start it in the background, wait for chunk 1 (the shard's first) and kill it.
   fs::create_directories(out.parent_path());
-  vlbias::cli_util::run_shell("'" + std::string(VLBIAS_BINARY) + "' --threads 1 --quiet " + job +
+  vlbias::cli_util::run_shell("'" + std::string(vlbias::testing_util::vlbias_binary()) + "' --threads 1 --quiet " + job +
                               shell_quote(out.string()) +
                               " & pid=$!; for i in $(seq 600); do [ -e " +
                               shell_quote(out.string() + ".partial/chunk_000001.json") +
@@ -256,4 +257,5 @@ TEST(CliEncodeMerge, AKilledShardResumesAloneToTheSameBytes) {
             read_file(full.parent_path() / "emb.rows.csv"));
 }
 
+}  // namespace in_encode_merge_test
 }  // namespace

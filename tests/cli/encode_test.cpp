@@ -21,6 +21,7 @@
 #include "vlbias/io/npy.h"
 
 namespace {
+namespace in_encode_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -202,7 +203,7 @@ TEST(CliEncode, ResumeAfterAKillGivesTheUninterruptedResult) {
   // Kill -9 a run once its first checkpoint exists (or let it finish if it is faster).
   const fs::path out = temp_dir() / "killed.npy";
   const fs::path partial = out.string() + ".partial";
-  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && exec '" + VLBIAS_BINARY +
+  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && exec '" + vlbias::testing_util::vlbias_binary() +
                           "' --threads 1 --quiet " + common + "'" + out.string() + "'";
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -408,4 +409,5 @@ TEST(CliEncode, ClipScoreOnEncodedOutputs) {
               want["torchmetrics_clipscore_mean"].get<double>(), 2e-3);
 }
 
+}  // namespace in_encode_test
 }  // namespace

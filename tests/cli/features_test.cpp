@@ -18,6 +18,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_features_test {
 
 namespace fs = std::filesystem;
 using cli_util::read_file;
@@ -185,11 +186,13 @@ TEST(CliFeatures, FeatureFilesAndImagesCannotBeMixed) {
   EXPECT_NE(r.err.find("not a mix"), std::string::npos) << r.err;
 }
 
+}  // namespace in_features_test
 }  // namespace
 }  // namespace vlbias
 
 namespace vlbias {
 namespace {
+namespace in_features_test {
 
 // The geo-diversity example started from images (examples/geo_diversity_images) gives the same
 // results as the audit over feature files that `vlbias features` wrote from the same images.
@@ -233,11 +236,13 @@ TEST(CliFeatures, GeoAuditFromImagesEqualsTheAuditOfTheirFeatureFiles) {
   EXPECT_TRUE(fs::exists(dir / ".vlbias-features"));
 }
 
+}  // namespace in_features_test
 }  // namespace
 }  // namespace vlbias
 
 namespace vlbias {
 namespace {
+namespace in_features_test {
 
 TEST(CliFeatures, InceptionLogitsMatchTorchAndTheInceptionScoreReadsTheUnbiasedOnes) {
   const fs::path dir = temp_dir();
@@ -275,11 +280,13 @@ TEST(CliFeatures, InceptionLogitsMatchTorchAndTheInceptionScoreReadsTheUnbiasedO
   EXPECT_EQ(neither.exit_code, 2);
 }
 
+}  // namespace in_features_test
 }  // namespace
 }  // namespace vlbias
 
 namespace vlbias {
 namespace {
+namespace in_features_test {
 
 // `vlbias features` on the tiny random DINOv2 folders (tests/fixtures/encode/dinov2, written by
 // tools/make_dinov2_fixtures.py with an independent float64 PyTorch forward), with the
@@ -322,5 +329,6 @@ TEST(CliFeatures, Dinov2FeaturesMatchTorchInEveryFixtureRun) {
   EXPECT_EQ(bad.exit_code, 2);
 }
 
+}  // namespace in_features_test
 }  // namespace
 }  // namespace vlbias

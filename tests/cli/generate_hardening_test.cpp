@@ -20,6 +20,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_generate_hardening_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
@@ -329,5 +330,6 @@ TEST(GenerateSpecs, NumbersOutOfTheirRangeAreUsageErrorsNamingTheKeyAndTheRange)
   EXPECT_EQ(server.requests(), 0u);
 }
 
+}  // namespace in_generate_hardening_test
 }  // namespace
 }  // namespace vlbias

@@ -23,6 +23,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_generate_prompts_test {
 
 namespace fs = std::filesystem;
 using cli_util::temp_dir;
@@ -489,5 +490,6 @@ TEST(GeneratePrompts, ColumnsKeepCaptionsAT2iManifestWhoseSeedAndModelTheAnswers
       << r.err;
 }
 
+}  // namespace in_generate_prompts_test
 }  // namespace
 }  // namespace vlbias

@@ -37,6 +37,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_generate_test {
 
 namespace fs = std::filesystem;
 using cli_util::read_file;
@@ -736,11 +737,13 @@ TEST(ScorePerspective, ScoresEveryTextAtTheQuotaAndKeepsTheRows) {
   expect_error("--retry-failed", "--retry-failed needs --resume");
 }
 
+}  // namespace in_generate_test
 }  // namespace
 }  // namespace vlbias
 
 namespace vlbias {
 namespace {
+namespace in_generate_test {
 
 // The shipped example specs (examples/generate/) run as written, pointed at local servers.
 TEST(GenerateExamples, ShippedSpecsRunAgainstLocalServers) {
@@ -788,11 +791,13 @@ TEST(GenerateExamples, ShippedSpecsRunAgainstLocalServers) {
   EXPECT_EQ(json::parse(r.out)["store"]["done"], 9);
 }
 
+}  // namespace in_generate_test
 }  // namespace
 }  // namespace vlbias
 
 namespace vlbias {
 namespace {
+namespace in_generate_test {
 
 // The chain a user runs: answers from an LVLM, their toxicity from Perspective, then the
 // lvlm-counterfactual audit on scored.jsonl. The servers plant a bias: answers about Black
@@ -874,5 +879,6 @@ analyses:
   EXPECT_EQ(m["max_group_share"]["race=Black, gender=male"], 1.0);
 }
 
+}  // namespace in_generate_test
 }  // namespace
 }  // namespace vlbias

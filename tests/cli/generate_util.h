@@ -52,15 +52,16 @@ inline Response reply(int status, std::string body) {
 
 // Runs `vlbias ARGS` as a child process with the key exported; returns its pid.
 inline pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
+  const char* binary = testing_util::vlbias_binary();  // read before fork
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setenv("VLBIAS_TEST_API_KEY", kSecret, 1);
     std::FILE* f = std::freopen(log.c_str(), "w", stdout);
     if (f != nullptr) ::dup2(::fileno(stdout), 2);
-    std::vector<char*> argv{const_cast<char*>(VLBIAS_BINARY)};
+    std::vector<char*> argv{const_cast<char*>(binary)};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(VLBIAS_BINARY, argv.data());
+    ::execv(binary, argv.data());
     ::_exit(127);
   }
   return pid;

@@ -12,6 +12,7 @@
 #include "cli/cli_util.h"
 
 namespace {
+namespace in_help_test {
 
 namespace fs = std::filesystem;
 using vlbias::cli_util::CliResult;
@@ -160,4 +161,5 @@ TEST(CliVersion, BuildInfoSaysUnknownOutsideACheckoutAndRewritesOnlyOnChange) {
       << read_file(here);
 }
 
+}  // namespace in_help_test
 }  // namespace

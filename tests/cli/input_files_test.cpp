@@ -24,6 +24,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_input_files_test {
 
 namespace fs = std::filesystem;
 using cli_util::CliResult;
@@ -169,5 +170,6 @@ TEST(TableFiles, JsonlColumnMixingNumbersAndTextNamesTheTypesAndRows) {
                                "holds a number"));
 }
 
+}  // namespace in_input_files_test
 }  // namespace
 }  // namespace vlbias

@@ -9,6 +9,7 @@
 #include "cli/cli_util.h"
 
 namespace {
+namespace in_lvlm_where_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -95,4 +96,5 @@ TEST(CliLvlmWhere, MetricRatingsWhereKeepsTheSameRowsAsTheAuditsWhere) {
   EXPECT_NE(bad.err.find("--where: '=' is not an operator"), std::string::npos) << bad.err;
 }
 
+}  // namespace in_lvlm_where_test
 }  // namespace

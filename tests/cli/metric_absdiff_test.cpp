@@ -14,6 +14,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_metric_absdiff_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -134,4 +135,5 @@ TEST(CliMetricAbsDiff, UsageErrorsExitTwoWithOneSentence) {
   EXPECT_EQ(none.exit_code, 2) << none.err;
 }
 
+}  // namespace in_metric_absdiff_test
 }  // namespace

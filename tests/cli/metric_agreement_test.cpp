@@ -15,6 +15,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_metric_agreement_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -232,4 +233,5 @@ TEST(CliMetricAgreement, RefusesNonNumericNaNEmptyAndFullyExcludedTables) {
             std::string::npos);
 }
 
+}  // namespace in_metric_agreement_test
 }  // namespace

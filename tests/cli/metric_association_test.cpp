@@ -13,6 +13,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_metric_association_test {
 
 using cli_util::run_cli;
 
@@ -127,5 +128,6 @@ TEST(CliAssociation, BadInputIsExit2WithOneSentence) {
   EXPECT_NE(r.err.find("ethnicity"), std::string::npos) << r.err;
 }
 
+}  // namespace in_metric_association_test
 }  // namespace
 }  // namespace vlbias

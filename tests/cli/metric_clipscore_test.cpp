@@ -10,6 +10,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_metric_clipscore_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -87,4 +88,5 @@ TEST(CliClipScore, UsageErrors) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+}  // namespace in_metric_clipscore_test
 }  // namespace

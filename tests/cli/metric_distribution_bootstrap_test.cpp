@@ -11,6 +11,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_metric_distribution_bootstrap_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -121,4 +122,5 @@ TEST(CliDistributionBootstrap, BadLevelsMinimumsAndTooFewRowsAreExitCode2WithAMe
   }
 }
 
+}  // namespace in_metric_distribution_bootstrap_test
 }  // namespace

@@ -13,6 +13,7 @@
 #include "vlbias/io/table.h"
 
 namespace {
+namespace in_metric_distribution_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -217,4 +218,5 @@ TEST(CliKid, SubsetCountsBeyondTheRangeAreAUsageError) {
   EXPECT_EQ(r.err.find("out of memory"), std::string::npos) << r.err;
 }
 
+}  // namespace in_metric_distribution_test
 }  // namespace

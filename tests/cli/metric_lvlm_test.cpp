@@ -9,11 +9,12 @@
 
 namespace vlbias {
 namespace {
+namespace in_metric_lvlm_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
 using cli_util::temp_dir;
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
 const std::string kGen = "tests/fixtures/lvlm/generations.jsonl";
 const std::string kKeys = " --set-key filename,rank,seed --group race,gender";
@@ -22,7 +23,7 @@ TEST(MetricMaxGap, PrintsTheIssueShapeWithoutBy) {
   const auto r = run_cli("metric maxgap --table " + kGen + kKeys +
                          " --score toxicity --bootstrap 100 --seed 5");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const Json j = Json::parse(r.out);
+  const PlainJson j = PlainJson::parse(r.out);
   EXPECT_EQ(j["rows"], 5760);
   // Without --by, every prompt and mitigation of a set key is one set.
   EXPECT_EQ(j["sets"], 120);
@@ -57,14 +58,14 @@ TEST(MetricMaxGap, ShardStatesMergeToTheSameOutput) {
                           "{0}/a.state{1}",
                           dir.string(), opts));
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
-  Json a = Json::parse(one.out), b = Json::parse(merged.out);
+  PlainJson a = PlainJson::parse(one.out), b = PlainJson::parse(merged.out);
   a.erase("provenance");
   b.erase("provenance");
   EXPECT_EQ(a.dump(), b.dump());
   // Two shards given to one process are the same as well.
   const auto both = run_cli(
       fmt::format("metric maxgap --table {0}/a.jsonl --table {0}/b.jsonl{1}", dir.string(), opts));
-  Json c = Json::parse(both.out);
+  PlainJson c = PlainJson::parse(both.out);
   c.erase("provenance");
   EXPECT_EQ(a.dump(), c.dump());
   // A state scanned with other options is refused.
@@ -78,30 +79,30 @@ TEST(MetricLvlm, PmiLexiconRatingsResponsesPaired) {
   const auto pmi = run_cli("metric pmi --table " + kGen +
                            " --group race,gender --text text --min-freq 3 --top 5");
   ASSERT_EQ(pmi.exit_code, 0) << pmi.err;
-  const Json p = Json::parse(pmi.out);
+  const PlainJson p = PlainJson::parse(pmi.out);
   EXPECT_EQ(p["results"][0]["groups"].size(), 12u);
   EXPECT_LE(p["results"][0]["groups"][0]["words"].size(), 5u);
   const auto lex = run_cli("metric lexicon --table " + kGen +
                            " --group race,gender --text text --lexicon "
                            "tests/fixtures/lvlm/lexicon.csv --lexicon-by occupation --distinct");
   ASSERT_EQ(lex.exit_code, 0) << lex.err;
-  EXPECT_EQ(Json::parse(lex.out)["categories"].size(), 4u);
+  EXPECT_EQ(PlainJson::parse(lex.out)["categories"].size(), 4u);
   const auto rat = run_cli("metric ratings --table " + kGen +
                            " --group race,gender --by prompt --text text --kind rating");
   ASSERT_EQ(rat.exit_code, 0) << rat.err;
-  const Json rj = Json::parse(rat.out);
+  const PlainJson rj = PlainJson::parse(rat.out);
   EXPECT_GT(rj["measures"][0]["excluded"]["no_number"].get<int>(), 0);
   const auto resp = run_cli("metric responses --table " + kGen +
                             " --group gender --text text --refusal-pattern \"can't help\"");
   ASSERT_EQ(resp.exit_code, 0) << resp.err;
-  const Json sj = Json::parse(resp.out);
+  const PlainJson sj = PlainJson::parse(resp.out);
   EXPECT_EQ(sj["results"].size(), 2u);
   EXPECT_GT(sj["results"][0]["refused"].get<int>(), 0);
   const auto paired = run_cli("metric paired --table " + kGen + kKeys +
                               " --by prompt,mitigation --score toxicity --compare mitigation "
                               "--baseline none --bootstrap 100");
   ASSERT_EQ(paired.exit_code, 0) << paired.err;
-  const Json pj = Json::parse(paired.out);
+  const PlainJson pj = PlainJson::parse(paired.out);
   EXPECT_EQ(pj["results"].size(), 2u);  // Characteristics and Hiring, M1 vs none
   EXPECT_EQ(pj["results"][0]["matched_sets"], 120);
 }
@@ -135,7 +136,7 @@ TEST(AuditLvlm, ExampleRunsAndShardedRunIsIdentical) {
   const std::string spec = "examples/lvlm_counterfactual/spec.yaml";
   const auto one = run_cli(fmt::format("--quiet audit {} --out {}/one", spec, dir.string()));
   ASSERT_EQ(one.exit_code, 0) << one.err;
-  const Json r1 = Json::parse(read_file(dir / "one/results.json"));
+  const PlainJson r1 = PlainJson::parse(read_file(dir / "one/results.json"));
   EXPECT_EQ(r1["kind"], "lvlm-counterfactual");
   for (const char* s :
        {"maxgap", "pmi", "lexicon", "responses", "ratings", "group_tests", "paired"}) {
@@ -174,7 +175,7 @@ TEST(AuditLvlm, ExampleRunsAndShardedRunIsIdentical) {
       "--quiet audit {} --out {}/merged --from-state {}/s2.state --from-state {}/s1.state", spec,
       dir.string(), dir.string(), dir.string()));
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
-  const Json r2 = Json::parse(read_file(dir / "merged/results.json"));
+  const PlainJson r2 = PlainJson::parse(read_file(dir / "merged/results.json"));
   EXPECT_EQ(r1["analyses"].dump(), r2["analyses"].dump());
   EXPECT_EQ(read_file(dir / "one/tables/pmi_words.csv"),
             read_file(dir / "merged/tables/pmi_words.csv"));
@@ -215,5 +216,6 @@ TEST(AuditLvlm, SpecErrorsNameTheKey) {
   EXPECT_NE(r.err.find("paired"), std::string::npos) << r.err;
 }
 
+}  // namespace in_metric_lvlm_test
 }  // namespace
 }  // namespace vlbias

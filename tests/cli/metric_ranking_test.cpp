@@ -13,6 +13,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_metric_ranking_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -134,4 +135,5 @@ TEST(CliMetricRanking, MissingClassOrSingleClassIsRefused) {
       "no rows to rank");
 }
 
+}  // namespace in_metric_ranking_test
 }  // namespace

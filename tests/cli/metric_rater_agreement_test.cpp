@@ -13,6 +13,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_metric_rater_agreement_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -211,4 +212,5 @@ TEST(CliMetricRaterAgreement, RefusesTextForOrdinalScalesDuplicatesAndEmptyTable
             std::string::npos);
 }
 
+}  // namespace in_metric_rater_agreement_test
 }  // namespace

@@ -12,6 +12,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_metric_scweat_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -124,4 +125,5 @@ TEST(CliScweat, BadPTestIsExit2) {
   EXPECT_NE(r.err.find("--p-test"), std::string::npos) << r.err;
 }
 
+}  // namespace in_metric_scweat_test
 }  // namespace

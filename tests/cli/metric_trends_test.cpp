@@ -14,6 +14,7 @@
 #include "test_util.h"
 
 namespace {
+namespace in_metric_trends_test {
 
 using nlohmann::json;
 using vlbias::cli_util::CliResult;
@@ -149,4 +150,5 @@ TEST(CliMetricTrends, ExplicitPlaneAndErrors) {
   EXPECT_NE(bad_mode.err.find("--fit-to"), std::string::npos) << bad_mode.err;
 }
 
+}  // namespace in_metric_trends_test
 }  // namespace

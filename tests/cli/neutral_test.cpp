@@ -13,14 +13,15 @@
 
 namespace vlbias {
 namespace {
+namespace in_neutral_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
 using cli_util::temp_dir;
 using cli_util::write_temp_file;
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
-const Json& expected() {
+const PlainJson& expected() {
   return testing_util::fixture_json("audits/neutral/expected.json");
 }
 
@@ -31,17 +32,17 @@ std::string spec(const std::string& neutral) {
           "}");
 }
 
-Json run_neutral(const std::string& neutral, const std::string& name) {
+PlainJson run_neutral(const std::string& neutral, const std::string& name) {
   return cli_util::run_audit_analysis(spec(neutral), name, "neutral");
 }
 
 // The cosines are float (one GEMM), the reference's float64: means agree to 1e-7; a t of a
 // difference of ~3e-4 between means of ~0.75 inherits that error relative to the difference.
-void expect_pairs(const Json& got, const Json& want, bool paired) {
+void expect_pairs(const PlainJson& got, const PlainJson& want, bool paired) {
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t i = 0; i < got.size(); ++i) {
-    const Json& g = got[i];
-    const Json& w = want[i];
+    const PlainJson& g = got[i];
+    const PlainJson& w = want[i];
     SCOPED_TRACE(g["a"].dump() + " vs " + g["b"].dump());
     EXPECT_EQ(g["a"]["race"], w["a"][0]);
     EXPECT_EQ(g["b"]["gender"], w["b"][1]);
@@ -59,12 +60,12 @@ void expect_pairs(const Json& got, const Json& want, bool paired) {
 }
 
 TEST(NeutralPrompt, GroupMeansAnovaAndPairedTestsMatchScipy) {
-  const Json n = run_neutral("{pair_key: seed, bootstrap: 200}", "paired");
+  const PlainJson n = run_neutral("{pair_key: seed, bootstrap: 200}", "paired");
   ASSERT_FALSE(n.is_null());
   ASSERT_EQ(n["groups"].size(), expected()["groups"].size());
   for (std::size_t i = 0; i < n["groups"].size(); ++i) {
-    const Json& g = n["groups"][i];
-    const Json& w = expected()["groups"][i];
+    const PlainJson& g = n["groups"][i];
+    const PlainJson& w = expected()["groups"][i];
     SCOPED_TRACE(g["key"].dump());
     EXPECT_EQ(g["key"]["race"], w["race"]);
     EXPECT_EQ(g["n"], w["n"]);
@@ -81,7 +82,7 @@ TEST(NeutralPrompt, GroupMeansAnovaAndPairedTestsMatchScipy) {
 }
 
 TEST(NeutralPrompt, WithoutAPairKeyGroupsAreComparedByWelchsT) {
-  const Json n = run_neutral("true", "unpaired");
+  const PlainJson n = run_neutral("true", "unpaired");
   ASSERT_FALSE(n.is_null());
   EXPECT_FALSE(n.contains("pair_key"));
   expect_pairs(n["pairs"], expected()["unpaired"], false);
@@ -102,5 +103,6 @@ TEST(NeutralPrompt, AnUnknownPairKeyOrATraitPairsAuditIsRefused) {
       << t.err;
 }
 
+}  // namespace in_neutral_test
 }  // namespace
 }  // namespace vlbias

@@ -16,21 +16,22 @@
 
 namespace vlbias {
 namespace {
+namespace in_power_pilots_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
 using cli_util::temp_dir;
 using cli_util::write_temp_file;
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
-const Json& expected() {
+const PlainJson& expected() {
   return testing_util::fixture_json("power/pilots.json");
 }
 
-Json run_power(const std::string& pilot, const std::string& options) {
+PlainJson run_power(const std::string& pilot, const std::string& options) {
   const auto r = run_cli("power --pilot '" + pilot + "' " + options);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.exit_code == 0 ? Json::parse(r.out) : Json();
+  return r.exit_code == 0 ? PlainJson::parse(r.out) : PlainJson();
 }
 
 // The audit of the clustered LVLM fixture (8 image sets x 3 seeds x 3 races x 2 mitigations)
@@ -55,12 +56,12 @@ TEST(PowerPilots, LvlmGroupTestsRecordTheVarianceComponentsNumpyFinds) {
   for (const bool clustered : {false, true}) {
     SCOPED_TRACE(clustered ? "clustered" : "flat");
     const std::string out = lvlm_run(clustered);
-    const Json res = Json::parse(read_file(out + "/results.json"));
-    for (const Json& x : res["analyses"]["group_tests"]["results"]) {
+    const PlainJson res = PlainJson::parse(read_file(out + "/results.json"));
+    for (const PlainJson& x : res["analyses"]["group_tests"]["results"]) {
       const std::string level = x["by"]["mitigation"];
       SCOPED_TRACE(level);
-      const Json& want = expected()["lvlm"][level][clustered ? "clustered" : "flat"];
-      const Json& pv = x["pilot_variance"];
+      const PlainJson& want = expected()["lvlm"][level][clustered ? "clustered" : "flat"];
+      const PlainJson& pv = x["pilot_variance"];
       EXPECT_EQ(x["complete_sets"], want["complete_sets"]);
       EXPECT_NEAR(pv["residual_sd"].get<double>(), want["residual_sd"].get<double>(), 1e-12);
       EXPECT_NEAR(pv["set_sd"].get<double>(), want["set_sd"].get<double>(), 1e-12);
@@ -75,20 +76,20 @@ TEST(PowerPilots, LvlmGroupTestsRecordTheVarianceComponentsNumpyFinds) {
 TEST(PowerPilots, LvlmFriedmanPowerMatchesAnIndependentNumpyMonteCarlo) {
   for (const bool clustered : {false, true}) {
     SCOPED_TRACE(clustered ? "clustered" : "flat");
-    const Json out = run_power(lvlm_run(clustered),
+    const PlainJson out = run_power(lvlm_run(clustered),
                                "--effect 0.15 --replicates 10000 --seed 5 --analysis group_tests");
     ASSERT_EQ(out["tests"].size(), 2u);
-    for (const Json& t : out["tests"]) {
+    for (const PlainJson& t : out["tests"]) {
       SCOPED_TRACE(t["label"].get<std::string>());
       const std::string level = t["label"].get<std::string>().ends_with("M1") ? "M1" : "none";
-      const Json& want = expected()["lvlm"][level][clustered ? "clustered" : "flat"];
+      const PlainJson& want = expected()["lvlm"][level][clustered ? "clustered" : "flat"];
       EXPECT_EQ(t["test"], "friedman");
       EXPECT_EQ(t["family"], 2);
       ASSERT_EQ(t["groups"].size(), 3u);
       EXPECT_EQ(t["groups"][1]["n"], clustered ? 8 : 24);
       EXPECT_EQ(t["sets_per_cluster"], clustered ? 3 : 1);
       EXPECT_EQ(t["blocks"], clustered ? "clusters" : "sets");
-      const Json& at = t["at_effect"];
+      const PlainJson& at = t["at_effect"];
       const double se = std::hypot(at["se"].get<double>(), want["monte_carlo_se"].get<double>());
       EXPECT_NEAR(at["power"].get<double>(), want["monte_carlo"].get<double>(), 4 * se);
       EXPECT_NEAR(at["analytic_power"].get<double>(), want["analytic"].get<double>(), 1e-7);
@@ -97,7 +98,7 @@ TEST(PowerPilots, LvlmFriedmanPowerMatchesAnIndependentNumpyMonteCarlo) {
       EXPECT_GE(t["sample_size"]["power"].get<double>(), 0.8);
     }
     bool named = false;
-    for (const Json& u : out["not_supported"]) {
+    for (const PlainJson& u : out["not_supported"]) {
       named = named || u["tests"] == "/analyses/group_tests/results/*/groups/*/p";
     }
     EXPECT_TRUE(named) << out["not_supported"].dump();
@@ -105,7 +106,7 @@ TEST(PowerPilots, LvlmFriedmanPowerMatchesAnIndependentNumpyMonteCarlo) {
 }
 
 TEST(PowerPilots, WithoutAnEffectOnlyTheMinimumDetectableEffectIsGiven) {
-  const Json out = run_power(lvlm_run(false), "--replicates 200");
+  const PlainJson out = run_power(lvlm_run(false), "--replicates 200");
   ASSERT_FALSE(out["tests"].empty());
   EXPECT_TRUE(out["effect"].is_null());
   EXPECT_FALSE(out["tests"][0].contains("at_effect"));
@@ -115,9 +116,9 @@ TEST(PowerPilots, WithoutAnEffectOnlyTheMinimumDetectableEffectIsGiven) {
 TEST(PowerPilots, TheLvlmReportGivesEachNullFriedmanTestItsMinimumDetectableEffect) {
   const std::string out = lvlm_run(true);
   report_checks::check_report(out);  // the statements show results.json's numbers
-  const Json res = Json::parse(read_file(out + "/results.json"));
+  const PlainJson res = PlainJson::parse(read_file(out + "/results.json"));
   std::size_t nulls = 0;
-  for (const Json& x : res["analyses"]["group_tests"]["results"]) {
+  for (const PlainJson& x : res["analyses"]["group_tests"]["results"]) {
     SCOPED_TRACE(x.dump());
     const bool null = x["friedman"]["p_holm"].get<double>() > 0.05;
     ASSERT_EQ(x.contains("power"), null);
@@ -158,26 +159,26 @@ std::string geo_run() {
 
 TEST(PowerPilots, GeoFilteredRatePowerMatchesScipyAndNumpy) {
   const std::string run = geo_run();
-  const Json out = run_power(run, "--effect 0.1 --replicates 20000 --seed 2");
+  const PlainJson out = run_power(run, "--effect 0.1 --replicates 20000 --seed 2");
   ASSERT_EQ(out["tests"].size(), 1u);
-  const Json& t = out["tests"][0];
-  const Json& want = expected()["geo"];
+  const PlainJson& t = out["tests"][0];
+  const PlainJson& want = expected()["geo"];
   EXPECT_EQ(t["test"], "chi_square");
   EXPECT_EQ(t["family"], 1);
   EXPECT_EQ(t["target"], 1);  // WestAsia: the fewest requests
   EXPECT_EQ(t["groups"][0]["n"], 200);
   EXPECT_EQ(t["groups"][1]["n"], 150);
   EXPECT_NEAR(t["base_rate"].get<double>(), 38.0 / 350.0, 1e-12);
-  const Json& at = t["at_effect"];
+  const PlainJson& at = t["at_effect"];
   EXPECT_NEAR(at["analytic_power"].get<double>(), want["analytic"].get<double>(), 1e-7);
   const double se = std::hypot(at["se"].get<double>(), want["monte_carlo_se"].get<double>());
   EXPECT_NEAR(at["power"].get<double>(), want["monte_carlo"].get<double>(), 4 * se);
   bool gaps = false;  // the bootstrap region gaps are named, not simulated
-  for (const Json& u : out["not_supported"]) gaps = gaps || u["tests"] == "/analyses/region_gaps";
+  for (const PlainJson& u : out["not_supported"]) gaps = gaps || u["tests"] == "/analyses/region_gaps";
   EXPECT_TRUE(gaps) << out["not_supported"].dump();
   // The audit's own power key: the null rate test's statement in the report.
   report_checks::check_report(run);
-  const Json res = Json::parse(read_file(run + "/results.json"));
+  const PlainJson res = PlainJson::parse(read_file(run + "/results.json"));
   ASSERT_TRUE(res["analyses"]["filtered"]["test"].contains("power"));
   EXPECT_EQ(res["analyses"]["power"]["null_tests"], 1);
   const std::string html = read_file(run + "/report.html");
@@ -186,15 +187,15 @@ TEST(PowerPilots, GeoFilteredRatePowerMatchesScipyAndNumpy) {
 }
 
 TEST(PowerPilots, AnLvlmPilotWrittenBeforeThePilotVarianceIsAnErrorSayingToRerun) {
-  Json pilot{
+  PlainJson pilot{
       {"kind", "lvlm-counterfactual"},
       {"analyses",
        {{"group_tests",
-         {{"results", Json::array({Json{{"measure", "toxicity"},
+         {{"results", PlainJson::array({PlainJson{{"measure", "toxicity"},
                                         {"complete_sets", 20},
                                         {"friedman", {{"p_value", 0.4}, {"p_holm", 0.4}}},
-                                        {"groups", Json::array({Json::object(), Json::object(),
-                                                                Json::object()})}}})}}}}}};
+                                        {"groups", PlainJson::array({PlainJson::object(), PlainJson::object(),
+                                                                PlainJson::object()})}}})}}}}}};
   auto r = run_cli("power --pilot " + write_temp_file("old.json", pilot.dump()));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("has no pilot_variance"), std::string::npos) << r.err;
@@ -208,8 +209,8 @@ TEST(PowerPilots, AnLvlmPilotWrittenBeforeThePilotVarianceIsAnErrorSayingToRerun
 }
 
 TEST(PowerPilots, AVisualStereotypesPilotIsAnErrorThatSaysWhyItsTestsAreNotSimulated) {
-  const Json pilot{{"kind", "visual-stereotypes"},
-                   {"analyses", {{"pull", {{"per_identity", Json::array({Json::object()})}}}}}};
+  const PlainJson pilot{{"kind", "visual-stereotypes"},
+                   {"analyses", {{"pull", {{"per_identity", PlainJson::array({PlainJson::object()})}}}}}};
   const auto r = run_cli("power --pilot " + write_temp_file("visual.json", pilot.dump()));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("a visual-stereotypes audit with no test that power supports"),
@@ -218,5 +219,6 @@ TEST(PowerPilots, AVisualStereotypesPilotIsAnErrorThatSaysWhyItsTestsAreNotSimul
   EXPECT_NE(r.err.find("difference of mean pairwise cosines"), std::string::npos) << r.err;
 }
 
+}  // namespace in_power_pilots_test
 }  // namespace
 }  // namespace vlbias

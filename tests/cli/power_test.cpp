@@ -15,21 +15,22 @@
 
 namespace vlbias {
 namespace {
+namespace in_power_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
 using cli_util::temp_dir;
 using cli_util::write_temp_file;
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
 // A trait-pairs results.json holding one Welch confidence test of two groups with these
 // sizes and sds, and `extra` Mann-Whitney tests (not simulated) that enlarge its Holm family.
 std::string welch_pilot(double n0, double sd0, double n1, double sd1, int extra = 0) {
-  Json tests = Json::array();
+  PlainJson tests = PlainJson::array();
   for (int i = 0; i <= extra; ++i) {
     std::string level = "r";  // built in steps: GCC 12 -Wrestrict misfires on "r" + s
     level += std::to_string(i);
-    tests.push_back(Json{{"pair", "smart/dumb"},
+    tests.push_back(PlainJson{{"pair", "smart/dumb"},
                          {"factor", "gender"},
                          {"within", "race"},
                          {"within_level", level},
@@ -39,25 +40,25 @@ std::string welch_pilot(double n0, double sd0, double n1, double sd1, int extra 
                           {{{"level", "female"}, {"n", n0}, {"mean", 0.5}, {"sd", sd0}},
                            {{"level", "male"}, {"n", n1}, {"mean", 0.5}, {"sd", sd1}}}}});
   }
-  return Json{{"kind", "trait-pairs"}, {"analyses", {{"confidence", {{"tests", tests}}}}}}.dump();
+  return PlainJson{{"kind", "trait-pairs"}, {"analyses", {{"confidence", {{"tests", tests}}}}}}.dump();
 }
 
-Json run_power(const std::string& pilot, const std::string& options) {
+PlainJson run_power(const std::string& pilot, const std::string& options) {
   const auto r = run_cli("power --pilot " + pilot + " " + options);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.exit_code == 0 ? Json::parse(r.out) : Json();
+  return r.exit_code == 0 ? PlainJson::parse(r.out) : PlainJson();
 }
 
 TEST(PowerCommand, PowerAtTheEffectMatchesScipyAndAnIndependentMonteCarlo) {
-  const Json& ref = testing_util::fixture_json("stats/power.json")["cases"][0];  // welch, m = 1
+  const PlainJson& ref = testing_util::fixture_json("stats/power.json")["cases"][0];  // welch, m = 1
   ASSERT_EQ(ref["test"], "welch");
   const std::string pilot = write_temp_file("results.json", welch_pilot(20, 1.0, 30, 2.0));
-  const Json out = run_power(pilot, "--effect 0.8 --replicates 20000 --seed 3");
+  const PlainJson out = run_power(pilot, "--effect 0.8 --replicates 20000 --seed 3");
   ASSERT_EQ(out["tests"].size(), 1u);
-  const Json& t = out["tests"][0];
+  const PlainJson& t = out["tests"][0];
   EXPECT_EQ(t["test"], "welch");
   EXPECT_EQ(t["family"], 1);
-  const Json& at = t["at_effect"];
+  const PlainJson& at = t["at_effect"];
   const double se = at["se"], ref_se = ref["monte_carlo_se"];
   EXPECT_NEAR(at["power"].get<double>(), ref["monte_carlo"].get<double>(),
               4 * std::sqrt(se * se + ref_se * ref_se));
@@ -72,9 +73,9 @@ TEST(PowerCommand, PowerAtTheEffectMatchesScipyAndAnIndependentMonteCarlo) {
 }
 
 TEST(PowerCommand, TheHolmFamilyOfThePilotsTableRaisesTheMinimumDetectableEffect) {
-  const Json one = run_power(write_temp_file("one.json", welch_pilot(20, 1.0, 30, 2.0)),
+  const PlainJson one = run_power(write_temp_file("one.json", welch_pilot(20, 1.0, 30, 2.0)),
                              "--effect 1 --replicates 2000");
-  const Json many = run_power(write_temp_file("many.json", welch_pilot(20, 1.0, 30, 2.0, 19)),
+  const PlainJson many = run_power(write_temp_file("many.json", welch_pilot(20, 1.0, 30, 2.0, 19)),
                               "--effect 1 --replicates 2000");
   ASSERT_EQ(many["tests"].size(), 1u);
   EXPECT_EQ(many["tests"][0]["family"], 20);
@@ -98,12 +99,12 @@ TEST(PowerCommand, DegeneratePilotsAndOptionsAreClearErrors) {
   expect_error("--pilot " + ok + " --effect 1 --power 1", "--power must lie in (0, 1)");
   expect_error("--pilot " + write_temp_file("zero.json", welch_pilot(20, 0, 30, 0)) + " --effect 1",
                "zero variance");
-  Json one_group = Json::parse(welch_pilot(20, 1, 30, 1));
+  PlainJson one_group = PlainJson::parse(welch_pilot(20, 1, 30, 1));
   one_group["analyses"]["confidence"]["tests"][0]["result"]["test"] = "anova";
   one_group["analyses"]["confidence"]["tests"][0]["groups"].erase(1);
   expect_error("--pilot " + write_temp_file("one.json", one_group.dump()) + " --effect 1",
                "pilot with one group");
-  Json no_sd = Json::parse(welch_pilot(20, 1, 30, 1));
+  PlainJson no_sd = PlainJson::parse(welch_pilot(20, 1, 30, 1));
   no_sd["analyses"]["confidence"]["tests"][0]["groups"][1].erase("sd");
   expect_error("--pilot " + write_temp_file("no_sd.json", no_sd.dump()) + " --effect 1",
                "rerun the audit");
@@ -125,10 +126,10 @@ TEST(PowerCommand, AnAuditsPowerKeyGivesEveryNullResultTheGapItCouldHaveFound) {
       run_cli("--quiet audit " + write_temp_file("spec.yaml", spec) + " --out '" + out + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   report_checks::check_report(out);  // the statements show results.json's numbers
-  const Json results = Json::parse(read_file(out + "/results.json"));
-  const Json& contrasts = results["analyses"]["association"]["contrasts"]["results"];
+  const PlainJson results = PlainJson::parse(read_file(out + "/results.json"));
+  const PlainJson& contrasts = results["analyses"]["association"]["contrasts"]["results"];
   std::size_t nulls = 0;
-  for (const Json& c : contrasts) {
+  for (const PlainJson& c : contrasts) {
     SCOPED_TRACE(c.dump());
     const bool null = c["p_holm"].get<double>() > 0.05;
     ASSERT_EQ(c.contains("power"), null);
@@ -157,10 +158,11 @@ TEST(PowerCommand, AnAuditWithoutThePowerKeyWritesNoPowerStatements) {
   const auto r =
       run_cli("--quiet audit " + write_temp_file("spec.yaml", spec) + " --out '" + out + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const Json results = Json::parse(read_file(out + "/results.json"));
+  const PlainJson results = PlainJson::parse(read_file(out + "/results.json"));
   EXPECT_FALSE(results["analyses"].contains("power"));
   EXPECT_EQ(read_file(out + "/report.html").find("No significant gap"), std::string::npos);
 }
 
+}  // namespace in_power_test
 }  // namespace
 }  // namespace vlbias

@@ -15,12 +15,13 @@
 
 namespace vlbias {
 namespace {
+namespace in_prompt_geometry_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
 using cli_util::temp_dir;
 using cli_util::write_temp_file;
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
 std::string spec(const std::string& geometry) {
   return cli_util::social_perception_example_spec(
@@ -29,17 +30,17 @@ std::string spec(const std::string& geometry) {
 }
 
 TEST(PromptGeometry, ValenceCosinesTheirOneSidedTestsAndThePcaMatchScipyAndSklearn) {
-  const Json& want = testing_util::fixture_json("audits/prompt_geometry/expected.json");
+  const PlainJson& want = testing_util::fixture_json("audits/prompt_geometry/expected.json");
   const std::string path = write_temp_file("spec.yaml", spec("true"));
   const std::string out = (temp_dir() / "run").string();
   const auto r = run_cli("--quiet audit " + path + " --out '" + out + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   report_checks::check_report(temp_dir() / "run");
-  const Json g = Json::parse(read_file(out + "/results.json"))["analyses"]["prompt_geometry"];
+  const PlainJson g = PlainJson::parse(read_file(out + "/results.json"))["analyses"]["prompt_geometry"];
   ASSERT_EQ(g["dimensions"].size(), want["dimensions"].size());
   for (std::size_t i = 0; i < g["dimensions"].size(); ++i) {
-    const Json& d = g["dimensions"][i];
-    const Json& w = want["dimensions"][i];
+    const PlainJson& d = g["dimensions"][i];
+    const PlainJson& w = want["dimensions"][i];
     SCOPED_TRACE(d["dimension"].get<std::string>());
     EXPECT_EQ(d["dimension"], w["dimension"]);
     EXPECT_EQ(d["within_positive"]["pairs"], w["pairs"][0]);
@@ -86,9 +87,10 @@ TEST(PromptGeometry, ComponentsBeyondThePromptsAreClampedAndZeroIsRefused) {
   const std::string out = (temp_dir() / "many").string();
   const auto m = run_cli("--quiet audit " + many + " --out '" + out + "'");
   ASSERT_EQ(m.exit_code, 0) << m.err;
-  const Json g = Json::parse(read_file(out + "/results.json"))["analyses"]["prompt_geometry"];
+  const PlainJson g = PlainJson::parse(read_file(out + "/results.json"))["analyses"]["prompt_geometry"];
   EXPECT_EQ(g["pca"]["components"], 64);  // the example's embedding width
 }
 
+}  // namespace in_prompt_geometry_test
 }  // namespace
 }  // namespace vlbias

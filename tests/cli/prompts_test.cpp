@@ -15,6 +15,7 @@
 #include "vlbias/io/table.h"
 
 namespace {
+namespace in_prompts_test {
 
 using nlohmann::json;
 using vlbias::Table;
@@ -130,9 +131,11 @@ TEST(CliPrompts, ErrorsExitTwo) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+}  // namespace in_prompts_test
 }  // namespace
 
 namespace {
+namespace in_prompts_test {
 
 TEST(CliPrompts, GeoObjectsFromATableOrAList) {
   // Distinct objects of the generated table, sorted, text = the bare object (DIG-In).
@@ -215,4 +218,5 @@ TEST(Prompts, GeoT2iWritesDigInsPromptFormsWithTheTablesLabelsAndItsTopCountries
   EXPECT_NE(r.err.find("unknown prompt form 'region'"), std::string::npos) << r.err;
 }
 
+}  // namespace in_prompts_test
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cli/cli_util.h"
 
 namespace {
+namespace in_recipes_causalface_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -94,4 +95,5 @@ TEST(RecipePaper001, AnImageThatChangesRerunsTheStepsThatReadItButNotThePrompts)
   }
 }
 
+}  // namespace in_recipes_causalface_test
 }  // namespace

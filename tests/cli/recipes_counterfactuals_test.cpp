@@ -17,6 +17,7 @@
 #include "vlbias/io/base64.h"
 
 namespace {
+namespace in_recipes_counterfactuals_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -205,4 +206,5 @@ TEST(RecipePaper003, RerunsOnlyTheStepsAnOptionChangesAndResumesARunFolderWithou
   EXPECT_EQ(chat.requests.load(), sent);
 }
 
+}  // namespace in_recipes_counterfactuals_test
 }  // namespace

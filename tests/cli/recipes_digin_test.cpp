@@ -18,6 +18,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_recipes_digin_test {
 
 namespace fs = std::filesystem;
 using cli_util::CliResult;
@@ -178,5 +179,6 @@ TEST(RecipePaper002, ARenamedCountryRerunsTheRealSideAndOnlyTheCountryPrompts) {
   EXPECT_EQ(prompts.find("Kenya"), std::string::npos) << prompts;
 }
 
+}  // namespace in_recipes_digin_test
 }  // namespace
 }  // namespace vlbias

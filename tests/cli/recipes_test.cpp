@@ -10,6 +10,7 @@
 #include "cli/cli_util.h"
 
 namespace {
+namespace in_recipes_test {
 
 namespace fs = std::filesystem;
 using vlbias::cli_util::CliResult;
@@ -146,4 +147,5 @@ TEST(RecipeSteps, ARunFolderIsResumedForTheSameInputsAndStartedAfreshForNewOnes)
   EXPECT_NE(outside.err.find("call it from a step's command"), std::string::npos) << outside.err;
 }
 
+}  // namespace in_recipes_test
 }  // namespace

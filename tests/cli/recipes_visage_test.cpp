@@ -18,6 +18,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_recipes_visage_test {
 
 namespace fs = std::filesystem;
 using cli_util::CliResult;
@@ -166,5 +167,6 @@ TEST(RecipePaper000, MoreCaptionsPerImageRerunOnlyTheCaptionsAndTheAudit) {
   expect_steps(edited, {std::begin(kSteps), std::end(kSteps)}, "running");
 }
 
+}  // namespace in_recipes_visage_test
 }  // namespace
 }  // namespace vlbias

@@ -24,6 +24,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_report_exemplars_kinds_test {
 
 namespace fs = std::filesystem;
 using cli_util::read_file;
@@ -348,5 +349,6 @@ TEST(ReportExemplarsDualEncoder, EachGroupOfTheImageTableHasASeededGrid) {
   EXPECT_EQ(count(html, "<img class=\"exemplar\""), shown(e));
 }
 
+}  // namespace in_report_exemplars_kinds_test
 }  // namespace
 }  // namespace vlbias

@@ -23,6 +23,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_report_exemplars_test {
 
 namespace fs = std::filesystem;
 using cli_util::read_file;
@@ -240,5 +241,6 @@ TEST(ReportExemplars, ABadImagesValueIsASpecErrorNamingTheKey) {
   EXPECT_NE(r.err.find("pictures"), std::string::npos) << r.err;
 }
 
+}  // namespace in_report_exemplars_test
 }  // namespace
 }  // namespace vlbias

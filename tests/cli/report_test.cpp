@@ -26,6 +26,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_report_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
@@ -350,7 +351,7 @@ class ReportInChromium : public ::testing::Test {
     chromium = find_chromium();
     ASSERT_FALSE(chromium.empty()) << "headless Chromium is needed (Debian: apt-get install "
                                       "chromium; scripts/test.sh installs it)";
-    screens = std::filesystem::path(VLBIAS_BINARY_DIR) / "report_screens";
+    screens = testing_util::vlbias_binary_dir() / "report_screens";
     std::filesystem::create_directories(screens);
   }
   std::string chromium;
@@ -394,5 +395,6 @@ TEST_F(ReportInChromium, TheGeoImagesExampleShowsItsExemplarThumbnails) {
   EXPECT_EQ(probe["decoded"], 24) << "every thumbnail decodes in the browser";
 }
 
+}  // namespace in_report_test
 }  // namespace
 }  // namespace vlbias

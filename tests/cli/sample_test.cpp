@@ -17,6 +17,7 @@
 #include "vlbias/io/table.h"
 
 namespace {
+namespace in_sample_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -222,4 +223,5 @@ TEST(CliSample, RefusesAUnitSplitAcrossCellsAndUnitsWithReplacement) {
       << replace.err;
 }
 
+}  // namespace in_sample_test
 }  // namespace

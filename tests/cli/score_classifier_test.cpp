@@ -22,6 +22,7 @@
 #include "vlbias/core/sha256.h"
 
 namespace {
+namespace in_score_classifier_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -208,7 +209,7 @@ TEST(CliScoreClassifier, ResumeAfterAKillGivesTheUninterruptedResult) {
   ASSERT_EQ(run_cli(common + "'" + full.string() + "'").exit_code, 0);
 
   const fs::path run = temp_dir() / "killed";
-  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && exec '" + VLBIAS_BINARY +
+  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && exec '" + vlbias::testing_util::vlbias_binary() +
                           "' --threads 1 --quiet " + common + "'" + run.string() + "'";
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
@@ -237,4 +238,5 @@ TEST(CliScoreClassifier, ResumeAfterAKillGivesTheUninterruptedResult) {
   EXPECT_FALSE(fs::exists(run / "checkpoints"));
 }
 
+}  // namespace in_score_classifier_test
 }  // namespace

@@ -24,6 +24,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_score_endpoints_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
@@ -500,5 +501,6 @@ TEST(ScoreHelp, TheNewScorersDescribeThemselves) {
     EXPECT_NE(r.out.find(command), std::string::npos) << command << r.out;
 }
 
+}  // namespace in_score_endpoints_test
 }  // namespace
 }  // namespace vlbias

@@ -29,6 +29,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_shard_requests_test {
 
 namespace fs = std::filesystem;
 using cli_util::CliResult;
@@ -433,5 +434,6 @@ TEST(ShardRequests, ShardAutoReadsTheSlurmArrayAndFillsShardInOut) {
   EXPECT_NE(bad.err.find("out of range"), std::string::npos) << bad.err;
 }
 
+}  // namespace in_shard_requests_test
 }  // namespace
 }  // namespace vlbias

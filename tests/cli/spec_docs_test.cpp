@@ -24,6 +24,7 @@
 #include "vlbias/generate/generate.h"
 
 namespace {
+namespace in_spec_docs_test {
 
 namespace fs = std::filesystem;
 using vlbias::cli_util::CliResult;
@@ -231,4 +232,5 @@ TEST(SpecTemplate, AnUnknownKindIsAUsageErrorListingTheKinds) {
   for (const char* kind : kKinds) EXPECT_NE(r.err.find(kind), std::string::npos) << r.err;
 }
 
+}  // namespace in_spec_docs_test
 }  // namespace

@@ -19,6 +19,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_summary_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
@@ -250,5 +251,6 @@ TEST(Summary, AnAuditRerunReplacesTheUnitsOfTheEarlierRun) {
   EXPECT_GT(check_summary(dir), 0u);
 }
 
+}  // namespace in_summary_test
 }  // namespace
 }  // namespace vlbias

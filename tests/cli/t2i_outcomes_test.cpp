@@ -20,6 +20,7 @@
 
 namespace vlbias::generate_test {
 namespace {
+namespace in_t2i_outcomes_test {
 
 using cli_util::temp_dir;
 
@@ -189,5 +190,6 @@ TEST(T2iOutcomes, OutcomesWithoutTheRegionColumnOrMissingAreSpecErrors) {
       << r.err;
 }
 
+}  // namespace in_t2i_outcomes_test
 }  // namespace
 }  // namespace vlbias::generate_test

@@ -17,6 +17,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_toxicity_chain_test {
 
 namespace fs = std::filesystem;
 using cli_util::read_file;
@@ -86,5 +87,6 @@ analyses: {maxgap: {bootstrap: 100}, pmi: false}
   EXPECT_NE(html.find(scorer), std::string::npos);
 }
 
+}  // namespace in_toxicity_chain_test
 }  // namespace
 }  // namespace vlbias

@@ -15,14 +15,15 @@
 
 namespace vlbias {
 namespace {
+namespace in_valence_correlation_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
 using cli_util::temp_dir;
 using cli_util::write_temp_file;
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
-const Json& expected() {
+const PlainJson& expected() {
   return testing_util::fixture_json("audits/valence_correlation/expected.json");
 }
 
@@ -34,28 +35,28 @@ std::string spec(const std::string& valence) {
           valence + "}");
 }
 
-Json run_valence(const std::string& valence, const std::string& name) {
+PlainJson run_valence(const std::string& valence, const std::string& name) {
   return cli_util::run_audit_analysis(spec(valence), name, "valence_correlation");
 }
 
 // The cosines are float (one GEMM), the reference's float64: level means agree to 1e-7, and r
 // over 5 or 3 level means inherits that error relative to the means' spread (seen: 2e-6).
 TEST(ValenceCorrelation, PearsonROfTheTwoValencesOverEachFactorsLevelsMatchesScipy) {
-  const Json v = run_valence("{factors: [age, smiling]}", "named");
+  const PlainJson v = run_valence("{factors: [age, smiling]}", "named");
   ASSERT_FALSE(v.is_null());
   ASSERT_EQ(v["factors"].size(), 2u);
   for (std::size_t f = 0; f < 2; ++f) {
-    const Json& got = v["factors"][f];
-    const Json& want = expected()["factors"][f];
+    const PlainJson& got = v["factors"][f];
+    const PlainJson& want = expected()["factors"][f];
     SCOPED_TRACE(want["factor"].get<std::string>());
     EXPECT_EQ(got["factor"], want["factor"]);
     ASSERT_EQ(got["levels"].size(), want["levels"].size());
     EXPECT_NEAR(got["average_r"].get<double>(), want["average_r"].get<double>(), 1e-4);
     ASSERT_EQ(got["pairs"].size(), want["pairs"].size());
-    for (const Json& p : got["pairs"]) {
+    for (const PlainJson& p : got["pairs"]) {
       const std::string dim = p["dimension"];
       SCOPED_TRACE(dim);
-      const Json& w = want["pairs"][dim];
+      const PlainJson& w = want["pairs"][dim];
       EXPECT_NEAR(p["pearson"]["statistic"].get<double>(), w["r"].get<double>(), 1e-5);
       EXPECT_NEAR(p["pearson"]["p_value"].get<double>(), w["p"].get<double>(), 1e-5);
       if (w["levels"].get<int>() > 3) {
@@ -73,7 +74,7 @@ TEST(ValenceCorrelation, PearsonROfTheTwoValencesOverEachFactorsLevelsMatchesSci
 }
 
 TEST(ValenceCorrelation, WithinGivesOneBlockPerLevelOverThatLevelsImages) {
-  const Json v = run_valence("{factors: [age, lighting], within: lighting}", "within");
+  const PlainJson v = run_valence("{factors: [age, lighting], within: lighting}", "within");
   ASSERT_FALSE(v.is_null());
   EXPECT_EQ(v["within"], "lighting");
   ASSERT_EQ(v["factors"].size(), 2u);  // age in hard, age in soft; lighting itself skipped
@@ -82,12 +83,12 @@ TEST(ValenceCorrelation, WithinGivesOneBlockPerLevelOverThatLevelsImages) {
   const std::string table =
       read_file((temp_dir() / "within" / "tables" / "valence_correlations.csv").string());
   EXPECT_EQ(table.rfind("within_lighting,factor,", 0), 0u) << table.substr(0, 80);
-  for (const Json& block : v["factors"]) {
+  for (const PlainJson& block : v["factors"]) {
     const std::string light = block["within"]["lighting"];
     SCOPED_TRACE(light);
     EXPECT_EQ(block["factor"], "age");
-    const Json& want = expected()["age_within_lighting"][light];
-    for (const Json& p : block["pairs"]) {
+    const PlainJson& want = expected()["age_within_lighting"][light];
+    for (const PlainJson& p : block["pairs"]) {
       const std::string dim = p["dimension"];
       SCOPED_TRACE(dim);
       EXPECT_NEAR(p["pearson"]["statistic"].get<double>(), want["pairs"][dim]["r"].get<double>(),
@@ -97,7 +98,7 @@ TEST(ValenceCorrelation, WithinGivesOneBlockPerLevelOverThatLevelsImages) {
 }
 
 TEST(ValenceCorrelation, WithoutFactorsItTakesTheOrdinalThenTheCategoricalOnes) {
-  const Json v = run_valence("true", "defaults");
+  const PlainJson v = run_valence("true", "defaults");
   ASSERT_FALSE(v.is_null());
   ASSERT_EQ(v["factors"].size(), 3u);
   EXPECT_EQ(v["factors"][0]["factor"], "age");
@@ -123,5 +124,6 @@ TEST(ValenceCorrelation, AnUnknownFactorOrATraitPairsAuditIsRefused) {
       << t.err;
 }
 
+}  // namespace in_valence_correlation_test
 }  // namespace
 }  // namespace vlbias

@@ -17,6 +17,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_visual_stereotypes_test {
 
 using cli_util::read_file;
 using cli_util::run_cli;
@@ -157,5 +158,6 @@ TEST(VisualStereotypesCli, PromptManifest) {
   EXPECT_THAT(e.err, HasSubstr("needs both {id} and {attr}"));
 }
 
+}  // namespace in_visual_stereotypes_test
 }  // namespace
 }  // namespace vlbias

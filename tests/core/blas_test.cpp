@@ -13,6 +13,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_blas_test {
 
 Matrix random_matrix(std::size_t rows, std::size_t cols, std::uint64_t seed) {
   Matrix m(rows, cols);
@@ -408,5 +409,6 @@ TEST(Blas, SyrkAndTrmmMatchNaiveLoops) {
   }
 }
 
+}  // namespace in_blas_test
 }  // namespace
 }  // namespace vlbias

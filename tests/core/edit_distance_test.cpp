@@ -7,6 +7,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_edit_distance_test {
 
 TEST(EditDistance, MatchesHandWorkedCases) {
   struct Case {
@@ -31,5 +32,6 @@ TEST(EditDistance, MatchesHandWorkedCases) {
   }
 }
 
+}  // namespace in_edit_distance_test
 }  // namespace
 }  // namespace vlbias

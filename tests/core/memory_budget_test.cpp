@@ -12,6 +12,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_memory_budget_test {
 
 // Spins (yielding) until `n` threads wait in acquire(); a wait that never comes is a hang,
 // which ctest's TIMEOUT turns into a failure.
@@ -109,5 +110,6 @@ TEST(MemoryBudget, ManyThreadsNeverHoldMoreThanTheCapacity) {
   EXPECT_EQ(budget.in_use(), 0u);
 }
 
+}  // namespace in_memory_budget_test
 }  // namespace
 }  // namespace vlbias

@@ -13,6 +13,7 @@
 #include "vlbias/core/numpy_random.h"
 
 namespace {
+namespace in_numpy_random_test {
 
 using vlbias::NumpyGenerator;
 
@@ -67,4 +68,5 @@ TEST(NumpyRandom, ChoiceWithoutReplacementDrawsDistinctIndicesInRange) {
   }
 }
 
+}  // namespace in_numpy_random_test
 }  // namespace

@@ -10,6 +10,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_clip_model_config_test {
 
 using namespace clip_test;
 
@@ -305,5 +306,6 @@ TEST(ClipModelConfig, LayoutDetectionPrefersOpenClipAndNamesWhatIsMissing) {
   EXPECT_THROW(detect_clip_layout(both / "config.json"), InputError);  // a file, not a dir
 }
 
+}  // namespace in_clip_model_config_test
 }  // namespace
 }  // namespace vlbias

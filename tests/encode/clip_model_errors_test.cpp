@@ -13,6 +13,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_clip_model_errors_test {
 
 using namespace clip_test;
 
@@ -195,5 +196,6 @@ TEST(ClipModelErrors, NonFinitePixelNamesTheImage) {
                {"image 1", "channel 1", "row 5", "column 7"});
 }
 
+}  // namespace in_clip_model_errors_test
 }  // namespace
 }  // namespace vlbias

@@ -19,6 +19,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_clip_model_parity_test {
 
 using namespace clip_test;
 
@@ -292,5 +293,6 @@ TEST(ClipModelDeterminism, ConcurrentCallsAgree) {
   for (const Matrix& m : out) EXPECT_TRUE(bitwise_equal(ref, m));
 }
 
+}  // namespace in_clip_model_parity_test
 }  // namespace
 }  // namespace vlbias

@@ -16,6 +16,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_dinov2_model_errors_test {
 
 using namespace clip_test;
 
@@ -199,5 +200,6 @@ TEST(Dinov2ModelErrors, ANonFinitePixelNamesTheImage) {
                {"image 1", "non-finite"});
 }
 
+}  // namespace in_dinov2_model_errors_test
 }  // namespace
 }  // namespace vlbias

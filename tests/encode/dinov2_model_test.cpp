@@ -21,6 +21,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_dinov2_model_test {
 
 using namespace clip_test;
 
@@ -193,5 +194,6 @@ TEST(Dinov2Model, ImageSizeOverrideResizesAndCropsToIt) {
   EXPECT_EQ(same.describe().at("model").at("positions"), "as trained");
 }
 
+}  // namespace in_dinov2_model_test
 }  // namespace
 }  // namespace vlbias

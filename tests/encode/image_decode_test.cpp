@@ -14,6 +14,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_image_decode_test {
 
 using image_test::error_of;
 using image_test::fixture_bytes;
@@ -225,5 +226,6 @@ TEST(ImageDecode, EveryByteFlipIsHandled) {
   }
 }
 
+}  // namespace in_image_decode_test
 }  // namespace
 }  // namespace vlbias

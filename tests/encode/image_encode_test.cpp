@@ -13,6 +13,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_image_encode_test {
 
 // Peak signal-to-noise ratio in dB over every sample of two equal-size images.
 double psnr(const RgbImage& a, const RgbImage& b) {
@@ -64,5 +65,6 @@ TEST(EncodeJpeg, AnEmptyImageOrAQualityOutOfRangeIsRefused) {
   EXPECT_THROW(encode_jpeg(one, 101), UsageError);
 }
 
+}  // namespace in_image_encode_test
 }  // namespace
 }  // namespace vlbias

@@ -18,6 +18,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_image_preprocess_test {
 
 using image_test::error_of;
 using image_test::fixture_dir;
@@ -266,5 +267,6 @@ TEST_F(ImageConfig, OpenClipRefusals) {
   EXPECT_FALSE(error_of<InputError>([&] { read_open_clip_preprocess(bad_type); }).empty());
 }
 
+}  // namespace in_image_preprocess_test
 }  // namespace
 }  // namespace vlbias

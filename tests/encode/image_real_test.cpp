@@ -22,16 +22,17 @@
 
 namespace vlbias {
 namespace {
+namespace in_image_real_test {
 
 namespace fs = std::filesystem;
 using image_test::read_bytes;
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
 fs::path real_dir() {
   return fs::path(VLBIAS_SOURCE_DIR) / "tests/data/images/real";
 }
 
-const Json& real_cases() {
+const PlainJson& real_cases() {
   return testing_util::fixture_json("encode/real_images.json").at("cases");
 }
 
@@ -41,12 +42,12 @@ std::string sha256_of_pixels(const RgbImage& image) {
 }
 
 // The decode equals Pillow's outcome `want`: size, sample pixels and the SHA-256 of every byte.
-void expect_pillow_outcome(const fs::path& path, bool exif_transpose, const Json& pillow) {
+void expect_pillow_outcome(const fs::path& path, bool exif_transpose, const PlainJson& pillow) {
   DecodeOptions options;
   options.exif_transpose = exif_transpose;
   // The one deviation: exif_transpose raises after the transpose where it cannot write the other
   // EXIF tags back; vlbias writes no EXIF and gives the transposed pixels (recorded by Pillow).
-  const Json& want =
+  const PlainJson& want =
       pillow.contains("raised_after_transpose") ? pillow["raised_after_transpose"] : pillow;
   if (want.contains("error")) {
     EXPECT_THROW(decode_image_file(path, options), InputError)
@@ -62,7 +63,7 @@ void expect_pillow_outcome(const fs::path& path, bool exif_transpose, const Json
   }
   ASSERT_EQ(image.width, want["width"].get<std::size_t>());
   ASSERT_EQ(image.height, want["height"].get<std::size_t>());
-  for (const Json& s : want["samples"]) {
+  for (const PlainJson& s : want["samples"]) {
     const auto x = s[0].get<std::size_t>(), y = s[1].get<std::size_t>();
     const std::uint8_t* p = &image.pixels[(y * image.width + x) * 3];
     EXPECT_EQ((std::vector<int>{p[0], p[1], p[2]}),
@@ -74,7 +75,7 @@ void expect_pillow_outcome(const fs::path& path, bool exif_transpose, const Json
 
 TEST(RealImages, EveryFileDecodesExactlyAsPillowOpensAndConvertsIt) {
   ASSERT_GE(real_cases().size(), 80u);
-  for (const Json& c : real_cases()) {
+  for (const PlainJson& c : real_cases()) {
     const std::string file = c["file"].get<std::string>();
     SCOPED_TRACE(file + " (Pillow mode " + c["pillow_mode"].dump() + ")");
     expect_pillow_outcome(real_dir() / file, false, c["open"]);
@@ -82,7 +83,7 @@ TEST(RealImages, EveryFileDecodesExactlyAsPillowOpensAndConvertsIt) {
 }
 
 TEST(RealImages, WithExifTransposeEveryFileDecodesAsPillowsExifTranspose) {
-  for (const Json& c : real_cases()) {
+  for (const PlainJson& c : real_cases()) {
     const std::string file = c["file"].get<std::string>();
     SCOPED_TRACE(file);
     expect_pillow_outcome(real_dir() / file, true, c["exif_transpose"]);
@@ -91,7 +92,7 @@ TEST(RealImages, WithExifTransposeEveryFileDecodesAsPillowsExifTranspose) {
 
 TEST(RealImages, TheFixtureHoldsThePhotographsAndEveryKindItClaims) {
   std::set<std::string> files, modes;
-  for (const Json& c : real_cases()) {
+  for (const PlainJson& c : real_cases()) {
     files.insert(c["file"].get<std::string>());
     if (c["pillow_mode"].is_string()) modes.insert(c["pillow_mode"].get<std::string>());
   }
@@ -167,5 +168,6 @@ TEST(RealImages, AnUnreadableExifBlockIsRefusedNamingTheFileOnlyWhenPillowRaises
   EXPECT_NE(at_open.find("cannot open"), std::string::npos) << at_open;
 }
 
+}  // namespace in_image_real_test
 }  // namespace
 }  // namespace vlbias

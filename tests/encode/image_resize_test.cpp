@@ -13,6 +13,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_image_resize_test {
 
 using image_test::error_of;
 using image_test::fixture_bytes;
@@ -132,5 +133,6 @@ TEST(ImageCrop, OffsetsByRule) {
   EXPECT_FALSE(error_of<UsageError>([&] { center_crop(src, 0, 1, CropRounding::Floor); }).empty());
 }
 
+}  // namespace in_image_resize_test
 }  // namespace
 }  // namespace vlbias

@@ -22,6 +22,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_inception_model_test {
 
 using testing_util::fixture_json;
 
@@ -163,11 +164,13 @@ TEST(InceptionModel, AnUnknownFolderOrPreprocessingIsRefusedWithWhatWasExpected)
   EXPECT_THROW((void)parse_fid_preprocess("tf-fid"), UsageError);
 }
 
+}  // namespace in_inception_model_test
 }  // namespace
 }  // namespace vlbias
 
 namespace vlbias {
 namespace {
+namespace in_inception_model_test {
 
 // The fixture's weights as PyTorch saved them (tools/make_inception_fixtures.py): pytorch-fid's
 // state dict in the zip and the legacy formats, and a TorchScript archive under TF-graph names
@@ -237,5 +240,6 @@ TEST(InceptionModel, LayersMatchedByOrderEqualTheNamedOnesAndAnotherOrderIsRefus
   EXPECT_NE(count.find("holds 93 convolution kernels"), std::string::npos) << count;
 }
 
+}  // namespace in_inception_model_test
 }  // namespace
 }  // namespace vlbias

@@ -19,6 +19,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_tokenizer_files_test {
 
 using ::testing::HasSubstr;
 using testing_tokenizer::fixture_dir;
@@ -175,5 +176,6 @@ TEST_F(TokenizerFiles, TruncatedFixtureFiles) {
   }
 }
 
+}  // namespace in_tokenizer_files_test
 }  // namespace
 }  // namespace vlbias

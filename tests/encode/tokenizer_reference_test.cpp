@@ -19,6 +19,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_tokenizer_reference_test {
 
 using testing_tokenizer::fixture_tokenizer;
 using testing_util::fixture_json;
@@ -137,5 +138,6 @@ TEST(TokenizerReference, ConcurrentEncodeIsConsistent) {
   }
 }
 
+}  // namespace in_tokenizer_reference_test
 }  // namespace
 }  // namespace vlbias

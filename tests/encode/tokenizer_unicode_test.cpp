@@ -16,9 +16,11 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/encode/clip_tokenizer.h"
 #include "vlbias/text/unicode_text.h"
+#include "vlbias/core/build_type.h"
 
 namespace vlbias {
 namespace {
+namespace in_tokenizer_unicode_test {
 
 using namespace unicode;
 using testing_tokenizer::fixture_tokenizer;
@@ -252,11 +254,7 @@ class TokenizerUnicodeTables : public ::testing::TestWithParam<std::size_t> {};
 // Optimised builds check all 17 planes (about 2 s); unoptimised (sanitizer) builds
 // the Basic Multilingual Plane only, where the tables hold most of their entries,
 // to keep that run near 5 s instead of 80.
-#ifdef NDEBUG
-constexpr char32_t kCheckedEnd = 0x110000;
-#else
-constexpr char32_t kCheckedEnd = 0x10000;
-#endif
+const char32_t kCheckedEnd = release_build() ? 0x110000 : 0x10000;
 
 TEST_P(TokenizerUnicodeTables, EveryCodePointMatchesPython) {
   const auto& [name, fn] = properties().at(GetParam());
@@ -284,5 +282,6 @@ INSTANTIATE_TEST_SUITE_P(TokenizerUnicode, TokenizerUnicodeTables,
                            return properties().at(info.param).first;
                          });
 
+}  // namespace in_tokenizer_unicode_test
 }  // namespace
 }  // namespace vlbias

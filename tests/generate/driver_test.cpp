@@ -21,6 +21,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_driver_test {
 
 namespace fs = std::filesystem;
 using test_http::Request;
@@ -309,5 +310,6 @@ TEST(Drive, RepliesAreRedactedBeforeTheyAreReadAndRecorded) {
   EXPECT_EQ(marks, 2u);
 }
 
+}  // namespace in_driver_test
 }  // namespace
 }  // namespace vlbias

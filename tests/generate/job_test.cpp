@@ -10,6 +10,7 @@
 
 namespace vlbias::generate_internal {
 namespace {
+namespace in_job_test {
 
 TEST(Base64, Rfc4648Vectors) {
   const std::pair<const char*, const char*> vectors[] = {{"", ""},
@@ -110,5 +111,6 @@ TEST(ApiKey, AMergeReadsNoKeyEvenWhenTheVariableIsUnset) {
   EXPECT_EQ(read_api_key(e, merge), "");
 }
 
+}  // namespace in_job_test
 }  // namespace
 }  // namespace vlbias::generate_internal

@@ -9,6 +9,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_judge_answers_test {
 
 using Names = std::vector<std::string>;
 
@@ -144,5 +145,6 @@ TEST(ModerationColumns, CategoriesAreLowerCasedWithSeparatorsMadeUnderscores) {
   EXPECT_EQ(moderation_column(""), "");
 }
 
+}  // namespace in_judge_answers_test
 }  // namespace
 }  // namespace vlbias

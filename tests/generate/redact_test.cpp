@@ -8,6 +8,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_redact_test {
 
 TEST(Redactor, ReplacesEveryOccurrenceOfTheKey) {
   Redactor r;
@@ -64,5 +65,6 @@ TEST(Redactor, ALongerSecretIsReplacedWholeBeforeOneInsideIt) {
   EXPECT_EQ(r("the-secret-part-and-more; secret-part"), "[redacted]; [redacted]");
 }
 
+}  // namespace in_redact_test
 }  // namespace
 }  // namespace vlbias

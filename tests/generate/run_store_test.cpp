@@ -24,6 +24,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_run_store_test {
 
 namespace fs = std::filesystem;
 using testing_util::error_of;
@@ -307,5 +308,6 @@ TEST(RunStore, SurvivesKillNineAndResumesToTheCleanResult) {
   for (const auto& [key, request] : reqs) ASSERT_EQ(store.get(key).attempts, 1) << key;
 }
 
+}  // namespace in_run_store_test
 }  // namespace
 }  // namespace vlbias

@@ -12,6 +12,7 @@
 
 namespace vlbias::generate_internal {
 namespace {
+namespace in_scorer_protocols_test {
 
 namespace fs = std::filesystem;
 
@@ -119,5 +120,6 @@ TEST(JudgePrompt, UnknownNamesUnmatchedBracesAndNoTextAreUsageErrorsNamingThem) 
   expect_error("Rate {{text}}", "never names the text");
 }
 
+}  // namespace in_scorer_protocols_test
 }  // namespace
 }  // namespace vlbias::generate_internal

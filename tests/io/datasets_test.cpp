@@ -15,6 +15,7 @@
 #include "vlbias/core/error.h"
 
 namespace {
+namespace in_datasets_test {
 
 namespace fs = std::filesystem;
 using vlbias::DatasetKind;
@@ -132,4 +133,5 @@ TEST(Datasets, OptionsThatDoNotApplyToTheReaderAreUsageErrors) {
   EXPECT_THROW(vlbias::parse_dataset_kind("FairFace"), vlbias::UsageError);
 }
 
+}  // namespace in_datasets_test
 }  // namespace

@@ -17,6 +17,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_embeddings_test {
 
 std::filesystem::path scratch() {
   const auto dir = std::filesystem::temp_directory_path() /
@@ -102,5 +103,6 @@ TEST(AddColumns, AppendNumericAndStringColumns) {
   EXPECT_THROW(add_string_column(t, "long", {"a", "b", "c", "d"}), InputError);
 }
 
+}  // namespace in_embeddings_test
 }  // namespace
 }  // namespace vlbias

@@ -15,6 +15,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_file_text_test {
 
 namespace fs = std::filesystem;
 using testing_util::error_of;
@@ -68,5 +69,6 @@ TEST(FileText, APipeIsReadAndBoundedWhileReading) {
   EXPECT_NE(e.find("larger than 4096 bytes"), std::string::npos) << e;
 }
 
+}  // namespace in_file_text_test
 }  // namespace
 }  // namespace vlbias

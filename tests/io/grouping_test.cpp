@@ -15,6 +15,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_grouping_test {
 
 using table_test::error_of;
 using ::testing::AllOf;
@@ -252,5 +253,6 @@ TEST(GroupBy, ManyHighCardinalityColumnsStillSortCorrectly) {
   expect_matches_naive(t, {"c6", "c1"});
 }
 
+}  // namespace in_grouping_test
 }  // namespace
 }  // namespace vlbias

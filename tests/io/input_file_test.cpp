@@ -21,6 +21,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_input_file_test {
 
 namespace fs = std::filesystem;
 using table_test::error_of;
@@ -132,5 +133,6 @@ TEST(InputFile, MissingFileIsAnInputError) {
               HasSubstr("No such file"));
 }
 
+}  // namespace in_input_file_test
 }  // namespace
 }  // namespace vlbias

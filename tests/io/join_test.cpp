@@ -10,6 +10,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_join_test {
 
 using table_test::error_of;
 using ::testing::AllOf;
@@ -108,5 +109,6 @@ TEST(JoinRows, IndexSizeAndColumnErrors) {
               HasSubstr("needs an index table"));
 }
 
+}  // namespace in_join_test
 }  // namespace
 }  // namespace vlbias

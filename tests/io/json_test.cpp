@@ -11,6 +11,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_json_test {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -110,5 +111,6 @@ TEST(TryParseJson, SaysWhyWithoutThrowing) {
   EXPECT_TRUE(try_parse_json(nested(9), 8).too_deep);
 }
 
+}  // namespace in_json_test
 }  // namespace
 }  // namespace vlbias

@@ -22,6 +22,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_npy_test {
 
 using ::testing::HasSubstr;
 using testing_binary::bits;
@@ -567,5 +568,6 @@ TEST(NpyFiniteCheck, PositionsAndMessages) {
                      {"'emb' has -inf at row 43, column 21 (0-based)", "expected finite"});
 }
 
+}  // namespace in_npy_test
 }  // namespace
 }  // namespace vlbias

@@ -15,6 +15,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_output_files_test {
 
 namespace fs = std::filesystem;
 using table_test::error_of;
@@ -142,5 +143,6 @@ TEST(RunLock, FileOrLinkedLockIsAUserError) {
   EXPECT_FALSE(fs::exists(dir.path("outside.lock")));
 }
 
+}  // namespace in_output_files_test
 }  // namespace
 }  // namespace vlbias

@@ -13,6 +13,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_record_stream_test {
 
 using testing_util::error_of;
 
@@ -154,5 +155,6 @@ TEST(RecordStream, ErrorsNameFileLineAndColumn) {
             std::string::npos);
 }
 
+}  // namespace in_record_stream_test
 }  // namespace
 }  // namespace vlbias

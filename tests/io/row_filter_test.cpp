@@ -12,6 +12,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_row_filter_test {
 
 // Rows (CSV lines 2-7): age is Numeric; bin is String with numbers in some rows; `skin tone`
 // has a space in its name.
@@ -225,5 +226,6 @@ TEST(RowFilter, NestingIsLimitedSoHostileInputCannotExhaustTheStack) {
   EXPECT_EQ(ids(chain).size(), 6u);
 }
 
+}  // namespace in_row_filter_test
 }  // namespace
 }  // namespace vlbias

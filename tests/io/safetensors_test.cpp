@@ -18,6 +18,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_safetensors_test {
 
 using ::testing::HasSubstr;
 using testing_binary::bits;
@@ -401,5 +402,6 @@ TEST_F(SafetensorsWrite, RejectsBadNames) {
       {"cannot create"});
 }
 
+}  // namespace in_safetensors_test
 }  // namespace
 }  // namespace vlbias

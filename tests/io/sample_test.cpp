@@ -12,6 +12,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_sample_test {
 
 // Cell a: 5 rows, cell b: 7 rows, one row without a key; g is "x" or "y" (a x y is empty).
 Table table() {
@@ -87,5 +88,6 @@ TEST(StratifiedSample, RejectsContradictoryOptions) {
   EXPECT_THROW(stratified_sample(table(), o), UsageError);
 }
 
+}  // namespace in_sample_test
 }  // namespace
 }  // namespace vlbias

@@ -12,6 +12,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_shard_test {
 
 using ::testing::HasSubstr;
 
@@ -175,5 +176,6 @@ TEST(Shard, OutPathsTakeTheShardIndex) {
   EXPECT_EQ(expand_shard_path("plain.npy", Shard{1, 2, ""}).string(), "plain.npy");
 }
 
+}  // namespace in_shard_test
 }  // namespace
 }  // namespace vlbias

@@ -16,6 +16,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_table_csv_test {
 
 namespace fs = std::filesystem;
 using table_test::error_of;
@@ -601,5 +602,6 @@ TEST(CsvSeegull, UsStatesStereotypes) {
   EXPECT_EQ(na, 178u);
 }
 
+}  // namespace in_table_csv_test
 }  // namespace
 }  // namespace vlbias

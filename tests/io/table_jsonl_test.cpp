@@ -13,6 +13,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_table_jsonl_test {
 
 using table_test::error_of;
 using table_test::TempDir;
@@ -228,5 +229,6 @@ TEST(JsonlErrors, InvalidUtf8) {
               HasSubstr("'t.jsonl' line 2 is not valid UTF-8"));
 }
 
+}  // namespace in_table_jsonl_test
 }  // namespace
 }  // namespace vlbias

@@ -17,6 +17,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_torch_checkpoint_test {
 
 using testing_binary::read_bytes;
 using testing_binary::TempDirTest;
@@ -191,5 +192,6 @@ TEST_F(TorchConvert, OpensAnyWeightsFileAsSafetensorsWhateverItsFormat) {
   EXPECT_EQ(hex(mapped.bytes("features.0.weight")), hex(bin.bytes("features.0.weight")));
 }
 
+}  // namespace in_torch_checkpoint_test
 }  // namespace
 }  // namespace vlbias

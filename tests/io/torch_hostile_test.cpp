@@ -16,6 +16,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_torch_hostile_test {
 
 using testing_binary::bytes_of;
 using testing_binary::expect_input_error;
@@ -154,5 +155,6 @@ TEST(TorchHostile, RefusesEveryTruncationAndSurvivesEveryByteFlip) {
   }
 }
 
+}  // namespace in_torch_hostile_test
 }  // namespace
 }  // namespace vlbias

@@ -22,6 +22,7 @@
 #include "vlbias/metrics/absdiff.h"
 
 namespace {
+namespace in_absdiff_test {
 
 using nlohmann::json;
 using namespace vlbias;
@@ -370,4 +371,5 @@ TEST(AbsDiffReference, ReportMatchesScipy) {
   EXPECT_LT(defined, r.comparisons.size());
 }
 
+}  // namespace in_absdiff_test
 }  // namespace

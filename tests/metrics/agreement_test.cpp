@@ -16,6 +16,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_agreement_test {
 
 using nlohmann::json;
 
@@ -304,5 +305,6 @@ TEST(Agreement, TableAnalysisRefusesTooFewRowsTheSameColumnTwiceAndBadOptions) {
   }
 }
 
+}  // namespace in_agreement_test
 }  // namespace
 }  // namespace vlbias

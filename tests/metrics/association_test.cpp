@@ -12,6 +12,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_association_test {
 
 using nlohmann::json;
 
@@ -176,5 +177,6 @@ TEST(ScWeat, PTestNames) {
   EXPECT_THROW(parse_scweat_p_test("bootstrap"), UsageError);
 }
 
+}  // namespace in_association_test
 }  // namespace
 }  // namespace vlbias

@@ -11,6 +11,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_clipscore_test {
 
 const std::string kDir = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/metrics/";
 
@@ -75,5 +76,6 @@ TEST(ClipScore, BadInputIsAnInputError) {
   EXPECT_NO_THROW(clipscores(images, texts, {2, 1}, ClipScoreVariant::Raw));
 }
 
+}  // namespace in_clipscore_test
 }  // namespace
 }  // namespace vlbias

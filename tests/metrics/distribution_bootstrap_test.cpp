@@ -18,6 +18,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_distribution_bootstrap_test {
 
 const std::string kFixtures = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/";
 const char* const kCases[] = {"tall", "wide"};
@@ -298,5 +299,6 @@ TEST(FidInf, RefusesAMinimumBelowTwoOrNotBelowTheSetAndFewerThanTwoPoints) {
                InputError);
 }
 
+}  // namespace in_distribution_bootstrap_test
 }  // namespace
 }  // namespace vlbias

@@ -17,6 +17,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_distribution_metrics_test {
 
 const std::string kFixtures = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/";
 const char* const kCases[] = {"random", "wide", "duplicates", "grid"};
@@ -221,5 +222,6 @@ TEST(DistributionMetrics, BadInputIsAClearError) {
   EXPECT_NE(error_of<InputError>([&] { vendi(Matrix(0, 3)); }).find("no rows"), std::string::npos);
 }
 
+}  // namespace in_distribution_metrics_test
 }  // namespace
 }  // namespace vlbias

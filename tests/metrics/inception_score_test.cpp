@@ -13,6 +13,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_inception_score_test {
 
 using testing_util::fixture_json;
 
@@ -50,5 +51,6 @@ TEST(InceptionScore, TooFewImagesNonFiniteLogitsAndZeroSplitsAreRefused) {
   EXPECT_NE(msg.find("logit 2 of image 1 is nan"), std::string::npos) << msg;
 }
 
+}  // namespace in_inception_score_test
 }  // namespace
 }  // namespace vlbias

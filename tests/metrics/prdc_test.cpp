@@ -15,6 +15,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_prdc_test {
 
 const std::string kFixtures = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/";
 
@@ -180,5 +181,6 @@ TEST(Prdc, BadInputIsAClearError) {
   EXPECT_NE(error_of<InputError>([&] { prdc(real, bad, o); }).find("rescale"), std::string::npos);
 }
 
+}  // namespace in_prdc_test
 }  // namespace
 }  // namespace vlbias

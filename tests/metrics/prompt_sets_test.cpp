@@ -18,6 +18,7 @@
 #include "vlbias/metrics/prompt_sets.h"
 
 namespace {
+namespace in_prompt_sets_test {
 
 using nlohmann::json;
 using namespace vlbias;
@@ -273,4 +274,5 @@ TEST_F(PromptLexiconTest, MalformedLexiconsNameFileAndKey) {
   EXPECT_THROW(social_perception_prompts(o), InputError);
 }
 
+}  // namespace in_prompt_sets_test
 }  // namespace

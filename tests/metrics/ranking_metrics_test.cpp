@@ -13,6 +13,7 @@
 #include "vlbias/metrics/ranking_metrics.h"
 
 namespace {
+namespace in_ranking_metrics_test {
 
 using nlohmann::json;
 using namespace vlbias;
@@ -207,4 +208,5 @@ TEST(RankingMetrics, OptionNamesRoundTrip) {
   expect_error<vlbias::UsageError>([] { parse_absent_class("nan"); }, "'-inf' or 'zero'");
 }
 
+}  // namespace in_ranking_metrics_test
 }  // namespace

@@ -15,6 +15,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_social_perception_test {
 
 const std::string kDir = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/metrics/";
 
@@ -256,11 +257,13 @@ TEST(ScweatFromCosines, EqualsScweatOnEmbeddings) {
   EXPECT_THROW(sc_weat_from_cosines(block, 30, o), InputError);
 }
 
+}  // namespace in_social_perception_test
 }  // namespace
 }  // namespace vlbias
 
 namespace vlbias {
 namespace {
+namespace in_social_perception_test {
 
 TEST(ScweatTargetSets, EachSetEqualsItsOwnTest) {
   const Loaded& d = data();
@@ -291,5 +294,6 @@ TEST(ScweatTargetSets, EachSetEqualsItsOwnTest) {
   EXPECT_THROW(sc_weat_target_sets(d.cos, 11, {{}}, {}), InputError);
 }
 
+}  // namespace in_social_perception_test
 }  // namespace
 }  // namespace vlbias

@@ -17,6 +17,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_visual_stereotypes_test {
 
 using nlohmann::json;
 using testing::HasSubstr;
@@ -384,5 +385,6 @@ TEST(VisualStereotypesErrors, Regions) {
   EXPECT_EQ(builtin.at("Togolese"), "Sub-Saharan Africa");
 }
 
+}  // namespace in_visual_stereotypes_test
 }  // namespace
 }  // namespace vlbias

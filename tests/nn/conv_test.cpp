@@ -17,6 +17,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_conv_test {
 
 using testing_util::fixture_json;
 
@@ -258,5 +259,6 @@ TEST(NnConv, StackingRefusesAConvolutionThatIsNotPointwise) {
   EXPECT_THROW(stack_pointwise({&a, &other_input}, false), InternalError);
 }
 
+}  // namespace in_conv_test
 }  // namespace
 }  // namespace vlbias

@@ -9,6 +9,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_kernels_test {
 
 double ulp_distance(float a, double exact) {
   const float e = static_cast<float>(exact);
@@ -144,5 +145,6 @@ TEST(NnKernels, SoftmaxNumeratorsAndTheirSumMatchDoubleAndGiveSoftmaxBits) {
   }
 }
 
+}  // namespace in_kernels_test
 }  // namespace
 }  // namespace vlbias

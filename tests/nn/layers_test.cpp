@@ -11,6 +11,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_layers_test {
 
 // softmax(q k^T / sqrt(d) + mask) v in double for query i of a sequence of n tokens.
 std::vector<double> attention_row(const std::vector<float>& qkv, std::size_t w, std::size_t heads,
@@ -153,5 +154,6 @@ TEST(GatherEmbeddings, AddsTokenTypeAndPositionRowsPerSequence) {
   EXPECT_EQ(out, (std::vector<float>{530.5f, 631.25f, 110.5f, 211.25f, 320.5f, 421.25f}));
 }
 
+}  // namespace in_layers_test
 }  // namespace
 }  // namespace vlbias

@@ -19,6 +19,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_vision_kernels_test {
 
 TEST(NnVisionKernels, SwigluGatesTheSiluOfTheFirstHalfByTheSecond) {
   // 70 rows (more than one row chunk) of 2 x 13 values: x1 then x2, as torch.chunk splits them.
@@ -105,5 +106,6 @@ TEST(NnVisionKernels, BicubicTapsFollowTheScaleFactorNotTheSizes) {
   }
 }
 
+}  // namespace in_vision_kernels_test
 }  // namespace
 }  // namespace vlbias

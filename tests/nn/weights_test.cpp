@@ -20,6 +20,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_weights_test {
 
 namespace fs = std::filesystem;
 using ::testing::AllOf;
@@ -158,5 +159,6 @@ TEST_F(WeightsReaderTest, ATensorLeftUnreadIsRefusedUnlessIgnored) {
   EXPECT_NO_THROW(r.require_all_used());
 }
 
+}  // namespace in_weights_test
 }  // namespace
 }  // namespace vlbias

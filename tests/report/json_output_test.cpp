@@ -11,6 +11,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_json_output_test {
 
 namespace fs = std::filesystem;
 
@@ -69,5 +70,6 @@ TEST(JsonOutput, WriteJsonIsAtomicAndReportsUnwritablePaths) {
   fs::remove_all(dir);
 }
 
+}  // namespace in_json_output_test
 }  // namespace
 }  // namespace vlbias

@@ -10,6 +10,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_summary_json_test {
 
 // An LVLM run with one MaxGap result per mitigation level and one paired comparison.
 Json lvlm_results() {
@@ -91,5 +92,6 @@ TEST(SummaryJson, RefusesWhatIsNotAnAuditsResults) {
   }
 }
 
+}  // namespace in_summary_json_test
 }  // namespace
 }  // namespace vlbias

@@ -15,6 +15,7 @@
 
 namespace vlbias::report_internal {
 namespace {
+namespace in_svg_chart_test {
 
 using report_checks::parse_xml;
 
@@ -149,11 +150,13 @@ TEST(Node, PointersAndMissingKeys) {
   EXPECT_EQ(group_label(Node(&j["a"], "/a")), "[1,null,\"x\"] 2");
 }
 
+}  // namespace in_svg_chart_test
 }  // namespace
 }  // namespace vlbias::report_internal
 
 namespace vlbias::report_internal {
 namespace {
+namespace in_svg_chart_test {
 
 TEST(ForestChart, ManyRowsKeepTheSignificantAndTheLargest) {
   ForestChart f;
@@ -169,5 +172,6 @@ TEST(ForestChart, ManyRowsKeepTheSignificantAndTheLargest) {
   EXPECT_EQ(svg.find(">r100<"), std::string::npos);  // neither
 }
 
+}  // namespace in_svg_chart_test
 }  // namespace
 }  // namespace vlbias::report_internal

@@ -17,6 +17,7 @@
 
 namespace vlbias::report_internal {
 namespace {
+namespace in_svg_paper_charts_test {
 
 // The value of attribute `name` in the first element of `svg` matching `element_regex`.
 double attribute_of(const std::string& svg, const std::string& element_regex,
@@ -246,5 +247,6 @@ TEST(ColourScales, ViridisAndPuOrEndPoints) {
   EXPECT_EQ(diverging_hex(1.0), "#b35806");
 }
 
+}  // namespace in_svg_paper_charts_test
 }  // namespace
 }  // namespace vlbias::report_internal

@@ -19,6 +19,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_classifier_errors_test {
 
 namespace fs = std::filesystem;
 using testing::HasSubstr;
@@ -176,5 +177,6 @@ TEST(SequenceClassifierErrors, RefusesAWrongShapeAMissingTensorAndNanWeights) {
   EXPECT_THAT(load_error(dtype), HasSubstr("'classifier.bias' has dtype I32"));
 }
 
+}  // namespace in_classifier_errors_test
 }  // namespace
 }  // namespace vlbias

@@ -21,6 +21,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_classifier_test {
 
 namespace fs = std::filesystem;
 using testing::HasSubstr;
@@ -186,5 +187,6 @@ TEST(SequenceClassifier, RefusesAMaxLengthThePositionsCannotHoldAndIdsOutOfRange
               HasSubstr("41 tokens"));
 }
 
+}  // namespace in_classifier_test
 }  // namespace
 }  // namespace vlbias

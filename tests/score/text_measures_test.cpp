@@ -12,6 +12,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_text_measures_test {
 
 using testing_util::error_of;
 using testing_util::fixture_json;
@@ -164,5 +165,6 @@ TEST(Refusals, PatternsAreCaseInsensitiveAndStraightenApostrophes) {
   EXPECT_FALSE(error_of<UsageError>([] { RefusalPatterns blank({""}); }).empty());
 }
 
+}  // namespace in_text_measures_test
 }  // namespace
 }  // namespace vlbias

@@ -29,6 +29,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_classical_test {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
@@ -828,5 +829,6 @@ TEST(ClassicalInvariants, GroupedAndSpanFormsAgreeAtScale) {
   EXPECT_EQ(gk.p_value, sk.p_value);
 }
 
+}  // namespace in_classical_test
 }  // namespace
 }  // namespace vlbias::stats

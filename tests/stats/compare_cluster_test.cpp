@@ -18,6 +18,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_compare_cluster_test {
 
 using nlohmann::json;
 
@@ -200,5 +201,6 @@ TEST(ClusteredCompare, DesignsItCannotTestAreRefusedWithAClearMessage) {
               ::testing::HasSubstr("nope"));
 }
 
+}  // namespace in_compare_cluster_test
 }  // namespace
 }  // namespace vlbias

@@ -16,6 +16,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_compare_test {
 
 // rows rows: id = "id<row>" (one group per row), half = row % 2, value = row.
 Table id_table(std::size_t rows) {
@@ -125,5 +126,6 @@ TEST(ResampleLimit, BootstrapBeyondTheMaximumIsAUsageErrorNamingTheRange) {
   EXPECT_THROW(describe_groups(t, o), UsageError);
 }
 
+}  // namespace in_compare_test
 }  // namespace
 }  // namespace vlbias

@@ -13,6 +13,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_contrast_test {
 
 GroupMoments moments(const std::vector<double>& x) {
   return {mean(x), variance(x), x.size()};
@@ -103,5 +104,6 @@ TEST(Contrast, BadInputIsAnError) {
   EXPECT_THROW(contrasts_vs_others(ok, 1.0), InputError);
 }
 
+}  // namespace in_contrast_test
 }  // namespace
 }  // namespace vlbias::stats

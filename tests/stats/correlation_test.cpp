@@ -23,6 +23,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_correlation_test {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
@@ -216,5 +217,6 @@ TEST(TwoSample, OneSidedPValuesOfOppositeDirectionsAddToOneForContinuousTests) {
   }
 }
 
+}  // namespace in_correlation_test
 }  // namespace
 }  // namespace vlbias::stats

@@ -17,6 +17,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_descriptives_test {
 
 const nlohmann::json& fixtures() {
   return testing_util::fixture_json("stats/resampling.json");
@@ -200,5 +201,6 @@ TEST(PercentileTest, SelectionGivesTheSortedBits) {
   EXPECT_THROW(percentile_select(empty, 10.0), InputError);
 }
 
+}  // namespace in_descriptives_test
 }  // namespace
 }  // namespace vlbias::stats

@@ -12,6 +12,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_friedman_test {
 
 TEST(Friedman, HandWorkedWithTies) {
   // Blocks (rows) x 3 treatments. Ranks: [1,2,3], [1,2.5,2.5], [3,1,2], [1,2,3].
@@ -39,5 +40,6 @@ TEST(Friedman, DegenerateCasesGiveNotes) {
   EXPECT_FALSE(testing_util::error_of<InputError>([&] { (void)friedman(two, 3); }).empty());
 }
 
+}  // namespace in_friedman_test
 }  // namespace
 }  // namespace vlbias::stats

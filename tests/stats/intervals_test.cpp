@@ -15,6 +15,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_intervals_test {
 
 TEST(Intervals, QuantilesMatchScipy) {
   EXPECT_NEAR(normal_quantile(0.975), 1.959963984540054, 1e-15);     // norm.ppf(0.975)
@@ -80,5 +81,6 @@ TEST(Intervals, StudentTIntervalOfTheMeanMatchesTheExactQuantile) {
   EXPECT_THROW(t_mean_interval(bad, 0.95), InputError);
 }
 
+}  // namespace in_intervals_test
 }  // namespace
 }  // namespace vlbias::stats

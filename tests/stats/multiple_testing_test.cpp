@@ -16,6 +16,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_multiple_testing_test {
 
 const nlohmann::json& cases() {
   static const nlohmann::json data = [] {
@@ -141,5 +142,6 @@ TEST(MultipleTestingTest, RandomInputsAreMonotoneCappedAndOrdered) {
   }
 }
 
+}  // namespace in_multiple_testing_test
 }  // namespace
 }  // namespace vlbias::stats

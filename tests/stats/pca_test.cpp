@@ -13,6 +13,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_pca_test {
 
 using testing_util::error_of;
 
@@ -45,5 +46,6 @@ TEST(Pca, TooFewRowsTooManyComponentsNaNsAndNoVarianceAreRefused) {
             std::string::npos);
 }
 
+}  // namespace in_pca_test
 }  // namespace
 }  // namespace vlbias::stats

@@ -18,6 +18,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_power_test {
 
 using json = nlohmann::json;
 
@@ -232,5 +233,6 @@ TEST(Power, DegenerateDesignsAreUsageErrors) {
   EXPECT_THROW(simulate_power(welch_design(), 0.5, 0, 1), UsageError);
 }
 
+}  // namespace in_power_test
 }  // namespace
 }  // namespace vlbias::stats

@@ -18,6 +18,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_rater_agreement_test {
 
 using json = nlohmann::json;
 
@@ -284,5 +285,6 @@ TEST(RaterTables, RepeatsCountOnceConflictsCanBeDroppedAndUnattributedRatingsAre
   EXPECT_THROW(ratings_from_long_table(table, {"u"}, "r", "x", false), InputError);
 }
 
+}  // namespace in_rater_agreement_test
 }  // namespace
 }  // namespace vlbias::stats

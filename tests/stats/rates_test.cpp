@@ -15,6 +15,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_rates_test {
 
 using json = nlohmann::json;
 
@@ -70,5 +71,6 @@ TEST(ChiSquareRates, NoTestWhenEveryRateIsZeroOrThereIsOneGroup) {
   EXPECT_THROW(chi_square_rates(bad, n), InputError);
 }
 
+}  // namespace in_rates_test
 }  // namespace
 }  // namespace vlbias::stats

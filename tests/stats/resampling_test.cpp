@@ -28,6 +28,7 @@
 
 namespace vlbias::stats {
 namespace {
+namespace in_resampling_test {
 
 using Labels = std::vector<std::uint32_t>;
 using LabelStatistic = std::function<double(std::span<const std::uint32_t>)>;
@@ -878,6 +879,7 @@ TEST(SignFlipTest, DegenerateInput) {
   expect_near_exact(forced.p_value, 1.0 / 8.0, 1000, "forced");
 }
 
+}  // namespace in_resampling_test
 }  // namespace
 }  // namespace vlbias::stats
 
@@ -885,6 +887,7 @@ TEST(SignFlipTest, DegenerateInput) {
 
 namespace vlbias::stats {
 namespace {
+namespace in_resampling_test {
 
 TEST(PermutationMeanDifferenceColumns, EachColumnEqualsItsOwnTest) {
   // 3 columns over 300 items: a shifted one, a null one, and a constant one.
@@ -938,5 +941,6 @@ TEST(PermutationMeanDifferenceColumns, ExactEnumerationAndErrors) {
                InputError);
 }
 
+}  // namespace in_resampling_test
 }  // namespace
 }  // namespace vlbias::stats

@@ -19,6 +19,7 @@
 #include "vlbias/io/table.h"
 
 namespace {
+namespace in_trends_test {
 
 using nlohmann::json;
 using namespace vlbias;
@@ -289,4 +290,5 @@ TEST(Trends, GroupedErrors) {
   }
 }
 
+}  // namespace in_trends_test
 }  // namespace

@@ -17,6 +17,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_tokenizer_api_test {
 
 using testing_text::copy_model;
 using testing_text::fixture_tokenizer;
@@ -236,5 +237,6 @@ TEST(TextTokenizer, ConcurrentEncodesGiveTheSameIds) {
   EXPECT_EQ(mismatches, std::vector<int>(4, 0));
 }
 
+}  // namespace in_tokenizer_api_test
 }  // namespace
 }  // namespace vlbias

@@ -16,9 +16,11 @@
 #include "text/text_tokenizer_test_util.h"
 #include "vlbias/text/tokenizer.h"
 #include "vlbias/text/unicode_text.h"
+#include "vlbias/core/build_type.h"
 
 namespace vlbias {
 namespace {
+namespace in_tokenizer_exactness_test {
 
 using testing_text::fixture_tokenizer;
 using testing_text::ids_sha256;
@@ -64,11 +66,7 @@ TEST_P(TokenizerExactness, EveryFixtureTextGivesTheReferenceIds) {
 // Optimised builds check every block below U+20000 (about 1 s for all models);
 // unoptimised (sanitizer) builds the first three blocks, Latin to Indic scripts, where
 // the normalizers differ most, to keep that run short.
-#ifdef NDEBUG
-constexpr char32_t kCheckedEnd = 0x20000;
-#else
-constexpr char32_t kCheckedEnd = 0x3000;
-#endif
+const char32_t kCheckedEnd = release_build() ? 0x20000 : 0x3000;
 
 TEST_P(TokenizerExactness, EveryCodePointInContextGivesTheReferenceIds) {
   const TextTokenizer& tok = fixture_tokenizer(GetParam());
@@ -103,5 +101,6 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, TokenizerExactness, ::testing::ValuesIn(fixtu
                            return name;
                          });
 
+}  // namespace in_tokenizer_exactness_test
 }  // namespace
 }  // namespace vlbias

@@ -16,6 +16,7 @@
 
 namespace vlbias {
 namespace {
+namespace in_tokenizer_files_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -273,5 +274,6 @@ TEST_F(TokenizerFiles, UnsupportedTokenizerOptionsAreRefused) {
             in_file(" exists; added tokens beyond the special tokens are not supported"));
 }
 
+}  // namespace in_tokenizer_files_test
 }  // namespace
 }  // namespace vlbias

@@ -13,9 +13,11 @@
 #include "test_util.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/text/unicode_text.h"
+#include "vlbias/core/build_type.h"
 
 namespace vlbias {
 namespace {
+namespace in_unicode_classes_test {
 
 using namespace unicode;
 
@@ -119,11 +121,7 @@ class UnicodeClassTables : public ::testing::TestWithParam<std::size_t> {};
 // closed by 0xFFFFFFFF; the fixture holds the first 16 hex digits Python computed.
 // Optimised builds check all 17 planes; unoptimised (sanitizer) builds the Basic
 // Multilingual Plane, where the tables hold most of their entries.
-#ifdef NDEBUG
-constexpr char32_t kCheckedEnd = 0x110000;
-#else
-constexpr char32_t kCheckedEnd = 0x10000;
-#endif
+const char32_t kCheckedEnd = release_build() ? 0x110000 : 0x10000;
 TEST_P(UnicodeClassTables, EveryCodePointMatchesPython) {
   const auto& [name, fn] = properties().at(GetParam());
   const auto& fixture = testing_util::fixture_json("text/unicode_classes.json");
@@ -151,5 +149,6 @@ INSTANTIATE_TEST_SUITE_P(Unicode, UnicodeClassTables, ::testing::Range<std::size
                            return properties().at(info.param).first;
                          });
 
+}  // namespace in_unicode_classes_test
 }  // namespace
 }  // namespace vlbias
