@@ -130,7 +130,8 @@ double two_way_ss(const std::vector<double>& x, std::size_t k,
 // residual variance of the cluster-mean table minus sigma_e^2 mean(1 / m_c) (moments,
 // truncated at 0).
 void blocked_variance(const std::vector<double>& blocks, std::size_t n, std::size_t k,
-                      const std::vector<std::uint32_t>& cluster, std::size_t C, ComparisonRow& row) {
+                      const std::vector<std::uint32_t>& cluster, std::size_t C,
+                      ComparisonRow& row) {
   std::vector<double> set_mean(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < k; ++j) set_mean[i] += blocks[i * k + j] / static_cast<double>(k);

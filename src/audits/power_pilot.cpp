@@ -54,7 +54,7 @@ stats::PowerGroup pilot_group(const Json& g, const char* sd_key, const std::stri
 
 // The trait-pairs confidence tests (ANOVA / Welch / Student over the groups of one level).
 void pilot_confidence_tests(const Json& analyses, double alpha, const std::string& source,
-                      std::vector<PilotTest>& out) {
+                            std::vector<PilotTest>& out) {
   const Json* conf = member(analyses, "confidence");
   const Json* tests = conf != nullptr ? member(*conf, "tests") : nullptr;
   if (tests == nullptr || !tests->is_array()) return;

@@ -60,7 +60,8 @@ void check_job(const LvlmJob& job) {
                  job.prompts.front().name);
     VLBIAS_CHECK(labels.insert(name).second, UsageError, "prompt '{}' has the label '{}' twice",
                  job.prompts.front().name, name);
-    VLBIAS_CHECK(std::find(kLvlmAddedColumns.begin(), kLvlmAddedColumns.end(), name) == kLvlmAddedColumns.end(),
+    VLBIAS_CHECK(std::find(kLvlmAddedColumns.begin(), kLvlmAddedColumns.end(), name) ==
+                     kLvlmAddedColumns.end(),
                  UsageError,
                  "the prompts' label '{}' is a column generations.jsonl adds; rename it", name);
   }
@@ -125,7 +126,8 @@ std::vector<std::size_t> kept_columns(const LvlmJob& job, const Table& manifest)
   }
   for (const std::size_t c : kept) {
     const std::string& name = manifest.columns[c].name;
-    VLBIAS_CHECK(std::find(kLvlmAddedColumns.begin(), kLvlmAddedColumns.end(), name) == kLvlmAddedColumns.end(),
+    VLBIAS_CHECK(std::find(kLvlmAddedColumns.begin(), kLvlmAddedColumns.end(), name) ==
+                     kLvlmAddedColumns.end(),
                  UsageError,
                  "{}: the manifest has a column '{}', which generations.jsonl adds; rename it or "
                  "leave it out of columns.keep",

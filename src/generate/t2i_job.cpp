@@ -19,7 +19,7 @@ using namespace generate_internal;
 namespace {
 
 const std::vector<std::string> kT2iAddedColumns = {"image", "sample", "seed",
-                                                "model", "sha256", "revised_prompt"};
+                                                   "model", "sha256", "revised_prompt"};
 const std::vector<std::string> kOutcomeColumns = {"status", "reason"};
 
 const char* api_name(T2iApi api) {

@@ -505,8 +505,8 @@ std::string npy_float32_header(std::span<const std::size_t> shape) {
   // Mirrors numpy 1.24's _write_array_header: sorted keys, repr values, room
   // for the first axis to grow to 21 digits, then space padding and '\n' so
   // that the data starts on a 64-byte boundary.
-  std::string dict =
-      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}", npy_shape_text(shape));
+  std::string dict = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': {}, }}",
+                                 npy_shape_text(shape));
   if (!shape.empty()) dict.append(21 - fmt::formatted_size("{}", shape[0]), ' ');
   const std::size_t hlen = dict.size() + 1;
   // Version 1.0 stores the header length in 16 bits; 2.0 when it does not fit.

@@ -203,8 +203,8 @@ SafetensorsTensorInfo parse_tensor(const std::string& name, const Json& j,
   VLBIAS_CHECK(t.end - t.begin == need, InputError,
                "'{}': tensor '{}' spans {} bytes (data_offsets [{}, {}]) but {} with shape {} "
                "needs {} bytes",
-               source, quoted_name(name), t.end - t.begin, t.begin, t.end, found->name, safetensors_shape_text(t.shape),
-               need);
+               source, quoted_name(name), t.end - t.begin, t.begin, t.end, found->name,
+               safetensors_shape_text(t.shape), need);
   return t;
 }
 
@@ -302,7 +302,8 @@ void SafetensorsFile::parse() {
       VLBIAS_FAIL(InputError,
                   "'{}': tensors '{}' and '{}' overlap in the data buffer ('{}' ends at byte {}, "
                   "'{}' begins at byte {})",
-                  source_, quoted_name(prev->name), quoted_name(t.name), quoted_name(prev->name), pos, quoted_name(t.name), t.begin);
+                  source_, quoted_name(prev->name), quoted_name(t.name), quoted_name(prev->name),
+                  pos, quoted_name(t.name), t.begin);
     }
     if (t.begin > pos) {
       const std::string before =
@@ -337,7 +338,8 @@ const SafetensorsTensorInfo& SafetensorsFile::info(std::string_view name) const 
   const std::string more =
       names_.size() > kShown ? fmt::format(" and {} more", names_.size() - kShown) : "";
   if (names_.empty()) {
-    VLBIAS_FAIL(InputError, "'{}' has no tensor named '{}'; it holds no tensors", source_, quoted_name(name));
+    VLBIAS_FAIL(InputError, "'{}' has no tensor named '{}'; it holds no tensors", source_,
+                quoted_name(name));
   }
   VLBIAS_FAIL(InputError, "'{}' has no tensor named '{}'; it has {}{}", source_, quoted_name(name),
               fmt::join(shown, ", "), more);
@@ -364,13 +366,15 @@ void SafetensorsFile::convert(const SafetensorsTensorInfo& t, NonFinite nonfinit
                          : t.dtype == SafetensorsDtype::F32  ? FloatKind::F32
                                                              : FloatKind::F64;
   if (kind == FloatKind::F64 && t.count > 0) {
-    warn("tensor '{}' in '{}' is F64; its values are narrowed to float32", quoted_name(t.name), source_);
+    warn("tensor '{}' in '{}' is F64; its values are narrowed to float32", quoted_name(t.name),
+         source_);
   }
   // The format is little-endian.
   const bool swap = std::endian::native == std::endian::big;
   io_internal::decode_float_array(image_.data() + data_offset_ + t.begin, kind, swap, t.shape,
                                   /*fortran=*/false, nonfinite,
-                                  fmt::format("tensor '{}' in '{}'", quoted_name(t.name), source_), dst);
+                                  fmt::format("tensor '{}' in '{}'", quoted_name(t.name), source_),
+                                  dst);
 }
 
 Matrix SafetensorsFile::read_matrix(std::string_view name, NonFinite nonfinite) const {

@@ -76,8 +76,8 @@ StorageId parse_storage_id(const PickleValue* persistent, const std::string& sou
   StorageId s{*type->dtype, a[2]->text, static_cast<std::size_t>(a[4]->integer)};
   if (a.size() == 6 && a[5]->kind == PickleKind::Tuple) s.view = a[5];
   VLBIAS_CHECK(s.numel <= std::numeric_limits<std::size_t>::max() / dtype_size(s.dtype), InputError,
-               "'{}' declares storage '{}' of {} elements, whose size overflows", source, quoted_field(s.key),
-               s.numel);
+               "'{}' declares storage '{}' of {} elements, whose size overflows", source,
+               quoted_field(s.key), s.numel);
   return s;
 }
 
@@ -99,8 +99,8 @@ void bind_zip_storages(const ZipArchive& zip, const std::string& folder, const P
     const std::string entry_name = folder + id.key;
     const ZipEntry* entry = zip.find(entry_name);
     VLBIAS_CHECK(entry != nullptr, InputError,
-                 "'{}' refers to storage '{}', but it has no ZIP entry '{}'", source, quoted_field(id.key),
-                 quoted_field(entry_name));
+                 "'{}' refers to storage '{}', but it has no ZIP entry '{}'", source,
+                 quoted_field(id.key), quoted_field(entry_name));
     const std::size_t need = id.numel * dtype_size(id.dtype);
     VLBIAS_CHECK(entry->size == need, InputError,
                  "'{}' declares storage '{}' as {} elements of {} ({} bytes) but its ZIP entry "
@@ -139,11 +139,11 @@ ZipCheckpoint read_zip_checkpoint(const ZipArchive& zip, const std::string& sour
                source, found);
   if (const ZipEntry* order = zip.find(prefix + "byteorder")) {
     const auto b = zip.read(*order);
-    VLBIAS_CHECK(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()) == "little",
-                 InputError,
-                 "'{}' was saved on a big-endian machine (byteorder '{}'); only little-endian "
-                 "checkpoints are read",
-                 source, quoted_field(std::string_view(reinterpret_cast<const char*>(b.data()), b.size())));
+    VLBIAS_CHECK(
+        std::string_view(reinterpret_cast<const char*>(b.data()), b.size()) == "little", InputError,
+        "'{}' was saved on a big-endian machine (byteorder '{}'); only little-endian "
+        "checkpoints are read",
+        source, quoted_field(std::string_view(reinterpret_cast<const char*>(b.data()), b.size())));
   }
   ZipCheckpoint out;
   const ZipEntry* data = zip.find(prefix + "data.pkl");
@@ -217,7 +217,8 @@ const PickleValue* read_legacy_checkpoint(std::span<const std::uint8_t> image,
   for (const PickleValue* k : keys->items) {
     const auto d = declared.find(k->text);
     VLBIAS_CHECK(d != declared.end(), InputError,
-                 "'{}' lists storage '{}', which no persistent id declares", source, quoted_field(k->text));
+                 "'{}' lists storage '{}', which no persistent id declares", source,
+                 quoted_field(k->text));
     VLBIAS_CHECK(image.size() - pos >= 8, InputError,
                  "'{}' is truncated: storage '{}' should begin at byte {} but the file ends there",
                  source, quoted_field(k->text), pos);

@@ -47,12 +47,14 @@ struct Row {
   std::string prompt, object, region, country, form;
 };
 
-// Per region, its countries by image count (most first; ties by bytes), is_blank_prompt ones left out.
+// Per region, its countries by image count (most first; ties by bytes), is_blank_prompt ones left
+// out.
 std::map<std::string, std::vector<std::string>> countries_by_region(
     const std::vector<std::string>& regions, const std::vector<std::string>& countries) {
   std::map<std::string, std::map<std::string, std::size_t>> counts;
   for (std::size_t i = 0; i < regions.size(); ++i) {
-    if (!is_blank_prompt(regions[i]) && !is_blank_prompt(countries[i])) ++counts[regions[i]][countries[i]];
+    if (!is_blank_prompt(regions[i]) && !is_blank_prompt(countries[i]))
+      ++counts[regions[i]][countries[i]];
   }
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& [region, by_country] : counts) {

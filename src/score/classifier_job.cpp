@@ -58,10 +58,11 @@ OutputColumns output_columns(const SequenceClassifier& model, const Table& input
   std::set<std::string> seen{out.truncated, out.scorer};
   for (const std::string& label : model.labels()) {
     std::string name = prefix + lower_label(label);
-    VLBIAS_CHECK(seen.insert(name).second, InputError,
-                 "the model's labels give the column '{}' twice once lower_label-cased (or clash with "
-                 "'{}' or '{}'); rename one in config.json's id2label",
-                 name, out.truncated, out.scorer);
+    VLBIAS_CHECK(
+        seen.insert(name).second, InputError,
+        "the model's labels give the column '{}' twice once lower_label-cased (or clash with "
+        "'{}' or '{}'); rename one in config.json's id2label",
+        name, out.truncated, out.scorer);
     out.labels.push_back(std::move(name));
   }
   for (const std::string& name : seen) {

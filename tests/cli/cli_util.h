@@ -87,7 +87,8 @@ inline CliResult run_shell(const std::string& cmd) {
 inline CliResult run_cli(const std::string& args, const std::string& env = "", int limit_s = 0) {
   const std::string limit =
       limit_s > 0 ? "timeout -k 5 " + std::to_string(limit_s) + " " : std::string();
-  return run_shell("env " + env + " " + limit + shell_quote(testing_util::vlbias_binary()) + " " + args);
+  return run_shell("env " + env + " " + limit + shell_quote(testing_util::vlbias_binary()) + " " +
+                   args);
 }
 
 // Runs `bash -c script` from the repo root with the built vlbias as $VLBIAS (the paper

@@ -240,8 +240,8 @@ TEST(CliEncodeMerge, AKilledShardResumesAloneToTheSameBytes) {
   ASSERT_EQ(run_cli(job + shell_quote(full.string())).exit_code, 0);
   // Start it in the background, wait for chunk 1 (the shard's first) and kill it.
   fs::create_directories(out.parent_path());
-  vlbias::cli_util::run_shell("'" + std::string(vlbias::testing_util::vlbias_binary()) + "' --threads 1 --quiet " + job +
-                              shell_quote(out.string()) +
+  vlbias::cli_util::run_shell("'" + std::string(vlbias::testing_util::vlbias_binary()) +
+                              "' --threads 1 --quiet " + job + shell_quote(out.string()) +
                               " & pid=$!; for i in $(seq 600); do [ -e " +
                               shell_quote(out.string() + ".partial/chunk_000001.json") +
                               " ] && break; sleep 0.01; done; kill -9 $pid; wait $pid; true");

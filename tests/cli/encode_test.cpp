@@ -203,8 +203,9 @@ TEST(CliEncode, ResumeAfterAKillGivesTheUninterruptedResult) {
   // Kill -9 a run once its first checkpoint exists (or let it finish if it is faster).
   const fs::path out = temp_dir() / "killed.npy";
   const fs::path partial = out.string() + ".partial";
-  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && exec '" + vlbias::testing_util::vlbias_binary() +
-                          "' --threads 1 --quiet " + common + "'" + out.string() + "'";
+  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && exec '" +
+                          vlbias::testing_util::vlbias_binary() + "' --threads 1 --quiet " +
+                          common + "'" + out.string() + "'";
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {

@@ -76,8 +76,8 @@ TEST(PowerPilots, LvlmGroupTestsRecordTheVarianceComponentsNumpyFinds) {
 TEST(PowerPilots, LvlmFriedmanPowerMatchesAnIndependentNumpyMonteCarlo) {
   for (const bool clustered : {false, true}) {
     SCOPED_TRACE(clustered ? "clustered" : "flat");
-    const PlainJson out = run_power(lvlm_run(clustered),
-                               "--effect 0.15 --replicates 10000 --seed 5 --analysis group_tests");
+    const PlainJson out = run_power(
+        lvlm_run(clustered), "--effect 0.15 --replicates 10000 --seed 5 --analysis group_tests");
     ASSERT_EQ(out["tests"].size(), 2u);
     for (const PlainJson& t : out["tests"]) {
       SCOPED_TRACE(t["label"].get<std::string>());
@@ -174,7 +174,8 @@ TEST(PowerPilots, GeoFilteredRatePowerMatchesScipyAndNumpy) {
   const double se = std::hypot(at["se"].get<double>(), want["monte_carlo_se"].get<double>());
   EXPECT_NEAR(at["power"].get<double>(), want["monte_carlo"].get<double>(), 4 * se);
   bool gaps = false;  // the bootstrap region gaps are named, not simulated
-  for (const PlainJson& u : out["not_supported"]) gaps = gaps || u["tests"] == "/analyses/region_gaps";
+  for (const PlainJson& u : out["not_supported"])
+    gaps = gaps || u["tests"] == "/analyses/region_gaps";
   EXPECT_TRUE(gaps) << out["not_supported"].dump();
   // The audit's own power key: the null rate test's statement in the report.
   report_checks::check_report(run);
@@ -191,11 +192,12 @@ TEST(PowerPilots, AnLvlmPilotWrittenBeforeThePilotVarianceIsAnErrorSayingToRerun
       {"kind", "lvlm-counterfactual"},
       {"analyses",
        {{"group_tests",
-         {{"results", PlainJson::array({PlainJson{{"measure", "toxicity"},
-                                        {"complete_sets", 20},
-                                        {"friedman", {{"p_value", 0.4}, {"p_holm", 0.4}}},
-                                        {"groups", PlainJson::array({PlainJson::object(), PlainJson::object(),
-                                                                PlainJson::object()})}}})}}}}}};
+         {{"results", PlainJson::array({PlainJson{
+                          {"measure", "toxicity"},
+                          {"complete_sets", 20},
+                          {"friedman", {{"p_value", 0.4}, {"p_holm", 0.4}}},
+                          {"groups", PlainJson::array({PlainJson::object(), PlainJson::object(),
+                                                       PlainJson::object()})}}})}}}}}};
   auto r = run_cli("power --pilot " + write_temp_file("old.json", pilot.dump()));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("has no pilot_variance"), std::string::npos) << r.err;
@@ -209,8 +211,9 @@ TEST(PowerPilots, AnLvlmPilotWrittenBeforeThePilotVarianceIsAnErrorSayingToRerun
 }
 
 TEST(PowerPilots, AVisualStereotypesPilotIsAnErrorThatSaysWhyItsTestsAreNotSimulated) {
-  const PlainJson pilot{{"kind", "visual-stereotypes"},
-                   {"analyses", {{"pull", {{"per_identity", PlainJson::array({PlainJson::object()})}}}}}};
+  const PlainJson pilot{
+      {"kind", "visual-stereotypes"},
+      {"analyses", {{"pull", {{"per_identity", PlainJson::array({PlainJson::object()})}}}}}};
   const auto r = run_cli("power --pilot " + write_temp_file("visual.json", pilot.dump()));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("a visual-stereotypes audit with no test that power supports"),

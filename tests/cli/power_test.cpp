@@ -30,17 +30,19 @@ std::string welch_pilot(double n0, double sd0, double n1, double sd1, int extra 
   for (int i = 0; i <= extra; ++i) {
     std::string level = "r";  // built in steps: GCC 12 -Wrestrict misfires on "r" + s
     level += std::to_string(i);
-    tests.push_back(PlainJson{{"pair", "smart/dumb"},
-                         {"factor", "gender"},
-                         {"within", "race"},
-                         {"within_level", level},
-                         {"result", {{"test", i == 0 ? "welch" : "mannwhitney"}, {"p_value", 0.5}}},
-                         {"p_holm", 1.0},
-                         {"groups",
-                          {{{"level", "female"}, {"n", n0}, {"mean", 0.5}, {"sd", sd0}},
-                           {{"level", "male"}, {"n", n1}, {"mean", 0.5}, {"sd", sd1}}}}});
+    tests.push_back(
+        PlainJson{{"pair", "smart/dumb"},
+                  {"factor", "gender"},
+                  {"within", "race"},
+                  {"within_level", level},
+                  {"result", {{"test", i == 0 ? "welch" : "mannwhitney"}, {"p_value", 0.5}}},
+                  {"p_holm", 1.0},
+                  {"groups",
+                   {{{"level", "female"}, {"n", n0}, {"mean", 0.5}, {"sd", sd0}},
+                    {{"level", "male"}, {"n", n1}, {"mean", 0.5}, {"sd", sd1}}}}});
   }
-  return PlainJson{{"kind", "trait-pairs"}, {"analyses", {{"confidence", {{"tests", tests}}}}}}.dump();
+  return PlainJson{{"kind", "trait-pairs"}, {"analyses", {{"confidence", {{"tests", tests}}}}}}
+      .dump();
 }
 
 PlainJson run_power(const std::string& pilot, const std::string& options) {
@@ -50,7 +52,8 @@ PlainJson run_power(const std::string& pilot, const std::string& options) {
 }
 
 TEST(PowerCommand, PowerAtTheEffectMatchesScipyAndAnIndependentMonteCarlo) {
-  const PlainJson& ref = testing_util::fixture_json("stats/power.json")["cases"][0];  // welch, m = 1
+  const PlainJson& ref =
+      testing_util::fixture_json("stats/power.json")["cases"][0];  // welch, m = 1
   ASSERT_EQ(ref["test"], "welch");
   const std::string pilot = write_temp_file("results.json", welch_pilot(20, 1.0, 30, 2.0));
   const PlainJson out = run_power(pilot, "--effect 0.8 --replicates 20000 --seed 3");
@@ -74,9 +77,9 @@ TEST(PowerCommand, PowerAtTheEffectMatchesScipyAndAnIndependentMonteCarlo) {
 
 TEST(PowerCommand, TheHolmFamilyOfThePilotsTableRaisesTheMinimumDetectableEffect) {
   const PlainJson one = run_power(write_temp_file("one.json", welch_pilot(20, 1.0, 30, 2.0)),
-                             "--effect 1 --replicates 2000");
+                                  "--effect 1 --replicates 2000");
   const PlainJson many = run_power(write_temp_file("many.json", welch_pilot(20, 1.0, 30, 2.0, 19)),
-                              "--effect 1 --replicates 2000");
+                                   "--effect 1 --replicates 2000");
   ASSERT_EQ(many["tests"].size(), 1u);
   EXPECT_EQ(many["tests"][0]["family"], 20);
   EXPECT_GT(many["tests"][0]["mde"]["effect"].get<double>(),

@@ -36,7 +36,8 @@ TEST(PromptGeometry, ValenceCosinesTheirOneSidedTestsAndThePcaMatchScipyAndSklea
   const auto r = run_cli("--quiet audit " + path + " --out '" + out + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   report_checks::check_report(temp_dir() / "run");
-  const PlainJson g = PlainJson::parse(read_file(out + "/results.json"))["analyses"]["prompt_geometry"];
+  const PlainJson g =
+      PlainJson::parse(read_file(out + "/results.json"))["analyses"]["prompt_geometry"];
   ASSERT_EQ(g["dimensions"].size(), want["dimensions"].size());
   for (std::size_t i = 0; i < g["dimensions"].size(); ++i) {
     const PlainJson& d = g["dimensions"][i];
@@ -87,7 +88,8 @@ TEST(PromptGeometry, ComponentsBeyondThePromptsAreClampedAndZeroIsRefused) {
   const std::string out = (temp_dir() / "many").string();
   const auto m = run_cli("--quiet audit " + many + " --out '" + out + "'");
   ASSERT_EQ(m.exit_code, 0) << m.err;
-  const PlainJson g = PlainJson::parse(read_file(out + "/results.json"))["analyses"]["prompt_geometry"];
+  const PlainJson g =
+      PlainJson::parse(read_file(out + "/results.json"))["analyses"]["prompt_geometry"];
   EXPECT_EQ(g["pca"]["components"], 64);  // the example's embedding width
 }
 

@@ -169,15 +169,15 @@ TEST(AuditRunFolder, SecondAuditOnTheSameFolderIsRefusedWhileTheFirstRuns) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const fs::path run = dir / "run";
   ASSERT_EQ(audit(write_study(dir / "earlier"), run).exit_code, 0);  // a run to re-run
-  const char* binary = testing_util::vlbias_binary();  // read before fork
+  const char* binary = testing_util::vlbias_binary();                // read before fork
   const pid_t first = ::fork();
   if (first == 0) {
     const std::string log = (dir / "first.log").string();
     std::FILE* f = std::freopen(log.c_str(), "w", stdout);
     if (f != nullptr) ::dup2(::fileno(stdout), 2);
     const std::string spec_arg = spec.string(), out_arg = run.string();
-    ::execl(binary, binary, "--quiet", "audit", spec_arg.c_str(), "--out",
-            out_arg.c_str(), static_cast<char*>(nullptr));
+    ::execl(binary, binary, "--quiet", "audit", spec_arg.c_str(), "--out", out_arg.c_str(),
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ASSERT_GT(first, 0);

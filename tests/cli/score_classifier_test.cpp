@@ -209,8 +209,9 @@ TEST(CliScoreClassifier, ResumeAfterAKillGivesTheUninterruptedResult) {
   ASSERT_EQ(run_cli(common + "'" + full.string() + "'").exit_code, 0);
 
   const fs::path run = temp_dir() / "killed";
-  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && exec '" + vlbias::testing_util::vlbias_binary() +
-                          "' --threads 1 --quiet " + common + "'" + run.string() + "'";
+  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && exec '" +
+                          vlbias::testing_util::vlbias_binary() + "' --threads 1 --quiet " +
+                          common + "'" + run.string() + "'";
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {

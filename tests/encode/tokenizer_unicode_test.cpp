@@ -12,11 +12,11 @@
 
 #include "encode/tokenizer_test_util.h"
 #include "test_util.h"
+#include "vlbias/core/build_type.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/encode/clip_tokenizer.h"
 #include "vlbias/text/unicode_text.h"
-#include "vlbias/core/build_type.h"
 
 namespace vlbias {
 namespace {

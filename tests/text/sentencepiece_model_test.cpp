@@ -12,9 +12,9 @@
 
 #include "test_util.h"
 #include "text/text_tokenizer_test_util.h"
+#include "vlbias/core/build_type.h"
 #include "vlbias/core/error.h"
 #include "vlbias/text/tokenizer.h"
-#include "vlbias/core/build_type.h"
 
 namespace vlbias {
 namespace {

@@ -14,9 +14,9 @@
 
 #include "test_util.h"
 #include "text/text_tokenizer_test_util.h"
+#include "vlbias/core/build_type.h"
 #include "vlbias/text/tokenizer.h"
 #include "vlbias/text/unicode_text.h"
-#include "vlbias/core/build_type.h"
 
 namespace vlbias {
 namespace {

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "test_util.h"
+#include "vlbias/core/build_type.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/text/unicode_text.h"
-#include "vlbias/core/build_type.h"
 
 namespace vlbias {
 namespace {
