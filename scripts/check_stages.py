@@ -14,7 +14,10 @@
 4. Sizes: no function body over 120 lines, no file over 600 lines in src/ and include/
    (generated tables excepted).
 5. No file name ending in _spec.cpp/_spec.h (tools read those as test files).
-6. References: every repository path named in a C++ comment, a tools/ script or a document
+6. Copies of the graph: the plain graphs in README.md and docs/design.md ("    audits -> ...")
+   equal the stages block; the Python module (python/CMakeLists.txt) links exactly the stages
+   whose public headers python/ includes.
+7. References: every repository path named in a C++ comment, a tools/ script or a document
    (README.md, DEVELOPERS.md, docs/) exists (a * in it matches at least one file).
 
 Prints one line per violation and exits 1 if there is any. Usage: check_stages.py [ROOT]
@@ -237,6 +240,57 @@ def check_references(stages):
                     problems.append(f"{rel(path)}:{number}: names {ref}, which does not exist")
 
 
+GRAPH_LINE = re.compile(r"^    (\w+)\s*(?:->\s*(.*))?$")
+
+
+def check_graph_copies(declared):
+    """README.md and docs/design.md show the graph as indented "stage -> deps" lines."""
+    want = [(stage, sorted(deps)) for stage, deps in declared.items()]
+    for name in ("README.md", "docs/design.md"):
+        lines = (root / name).read_text().split("\n")
+        starts = [i for i, line in enumerate(lines) if line == "    core"]
+        if not starts:
+            problems.append(f"{name}: no copy of the stage graph (an indented line \"core\")")
+        for start in starts:
+            copy = []
+            for line in lines[start:]:
+                m = GRAPH_LINE.match(line)
+                if not m:
+                    break
+                deps = [d.strip() for d in (m.group(2) or "").split(",") if d.strip()]
+                copy.append((m.group(1), sorted(deps)))
+            if copy != want:
+                differ = [f"{s}" for s, d in copy if dict(want).get(s) != d]
+                missing = [s for s, _ in want if s not in dict(copy)]
+                problems.append(f"{name}:{start + 1}: the stage graph differs from DEVELOPERS.md's "
+                                f"stages block (stages {' '.join(differ + missing) or 'in order'})")
+
+
+def check_python_links(stages):
+    text = (root / "python" / "CMakeLists.txt").read_text()
+    m = re.search(r"target_link_libraries\(_vlbias\s+PRIVATE([^)]*)\)", text)
+    if not m:
+        problems.append("python/CMakeLists.txt: no target_link_libraries(_vlbias PRIVATE ...)")
+        return
+    linked = {t[len("vlbias_"):] for t in m.group(1).split() if t.startswith("vlbias_")}
+    used = set()
+    for path in sorted((root / "python").glob("*")):
+        if path.suffix in (".cpp", ".h"):
+            for inc in INCLUDE.findall(path.read_text(errors="replace")):
+                parts = inc.split("/")
+                if len(parts) > 2 and parts[0] == "vlbias" and parts[1] in stages:
+                    used.add(parts[1])
+    if linked != used:
+        extra = sorted(linked - used)
+        unlinked = sorted(used - linked)
+        if extra:
+            problems.append(f"python/CMakeLists.txt: links {' '.join(extra)}, whose headers no "
+                            f"file of python/ includes")
+        if unlinked:
+            problems.append(f"python/CMakeLists.txt: python/ includes headers of "
+                            f"{' '.join(unlinked)}, which the module does not link")
+
+
 def main():
     declared = read_declared_stages()
     stages = set(declared)
@@ -262,6 +316,8 @@ def main():
                 problems.append(f"src/{stage}: DEVELOPERS.md lists {' '.join(unused)} for it, but "
                                 f"no file of the stage includes their headers")
     check_tests(stages)
+    check_graph_copies(declared)
+    check_python_links(stages)
     check_references(stages)
     for top in ("src", "include", "tests", "bench", "fuzz", "tools", "python"):
         for path in sorted((root / top).rglob("*_spec.*")):
