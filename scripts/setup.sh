@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   g++ cmake ninja-build clang lld pkg-config
-  libopenblas-dev libeigen3-dev libboost-math-dev libsimdjson-dev nlohmann-json3-dev
+  libopenblas-dev libboost-math-dev libsimdjson-dev nlohmann-json3-dev
   libyaml-cpp-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libxml2-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-dev pybind11-dev python3-numpy
 )

@@ -258,36 +258,63 @@ std::vector<double> symmetric_eigen(std::vector<double>& a, std::size_t n, bool 
   return w;
 }
 
-std::vector<double> singular_values(std::vector<double>& a, std::size_t rows, std::size_t cols) {
+namespace {
+
+// LAPACK dgesdd on the row-major rows x cols `a` (destroyed), which LAPACK reads as its
+// column-major transpose (cols x rows): same singular values, descending. With `u`, jobz 'S':
+// the transpose's right singular vectors VT (k x rows, column-major, k = min(rows, cols)) are
+// the left singular vectors of `a`, and VT's column-major buffer is U row-major (rows x k).
+std::vector<double> run_dgesdd(std::vector<double>& a, std::size_t rows, std::size_t cols,
+                               std::vector<double>* u, const char* fn) {
   VLBIAS_CHECK(a.size() == rows * cols, InternalError,
-               "singular_values: the matrix holds {} values, expected {} x {}", a.size(), rows,
-               cols);
+               "{}: the matrix holds {} values, expected {} x {}", fn, a.size(), rows, cols);
   if (rows == 0 || cols == 0) return {};
   for (const double v : a) {
-    VLBIAS_CHECK(std::isfinite(v), InternalError,
-                 "singular_values: the {} x {} matrix holds a non-finite value", rows, cols);
+    VLBIAS_CHECK(std::isfinite(v), InternalError, "{}: the {} x {} matrix holds a non-finite value",
+                 fn, rows, cols);
   }
   init_single_threaded();
-  // Row-major rows x cols is column-major cols x rows: the transpose, same singular values.
-  const int m = checked_int(cols, "cols", "singular_values");
-  const int n = checked_int(rows, "rows", "singular_values");
-  std::vector<double> s(std::min(rows, cols));
-  std::vector<int> iwork(8 * std::min(rows, cols));
-  char jobz = 'N';
-  int info = 0, lwork = -1, one = 1;
-  double work_query = 0.0, unused = 0.0;
-  dgesdd_(&jobz, &m, &n, a.data(), &m, s.data(), &unused, &one, &unused, &one, &work_query, &lwork,
-          iwork.data(), &info, 1);
-  VLBIAS_CHECK(info == 0, InternalError, "singular_values: dgesdd workspace query failed ({})",
-               info);
+  const int m = checked_int(cols, "cols", fn);
+  const int n = checked_int(rows, "rows", fn);
+  const std::size_t k = std::min(rows, cols);
+  std::vector<double> s(k);
+  std::vector<int> iwork(8 * k);
+  char jobz = u != nullptr ? 'S' : 'N';
+  std::vector<double> left, right;  // the transpose's U (unused) and VT (= our U)
+  int ldu = 1, ldvt = 1;
+  if (u != nullptr) {
+    left.resize(cols * k);
+    right.resize(k * rows);
+    ldu = m;
+    ldvt = checked_int(k, "min(rows, cols)", fn);
+  }
+  double unused = 0.0;
+  double* left_data = u != nullptr ? left.data() : &unused;
+  double* right_data = u != nullptr ? right.data() : &unused;
+  int info = 0, lwork = -1;
+  double work_query = 0.0;
+  dgesdd_(&jobz, &m, &n, a.data(), &m, s.data(), left_data, &ldu, right_data, &ldvt, &work_query,
+          &lwork, iwork.data(), &info, 1);
+  VLBIAS_CHECK(info == 0, InternalError, "{}: dgesdd workspace query failed ({})", fn, info);
   lwork = static_cast<int>(work_query) + 1;
   std::vector<double> work(static_cast<std::size_t>(lwork));
-  dgesdd_(&jobz, &m, &n, a.data(), &m, s.data(), &unused, &one, &unused, &one, work.data(), &lwork,
-          iwork.data(), &info, 1);
+  dgesdd_(&jobz, &m, &n, a.data(), &m, s.data(), left_data, &ldu, right_data, &ldvt, work.data(),
+          &lwork, iwork.data(), &info, 1);
   VLBIAS_CHECK(info == 0, InternalError,
-               "singular_values: dgesdd did not converge on the {} x {} matrix (info {})", rows,
-               cols, info);
+               "{}: dgesdd did not converge on the {} x {} matrix (info {})", fn, rows, cols, info);
+  if (u != nullptr) *u = std::move(right);
   return s;
+}
+
+}  // namespace
+
+std::vector<double> singular_values(std::vector<double>& a, std::size_t rows, std::size_t cols) {
+  return run_dgesdd(a, rows, cols, nullptr, "singular_values");
+}
+
+std::vector<double> thin_svd(std::vector<double>& a, std::size_t rows, std::size_t cols,
+                             std::vector<double>& u) {
+  return run_dgesdd(a, rows, cols, &u, "thin_svd");
 }
 
 void triangular_factor(std::vector<double>& a, std::size_t rows, std::size_t cols) {

@@ -18,11 +18,12 @@
 #include <map>
 #include <numbers>
 #include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
-#include <Eigen/Dense>
 
 #include "resampling_util.h"
+#include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 
 namespace vlbias {
@@ -45,19 +46,28 @@ double compensated_mean(std::span<const double> x) {
 }
 
 // T[j][k] = binom(k, j) (-m)^(k-j) / s^k for k >= j, else 0: raw coefficient b_j =
-// sum_k T[j][k] c_k where c are the coefficients of ((x - m) / s)^k.
-Eigen::MatrixXd basis_change(int degree, double m, double s) {
-  const int p = degree + 1;
-  Eigen::MatrixXd t = Eigen::MatrixXd::Zero(p, p);
-  for (int k = 0; k < p; ++k) {
-    const double inv_s_k = std::pow(s, -k);
+// sum_k T[j][k] c_k where c are the coefficients of ((x - m) / s)^k. Row-major p x p.
+std::vector<double> basis_change(int degree, double m, double s) {
+  const auto p = static_cast<std::size_t>(degree) + 1;
+  std::vector<double> t(p * p, 0.0);
+  for (std::size_t k = 0; k < p; ++k) {
+    const double inv_s_k = std::pow(s, -static_cast<double>(k));
     double binom = 1.0;  // binom(k, j), built up from j = 0
-    for (int j = 0; j <= k; ++j) {
-      t(j, k) = binom * std::pow(-m, k - j) * inv_s_k;
+    for (std::size_t j = 0; j <= k; ++j) {
+      t[j * p + k] = binom * std::pow(-m, static_cast<double>(k - j)) * inv_s_k;
       binom = binom * static_cast<double>(k - j) / static_cast<double>(j + 1);
     }
   }
   return t;
+}
+
+// Solves R v = b in place for the upper-triangular p x p row-major R (back substitution).
+void solve_upper(const std::vector<double>& r, std::size_t p, std::vector<double>& b) {
+  for (std::size_t i = p; i-- > 0;) {
+    double v = b[i];
+    for (std::size_t k = i + 1; k < p; ++k) v -= r[i * p + k] * b[k];
+    b[i] = v / r[i * p + i];
+  }
 }
 
 // Rows of each group (group ids of `grouping`, or one group of every row when `by`
@@ -149,36 +159,50 @@ PolynomialFit polynomial_fit(std::span<const double> x, std::span<const double> 
   for (const double v : x) s = std::max(s, std::fabs(v - m));
   if (!(s > 0.0)) s = 1.0;  // one distinct x (degree 0): z = 0
 
-  const auto rows = static_cast<Eigen::Index>(n);
-  const auto cols = static_cast<Eigen::Index>(p);
-  Eigen::MatrixXd z(rows, cols);
-  Eigen::VectorXd yv(rows);
-  for (Eigen::Index i = 0; i < rows; ++i) {
-    const double zi = (x[static_cast<std::size_t>(i)] - m) / s;
+  // Least squares by Householder QR (core/blas.h triangular_factor): the triangular factor of
+  // the augmented design [Z | y] is [[R, Q'y], [0, |residual|]], so R c = Q'y gives c without
+  // forming Z'Z. A zero row (which changes no product A'A) keeps it tall when n = p. Distinct
+  // x >= degree + 1 makes the Vandermonde design full rank.
+  const std::size_t width = p + 1;
+  const std::size_t tall = std::max(n, width);
+  std::vector<double> augmented(tall * width, 0.0);
+  std::vector<double> z(n * p);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double zi = (x[i] - m) / s;
     double power = 1.0;
-    for (Eigen::Index k = 0; k < cols; ++k) {
-      z(i, k) = power;
+    for (std::size_t k = 0; k < p; ++k) {
+      z[i * p + k] = augmented[i * width + k] = power;
       power *= zi;
     }
-    yv(i) = y[static_cast<std::size_t>(i)];
+    augmented[i * width + p] = y[i];
   }
-  // Least squares by Householder QR: Z = Q R, c = R^-1 Q'y. Distinct x >= degree + 1
-  // makes the Vandermonde design full rank.
-  const Eigen::HouseholderQR<Eigen::MatrixXd> qr(z);
-  const Eigen::VectorXd c = qr.solve(yv);
-  const Eigen::VectorXd residuals = yv - z * c;
+  triangular_factor(augmented, tall, width);
+  std::vector<double> r(p * p);
+  std::vector<double> c(p);
+  for (std::size_t i = 0; i < p; ++i) {
+    for (std::size_t k = 0; k < p; ++k) r[i * p + k] = augmented[i * width + k];
+    c[i] = augmented[i * width + p];
+  }
+  solve_upper(r, p, c);
 
   stats_internal::NeumaierSum rss_sum;
-  for (Eigen::Index i = 0; i < rows; ++i) rss_sum.add(residuals(i) * residuals(i));
+  for (std::size_t i = 0; i < n; ++i) {
+    double fitted = 0.0;
+    for (std::size_t k = 0; k < p; ++k) fitted += z[i * p + k] * c[k];
+    rss_sum.add((y[i] - fitted) * (y[i] - fitted));
+  }
   const double rss = rss_sum.value();
   const double y_mean = compensated_mean(y);
   stats_internal::NeumaierSum tss_sum;
   for (const double v : y) tss_sum.add((v - y_mean) * (v - y_mean));
   const double tss = tss_sum.value();
 
-  const Eigen::MatrixXd t = basis_change(degree, m, s);
-  const Eigen::VectorXd b = t * c;
-  for (std::size_t k = 0; k < p; ++k) fit.coefficients[k] = b(static_cast<Eigen::Index>(k));
+  const std::vector<double> t = basis_change(degree, m, s);
+  for (std::size_t j = 0; j < p; ++j) {
+    double b = 0.0;
+    for (std::size_t k = 0; k < p; ++k) b += t[j * p + k] * c[k];
+    fit.coefficients[j] = b;
+  }
 
   std::vector<std::string> notes;
   // R^2 = 1 - RSS / TSS (coefficient of determination).
@@ -191,15 +215,24 @@ PolynomialFit polynomial_fit(std::span<const double> x, std::span<const double> 
     // sigma^2 = RSS / (n - degree - 1); Cov(c) = sigma^2 (Z'Z)^-1 = sigma^2 R^-1 R^-T.
     const double sigma2 = rss / static_cast<double>(n - p);
     fit.residual_sd = std::sqrt(sigma2);
-    const Eigen::MatrixXd r =
-        qr.matrixQR().topLeftCorner(cols, cols).triangularView<Eigen::Upper>();
-    const Eigen::MatrixXd r_inv =
-        r.triangularView<Eigen::Upper>().solve(Eigen::MatrixXd::Identity(cols, cols));
-    const Eigen::MatrixXd cov_z = sigma2 * (r_inv * r_inv.transpose());
-    const Eigen::MatrixXd cov_raw = t * cov_z * t.transpose();
+    // Column j of R^-1 solves R v = e_j; then Cov(b) = T R^-1 R^-T T^T sigma^2, so
+    // Var(b_k) = sigma^2 |row k of T R^-1|^2.
+    std::vector<double> r_inv(p * p, 0.0);  // row-major, column j = R^-1 e_j
+    std::vector<double> column(p);
+    for (std::size_t j = 0; j < p; ++j) {
+      std::fill(column.begin(), column.end(), 0.0);
+      column[j] = 1.0;
+      solve_upper(r, p, column);
+      for (std::size_t i = 0; i < p; ++i) r_inv[i * p + j] = column[i];
+    }
     for (std::size_t k = 0; k < p; ++k) {
-      const auto kk = static_cast<Eigen::Index>(k);
-      fit.standard_errors[k] = std::sqrt(std::max(0.0, cov_raw(kk, kk)));
+      double variance = 0.0;
+      for (std::size_t j = 0; j < p; ++j) {
+        double tr = 0.0;  // (T R^-1)[k][j]
+        for (std::size_t a = 0; a < p; ++a) tr += t[k * p + a] * r_inv[a * p + j];
+        variance += tr * tr;
+      }
+      fit.standard_errors[k] = std::sqrt(std::max(0.0, sigma2 * variance));
     }
   } else {
     notes.emplace_back(fmt::format(

@@ -96,6 +96,13 @@ std::vector<double> symmetric_eigen(std::vector<double>& a, std::size_t n, bool 
 // non-finite entry or a failure to converge is an InternalError.
 std::vector<double> singular_values(std::vector<double>& a, std::size_t rows, std::size_t cols);
 
+// Thin SVD of the rows x cols row-major matrix `a` = U diag(s) V^T (LAPACK dgesdd, divide and
+// conquer; `a` is destroyed). Returns the k = min(rows, cols) singular values, descending, and
+// sets `u` to the rows x k row-major left singular vectors (u[i * k + j] = U(i, j); each
+// column's sign is LAPACK's). Single-threaded. Same errors as singular_values.
+std::vector<double> thin_svd(std::vector<double>& a, std::size_t rows, std::size_t cols,
+                             std::vector<double>& u);
+
 // The triangular factor of a tall matrix: given the rows x cols row-major matrix X in `a`
 // (rows >= cols), replaces `a` with the cols x cols upper-triangular R (row-major, zeros
 // below the diagonal) of X = Q R, Q with orthonormal columns, so R^T R = X^T X without
