@@ -172,6 +172,21 @@ def check_namespaces(path, code, stage, kind):
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
+def stages_included(code, stages):
+    """The stages whose public headers (vlbias/<stage>/...) the code includes."""
+    return {m.group(1) for inc in INCLUDE.findall(code)
+            for m in [re.match(r"vlbias/(\w+)/", inc)] if m and m.group(1) in stages}
+
+
+def report_mismatch(used, wanted, extra_message, missing_message):
+    """One problem for the stages used but not wanted, one for those wanted but not used; each
+    message's {} receives the stage names."""
+    if used - wanted:
+        problems.append(extra_message.format(" ".join(sorted(used - wanted))))
+    if wanted - used:
+        problems.append(missing_message.format(" ".join(sorted(wanted - used))))
+
+
 def check_stage_files(stage, stages):
     used = set()
     folders = [(root / "src" / stage, "src"), (root / "include" / "vlbias" / stage, "public")]
@@ -276,20 +291,10 @@ def check_python_links(stages):
     used = set()
     for path in sorted((root / "python").glob("*")):
         if path.suffix in (".cpp", ".h"):
-            for inc in INCLUDE.findall(path.read_text(errors="replace")):
-                parts = inc.split("/")
-                if len(parts) > 2 and parts[0] == "vlbias" and parts[1] in stages:
-                    used.add(parts[1])
-    if linked != used:
-        extra = sorted(linked - used)
-        unlinked = sorted(used - linked)
-        if extra:
-            problems.append(f"python/CMakeLists.txt: links {' '.join(extra)}, whose headers no "
-                            f"file of python/ includes")
-        if unlinked:
-            problems.append(f"python/CMakeLists.txt: python/ includes headers of "
-                            f"{' '.join(unlinked)}, which the module does not link")
-
+            used |= stages_included(path.read_text(errors="replace"), stages)
+    report_mismatch(used, linked, f"python/CMakeLists.txt: python/ includes headers of {{}}, "
+                    f"which the module does not link", f"python/CMakeLists.txt: links {{}}, whose "
+                    f"headers no file of python/ includes")
 
 def main():
     declared = read_declared_stages()
@@ -305,16 +310,10 @@ def main():
         elif links[stage] != want:
             problems.append(f"CMakeLists.txt: stage {stage} links {' '.join(links[stage]) or 'none'}"
                             f", DEVELOPERS.md lists {' '.join(want) or 'none'}")
-        used = check_stage_files(stage, stages)
-        if used != want:
-            extra = sorted(set(used) - set(want))
-            unused = sorted(set(want) - set(used))
-            if extra:
-                problems.append(f"src/{stage}: includes headers of {' '.join(extra)}, which "
-                                f"DEVELOPERS.md does not list for it")
-            if unused:
-                problems.append(f"src/{stage}: DEVELOPERS.md lists {' '.join(unused)} for it, but "
-                                f"no file of the stage includes their headers")
+        report_mismatch(set(check_stage_files(stage, stages)), set(want),
+                        f"src/{stage}: includes headers of {{}}, which DEVELOPERS.md does not "
+                        f"list for it", f"src/{stage}: DEVELOPERS.md lists {{}} for it, but no "
+                        f"file of the stage includes their headers")
     check_tests(stages)
     check_graph_copies(declared)
     check_python_links(stages)

@@ -78,10 +78,7 @@ release_built=0
 if targets="vlbias _vlbias" build build -DCMAKE_BUILD_TYPE=Release -DVLBIAS_TESTS=OFF; then
   release_built=1
   phase "Release build of the benchmarks"
-  if ! build build; then
-    failed=$((failed + 1))
-    release_built=0
-  fi
+  build build || failed=$((failed + 1))
 else
   failed=$((failed + 1))
 fi
@@ -111,7 +108,7 @@ fi
 
 phase "Sanitizer build (clang ASan+UBSan with libFuzzer's coverage; the tests, compiled once)"
 # One clang build serves the sanitised tests, the Release suite and the fuzzers (VLBIAS_FUZZ
-# instruments every library for libFuzzer; the tests link without its main). -O1 keeps the
+# gives the fuzzed stages libFuzzer's coverage; the tests link without its main). -O1 keeps the
 # libraries fast; line tables let a report name file and line. With VLBIAS_RELEASE_DIR the test
 # objects are linked a second time, against build/'s libraries: release_test_<stage>, whose
 # tests (named "release.*") run the Release libraries and the Release vlbias.
