@@ -16,6 +16,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/io/table.h"
 #include "vlbias/stats/stats.h"
 #include "vlbias/version.h"
@@ -192,16 +193,16 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
     std::fputs(version_line().c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "vlbias: error: %s\nRun 'vlbias help' for usage.\n", e.what());
+    eprint("vlbias: error: {}\nRun 'vlbias help' for usage.\n", e.what());
     return 2;
   } catch (const Error& e) {
-    std::fprintf(stderr, "vlbias: error: %s\n", e.what());
+    eprint("vlbias: error: {}\n", e.what());
     return e.exit_code();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "vlbias: error: out of memory\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "vlbias: internal error: %s\n", e.what());
+    eprint("vlbias: internal error: {}\n", e.what());
     return 1;
   }
   return 0;

@@ -8,6 +8,7 @@
 #include "vlbias/audits/compare_runs.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/terminal.h"
 
 namespace vlbias::cli_internal {
 
@@ -32,7 +33,7 @@ void run_compare_runs(CompareRunsArgs& a) {
   const Json results = compare_runs(dirs, o);
   const std::filesystem::path report = write_comparison(a.out, results);
   if (!quiet()) {
-    fmt::print(stderr, "vlbias: wrote {}/results.json and {}\n", a.out, report.string());
+    eprint("vlbias: wrote {}/results.json and {}\n", a.out, report.string());
   }
 }
 

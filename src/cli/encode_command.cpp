@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/encode/image_model.h"
 
@@ -81,12 +82,12 @@ EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
 
 void print_encode_summary(const EncodeJobOptions& o, const EncodeJobResult& r) {
   if (quiet()) return;
-  fmt::print(stderr, "vlbias: encoded {} of {} {}{} in {:.1f} s ({:.1f}/s){} -> {} ({})\n",
-             r.encoded, r.items, o.kind == EncodeKind::Images ? "images" : "texts",
-             o.shard.whole() ? "" : fmt::format(" (shard {} of {})", o.shard.index, o.shard.count),
-             r.seconds, static_cast<double>(r.items - r.resumed) / std::max(r.seconds, 1e-9),
-             r.resumed ? fmt::format(", {} resumed", r.resumed) : "", o.out.string(),
-             r.manifest.string());
+  eprint("vlbias: encoded {} of {} {}{} in {:.1f} s ({:.1f}/s){} -> {} ({})\n", r.encoded, r.items,
+         o.kind == EncodeKind::Images ? "images" : "texts",
+         o.shard.whole() ? "" : fmt::format(" (shard {} of {})", o.shard.index, o.shard.count),
+         r.seconds, static_cast<double>(r.items - r.resumed) / std::max(r.seconds, 1e-9),
+         r.resumed ? fmt::format(", {} resumed", r.resumed) : "", o.out.string(),
+         r.manifest.string());
 }
 
 }  // namespace

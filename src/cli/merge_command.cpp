@@ -8,6 +8,7 @@
 #include "run_options.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/score/classifier_job.h"
 
@@ -25,16 +26,15 @@ using Paths = std::vector<std::filesystem::path>;
 void merge_embeddings(const MergeArgs& args, const Paths& shards) {
   const EncodeMergeResult r = merge_encode_shards(args.out, shards);
   if (quiet()) return;
-  fmt::print(stderr, "vlbias: merged {} shards: {} of {} items encoded{} -> {} ({})\n", r.shards,
-             r.encoded, r.items, r.failed ? fmt::format(", {} failed", r.failed) : "", args.out,
-             r.manifest.string());
+  eprint("vlbias: merged {} shards: {} of {} items encoded{} -> {} ({})\n", r.shards, r.encoded,
+         r.items, r.failed ? fmt::format(", {} failed", r.failed) : "", args.out,
+         r.manifest.string());
 }
 
 void merge_classifier_runs(const MergeArgs& args, const Paths& shards) {
   const ClassifierMergeResult r = merge_classifier_shards(args.out, shards);
   if (quiet()) return;
-  fmt::print(stderr, "vlbias: merged {} shards: {} rows -> {}\n", r.shards, r.rows,
-             r.scored.string());
+  eprint("vlbias: merged {} shards: {} rows -> {}\n", r.shards, r.rows, r.scored.string());
 }
 
 // What the first shard folder holds says which job made it.
