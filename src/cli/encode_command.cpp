@@ -38,7 +38,8 @@ void add_job_options(CLI::App* cmd, EncodeArgs& args) {
                   "Inception, 256 texts)");
   cmd->add_option("--chunk", args.chunk, "Items per checkpoint (default 256 images, 4096 texts)");
   cmd->add_option("--decode-threads", args.decode_threads,
-                  "Image decoding threads running ahead of inference (default: half the cores)");
+                  "Image decoding threads running ahead of inference, 0 to 256 (default 0: half\n"
+                  "the cores; never more than the images)");
   cmd->add_option("--max-image-pixels", args.max_image_pixels,
                   "Pillow's MAX_IMAGE_PIXELS rule: images over twice this are refused, over it\n"
                   "warned; all decoding threads together hold at most 6 bytes per pixel of it")

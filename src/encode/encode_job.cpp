@@ -385,6 +385,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   VLBIAS_CHECK(o.max_image_pixels >= 1 && o.max_image_pixels <= kMaxImagePixelsOption, UsageError,
                "--max-image-pixels {}: expected 1 to {} (default {}, Pillow's MAX_IMAGE_PIXELS).",
                o.max_image_pixels, kMaxImagePixelsOption, kPillowMaxImagePixels);
+  check_thread_count(o.decode_threads, "--decode-threads");
 
   // Images: any image model (CLIP, the FID Inception, DINOv2); texts: CLIP.
   std::unique_ptr<ImageFeatureModel> image_model;

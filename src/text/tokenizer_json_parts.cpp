@@ -106,6 +106,7 @@ void read_unigram_normalizer(const json& normalizer, const std::string& where,
     step.charsmap = PrecompiledCharsmap::parse(base64_decode_strict(b64, what), what);
   } else if (type == "Replace") {
     step.kind = NormalizerStep::Kind::Replace;
+    step.source = where + " Replace";
     const json& pattern = member(normalizer, "pattern", V::object, where);
     step.content = utf32(member(normalizer, "content", V::string, where), where + " content");
     if (const json* s = optional_member(pattern, "String", V::string, where + " pattern")) {

@@ -104,7 +104,8 @@ struct EncodeJobOptions {
   bool fail_on_error = false;
   std::size_t batch = 0;        // items per forward pass (0: 32 images / 256 texts)
   std::size_t chunk = 0;        // items per checkpoint (0: 256 images / 4096 texts)
-  unsigned decode_threads = 0;  // image decoding workers (0: half the pool, at least 1)
+  unsigned decode_threads = 0;  // image decoding workers (0: half the pool, at least 1; at most
+                                // kMaxThreads, UsageError above; never more than the images)
   // Pillow's rule with N = PIL.Image.MAX_IMAGE_PIXELS: an image of more than 2 N pixels is
   // refused (recorded as failed, as DecompressionBombError), more than N warns. The decoding
   // workers together hold at most 6 N bytes of decode and resize buffers (an image needing
