@@ -37,6 +37,30 @@ void merge_classifier_runs(const MergeArgs& args, const Paths& shards) {
   eprint("vlbias: merged {} shards: {} rows -> {}\n", r.shards, r.rows, r.scored.string());
 }
 
+// A run-folder shard named by one of the files its run wrote (what `ls` shows, and what a user
+// types): its folder. An embedding file names an encode / features shard, whose merge writes an
+// embedding file; any other file is no shard.
+std::filesystem::path shard_folder(const std::string& given, const std::string& out) {
+  const std::filesystem::path p(given);
+  if (!std::filesystem::is_regular_file(p)) return p;
+  const std::string name = p.filename().string();
+  for (const char* written :
+       {"manifest.json", "scored.jsonl", "run.json", "generations.jsonl", "requests.jsonl"}) {
+    if (name == written)
+      return p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+  }
+  const bool embeddings = p.extension() == ".npy" || p.extension() == ".safetensors" ||
+                          name.ends_with(".manifest.json") || name.ends_with(".rows.csv");
+  VLBIAS_CHECK(!embeddings, UsageError,
+               "vlbias merge {}: {} is the output of an encode / features shard, whose merge "
+               "writes an embedding file: give OUT as a .npy or .safetensors file.",
+               out, given);
+  VLBIAS_FAIL(UsageError,
+              "vlbias merge {}: {} is a file, not a shard; give each shard's folder (the --out "
+              "of its run, holding manifest.json or run.json).",
+              out, given);
+}
+
 // What the first shard folder holds says which job made it.
 bool is_classifier_run(const std::string& shard) {
   const std::filesystem::path manifest = std::filesystem::path(shard) / "manifest.json";
@@ -59,20 +83,23 @@ void add_merge_command(CLI::App& app) {
                   "features shards, a run folder for generate / score shards")
       ->required();
   cmd->add_option("SHARD", args->shards,
-                  "Each shard's output folder (or its .manifest.json), all N of them, any order")
+                  "Each shard's output folder, or a file its run wrote (an encode shard's\n"
+                  ".npy / .safetensors or .manifest.json; a run's manifest.json, scored.jsonl or\n"
+                  "run.json), all N of them, any order")
       ->required();
   cmd->callback([args] {
     const std::filesystem::path out(args->out);
-    const Paths shards(args->shards.begin(), args->shards.end());
     if (out.extension() == ".npy" || out.extension() == ".safetensors") {
-      merge_embeddings(*args, shards);
+      merge_embeddings(*args, Paths(args->shards.begin(), args->shards.end()));
       return;
     }
+    Paths shards;
+    for (const std::string& s : args->shards) shards.push_back(shard_folder(s, args->out));
     if (is_request_run(shards[0])) {
       print_summary(merge_run_shards(out, shards), args->out);
       return;
     }
-    if (is_classifier_run(args->shards[0])) {
+    if (is_classifier_run(shards[0].string())) {
       merge_classifier_runs(*args, shards);
       return;
     }
@@ -81,7 +108,7 @@ void add_merge_command(CLI::App& app) {
                 ".safetensors) for encode / features shards, or a run folder for the shards "
                 "of generate, score or score classifier ({} holds neither a run store nor a "
                 "manifest.json).",
-                args->out, args->shards[0]);
+                args->out, shards[0].string());
   });
 }
 

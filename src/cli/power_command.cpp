@@ -10,6 +10,7 @@
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/stats/power.h"
 
 namespace vlbias::cli_internal {
 
@@ -30,8 +31,11 @@ std::filesystem::path results_path(const std::string& pilot) {
 }
 
 void run_power(const PowerArgs& a) {
-  VLBIAS_CHECK(!a.effect_given || (std::isfinite(a.effect) && a.effect > 0), UsageError,
-               "--effect must be a gap greater than 0 in the test's units, got {}", a.effect);
+  VLBIAS_CHECK(!a.effect_given ||
+                   (std::isfinite(a.effect) && a.effect > 0 && a.effect <= stats::kMaxPowerValue),
+               UsageError,
+               "--effect must be a gap greater than 0 and at most {} in the test's units, got {}",
+               stats::kMaxPowerValue, a.effect);
   VLBIAS_CHECK(a.alpha > 0 && a.alpha < 1, UsageError, "--alpha must lie in (0, 1), got {}",
                a.alpha);
   VLBIAS_CHECK(a.power > 0 && a.power < 1, UsageError, "--power must lie in (0, 1), got {}",
