@@ -9,6 +9,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
+#include "vlbias/io/run_paths.h"
 
 namespace vlbias::cli_internal {
 
@@ -23,6 +24,8 @@ struct CompareRunsArgs {
 
 void run_compare_runs(CompareRunsArgs& a) {
   std::vector<std::filesystem::path> dirs(a.runs.begin(), a.runs.end());
+  // Before anything is read or written: --out B once replaced run B's results.json.
+  check_out_apart_from_inputs(a.out, dirs, "compare-runs --out");
   CompareRunsOptions o = a.options;
   o.correction = a.correction;
   o.pairs = a.pairs == "all" ? RunPairs::All : RunPairs::Reference;

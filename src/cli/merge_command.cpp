@@ -10,6 +10,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
 #include "vlbias/encode/encode.h"
+#include "vlbias/io/run_paths.h"
 #include "vlbias/score/classifier_job.h"
 
 namespace vlbias::cli_internal {
@@ -95,11 +96,15 @@ void add_merge_command(CLI::App& app) {
     }
     Paths shards;
     for (const std::string& s : args->shards) shards.push_back(shard_folder(s, args->out));
+    // A run folder merge writes apart from every shard folder: OUT is none of them, holds
+    // none and sits in none (an embedding merge checks its files against the shards').
     if (is_request_run(shards[0])) {
+      check_out_apart_from_inputs(out, shards, "merge OUT");
       print_summary(merge_run_shards(out, shards), args->out);
       return;
     }
     if (is_classifier_run(shards[0].string())) {
+      check_out_apart_from_inputs(out, shards, "merge OUT");
       merge_classifier_runs(*args, shards);
       return;
     }

@@ -73,10 +73,18 @@ std::string stem_of(const fs::path& images) {
   return (abs.has_filename() ? abs : abs.parent_path()).stem().string();
 }
 
+// Makes the cache folder as every folder vlbias writes into is made (make_output_folders): a
+// link planted at .vlbias-features is refused (InputError), never written through; a parent
+// where nothing can be created gives false (the features are then computed without being kept).
 bool writable(const fs::path& folder) {
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  return !ec && ::access(folder.c_str(), W_OK | X_OK) == 0;
+  refuse_symbolic_link(folder, "the feature cache folder");
+  try {
+    make_output_folders(folder.parent_path(), folder.filename());
+  } catch (const InputError&) {
+    refuse_symbolic_link(folder, "the feature cache folder");  // planted meanwhile: refused
+    return false;
+  }
+  return ::access(folder.c_str(), W_OK | X_OK) == 0;
 }
 
 std::string brief_value(const Json& j) {
@@ -155,9 +163,10 @@ ImageFeatures image_features(const FeatureRequest& request) {
   fs::path folder = cache_folder(request.images);
   const bool keep = writable(folder);
   if (!keep) {
-    folder = fs::temp_directory_path() /
-             fmt::format("vlbias-features-{}-{}", ::getpid(), std::random_device{}());
-    fs::create_directories(folder);
+    const std::string name =
+        fmt::format("vlbias-features-{}-{}", ::getpid(), std::random_device{}());
+    make_output_folders(fs::temp_directory_path(), name);  // refuses a link planted there
+    folder = fs::temp_directory_path() / name;
     warn("{} is not writable: the features of {} are computed without being kept.",
          cache_folder(request.images).string(), request.images.string());
   }

@@ -7,6 +7,7 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/core/input_file.h"
 #include "vlbias/core/timestamp.h"
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/io/file_text.h"
@@ -104,10 +105,18 @@ const std::vector<std::string> kSameJob = {
     "/vlbias_version", "/command",           "/model",  "/tokenizer",        "/input/sha256",
     "/input/rows",     "/input/text_column", "/output", "/throughput/batch", "/chunk"};
 
+// `path` after the input policy (core/input_file.h): a pipe or device is refused before the
+// stream opens it (open() on a named pipe would wait for a writer).
+const fs::path& scored_jsonl_checked(const fs::path& path) {
+  (void)check_input_file(path.string(), "a shard's scored.jsonl", PipeRule::Refuse);
+  return path;
+}
+
 // One line of a shard's scored.jsonl at a time (each JSON line holds no raw newline).
 class LineReader {
  public:
-  explicit LineReader(const fs::path& path) : path_(path), in_(path, std::ios::binary) {
+  explicit LineReader(const fs::path& path)
+      : path_(path), in_(scored_jsonl_checked(path), std::ios::binary) {
     VLBIAS_CHECK(in_.good(), InputError, "{}: cannot be read.", path.string());
   }
   void copy_lines(std::size_t count, AtomicWriter& out) {
