@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include "vlbias/core/error.h"
-#include "vlbias/core/sha256.h"
 #include "vlbias/core/input_file.h"
+#include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/io/file_text.h"

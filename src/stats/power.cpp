@@ -255,8 +255,8 @@ void check_power_design(const PowerDesign& d) {
     if (!is_means_test(d.test)) continue;
     VLBIAS_CHECK(
         std::isfinite(d.groups[g].sd) && d.groups[g].sd >= 0 && d.groups[g].sd <= kMaxPowerValue,
-        UsageError, "power: group {} has sd {}; expected a finite number from 0 to {}", g, d.groups[g].sd,
-        kMaxPowerValue);
+        UsageError, "power: group {} has sd {}; expected a finite number from 0 to {}", g,
+        d.groups[g].sd, kMaxPowerValue);
     any_spread = any_spread || d.groups[g].sd > 0;
   }
   any_spread = any_spread || (d.test == PowerTest::Friedman && d.cluster_sd > 0);
