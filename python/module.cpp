@@ -430,7 +430,7 @@ PYBIND11_MODULE(_vlbias, m) {
         if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
         VLBIAS_CHECK(overflow == 0, v::UsageError,
                      "set_threads(n) must be an integer from 0 (all cores) to {}, got {}",
-                     v::kMaxThreads, std::string(py::str(n)));
+                     v::kMaxThreads, py::repr(n).cast<std::string>());
         v::check_thread_count(value, "set_threads(n)");
         v::set_thread_count(static_cast<unsigned>(value));
       },
