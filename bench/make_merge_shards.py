@@ -2,7 +2,7 @@
 """Synthetic encode shards for timing `vlbias merge` at scale (docs/scaling.md).
 
 Writes N shard folders as `vlbias encode --shard I/N` lays them out (emb.npy, emb.rows.csv,
-emb.manifest.json with the fields merge reads), for ROWS random float32 rows of DIM columns in
+emb.manifest.json with the fields merge reads, the SHA-256 checks included), for ROWS random float32 rows of DIM columns in
 chunks of CHUNK, chunk c in shard c mod N. (The merge's bytes are checked against one process
 in the tests and bench/shard_overhead.sh; this times it at scale.)
 
@@ -11,6 +11,7 @@ in the tests and bench/shard_overhead.sh; this times it at scale.)
   /usr/bin/time -f "%e s %M KiB" build/vlbias merge $D/merged/emb.npy $D/shards/*
 """
 import argparse
+import hashlib
 import json
 import os
 
@@ -22,6 +23,24 @@ def write_rows(path, rows, names):
         f.write("row,input_row,path\n")
         for j, r in enumerate(rows):
             f.write(f"{j},{r},{names(r)}\n")
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def items_sha256(items):
+    # encode_internal::items_sha256 (src/encode/encode_job.cpp): blocks of 4,096 items, each as
+    # its byte length, ':', its bytes and a newline; the blocks' hex digests, one per line.
+    digests = b""
+    for b in range(0, len(items), 4096):
+        block = b"".join(b"%d:%s\n" % (len(x), x) for x in (i.encode() for i in items[b:b + 4096]))
+        digests += hashlib.sha256(block).hexdigest().encode() + b"\n"
+    return hashlib.sha256(digests).hexdigest()
 
 
 def main():
@@ -40,6 +59,7 @@ def main():
             "input": {"path": "images.csv", "sha256": "0" * 64, "column": "path", "items": a.rows},
             "model": {"weights_sha256": "1" * 64}, "chunk": a.chunk, "batch": 32, "failed": [],
             "resumed_items": 0, "seconds": 1.0}
+    all_items = items_sha256([names(r) for r in range(a.rows)])
     for i in range(a.shards):
         mine = [c for c in range(chunks) if c % a.shards == i]
         rows = np.concatenate([np.arange(c * a.chunk, min(a.rows, (c + 1) * a.chunk)) for c in mine]) \
@@ -54,7 +74,10 @@ def main():
                        "cols": a.dim, "dtype": "float32", "normalized": True}
         m["rows_file"] = "emb.rows.csv"
         m["shard"] = {"index": i, "count": a.shards, "scheme": "chunk mod count",
-                      "source": f"--shard {i}/{a.shards}", "items": len(rows)}
+                      "source": f"--shard {i}/{a.shards}", "items": len(rows),
+                      "items_sha256": all_items,
+                      "output_sha256": sha256_file(os.path.join(d, "emb.npy")),
+                      "rows_sha256": sha256_file(os.path.join(d, "emb.rows.csv"))}
         with open(os.path.join(d, "emb.manifest.json"), "w") as f:
             json.dump(m, f, indent=2)
     os.makedirs(os.path.join(a.out, "merged"), exist_ok=True)

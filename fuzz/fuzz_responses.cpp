@@ -3,8 +3,8 @@
 // status, the judge's answer parsers (Llama Guard, scale) on the raw bytes and on the text of
 // a chat completion,
 // base64 (decode, and encode round trips), image sniffing, Retry-After, the JSON depth limit
-// and the key redaction. Nothing may throw: a server's bytes are data, never a reason to
-// stop a run.
+// and the redaction of the key and of every query value. Nothing may throw: a server's bytes
+// are data, never a reason to stop a run.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -89,5 +89,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string redacted = bytes;
   redact.apply(redacted);
   if (redacted.find(kKey) != std::string::npos) __builtin_trap();
+  // Nor of a query value, however short (issue 37: a 7-byte one was kept).
+  Redactor query;
+  query.add_url_query("https://x.test/v1?api_key=QSECRET&v=Z");
+  std::string cleaned = bytes;
+  query.apply(cleaned);
+  if (cleaned.find("QSECRET") != std::string::npos || cleaned.find('Z') != std::string::npos)
+    __builtin_trap();
   return 0;
 }

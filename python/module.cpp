@@ -422,8 +422,21 @@ PYBIND11_MODULE(_vlbias, m) {
 
   bind_features(m);
   m.def(
-      "set_threads", [](unsigned n) { v::set_thread_count(n); }, py::arg("n"),
-      "Worker threads for every later call (0 = all cores), as the CLI's --threads.");
+      "set_threads",
+      [](const py::int_& n) {
+        // Any Python int: one beyond 64 bits is out of range too (UsageError, a ValueError).
+        int overflow = 0;
+        const long long value = PyLong_AsLongLongAndOverflow(n.ptr(), &overflow);
+        if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
+        VLBIAS_CHECK(overflow == 0, v::UsageError,
+                     "set_threads(n) must be an integer from 0 (all cores) to {}, got {}",
+                     v::kMaxThreads, py::repr(n).cast<std::string>());
+        v::check_thread_count(value, "set_threads(n)");
+        v::set_thread_count(static_cast<unsigned>(value));
+      },
+      py::arg("n"),
+      "Worker threads for every later call (0 = all cores, at most 256), as the CLI's --threads; "
+      "vlbias.UsageError (a ValueError) outside 0..256.");
   m.def(
       "threads", [] { return v::thread_count(); }, "Worker threads in use.");
 

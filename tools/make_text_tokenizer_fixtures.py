@@ -402,6 +402,8 @@ def write_fuzz_seeds(lines):
     seed("vocab_txt", 2, b"".join(t.encode("utf-8") + b"\n" for t, i in
                                  sorted(bert["model"]["vocab"].items(), key=lambda kv: kv[1])))
     seed("vocab_json", 3, model_file("roberta", "vocab.json"))
+    seed("vocab_json_array", 3, "[]")  # issue 37: no object at all, not an empty vocabulary
+    seed("vocab_json_string", 3, '"x"')
     merges = model_file("roberta", "merges.txt").split(b"\n")
     seed("merges_txt", 4, b"\n".join(merges[:40]) + b"\n")
     seed("sentencepiece_model", 5, tiny)

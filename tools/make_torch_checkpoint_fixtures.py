@@ -21,8 +21,10 @@ The hostile corpus (hostile/) is built here byte by byte: pickles calling os.sys
 builtins.eval, subprocess.Popen (STACK_GLOBAL) and posix.system, a storage declared larger
 than its entry, a view past its storage, a broadcast view (stride 0) that would inflate a
 tiny storage, a truncated archive, an entry offset past the end, a central directory that
-points into itself, a deflated data.pkl, deep nesting, an unset memo index, and a legacy
-file whose storage is shorter than declared. The tests assert on each refusal's message.
+points into itself, a deflated data.pkl, deep nesting, an unset memo index, a legacy
+file whose storage is shorter than declared, and one storage read as two dtypes or two sizes
+(ZIP data/ and TorchScript constants/ entries, legacy storages). The tests assert on each
+refusal's message.
 
 Run: /usr/bin/python3 tools/make_torch_checkpoint_fixtures.py
 """
@@ -180,6 +182,23 @@ def tensor_pickle(numel, offset, size, stride, dtype="FloatStorage", legacy=Fals
             ints(size) + ints(stride) + b"\x89ccollections\nOrderedDict\n)RtRu.")
 
 
+def tensors_pickle(tensors, legacy=False):
+    # {name: _rebuild_tensor_v2(storage, 0, size, stride, False, OrderedDict()), ...} for
+    # (name, storage type, storage key, numel, size, stride) in tensors
+    ints = lambda xs: b"(" + b"".join(b"J" + struct.pack("<i", v) for v in xs) + b"t"
+    items = b"".join(
+        binunicode(name) + b"ctorch._utils\n_rebuild_tensor_v2\n(" +
+        storage_pid(dtype, key, numel, legacy) + b"J" + struct.pack("<i", 0) + ints(size) +
+        ints(stride) + b"\x89ccollections\nOrderedDict\n)RtR"
+        for name, dtype, key, numel, size, stride in tensors)
+    return b"\x80\x02}(" + items + b"u."
+
+
+# One 16-byte storage read as 4 floats and as 8 halves: torch.save refuses to write it and
+# torch.load to read it ("views the same data as different types").
+TWO_DTYPES = [("a", "FloatStorage", "0", 4, [4], [1]), ("b", "HalfStorage", "0", 8, [8], [1])]
+
+
 def zip_checkpoint(pkl, storage=b"", extra=()):
     return zip_bytes([("archive/data.pkl", pkl), ("archive/data/0", storage),
                       ("archive/version", b"3\n")] + list(extra))
@@ -243,6 +262,15 @@ def hostile():
     files["legacy_short_storage.pth"] = legacy_checkpoint(
         tensor_pickle(6, 0, [6], [1], legacy=True), ["0"], [(6, b"\0" * 12)])
     files["not_a_checkpoint.pth"] = b"just some text, not a checkpoint\n"
+    files["zip_two_dtypes.pth"] = zip_checkpoint(tensors_pickle(TWO_DTYPES), b"\0" * 16)
+    files["zip_two_sizes.pth"] = zip_checkpoint(tensors_pickle(
+        [("a", "FloatStorage", "0", 4, [4], [1]), ("b", "FloatStorage", "0", 2, [2], [1])]),
+        b"\0" * 16)
+    files["constants_two_dtypes.pt"] = zip_bytes([
+        ("m/data.pkl", b"\x80\x02}."), ("m/constants.pkl", tensors_pickle(TWO_DTYPES)),
+        ("m/constants/0", b"\0" * 16)])
+    files["legacy_two_dtypes.pth"] = legacy_checkpoint(
+        tensors_pickle(TWO_DTYPES, legacy=True), ["0"], [(4, b"\0" * 16)])
     for name, data in files.items():
         with open(os.path.join(HOSTILE, name), "wb") as f:
             f.write(data)
@@ -263,7 +291,8 @@ def main():
     for name in ("mixed_zip.pth", "mixed_legacy.pth", "net_state_legacy.pth"):
         shutil.copy(os.path.join(OUT, name), os.path.join(CORPUS, name))
     for name in ("os_system.pth", "view_past_storage.pth", "legacy_short_storage.pth",
-                 "memo_unset.pth"):
+                 "memo_unset.pth", "zip_two_dtypes.pth", "constants_two_dtypes.pt",
+                 "legacy_two_dtypes.pth"):
         with open(os.path.join(CORPUS, name), "wb") as f:
             f.write(files[name])
 

@@ -152,7 +152,7 @@ yaml_quote() {
 # time and money, so an interrupted or partly failed run of the same step (the same command
 # line and inputs: resume_or_fresh) continues with --resume --retry-failed and sends only what
 # is missing; a run left by other inputs (another prompt table, spec or endpoint) is removed
-# first, since its requests are not this step's.
+# first, since its requests are not this step's. Fails when every request failed.
 generate_run() {
   local vlbias=$1 kind=$2 spec=$3 run=$4
   shift 4
@@ -164,6 +164,92 @@ generate_run() {
       rm -rf -- "$run" || return  # stopped before its store existed: nothing to continue
     fi
   fi
-  # The run's JSON summary goes to stderr, beside the progress: stdout lists the steps.
-  "$vlbias" generate "$kind" "$spec" --out "$run" "$@" ${resume[@]+"${resume[@]}"} >&2
+  # The run's JSON summary goes to stderr, beside the progress: stdout lists the steps. A run
+  # whose every request failed fails the step (check_requests).
+  "$vlbias" generate "$kind" "$spec" --out "$run" "$@" ${resume[@]+"${resume[@]}"} >&2 &&
+    check_requests "$run"
+}
+
+# Succeeds when URL is an http(s) URL without spaces, quotes or backslashes (the recipes write
+# URLs into YAML and comments).
+check_url() {
+  [[ $1 =~ ^https?://[^[:space:]\"\\]+$ ]]
+}
+
+# Prints URL with PATH appended to its path, before its query and fragment (RFC 3986, 3.3: the
+# path ends at the first ? or #): url_join 'http://h:8000/v1/?api-version=2' /chat/completions
+# prints http://h:8000/v1/chat/completions?api-version=2. A path that already ends in PATH is
+# kept as it is.
+url_join() {
+  local url=$1 path=$2 rest=""
+  if [[ $url =~ ^([^?#]*)([?#].*)$ ]]; then
+    url=${BASH_REMATCH[1]}
+    rest=${BASH_REMATCH[2]}
+  fi
+  url=${url%/}
+  [[ $url == *"$path" ]] || url+=$path
+  printf '%s%s\n' "$url" "$rest"
+}
+
+# Prints URL without its fragment and with every query value replaced by [redacted] (a
+# parameter without '=' counts whole), as vlbias redacts them: the form a recipe may write.
+redacted_url() {
+  local url=${1%%#*} out sep='?' param
+  if [[ $url != *\?* ]]; then
+    printf '%s\n' "$url"
+    return 0
+  fi
+  out=${url%%\?*}
+  local -a params=()
+  IFS='&' read -r -a params <<<"${url#*\?}"
+  for param in ${params[@]+"${params[@]}"}; do
+    [[ -n $param ]] || continue
+    if [[ $param == *=* ]]; then out+="$sep${param%%=*}=[redacted]"; else out+="$sep[redacted]"; fi
+    sep='&'
+  done
+  printf '%s\n' "$out"
+}
+
+# The endpoint URL as a spec's entry: `url: "URL"`, or, when URL has a query (which may hold a
+# key: ?key=, ?api-key=), `url_env: VAR`, so that no file the recipe writes holds a query value;
+# the recipe exports VAR=URL for the commands it runs (vlbias reads endpoint.url_env with the
+# spec: docs/specs.md). Flow or block style alike.
+url_entry() {
+  if [[ $1 == *\?* ]]; then
+    printf 'url_env: %s' "$2"
+  else
+    printf 'url: %s' "$(yaml_quote "$1")"
+  fi
+}
+
+# A comment line for a spec whose URL url_entry keeps in VAR: the URL with its query values
+# redacted (a new host or path still changes the spec, so its steps run again). Nothing for a
+# URL without a query.
+url_note() {
+  if [[ $1 == *\?* ]]; then
+    printf '# endpoint: %s (the URL itself is read from $%s when the recipe runs)\n' \
+      "$(redacted_url "$1")" "$2"
+  fi
+}
+
+# After a request step (`vlbias generate`, `vlbias score judge`/perspective/moderation): fails
+# (1) naming the first error when RUN_DIR's requests.jsonl has requests and every one failed. A
+# wrong URL, model or key fails every request; vlbias records them and exits 0 (a resumed run
+# retries them), and the steps after it would turn nothing into empty tables. A run with some
+# answers passes (vlbias warns about the failed ones).
+check_requests() {
+  local rows=$1/requests.jsonl total failed first
+  [[ -f $rows ]] || return 0
+  # Every row starts {"key":"...","status":"..." and ends with "error":"..."}
+  # (RunStore::export_jsonl, src/generate/run_store.cpp).
+  local failed_row='^\{"key":"([^"\\]|\\.)*","status":"failed",'
+  total=$(grep -c '' -- "$rows") || true
+  failed=$(grep -E -c -- "$failed_row" "$rows") || true
+  ((total > 0 && failed == total)) || return 0
+  first=$(grep -E -m1 -- "$failed_row" "$rows" | grep -E -o '"error":"([^"\\]|\\.)*"\}$') || true
+  first=${first#\"error\":}
+  echo "every one of the $total requests of $1 failed (the first: ${first%\}});" \
+    "check the endpoint URL, the model and the API key. $rows lists them; running the recipe" \
+    "again retries them." >&2
+  return 1
 }

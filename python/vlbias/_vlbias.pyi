@@ -16,7 +16,7 @@ class UsageError(Error, ValueError): ...
 class InternalError(Error, RuntimeError): ...
 
 def set_threads(n: int) -> None:
-    """Worker threads for every later call (0 = all cores), as the CLI's --threads."""
+    """Worker threads for every later call (0 = all cores, at most 256), as the CLI's --threads; vlbias.UsageError (a ValueError) outside 0..256."""
 
 def threads() -> int:
     """Worker threads in use."""

@@ -12,6 +12,7 @@
 #include "vlbias/audits/compare_runs.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/file_text.h"
+#include "vlbias/io/run_paths.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {
@@ -70,11 +71,18 @@ std::filesystem::path units_path(const RunData& run, const std::string& table,
   VLBIAS_CHECK(inside, InputError,
                "{}: the units table '{}' of finding '{}' is not a path inside the run folder",
                run.summary_path.string(), table, id);
+  VLBIAS_CHECK(rel.extension() == ".csv", InputError,
+               "{}: the units table '{}' of finding '{}' is not a .csv file (vlbias audit writes "
+               "units/NAME.csv)",
+               run.summary_path.string(), table, id);
   const std::filesystem::path p = run.dir / rel;
-  VLBIAS_CHECK(std::filesystem::is_regular_file(p), InputError,
+  std::error_code ec;  // absent, as opposed to present but a link, device or folder
+  VLBIAS_CHECK(std::filesystem::exists(std::filesystem::symlink_status(p, ec)), InputError,
                "{}: the units table of finding '{}' is missing (summary.json names {})", p.string(),
                id, table);
-  return p;
+  // No link on the way (an outside file's values would reach the comparison); what kind of
+  // file it is, the table reader's input policy says (a device, a folder: named as such).
+  return run_input_file(run.dir, rel, fmt::format("the units table of finding '{}'", id));
 }
 
 std::vector<std::string> split_columns(const std::string& text) {
@@ -208,11 +216,16 @@ RunData load_run(const std::filesystem::path& dir, std::string name) {
   VLBIAS_CHECK(std::filesystem::is_directory(dir), InputError,
                "{}: not a folder (compare-runs takes the run folders of vlbias audit)",
                dir.string());
-  VLBIAS_CHECK(std::filesystem::exists(run.summary_path), InputError,
+  std::error_code ec;  // a link is present (and refused below), not missing
+  VLBIAS_CHECK(std::filesystem::exists(std::filesystem::symlink_status(run.summary_path, ec)),
+               InputError,
                "{}: missing (is {} the folder of a vlbias audit run? runs written before "
                "summary.json existed need `vlbias audit` again)",
                source, dir.string());
-  run.summary = parse_json(read_file_text(run.summary_path, "a run's summary.json"), source);
+  run.summary =
+      parse_json(read_file_text(run_input_file(dir, "summary.json", "a run's summary.json"),
+                                "a run's summary.json"),
+                 source);
   run.files_read.push_back(source);
   const Json& s = run.summary;
   VLBIAS_CHECK(s.is_object() && s.contains("schema") && s["schema"].is_string(), InputError,

@@ -39,7 +39,21 @@ std::size_t family_size(const Json& entries) {
   return m;
 }
 
-// A group {n, sd} of results.json; InputError naming the pointer when either is missing.
+// A count of results.json (a group's n, sets, clusters, requests) as a whole number of at most
+// stats::kMaxPowerSampleSize, checked before it sizes anything: every simulated study draws
+// each unit, so a pilot n of 10^12 (or 2^63) would be an allocation that never ends.
+std::size_t pilot_count(double v, const std::string& field, const std::string& source) {
+  VLBIAS_CHECK(std::isfinite(v) && v >= 0 && v == std::floor(v) &&
+                   v <= static_cast<double>(stats::kMaxPowerSampleSize),
+               InputError,
+               "{}: {} is {}; expected a whole number from 0 to {} (power simulates every unit "
+               "of every group)",
+               source, field, v, stats::kMaxPowerSampleSize);
+  return static_cast<std::size_t>(v);
+}
+
+// A group {n, sd} of results.json; InputError naming the pointer when either is missing or
+// out of range.
 stats::PowerGroup pilot_group(const Json& g, const char* sd_key, const std::string& ptr,
                               const std::string& source) {
   const double n = number_or_nan(g, "n"), sd = number_or_nan(g, sd_key);
@@ -49,7 +63,10 @@ stats::PowerGroup pilot_group(const Json& g, const char* sd_key, const std::stri
                "{}: {} has no standard deviation '{}' (results.json written before vlbias "
                "recorded it, or a group of one): rerun the audit to use it as a pilot",
                source, ptr, sd_key);
-  return {static_cast<std::size_t>(n), sd};
+  VLBIAS_CHECK(sd >= 0 && sd <= stats::kMaxPowerValue, InputError,
+               "{}: {}/{} is {}; expected a standard deviation from 0 to {}", source, ptr, sd_key,
+               sd, stats::kMaxPowerValue);
+  return {pilot_count(n, ptr + "/n", source), sd};
 }
 
 // The trait-pairs confidence tests (ANOVA / Welch / Student over the groups of one level).
@@ -199,10 +216,10 @@ void lvlm_group_tests(const Json& analyses, double alpha, const std::string& sou
                           e["groups"].size(), sets);
     stats::PowerDesign& d = t.design;
     d.test = stats::PowerTest::Friedman;
-    std::size_t blocks = static_cast<std::size_t>(sets);
+    std::size_t blocks = pilot_count(sets, t.pointer + "/complete_sets", source);
     if (std::isfinite(clusters) && clusters >= 1) {
       t.label += fmt::format(" in {} clusters", clusters);
-      blocks = static_cast<std::size_t>(clusters);
+      blocks = pilot_count(clusters, t.pointer + "/clusters", source);
       d.sets_per_cluster =
           std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(sets / clusters)));
       d.cluster_sd = number_or_nan(*pv, "cluster_sd");
@@ -246,7 +263,8 @@ void geo_filtered_test(const Json& analyses, double alpha, const std::string& so
     if (d.groups.empty() || n < static_cast<double>(d.groups[d.target].n)) {
       d.target = d.groups.size();
     }
-    d.groups.push_back({static_cast<std::size_t>(n), 0.0});
+    d.groups.push_back(
+        {pilot_count(n, fmt::format("/analyses/filtered/regions/{}/requested", r), source), 0.0});
     requested += n;
     blocked += rate * n;
   }

@@ -8,6 +8,7 @@
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/io/run_lock.h"
 #include "vlbias/report/report.h"
 
@@ -60,13 +61,12 @@ void add_audit_command(CLI::App& app) {
       for (const auto& p : *from_states) shards.from_states.emplace_back(p);
       run_lvlm_audit(spec, *out, shards);
       if (!quiet()) {
-        fmt::print(stderr, "vlbias: wrote {}\n",
-                   save_state->empty() ? *out + "/results.json" : *save_state);
+        eprint("vlbias: wrote {}\n", save_state->empty() ? *out + "/results.json" : *save_state);
       }
       return;
     }
     run_audit(spec, *out);
-    if (!quiet()) fmt::print(stderr, "vlbias: wrote {0}/results.json and {0}/report.html\n", *out);
+    if (!quiet()) eprint("vlbias: wrote {0}/results.json and {0}/report.html\n", *out);
   });
 }
 
@@ -85,7 +85,7 @@ void add_report_command(CLI::App& app) {
       lock.emplace(*run_dir);
     }
     const auto path = write_report(*run_dir);
-    if (!quiet()) fmt::print(stderr, "vlbias: wrote {}\n", path.string());
+    if (!quiet()) eprint("vlbias: wrote {}\n", path.string());
   });
 }
 

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <new>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/io/table.h"
 #include "vlbias/stats/stats.h"
 #include "vlbias/version.h"
@@ -167,6 +169,19 @@ bool names_no_command(int argc, char** argv) {
   return true;
 }
 
+// The value of --threads: 0 to kMaxThreads (check_thread_count's range), else UsageError
+// (exit 2) naming the range; a value too long for a number is out of range too.
+unsigned thread_option_value(const std::string& text) {
+  const bool number = !text.empty() && text.size() <= 18 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  VLBIAS_CHECK(number, UsageError,
+               "--threads must be an integer from 0 (all cores) to {}, got '{}'", kMaxThreads,
+               text);
+  const std::int64_t n = std::stoll(text);
+  check_thread_count(n, "--threads");
+  return static_cast<unsigned>(n);
+}
+
 // Runs CLI11 on the command line and maps every failure to a message and an exit code.
 int parse_and_run(CLI::App& app, int argc, char** argv) {
   try {
@@ -192,16 +207,16 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
     std::fputs(version_line().c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "vlbias: error: %s\nRun 'vlbias help' for usage.\n", e.what());
+    eprint("vlbias: error: {}\nRun 'vlbias help' for usage.\n", e.what());
     return 2;
   } catch (const Error& e) {
-    std::fprintf(stderr, "vlbias: error: %s\n", e.what());
+    eprint("vlbias: error: {}\n", e.what());
     return e.exit_code();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "vlbias: error: out of memory\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "vlbias: internal error: %s\n", e.what());
+    eprint("vlbias: internal error: {}\n", e.what());
     return 1;
   }
   return 0;
@@ -213,13 +228,13 @@ int run(int argc, char** argv) {
   CLI::App app{"vlbias: audit vision-language systems for social bias", "vlbias"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(VLBIAS_VERSION));
-  unsigned threads = 0;
+  std::string threads = "0";
   bool quiet_flag = false;
-  app.add_option("--threads", threads, "Worker threads (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", threads,
+                 fmt::format("Worker threads, 0 to {} (default 0: all cores)", kMaxThreads));
   app.add_flag("--quiet", quiet_flag, "No progress bars or warnings on stderr");
   app.parse_complete_callback([&] {
-    set_thread_count(threads);
+    set_thread_count(thread_option_value(threads));
     set_quiet(quiet_flag);
   });
   app.footer(

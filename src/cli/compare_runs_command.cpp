@@ -8,6 +8,8 @@
 #include "vlbias/audits/compare_runs.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/terminal.h"
+#include "vlbias/io/run_paths.h"
 
 namespace vlbias::cli_internal {
 
@@ -22,6 +24,8 @@ struct CompareRunsArgs {
 
 void run_compare_runs(CompareRunsArgs& a) {
   std::vector<std::filesystem::path> dirs(a.runs.begin(), a.runs.end());
+  // Before anything is read or written: --out B once replaced run B's results.json.
+  check_out_apart_from_inputs(a.out, dirs, "compare-runs --out");
   CompareRunsOptions o = a.options;
   o.correction = a.correction;
   o.pairs = a.pairs == "all" ? RunPairs::All : RunPairs::Reference;
@@ -32,7 +36,7 @@ void run_compare_runs(CompareRunsArgs& a) {
   const Json results = compare_runs(dirs, o);
   const std::filesystem::path report = write_comparison(a.out, results);
   if (!quiet()) {
-    fmt::print(stderr, "vlbias: wrote {}/results.json and {}\n", a.out, report.string());
+    eprint("vlbias: wrote {}/results.json and {}\n", a.out, report.string());
   }
 }
 

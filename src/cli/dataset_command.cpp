@@ -16,6 +16,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/io/datasets.h"
@@ -69,31 +70,30 @@ std::string cell_label(const DatasetTable& data, const std::vector<std::string>&
 
 void print_issues(const char* what, const std::vector<DatasetIssue>& issues) {
   if (issues.empty()) return;
-  fmt::print(stderr, "  {}: {} (first: {}: {})\n", what, issues.size(), issues[0].where,
-             issues[0].reason);
+  eprint("  {}: {} (first: {}: {})\n", what, issues.size(), issues[0].where, issues[0].reason);
 }
 
 void print_summary(const DatasetTable& data, const DatasetCells& cells,
                    const std::vector<DatasetIssue>& unreadable, const std::string& out) {
-  fmt::print(stderr, "vlbias: {}: wrote {} rows to {} ({} labelled in {})\n",
-             dataset_name(data.kind), data.rows.size(), out, data.labelled,
-             fmt::join(data.label_files.empty() ? std::vector<std::string>{"file names"}
-                                                : data.label_files,
-                       ", "));
+  eprint("vlbias: {}: wrote {} rows to {} ({} labelled in {})\n", dataset_name(data.kind),
+         data.rows.size(), out, data.labelled,
+         fmt::join(
+             data.label_files.empty() ? std::vector<std::string>{"file names"} : data.label_files,
+             ", "));
   if (data.sets > 0) {
-    fmt::print(stderr, "  counterfactual sets: {} ({} with an image absent)\n", data.sets,
-               data.incomplete_sets);
+    eprint("  counterfactual sets: {} ({} with an image absent)\n", data.sets,
+           data.incomplete_sets);
   }
-  fmt::print(stderr, "  cells ({}): {}\n", fmt::join(data.cell_columns, " x "), cells.keys.size());
+  eprint("  cells ({}): {}\n", fmt::join(data.cell_columns, " x "), cells.keys.size());
   if (cells.keys.size() <= 24) {
     for (std::size_t i = 0; i < cells.keys.size(); ++i) {
-      fmt::print(stderr, "    {}: {}\n", cell_label(data, cells.keys[i]), cells.counts[i]);
+      eprint("    {}: {}\n", cell_label(data, cells.keys[i]), cells.counts[i]);
     }
   } else {
     const auto [lo, hi] = std::minmax_element(cells.counts.begin(), cells.counts.end());
-    fmt::print(stderr, "    smallest {} ({}), largest {} ({}); all in --summary\n", *lo,
-               cell_label(data, cells.keys[lo - cells.counts.begin()]), *hi,
-               cell_label(data, cells.keys[hi - cells.counts.begin()]));
+    eprint("    smallest {} ({}), largest {} ({}); all in --summary\n", *lo,
+           cell_label(data, cells.keys[lo - cells.counts.begin()]), *hi,
+           cell_label(data, cells.keys[hi - cells.counts.begin()]));
   }
   print_issues("listed but missing", data.missing);
   print_issues("on disk but unlabelled", data.unlabelled);

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/encode/image_model.h"
 
@@ -37,7 +38,8 @@ void add_job_options(CLI::App* cmd, EncodeArgs& args) {
                   "Inception, 256 texts)");
   cmd->add_option("--chunk", args.chunk, "Items per checkpoint (default 256 images, 4096 texts)");
   cmd->add_option("--decode-threads", args.decode_threads,
-                  "Image decoding threads running ahead of inference (default: half the cores)");
+                  "Image decoding threads running ahead of inference, 0 to 256 (default 0: half\n"
+                  "the cores; never more than the images)");
   cmd->add_option("--max-image-pixels", args.max_image_pixels,
                   "Pillow's MAX_IMAGE_PIXELS rule: images over twice this are refused, over it\n"
                   "warned; all decoding threads together hold at most 6 bytes per pixel of it")
@@ -81,12 +83,12 @@ EncodeJobOptions job_options(const EncodeArgs& args, EncodeKind kind) {
 
 void print_encode_summary(const EncodeJobOptions& o, const EncodeJobResult& r) {
   if (quiet()) return;
-  fmt::print(stderr, "vlbias: encoded {} of {} {}{} in {:.1f} s ({:.1f}/s){} -> {} ({})\n",
-             r.encoded, r.items, o.kind == EncodeKind::Images ? "images" : "texts",
-             o.shard.whole() ? "" : fmt::format(" (shard {} of {})", o.shard.index, o.shard.count),
-             r.seconds, static_cast<double>(r.items - r.resumed) / std::max(r.seconds, 1e-9),
-             r.resumed ? fmt::format(", {} resumed", r.resumed) : "", o.out.string(),
-             r.manifest.string());
+  eprint("vlbias: encoded {} of {} {}{} in {:.1f} s ({:.1f}/s){} -> {} ({})\n", r.encoded, r.items,
+         o.kind == EncodeKind::Images ? "images" : "texts",
+         o.shard.whole() ? "" : fmt::format(" (shard {} of {})", o.shard.index, o.shard.count),
+         r.seconds, static_cast<double>(r.items - r.resumed) / std::max(r.seconds, 1e-9),
+         r.resumed ? fmt::format(", {} resumed", r.resumed) : "", o.out.string(),
+         r.manifest.string());
 }
 
 }  // namespace

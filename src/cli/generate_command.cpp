@@ -4,6 +4,7 @@
 // checked like an audit spec's (io/spec_yaml.h).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -57,15 +58,45 @@ struct CommonKeys {
   std::string api;  // t2i only
 };
 
+bool http_url(const std::string& url) {
+  return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
+}
+
+// endpoint.url, or the URL in the environment variable endpoint.url_env names (read when the
+// spec is: a URL whose query holds a key stays out of the spec, as the paper recipes keep
+// it); exactly one of the two. Messages name the variable, never its value.
+std::string endpoint_url(Context& ctx, const YAML::Node& node, const Entries& e) {
+  const YAML::Node* env = find(e, "url_env");
+  if (env == nullptr) {
+    if (find(e, "url") == nullptr)
+      fail(ctx, node, "endpoint", "needs url (or url_env, the variable holding the URL)");
+    const std::string url = as_string(ctx, *find(e, "url"), "endpoint.url");
+    VLBIAS_CHECK(http_url(url), UsageError, "{}: endpoint.url must start with http:// or https://",
+                 ctx.source);
+    return url;
+  }
+  if (find(e, "url") != nullptr)
+    fail(ctx, *env, "endpoint.url_env", "cannot be given with endpoint.url: give one of the two");
+  const std::string name = as_string(ctx, *env, "endpoint.url_env");
+  const char* value = name.empty() ? nullptr : std::getenv(name.c_str());
+  VLBIAS_CHECK(value != nullptr && *value != '\0', UsageError,
+               "{}: endpoint.url_env names the variable '{}', which is not set (or empty); export "
+               "the endpoint's URL in it before the run",
+               ctx.source, name);
+  VLBIAS_CHECK(http_url(value), UsageError,
+               "{}: the URL in the variable {} (endpoint.url_env) must start with http:// or "
+               "https://",
+               ctx.source, name);
+  return value;
+}
+
 void parse_endpoint(Context& ctx, const YAML::Node& node, CommonKeys& out, bool with_api) {
-  const Entries e =
-      with_api
-          ? check_map(ctx, node, "endpoint", {"api", "url", "model", "api_key_env", "timeout_s"})
-          : check_map(ctx, node, "endpoint", {"url", "model", "api_key_env", "timeout_s"});
-  out.endpoint.url = as_string(ctx, require(ctx, node, e, "endpoint", "url"), "endpoint.url");
-  VLBIAS_CHECK(
-      out.endpoint.url.rfind("http://", 0) == 0 || out.endpoint.url.rfind("https://", 0) == 0,
-      UsageError, "{}: endpoint.url must start with http:// or https://", ctx.source);
+  const Entries e = with_api
+                        ? check_map(ctx, node, "endpoint",
+                                    {"api", "url", "url_env", "model", "api_key_env", "timeout_s"})
+                        : check_map(ctx, node, "endpoint",
+                                    {"url", "url_env", "model", "api_key_env", "timeout_s"});
+  out.endpoint.url = endpoint_url(ctx, node, e);
   if (const auto* v = find(e, "model")) out.endpoint.model = as_string(ctx, *v, "endpoint.model");
   if (const auto* v = find(e, "api_key_env"))
     out.endpoint.api_key_env = as_string(ctx, *v, "endpoint.api_key_env");

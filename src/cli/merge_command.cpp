@@ -8,7 +8,9 @@
 #include "run_options.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/encode/encode.h"
+#include "vlbias/io/run_paths.h"
 #include "vlbias/score/classifier_job.h"
 
 namespace vlbias::cli_internal {
@@ -25,16 +27,39 @@ using Paths = std::vector<std::filesystem::path>;
 void merge_embeddings(const MergeArgs& args, const Paths& shards) {
   const EncodeMergeResult r = merge_encode_shards(args.out, shards);
   if (quiet()) return;
-  fmt::print(stderr, "vlbias: merged {} shards: {} of {} items encoded{} -> {} ({})\n", r.shards,
-             r.encoded, r.items, r.failed ? fmt::format(", {} failed", r.failed) : "", args.out,
-             r.manifest.string());
+  eprint("vlbias: merged {} shards: {} of {} items encoded{} -> {} ({})\n", r.shards, r.encoded,
+         r.items, r.failed ? fmt::format(", {} failed", r.failed) : "", args.out,
+         r.manifest.string());
 }
 
 void merge_classifier_runs(const MergeArgs& args, const Paths& shards) {
   const ClassifierMergeResult r = merge_classifier_shards(args.out, shards);
   if (quiet()) return;
-  fmt::print(stderr, "vlbias: merged {} shards: {} rows -> {}\n", r.shards, r.rows,
-             r.scored.string());
+  eprint("vlbias: merged {} shards: {} rows -> {}\n", r.shards, r.rows, r.scored.string());
+}
+
+// A run-folder shard named by one of the files its run wrote (what `ls` shows, and what a user
+// types): its folder. An embedding file names an encode / features shard, whose merge writes an
+// embedding file; any other file is no shard.
+std::filesystem::path shard_folder(const std::string& given, const std::string& out) {
+  const std::filesystem::path p(given);
+  if (!std::filesystem::is_regular_file(p)) return p;
+  const std::string name = p.filename().string();
+  for (const char* written :
+       {"manifest.json", "scored.jsonl", "run.json", "generations.jsonl", "requests.jsonl"}) {
+    if (name == written)
+      return p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+  }
+  const bool embeddings = p.extension() == ".npy" || p.extension() == ".safetensors" ||
+                          name.ends_with(".manifest.json") || name.ends_with(".rows.csv");
+  VLBIAS_CHECK(!embeddings, UsageError,
+               "vlbias merge {}: {} is the output of an encode / features shard, whose merge "
+               "writes an embedding file: give OUT as a .npy or .safetensors file.",
+               out, given);
+  VLBIAS_FAIL(UsageError,
+              "vlbias merge {}: {} is a file, not a shard; give each shard's folder (the --out "
+              "of its run, holding manifest.json or run.json).",
+              out, given);
 }
 
 // What the first shard folder holds says which job made it.
@@ -59,20 +84,27 @@ void add_merge_command(CLI::App& app) {
                   "features shards, a run folder for generate / score shards")
       ->required();
   cmd->add_option("SHARD", args->shards,
-                  "Each shard's output folder (or its .manifest.json), all N of them, any order")
+                  "Each shard's output folder, or a file its run wrote (an encode shard's\n"
+                  ".npy / .safetensors or .manifest.json; a run's manifest.json, scored.jsonl or\n"
+                  "run.json), all N of them, any order")
       ->required();
   cmd->callback([args] {
     const std::filesystem::path out(args->out);
-    const Paths shards(args->shards.begin(), args->shards.end());
     if (out.extension() == ".npy" || out.extension() == ".safetensors") {
-      merge_embeddings(*args, shards);
+      merge_embeddings(*args, Paths(args->shards.begin(), args->shards.end()));
       return;
     }
+    Paths shards;
+    for (const std::string& s : args->shards) shards.push_back(shard_folder(s, args->out));
+    // A run folder merge writes apart from every shard folder: OUT is none of them, holds
+    // none and sits in none (an embedding merge checks its files against the shards').
     if (is_request_run(shards[0])) {
+      check_out_apart_from_inputs(out, shards, "merge OUT");
       print_summary(merge_run_shards(out, shards), args->out);
       return;
     }
-    if (is_classifier_run(args->shards[0])) {
+    if (is_classifier_run(shards[0].string())) {
+      check_out_apart_from_inputs(out, shards, "merge OUT");
       merge_classifier_runs(*args, shards);
       return;
     }
@@ -81,7 +113,7 @@ void add_merge_command(CLI::App& app) {
                 ".safetensors) for encode / features shards, or a run folder for the shards "
                 "of generate, score or score classifier ({} holds neither a run store nor a "
                 "manifest.json).",
-                args->out, args->shards[0]);
+                args->out, shards[0].string());
   });
 }
 

@@ -9,7 +9,9 @@
 #include "vlbias/core/error.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
+#include "vlbias/io/run_paths.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/stats/power.h"
 
 namespace vlbias::cli_internal {
 
@@ -23,20 +25,32 @@ struct PowerArgs {
   std::uint64_t seed = 0;
 };
 
-// RUN_DIR/results.json for a folder, the path itself otherwise.
+// RUN_DIR/results.json for a folder (never through a link inside the run), the path itself
+// otherwise.
 std::filesystem::path results_path(const std::string& pilot) {
   const std::filesystem::path p(pilot);
-  return std::filesystem::is_directory(p) ? p / "results.json" : p;
+  if (!std::filesystem::is_directory(p)) return p;
+  return run_input_file(p, "results.json", "an audit's results.json");
 }
 
 void run_power(const PowerArgs& a) {
-  VLBIAS_CHECK(!a.effect_given || (std::isfinite(a.effect) && a.effect > 0), UsageError,
-               "--effect must be a gap greater than 0 in the test's units, got {}", a.effect);
+  VLBIAS_CHECK(!a.effect_given ||
+                   (std::isfinite(a.effect) && a.effect > 0 && a.effect <= stats::kMaxPowerValue),
+               UsageError,
+               "--effect must be a gap greater than 0 and at most {} in the test's units, got {}",
+               stats::kMaxPowerValue, a.effect);
   VLBIAS_CHECK(a.alpha > 0 && a.alpha < 1, UsageError, "--alpha must lie in (0, 1), got {}",
                a.alpha);
   VLBIAS_CHECK(a.power > 0 && a.power < 1, UsageError, "--power must lie in (0, 1), got {}",
                a.power);
   VLBIAS_CHECK(a.replicates >= 1, UsageError, "--replicates must be at least 1");
+  // --out never is, holds or sits in the pilot run (its folder, or that of its results.json).
+  if (!a.out.empty() && a.out != "-") {
+    const std::filesystem::path pilot = std::filesystem::absolute(a.pilot);
+    const bool run_file =
+        !std::filesystem::is_directory(pilot) && pilot.filename() == "results.json";
+    check_out_apart_from_inputs(a.out, {run_file ? pilot.parent_path() : pilot}, "power --out");
+  }
   const std::filesystem::path path = results_path(a.pilot);
   Provenance p;
   p.inputs = {path.string()};

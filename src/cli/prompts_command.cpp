@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/io/table.h"
 #include "vlbias/metrics/prompt_sets.h"
@@ -56,7 +57,7 @@ void write_manifest(const Table& table, const std::string& path) {
   } else {
     write_csv(table, path);
   }
-  if (!quiet()) std::fprintf(stderr, "vlbias: wrote %zu prompts to %s\n", table.rows, path.c_str());
+  if (!quiet()) eprint("vlbias: wrote {} prompts to {}\n", table.rows, path);
 }
 
 struct SocialArgs {

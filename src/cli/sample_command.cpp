@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/io/row_filter.h"
 #include "vlbias/io/sample.h"
 #include "vlbias/io/table.h"
@@ -47,18 +48,18 @@ void print_cells(const SampleResult& r, const SampleOptions& o) {
     for (const SampleCell& c : r.cells) width = std::max(width, key_text(c).size());
     std::string by;
     for (const auto& b : o.by) by += (by.empty() ? "" : " x ") + b;
-    fmt::print(stderr, "vlbias sample: cells of {}\n  {:<{}}  {:>9}  {:>9}  {:>9}  status\n", by,
-               "cell", width, "available", "target", "drawn");
+    eprint("vlbias sample: cells of {}\n  {:<{}}  {:>9}  {:>9}  {:>9}  status\n", by, "cell", width,
+           "available", "target", "drawn");
     for (const SampleCell& c : r.cells) {
-      fmt::print(stderr, "  {:<{}}  {:>9}  {:>9}  {:>9}  {}\n", key_text(c), width, c.available,
-                 c.target, c.drawn, to_string(c.status));
+      eprint("  {:<{}}  {:>9}  {:>9}  {:>9}  {}\n", key_text(c), width, c.available, c.target,
+             c.drawn, to_string(c.status));
     }
   }
-  fmt::print(stderr,
-             "vlbias sample: {} rows drawn from {} cells ({} short, {} dropped); {} of {} rows "
-             "passed the filter, {} of them with a missing --by cell\n",
-             r.rows.size(), r.cells.size(), r.short_cells, r.dropped_cells, r.rows_passing_filter,
-             r.rows_in_table, r.rows_missing_key);
+  eprint(
+      "vlbias sample: {} rows drawn from {} cells ({} short, {} dropped); {} of {} rows "
+      "passed the filter, {} of them with a missing --by cell\n",
+      r.rows.size(), r.cells.size(), r.short_cells, r.dropped_cells, r.rows_passing_filter,
+      r.rows_in_table, r.rows_missing_key);
 }
 
 // --unit: n whole units (e.g. paper 003's counterfactual sets) per cell instead of n rows. The
@@ -180,7 +181,7 @@ void run_sample(const SampleArgs& a) {
   if (!a.report.empty()) write_json(sample_report_json(r, o, a), a.report);
   if (r.short_cells > 0 && !a.allow_short) refuse_short(r);
   write_csv(take_rows(table, r.rows), a.out);
-  if (!quiet()) fmt::print(stderr, "vlbias: wrote {}\n", a.out);
+  if (!quiet()) eprint("vlbias: wrote {}\n", a.out);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/terminal.h"
 #include "vlbias/score/classifier_job.h"
 
 namespace vlbias::cli_internal {
@@ -73,12 +74,10 @@ void add_score_classifier_command(CLI::App& score) {
     }
     const ClassifierJobResult r = run_classifier_job(o);
     if (!quiet()) {
-      fmt::print(
-          stderr, "vlbias: scored {} texts{} in {:.1f} s ({:.1f}/s){}, {} truncated -> {}\n",
-          r.rows,
-          o.shard.whole() ? "" : fmt::format(" (shard {} of {})", o.shard.index, o.shard.count),
-          r.seconds, r.texts_per_second, r.resumed ? fmt::format(", {} resumed", r.resumed) : "",
-          r.truncated, r.scored.string());
+      eprint("vlbias: scored {} texts{} in {:.1f} s ({:.1f}/s){}, {} truncated -> {}\n", r.rows,
+             o.shard.whole() ? "" : fmt::format(" (shard {} of {})", o.shard.index, o.shard.count),
+             r.seconds, r.texts_per_second, r.resumed ? fmt::format(", {} resumed", r.resumed) : "",
+             r.truncated, r.scored.string());
     }
   });
 }

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <mutex>
 
+#include "vlbias/core/terminal.h"
+
 namespace vlbias {
 
 namespace {
@@ -33,7 +35,12 @@ void warn_message(const std::string& message) {
     g_sink(message);
     return;
   }
-  if (!g_quiet) std::fprintf(stderr, "vlbias: warning: %s\n", message.c_str());
+  if (!g_quiet) std::fprintf(stderr, "vlbias: warning: %s\n", printable_text(message).c_str());
+}
+
+void print_message(const std::string& text) {
+  const std::string shown = printable_text(text);
+  std::fwrite(shown.data(), 1, shown.size(), stderr);
 }
 
 struct Progress::State {

@@ -2,7 +2,6 @@
 #include "vlbias/core/sha256.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -52,10 +51,6 @@ class Sha256 {
   std::unique_ptr<EVP_MD_CTX, Free> ctx_;
 };
 
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
 }  // namespace
 
 std::string sha256_hex(std::string_view bytes) {
@@ -75,18 +70,10 @@ std::string sha256_file(const std::string& path) {
                  path);
     return hex;
   }
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  VLBIAS_CHECK(f, InputError, "cannot open '{}' to hash it: {}", path, std::strerror(errno));
+  InputFile file = open_input_file(path, "an input", PipeRule::Refuse);
   Sha256 h;
   std::vector<unsigned char> buf(1 << 20);
-  for (;;) {
-    const std::size_t got = std::fread(buf.data(), 1, buf.size(), f.get());
-    if (got > 0) h.update(buf.data(), got);
-    if (got < buf.size()) {
-      VLBIAS_CHECK(!std::ferror(f.get()), InputError, "error reading '{}' to hash it", path);
-      break;
-    }
-  }
+  for (std::size_t got; (got = file.read(buf.data(), buf.size())) > 0;) h.update(buf.data(), got);
   return h.hex();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -111,6 +112,48 @@ Table rows_file_table(const fs::path& path, bool images, const std::vector<std::
   add_numeric_column(rows, "input_row", in_index);
   add_string_column(rows, images ? "path" : "text", shown);
   return rows;
+}
+
+std::size_t row_number_cell(const Column& col, std::size_t row, const fs::path& file) {
+  const std::string text = col.text(row);
+  std::size_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  VLBIAS_CHECK(!text.empty() && ec == std::errc() && ptr == text.data() + text.size(), InputError,
+               "{}: line {}, column '{}': '{}' is not a row number (a whole number).",
+               file.string(), row + 2, col.name, text);
+  return value;
+}
+
+std::vector<std::size_t> read_input_rows(const fs::path& rows_csv, std::size_t items) {
+  const Table t = read_table(rows_csv.string());
+  const Column& c = t.column("input_row");
+  std::vector<std::size_t> out(t.rows);
+  for (std::size_t r = 0; r < t.rows; ++r) {
+    out[r] = row_number_cell(c, r, rows_csv);
+    VLBIAS_CHECK(out[r] < items && (r == 0 || out[r] > out[r - 1]), InputError,
+                 "{}: line {}, column 'input_row': {} is not an input row after {} (the input has "
+                 "{} rows, listed once each in order).",
+                 rows_csv.string(), r + 2, out[r], r == 0 ? std::string("none") : c.text(r - 1),
+                 items);
+  }
+  return out;
+}
+
+std::string items_sha256(const std::vector<std::string>& shown) {
+  constexpr std::size_t kBlock = 4096;
+  std::string digests, block;
+  for (std::size_t b = 0; b < shown.size(); b += kBlock) {
+    block.clear();
+    for (std::size_t i = b; i < std::min(shown.size(), b + kBlock); ++i) {
+      block += std::to_string(shown[i].size());
+      block += ':';
+      block += shown[i];
+      block += '\n';
+    }
+    digests += sha256_hex(block);
+    digests += '\n';
+  }
+  return sha256_hex(digests);
 }
 
 fs::path sibling(const fs::path& out, const std::string& suffix) {
@@ -385,6 +428,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   VLBIAS_CHECK(o.max_image_pixels >= 1 && o.max_image_pixels <= kMaxImagePixelsOption, UsageError,
                "--max-image-pixels {}: expected 1 to {} (default {}, Pillow's MAX_IMAGE_PIXELS).",
                o.max_image_pixels, kMaxImagePixelsOption, kPillowMaxImagePixels);
+  check_thread_count(o.decode_threads, "--decode-threads");
 
   // Images: any image model (CLIP, the FID Inception, DINOv2); texts: CLIP.
   std::unique_ptr<ImageFeatureModel> image_model;
@@ -435,7 +479,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.manifest = sibling(o.out, ".manifest.json");
   result.rows = sibling(o.out, ".rows.csv");
-  const Json manifest = build_manifest(ctx, description, assembled, resume, result);
+  Json manifest = build_manifest(ctx, description, assembled, resume, result);
 
   // Embeddings first, then the rows file, then the manifest: a manifest with
   // "complete": true means the other two are whole.
@@ -446,6 +490,13 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
                       {{"vlbias_manifest", result.manifest.filename().string()}});
   }
   write_csv(rows, result.rows.string());
+  if (!o.shard.whole()) {
+    // What merge checks a shard's rows by (encode_merge.cpp): the job's items, and both files
+    // as written.
+    manifest["shard"]["items_sha256"] = encode_internal::items_sha256(items.display);
+    manifest["shard"]["output_sha256"] = sha256_file(o.out.string());
+    manifest["shard"]["rows_sha256"] = sha256_file(result.rows.string());
+  }
   write_file_atomically(result.manifest, manifest.dump(2) + "\n");
   fs::remove_all(partial);
   if (!assembled.failed.empty()) {

@@ -1,13 +1,11 @@
 // The checkpoint folder of the encode job (OUT.partial/): job.json, then per chunk c
 // chunk_c.npy (its rows) and chunk_c.json (failed items, image hashes), the .json written last.
-#include <fstream>
-#include <sstream>
-
 #include "encode_job_checkpoint.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/file_text.h"
 #include "vlbias/io/npy.h"
 
 namespace vlbias::encode_internal {
@@ -26,11 +24,9 @@ Json failures_json(const Failures& f) {
   return out;
 }
 Json read_checkpoint_json(const fs::path& path, const fs::path& partial) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
   try {
-    return parse_json(text.str(), path.string());
+    // Through the one input policy: a pipe or device planted in the cache is refused.
+    return parse_json(read_file_text(path, "a checkpoint"), path.string());
   } catch (const InputError&) {
     VLBIAS_FAIL(UsageError, "{} is not a readable checkpoint ({}); delete it to start over.",
                 partial.string(), path.filename().string());

@@ -34,6 +34,21 @@ Table rows_file_table(const std::filesystem::path& path, bool images,
                       const std::vector<std::size_t>& input_rows,
                       const std::vector<std::string>& shown);
 
+// A rows file's cell that must be a row number (a whole decimal number); InputError naming the
+// file, its line and the column otherwise.
+std::size_t row_number_cell(const Column& col, std::size_t row, const std::filesystem::path& file);
+
+// The input_row column of a rows file: row numbers below `items`, increasing (InputError naming
+// the file, line and column of the first that is not), one per output row.
+std::vector<std::size_t> read_input_rows(const std::filesystem::path& rows_csv, std::size_t items);
+
+// SHA-256 of a job's items in input order as the rows file shows them (paths as given, texts):
+// blocks of 4,096 items, each item as its byte length, ':', its bytes and '\n', hashed per block;
+// then the blocks' hex digests, one per line, hashed. A shard records it (manifest "shard":
+// "items_sha256"); a merge recomputes it from the rows it puts back at the input rows they
+// claim, so a row placed at another item's input row (or an item edited) is refused.
+std::string items_sha256(const std::vector<std::string>& shown);
+
 // OUT's sibling: its stem + suffix (".manifest.json", ".rows.csv").
 std::filesystem::path sibling(const std::filesystem::path& out, const std::string& suffix);
 

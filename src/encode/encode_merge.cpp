@@ -2,10 +2,10 @@
 // Each shard holds whole checkpoint chunks (chunk mod N, io/shard.h) encoded in the batches a
 // one-process run uses, so putting the rows back in input order gives the same bytes.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <string_view>
 
 #include "encode_job_checkpoint.h"
 #include "vlbias/core/error.h"
@@ -29,7 +29,7 @@ namespace {
 // One shard's output as read back. A little-endian float32 .npy (what the job writes) is read
 // in place through a mapping, so a merge holds one row at a time, not the study's matrix.
 struct ShardOutput {
-  fs::path manifest_path, data;
+  fs::path manifest_path, data, rows_path;
   Json manifest;
   Shard shard;
   std::size_t rows = 0, cols = 0;
@@ -84,12 +84,37 @@ void open_embeddings(ShardOutput& s) {
                s.embeddings.rows, s.embeddings.cols, s.rows, s.cols);
 }
 
-// The manifest of a shard given as its folder (one *.manifest.json in it) or as the file.
+// The manifest of a shard given as a file: itself (a .json), or the one beside the output or
+// rows file given (OUT.npy, OUT.safetensors, OUT.rows.csv -> OUT.manifest.json: what `ls`
+// shows first, and what a user types).
+fs::path manifest_of_file(const fs::path& shard) {
+  const std::string name = shard.filename().string();
+  if (shard.extension() == ".json") return shard;
+  std::string stem;
+  for (const std::string_view ext : {".npy", ".safetensors", ".rows.csv"}) {
+    if (name.size() > ext.size() && name.ends_with(ext)) {
+      stem = name.substr(0, name.size() - ext.size());
+    }
+  }
+  VLBIAS_CHECK(!stem.empty(), InputError,
+               "{}: is not a shard's output; give each shard's folder, its output (.npy or "
+               ".safetensors) or the .manifest.json written beside it.",
+               shard.string());
+  const fs::path manifest = shard.parent_path() / (stem + ".manifest.json");
+  VLBIAS_CHECK(fs::exists(manifest), InputError,
+               "{}: has no manifest beside it ({} does not exist; a shard writes it when it "
+               "finishes); give the shard's folder or its manifest.",
+               shard.string(), manifest.string());
+  return manifest;
+}
+
+// The manifest of a shard given as its folder (one *.manifest.json in it) or as a file
+// (manifest_of_file).
 fs::path find_manifest(const fs::path& shard) {
   if (!fs::is_directory(shard)) {
     VLBIAS_CHECK(fs::is_regular_file(shard), InputError,
                  "{}: not a shard folder or manifest (it does not exist).", shard.string());
-    return shard;
+    return manifest_of_file(shard);
   }
   std::vector<fs::path> found;
   for (const auto& entry : fs::directory_iterator(shard)) {
@@ -104,15 +129,6 @@ fs::path find_manifest(const fs::path& shard) {
                "{}: holds {} manifests ({}, ...); name the shard's manifest instead of its folder.",
                shard.string(), found.size(), found[0].filename().string());
   return found[0];
-}
-
-std::size_t whole_cell(const Column& col, std::size_t row, const fs::path& file) {
-  const std::string text = col.text(row);
-  std::size_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  VLBIAS_CHECK(!text.empty() && ec == std::errc() && ptr == text.data() + text.size(), InputError,
-               "{}: row {}: '{}' is not a row number.", file.string(), row + 2, text);
-  return value;
 }
 
 const Json& member(const Json& j, const char* key, const fs::path& file) {
@@ -135,10 +151,24 @@ std::string text_member(const Json& j, const char* key, const fs::path& file) {
   return v.get<std::string>();
 }
 
+// The records a shard's manifest holds under "shard" that merge checks its rows by (the encode
+// job writes them, encode_job.cpp); a shard without them was written by an older vlbias.
+const std::vector<std::string> kShardChecks = {"items_sha256", "output_sha256", "rows_sha256"};
+
+std::string shard_check(const ShardOutput& s, const std::string& key) {
+  const Json& shard = s.manifest["shard"];
+  VLBIAS_CHECK(shard.is_object() && shard.contains(key) && shard[key].is_string(), InputError,
+               "{}: written by an older vlbias (its 'shard' has no '{}', which merge checks the "
+               "shard's rows by); re-run the shard with this version.",
+               s.manifest_path.string(), key);
+  return shard[key].get<std::string>();
+}
+
 ShardOutput read_shard(const fs::path& given) {
   ShardOutput s;
   s.manifest_path = find_manifest(given);
   const fs::path& mp = s.manifest_path;
+  check_shard_files({mp});
   s.manifest = parse_json(read_file_text(mp, "an encode manifest"), mp.string());
   const Json& m = s.manifest;
   VLBIAS_CHECK(m.is_object() && m.value("complete", false) == true, InputError,
@@ -147,6 +177,7 @@ ShardOutput read_shard(const fs::path& given) {
                "{}: not a shard (its manifest has no 'shard': it was written without --shard).",
                mp.string());
   s.shard = shard_from_json(m["shard"], mp.string());
+  for (const std::string& key : kShardChecks) (void)shard_check(s, key);
   const Json& output = member(m, "output", mp);
   const fs::path folder = mp.parent_path();
   const bool images = text_member(m, "kind", mp) == "images";
@@ -155,8 +186,15 @@ ShardOutput read_shard(const fs::path& given) {
   s.cols = whole_member(output, "cols", mp);
   // Names inside the shard's folder only: a manifest is a file anyone may have edited.
   s.data = folder / fs::path(text_member(output, "path", mp)).filename();
+  const std::string ext = given.extension().string();
+  const bool output_given = fs::is_regular_file(given) && (ext == ".npy" || ext == ".safetensors");
+  VLBIAS_CHECK(!output_given || given.filename() == s.data.filename(), InputError,
+               "{}: its manifest {} describes the output {}, not this file.", given.string(),
+               mp.string(), s.data.string());
+  s.rows_path = folder / fs::path(text_member(m, "rows_file", mp)).filename();
+  const fs::path& rows_path = s.rows_path;
+  check_shard_files({s.data, rows_path});
   open_embeddings(s);
-  const fs::path rows_path = folder / fs::path(text_member(m, "rows_file", mp)).filename();
   whole_member(member(m, "input", mp), "items", mp);
   whole_member(m, "chunk", mp);
   VLBIAS_CHECK(member(m, "failed", mp).is_array(), InputError, "{}: 'failed' is not a list.",
@@ -169,20 +207,32 @@ ShardOutput read_shard(const fs::path& given) {
   const Column& input_row = t.column("input_row");
   const Column& item = t.column(images ? "path" : "text");
   for (std::size_t j = 0; j < rows; ++j) {
-    VLBIAS_CHECK(whole_cell(row, j, rows_path) == j, InputError,
+    VLBIAS_CHECK(encode_internal::row_number_cell(row, j, rows_path) == j, InputError,
                  "{}: line {} is not output row {}.", rows_path.string(), j + 2, j);
-    s.input_rows.push_back(whole_cell(input_row, j, rows_path));
+    s.input_rows.push_back(encode_internal::row_number_cell(input_row, j, rows_path));
     s.shown.push_back(item.text(j));
   }
   return s;
 }
 
 // The manifest entries that make two shards parts of one job.
-const std::vector<std::string> kSameJob = {
-    "/vlbias_version", "/kind",  "/row_order",     "/input/sha256", "/input/column",
-    "/input/items",    "/model", "/preprocessing", "/tokenizer",    "/max_image_pixels",
-    "/exif_transpose", "/chunk", "/batch",         "/output/cols",  "/output/normalized",
-    "/output/dtype"};
+const std::vector<std::string> kSameJob = {"/vlbias_version",
+                                           "/kind",
+                                           "/row_order",
+                                           "/input/sha256",
+                                           "/input/column",
+                                           "/input/items",
+                                           "/model",
+                                           "/preprocessing",
+                                           "/tokenizer",
+                                           "/max_image_pixels",
+                                           "/exif_transpose",
+                                           "/chunk",
+                                           "/batch",
+                                           "/output/cols",
+                                           "/output/normalized",
+                                           "/output/dtype",
+                                           "/shard/items_sha256"};
 
 // Who holds each input row: exactly the shard of its chunk, once (encoded or failed).
 class RowOwners {
@@ -216,6 +266,52 @@ class RowOwners {
   std::vector<const ShardOutput*> owner_;
   std::size_t chunk_;
 };
+
+// Before the manifests' input.items sizes anything (2^62 of them would be an allocation that
+// never ends): each shard holds the items its manifest says ("shard": "items"), encoded or
+// failed, and the shards together hold the job's input.items.
+void check_item_counts(const std::vector<ShardOutput>& shards, std::size_t items) {
+  std::size_t total = 0;
+  for (const ShardOutput& s : shards) {
+    const std::size_t held = s.rows + s.manifest["failed"].size();
+    const std::size_t says = whole_member(s.manifest["shard"], "items", s.manifest_path);
+    VLBIAS_CHECK(says == held, InputError,
+                 "{}: 'shard' says it holds {} items, but it holds {} ({} encoded, {} failed).",
+                 s.manifest_path.string(), says, held, s.rows, held - s.rows);
+    total += held;
+  }
+  VLBIAS_CHECK(total == items, InputError,
+               "{}: input.items is {}, but the {} shards hold {} items (encoded or failed); a "
+               "manifest was edited or a shard is not whole.",
+               shards[0].manifest_path.string(), items, shards.size(), total);
+}
+
+// Each shard's output and rows file are the ones it wrote (their SHA-256 as its manifest
+// records them: no file edited, replaced or swapped with another shard's), and the items of
+// every row put back at the input row it claims (`shown_of`, failed rows included) are the
+// job's items (items_sha256: no row moved to another item's input row, no item edited).
+void check_shard_contents(const std::vector<ShardOutput>& shards,
+                          const std::vector<std::string>& shown_of) {
+  const auto check_file = [](const ShardOutput& s, const fs::path& file, const char* key) {
+    const std::string want = shard_check(s, key), got = sha256_file(file.string());
+    VLBIAS_CHECK(got == want, InputError,
+                 "{}: is not the file shard {} of {} wrote (its SHA-256 is {}..., the shard's "
+                 "manifest records {}...): it was edited, replaced or swapped; re-run the shard.",
+                 file.string(), s.shard.index, s.shard.count, got.substr(0, 16),
+                 want.substr(0, 16));
+  };
+  for (const ShardOutput& s : shards) {
+    check_file(s, s.data, "output_sha256");
+    check_file(s, s.rows_path, "rows_sha256");
+  }
+  const std::string got = encode_internal::items_sha256(shown_of);
+  const std::string want = shard_check(shards[0], "items_sha256");
+  VLBIAS_CHECK(got == want, InputError,
+               "The shards' rows, each at the input row it claims, are not the job's items "
+               "(their SHA-256 is {}..., the shards recorded {}...): a rows file or a "
+               "manifest's list of failed items was edited; re-run the shards.",
+               got.substr(0, 16), want.substr(0, 16));
+}
 
 // OUT: the embedding of every input row in `input_rows`, in order, from where `at` says it is.
 // A .npy is written a row at a time (the same header and bytes as write_npy).
@@ -302,11 +398,16 @@ EncodeMergeResult merge_encode_shards(const fs::path& out, const std::vector<fs:
                  out.string(), s.manifest_path.string());
   }
   check_shard_set(numbers);
+  std::vector<fs::path> files;
+  for (const ShardOutput& s : shards)
+    files.insert(files.end(), {s.manifest_path, s.data, s.rows_path});
+  check_shard_files(files);
 
   const Json& first = shards[0].manifest;
   const std::size_t items = first["input"]["items"].get<std::size_t>();
   const std::size_t chunk = first["chunk"].get<std::size_t>();
   VLBIAS_CHECK(chunk > 0, InputError, "{}: chunk is 0.", shards[0].manifest_path.string());
+  check_item_counts(shards, items);  // before `items` sizes anything
   RowOwners owners(items, chunk);
   std::vector<std::pair<std::size_t, Json>> failed;
   // Where each input row's embedding is: (shard, its output row); failed rows have none.
@@ -321,10 +422,12 @@ EncodeMergeResult merge_encode_shards(const fs::path& out, const std::vector<fs:
     for (const Json& f : member(s.manifest, "failed", s.manifest_path)) {
       const std::size_t row = whole_member(f, "input_row", s.manifest_path);
       owners.claim(row, s);
+      shown_of[row] = text_member(f, "item", s.manifest_path);
       failed.emplace_back(row, f);
     }
   }
   owners.check_complete(shards);
+  check_shard_contents(shards, shown_of);
   std::sort(failed.begin(), failed.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
 

@@ -11,6 +11,9 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/io/file_text.h"
+#include "vlbias/io/json.h"
 #include "vlbias/io/npy.h"
 #include "vlbias/io/table.h"
 
@@ -70,20 +73,76 @@ std::string stem_of(const fs::path& images) {
   return (abs.has_filename() ? abs : abs.parent_path()).stem().string();
 }
 
+// Makes the cache folder as every folder vlbias writes into is made (make_output_folders): a
+// link planted at .vlbias-features is refused (InputError), never written through; a parent
+// where nothing can be created gives false (the features are then computed without being kept).
 bool writable(const fs::path& folder) {
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  return !ec && ::access(folder.c_str(), W_OK | X_OK) == 0;
+  refuse_symbolic_link(folder, "the feature cache folder");
+  try {
+    make_output_folders(folder.parent_path(), folder.filename());
+  } catch (const InputError&) {
+    refuse_symbolic_link(folder, "the feature cache folder");  // planted meanwhile: refused
+    return false;
+  }
+  return ::access(folder.c_str(), W_OK | X_OK) == 0;
 }
 
-// The rows file beside a finished output: its input_row column.
-std::vector<std::size_t> input_rows(const fs::path& rows_csv) {
-  const Table t = read_table(rows_csv.string());
-  const Column& c = t.column("input_row");
-  std::vector<std::size_t> out(t.rows);
-  for (std::size_t r = 0; r < t.rows; ++r)
-    out[r] = static_cast<std::size_t>(std::stoull(c.text(r)));
-  return out;
+std::string brief_value(const Json& j) {
+  const std::string text = j.dump();
+  return text.size() > 80 ? text.substr(0, 77) + "..." : text;
+}
+
+// What a cache entry was computed from, as the manifest beside it must say (the encode job's
+// manifest, with the cache key added by stamp_cache_key).
+struct CacheIdentity {
+  const Json& described;  // the model's describe()
+  bool exif_transpose;
+  const encode_internal::Items& items;
+  const std::string& key;
+};
+
+// Why the cache entry whose manifest is `manifest_path` is not the features `want` asks for,
+// "" when it is: the same weights (SHA-256), preprocessing and output of the model, EXIF
+// setting, input (hash and item count) and cache key (the images' contents). Its file name
+// alone says nothing: a file renamed from another model's entry must not be read.
+std::string cache_mismatch(const fs::path& manifest_path, const CacheIdentity& want) {
+  Json m;
+  try {
+    m = parse_json(read_file_text(manifest_path, "a feature cache manifest"),
+                   manifest_path.string());
+  } catch (const Error& e) {
+    return fmt::format("its manifest cannot be read: {}", e.what());
+  }
+  if (!m.is_object()) return "its manifest is not a JSON object";
+  const auto described = [&](const char* pointer) {
+    const Json::json_pointer ptr(pointer);
+    return want.described.contains(ptr) ? want.described[ptr] : Json();
+  };
+  const std::pair<const char*, Json> expected[] = {
+      {"/model/weights_sha256", described("/model/weights_sha256")},
+      {"/model/output", described("/model/output")},
+      {"/preprocessing", described("/preprocessing")},
+      {"/exif_transpose", Json(want.exif_transpose)},
+      {"/input/sha256", Json(want.items.input_sha256)},
+      {"/input/items", Json(want.items.values.size())},
+      {"/feature_cache_key", Json(want.key)}};
+  for (const auto& [pointer, value] : expected) {
+    const Json::json_pointer ptr(pointer);
+    const Json found = m.contains(ptr) ? m[ptr] : Json();
+    if (found != value) {
+      return fmt::format("its manifest's {} is {}, not {}", pointer + 1, brief_value(found),
+                         brief_value(value));
+    }
+  }
+  return "";
+}
+
+// The cache key, added to the manifest the encode job wrote for the entry.
+void stamp_cache_key(const fs::path& manifest_path, const std::string& key) {
+  Json m =
+      parse_json(read_file_text(manifest_path, "a feature cache manifest"), manifest_path.string());
+  m["feature_cache_key"] = key;
+  write_file_atomically(manifest_path, m.dump(2) + "\n");
 }
 
 }  // namespace
@@ -104,9 +163,10 @@ ImageFeatures image_features(const FeatureRequest& request) {
   fs::path folder = cache_folder(request.images);
   const bool keep = writable(folder);
   if (!keep) {
-    folder = fs::temp_directory_path() /
-             fmt::format("vlbias-features-{}-{}", ::getpid(), std::random_device{}());
-    fs::create_directories(folder);
+    const std::string name =
+        fmt::format("vlbias-features-{}-{}", ::getpid(), std::random_device{}());
+    make_output_folders(fs::temp_directory_path(), name);  // refuses a link planted there
+    folder = fs::temp_directory_path() / name;
     warn("{} is not writable: the features of {} are computed without being kept.",
          cache_folder(request.images).string(), request.images.string());
   }
@@ -115,14 +175,24 @@ ImageFeatures image_features(const FeatureRequest& request) {
                            image_model_kind_name(model->kind()), key.substr(0, 16));
   const fs::path rows = folder / (path.stem().string() + ".rows.csv");
   const fs::path manifest = folder / (path.stem().string() + ".manifest.json");
-  out.cached = fs::exists(path) && fs::exists(rows) && fs::exists(manifest);
+  const bool present = fs::exists(path) && fs::exists(rows) && fs::exists(manifest);
+  const std::string mismatch =
+      present ? cache_mismatch(manifest, {out.model, request.exif_transpose, items, key}) : "";
+  out.cached = present && mismatch.empty();
+  if (present && !out.cached) {
+    warn(
+        "the cached features {} are not those of this model and these images ({}); computing "
+        "them again.",
+        path.string(), mismatch);
+  }
   if (!out.cached) {
     o.out = path;
     o.resume = fs::exists(path.string() + ".partial");  // an interrupted earlier computation
     (void)run_encode_job(o);
+    stamp_cache_key(manifest, key);
   }
   out.features = read_npy_matrix(path);
-  out.input_rows = input_rows(rows);
+  out.input_rows = encode_internal::read_input_rows(rows, out.items);
   VLBIAS_CHECK(out.input_rows.size() == out.features.rows, InputError,
                "{} has {} rows but {} lists {}; remove the cache folder {} and run again.",
                path.string(), out.features.rows, rows.string(), out.input_rows.size(),

@@ -42,8 +42,11 @@ namespace encode_internal {
 
 void check_image_pixels(const std::string& source, const char* format, std::size_t width,
                         std::size_t height, std::size_t max_pixels) {
-  const bool fits = width > 0 && height > 0 && width <= max_pixels / height;
-  VLBIAS_CHECK(fits, InputError,
+  VLBIAS_CHECK(width > 0 && height > 0, InputError,
+               "'{}' is a {} image of {} x {} pixels; its header gives no pixels in one "
+               "direction (expected a width and a height of at least 1: a damaged file)",
+               source, format, width, height);
+  VLBIAS_CHECK(width <= max_pixels / height, InputError,
                "'{}' is a {} image of {} x {} pixels, more than the {} pixels allowed "
                "(decompression bomb limit: twice the pixel limit, as Pillow's "
                "DecompressionBombError; `vlbias encode --max-image-pixels` sets it)",

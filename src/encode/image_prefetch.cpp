@@ -8,6 +8,7 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/parallel.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/io/mapped_file.h"
@@ -50,7 +51,12 @@ ImagePrefetcher::ImagePrefetcher(const ImageFeatureModel& model,
       budget_(budget_bytes(max_image_pixels)),
       slots_(window) {
   for (Slot& s : slots_) s.pixels.resize(per_);
-  for (unsigned t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
+  // Never more workers than images; fewer when the system refuses a thread.
+  const std::size_t wanted = std::min<std::size_t>(threads, order_.size());
+  const std::size_t started = start_threads(workers_, wanted, [this](std::size_t) { work(); });
+  VLBIAS_CHECK(started > 0 || wanted == 0, InternalError,
+               "could not start an image decoding thread (the system refused it: process or "
+               "memory limits); lower --threads or --decode-threads");
 }
 
 ImagePrefetcher::~ImagePrefetcher() {

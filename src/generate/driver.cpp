@@ -15,6 +15,7 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
 
 namespace vlbias {
@@ -166,7 +167,12 @@ DriveSummary drive(RunStore& store, const BuildRequest& build, const ReadRespons
   };
   std::vector<std::thread> threads;
   const std::size_t n = std::min<std::size_t>(options.concurrency, std::max<std::size_t>(1, total));
-  for (std::size_t w = 0; w < n; ++w) threads.emplace_back(worker, w);
+  // Fewer workers when the system refuses a thread (start_threads); none refused is an error.
+  if (start_threads(threads, n, worker) == 0) {
+    VLBIAS_FAIL(InternalError,
+                "could not start a request thread (the system refused it: process or memory "
+                "limits); lower requests.concurrency (--concurrency)");
+  }
   for (auto& t : threads) t.join();
   progress.finish();
   if (error) std::rethrow_exception(error);

@@ -33,10 +33,20 @@ std::string percent_decoded(std::string_view text, bool plus_is_space) {
   return out;
 }
 
+// Whether text[at, at + n) overlaps an occurrence of Redactor::kMark: a short secret such as
+// "act" is not looked for inside an earlier replacement ("[redacted]" hides nothing).
+bool overlaps_mark(std::string_view text, std::size_t at, std::size_t n) {
+  // A mark starting in [at - 9, at + n - 1] ends by at + n + 9: only that window is searched, so
+  // each match costs its own length (a one-letter secret in 1 MB of text stays linear).
+  const std::size_t from = at >= Redactor::kMark.size() ? at - Redactor::kMark.size() + 1 : 0;
+  const std::size_t end = std::min(text.size(), at + n - 1 + Redactor::kMark.size());
+  return text.substr(from, end - from).find(Redactor::kMark) != std::string_view::npos;
+}
+
 }  // namespace
 
 void Redactor::add_form(std::string form) {
-  if (form.size() < kMinLength) return;
+  if (form.empty()) return;  // hides nothing (and would match between every two bytes)
   if (std::find(secrets_.begin(), secrets_.end(), form) != secrets_.end()) return;
   secrets_.push_back(std::move(form));
   std::stable_sort(secrets_.begin(), secrets_.end(),
@@ -44,7 +54,10 @@ void Redactor::add_form(std::string form) {
 }
 
 void Redactor::add(std::string_view secret) {
-  if (secret.size() < kMinLength) return;
+  if (secret.size() >= kMinKeyLength) add_forms(secret);
+}
+
+void Redactor::add_forms(std::string_view secret) {
   for (const std::string& form :
        {std::string(secret), percent_decoded(secret, false), percent_decoded(secret, true)}) {
     add_form(form);
@@ -68,7 +81,7 @@ void Redactor::add_url_query(std::string_view url) {
     const auto amp = query.find('&');
     const std::string_view param = query.substr(0, amp);
     const auto eq = param.find('=');
-    add(eq == std::string_view::npos ? param : param.substr(eq + 1));
+    add_forms(eq == std::string_view::npos ? param : param.substr(eq + 1));
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
   }
@@ -86,6 +99,10 @@ std::size_t Redactor::apply(std::string& text) const {
     out.reserve(text.size());
     auto from = text.cbegin();
     while (at != text.cend()) {
+      if (overlaps_mark(text, static_cast<std::size_t>(at - text.cbegin()), secret.size())) {
+        at = std::search(at + 1, text.cend(), search);
+        continue;
+      }
       out.append(from, at);
       out.append(kMark);
       ++count;

@@ -32,6 +32,28 @@ bool is_image_name(const std::string& name) {
   return ext == "jpg" || ext == "jpeg" || ext == "png";
 }
 
+// `dir` with its links resolved: what every image path must stay inside.
+fs::path resolved_root(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(fs::absolute(dir), ec);
+  return ec ? fs::absolute(dir).lexically_normal() : root;
+}
+
+// Whether `path`, its links resolved, lies inside `root` (resolved_root): a label path through a
+// folder link (images/out -> /elsewhere) or a link to a file outside leaves it.
+bool resolved_inside(const fs::path& root, const fs::path& path) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  if (ec) return false;
+  auto q = p.begin();
+  for (auto r = root.begin(); r != root.end(); ++r) {
+    if (r->empty()) continue;  // a trailing '/'
+    if (q == p.end() || *q != *r) return false;
+    ++q;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::string_view> split_on(std::string_view text, char sep) {
@@ -59,6 +81,7 @@ std::vector<std::string> list_images(const fs::path& dir, const std::string& sub
   const fs::path root = sub.empty() ? dir : dir / sub;
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return out;
+  const fs::path inside = resolved_root(dir);
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
   VLBIAS_CHECK(!ec, InputError, "cannot list the folder {}: {}", root.string(), ec.message());
   for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -72,6 +95,10 @@ std::vector<std::string> list_images(const fs::path& dir, const std::string& sub
     const std::string rel = it->path().lexically_relative(dir).generic_string();
     if (first_invalid_utf8(rel) != rel.size()) {
       malformed.push_back({escape_for_message(rel, 200), "the file name is not UTF-8"});
+      continue;
+    }
+    if (it->is_symlink(ec) && !resolved_inside(inside, it->path())) {
+      malformed.push_back({rel, "a link to a file outside the folder (not followed)"});
       continue;
     }
     out.push_back(rel);
@@ -125,8 +152,19 @@ void finish_dataset(DatasetTable& data, const fs::path& dir, const std::vector<s
   std::set<std::string> named;
   std::vector<std::vector<std::string>> kept;
   kept.reserve(data.rows.size());
+  const fs::path inside = resolved_root(dir);
   for (auto& row : data.rows) {
     const bool first = named.insert(row[0]).second;  // Dollar Street's topic rows repeat paths
+    // A label path is resolved before it is trusted: "images/out/x.jpg" stays inside DIR by
+    // its text, but not when images/out is a link to a folder elsewhere (docs/datasets.md).
+    if (!resolved_inside(inside, dir / row[0])) {
+      if (first) {
+        data.malformed.push_back(
+            {escape_for_message(row[0], 200),
+             "the label path leaves the folder through a link (links are not followed out of it)"});
+      }
+      continue;
+    }
     std::error_code ec;
     if (!fs::is_regular_file(dir / row[0], ec)) {
       if (first) data.missing.push_back({row[0], "listed by the labels, absent on disk"});

@@ -9,6 +9,7 @@
 #include "datasets_detail.h"
 #include "table_detail.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/json.h"
 
 namespace vlbias::io_internal {
 
@@ -69,17 +70,62 @@ namespace {
 constexpr std::string_view kDollarHeader =
     "id,country.name,country.id,region.id,imageRelPath,topics,place,income";
 
-// The topics cell: a JSON array as the MLCommons CSVs have it ("[\"kitchens\", \"stoves\"]"), a
-// Python list literal as pandas writes a list column ("['kitchens', 'stoves']"), or one bare
-// topic. Empty items are dropped; false when the list is malformed.
-bool parse_topics(std::string_view text, std::vector<std::string>* topics) {
-  topics->clear();
-  std::size_t i = 0;
-  while (i < text.size() && text[i] == ' ') ++i;
-  if (i == text.size() || text[i] != '[') {
-    if (!text.empty()) topics->emplace_back(text);
+// Appends code point `cp` as UTF-8; false for a surrogate or a value above U+10FFFF, which
+// no UTF-8 text holds.
+bool append_topic_code_point(std::string& out, unsigned long cp) {
+  if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+  return true;
+}
+
+// The escape that starts at text[i] (a backslash) inside a quoted item of a Python list
+// literal, decoded as Python's string literals do (Python reference, "String and bytes
+// literals"): \\ \' \" \n \r \t \xhh \uXXXX \UXXXXXXXX; any other backslash is kept with the
+// character after it, as Python keeps "\d". Advances i past the escape; false when \x, \u
+// or \U lacks its hex digits or names no character.
+bool decode_topic_escape(std::string_view text, std::size_t& i, std::string& item) {
+  const char c = text[i + 1];
+  const std::size_t digits = c == 'x' ? 2 : c == 'u' ? 4 : c == 'U' ? 8 : 0;
+  if (digits == 0) {
+    constexpr std::string_view kNamed = "\\'\"nrt", kMeant = "\\'\"\n\r\t";
+    const std::size_t k = kNamed.find(c);
+    if (k == std::string_view::npos) item += '\\';
+    item += k == std::string_view::npos ? c : kMeant[k];
+    i += 2;
     return true;
   }
+  if (i + 2 + digits > text.size()) return false;
+  unsigned long cp = 0;
+  for (std::size_t k = i + 2; k < i + 2 + digits; ++k) {
+    const char h = text[k];
+    const int v = h >= '0' && h <= '9'   ? h - '0'
+                  : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                  : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                         : -1;
+    if (v < 0) return false;
+    cp = cp * 16 + static_cast<unsigned long>(v);
+  }
+  i += 2 + digits;
+  return append_topic_code_point(item, cp);
+}
+
+// A Python list literal of quoted strings, as pandas writes a list column ("['kitchens',
+// \"children's rooms\"]"), from the '[' at text[i].
+bool parse_python_topics(std::string_view text, std::size_t i, std::vector<std::string>* topics) {
   ++i;
   while (true) {
     while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
@@ -88,14 +134,42 @@ bool parse_topics(std::string_view text, std::vector<std::string>* topics) {
     const char quote = text[i];
     if (quote != '\'' && quote != '"') return false;
     std::string item;
-    for (++i; i < text.size() && text[i] != quote; ++i) {
-      if (text[i] == '\\' && i + 1 < text.size()) ++i;
-      item.push_back(text[i]);
+    ++i;
+    while (i < text.size() && text[i] != quote) {
+      if (text[i] != '\\') {
+        item.push_back(text[i++]);
+      } else if (i + 1 >= text.size() || !decode_topic_escape(text, i, item)) {
+        return false;
+      }
     }
     if (i >= text.size()) return false;
     ++i;  // closing quote
     if (!item.empty()) topics->push_back(std::move(item));
   }
+}
+
+// The topics cell: a JSON array of strings as the MLCommons CSVs have it ("[\"kitchens\",
+// \"stoves\"]"; escapes such as \u00e9 decoded as JSON decodes them), a Python list literal as
+// pandas writes a list column ("['kitchens', 'stoves']"; escapes decoded as Python does), or
+// one bare topic. A backslash is never dropped: an escape is decoded or kept whole. Empty items
+// are dropped; false when the list is malformed.
+bool parse_topics(std::string_view text, std::vector<std::string>* topics) {
+  topics->clear();
+  std::size_t i = 0;
+  while (i < text.size() && text[i] == ' ') ++i;
+  if (i == text.size() || text[i] != '[') {
+    if (!text.empty()) topics->emplace_back(text);
+    return true;
+  }
+  const ParsedJson parsed = try_parse_json(text);
+  if (parsed.ok() && parsed.value.is_array()) {
+    for (const Json& item : parsed.value) {
+      if (!item.is_string()) return false;
+      if (!item.get_ref<const std::string&>().empty()) topics->push_back(item.get<std::string>());
+    }
+    return true;
+  }
+  return parse_python_topics(text, i, topics);
 }
 
 }  // namespace

@@ -12,35 +12,33 @@
 #include <utility>
 
 #include "vlbias/core/error.h"
+#include "vlbias/core/input_file.h"
 
 namespace vlbias {
 
 namespace {
 
-// Closes the descriptor on every exit path of the constructor.
-struct FdGuard {
-  int fd;
-  ~FdGuard() {
-    if (fd >= 0) ::close(fd);
+// The file opened by the one input policy (core/input_file.h): a pipe, device, folder or socket
+// is refused before open() (mmap needs a file on disk; open() on a named pipe would wait for a
+// writer), as an InputError since what is mapped is named by a table, a spec or a model folder.
+InputFile open_for_mapping(const std::filesystem::path& path) {
+  try {
+    return open_input_file(path.string(), "this file", PipeRule::Refuse);
+  } catch (const UsageError& e) {
+    throw InputError(e.what());
   }
-};
+}
 
 }  // namespace
 
 MappedFile::MappedFile(const std::filesystem::path& path, MapAccess access) : path_(path) {
-  FdGuard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  VLBIAS_CHECK(fd.fd >= 0, InputError, "cannot open '{}': {}", path.string(), std::strerror(errno));
+  const InputFile file = open_for_mapping(path);
   struct stat st {};
-  VLBIAS_CHECK(::fstat(fd.fd, &st) == 0, InputError, "cannot stat '{}': {}", path.string(),
+  VLBIAS_CHECK(::fstat(file.fd(), &st) == 0, InputError, "cannot stat '{}': {}", path.string(),
                std::strerror(errno));
-  VLBIAS_CHECK(!S_ISDIR(st.st_mode), InputError, "'{}' is a directory, expected a file",
-               path.string());
-  VLBIAS_CHECK(S_ISREG(st.st_mode), InputError,
-               "'{}' is not a regular file (pipe, socket or device); expected a file on disk",
-               path.string());
   size_ = static_cast<std::size_t>(st.st_size);
   if (size_ == 0) return;
-  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
   VLBIAS_CHECK(p != MAP_FAILED, InputError, "cannot memory-map '{}' ({} bytes): {}", path.string(),
                size_, std::strerror(errno));
   data_ = static_cast<const std::uint8_t*>(p);

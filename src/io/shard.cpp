@@ -2,9 +2,14 @@
 // membership rules and their record in outputs (include/vlbias/io/shard.h).
 #include "vlbias/io/shard.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
@@ -192,6 +197,31 @@ void check_same_job(const Json& a, const std::string& a_where, const Json& b,
                  "one job (the same model, input and options).",
                  b_where, a_where, key.substr(1), in_b ? brief(b[ptr]) : "absent",
                  in_a ? brief(a[ptr]) : "absent");
+  }
+}
+
+void check_shard_files(const std::vector<std::filesystem::path>& files) {
+  namespace fs = std::filesystem;
+  std::map<std::pair<dev_t, ino_t>, const fs::path*> seen;
+  for (const fs::path& f : files) {
+    struct stat st {};
+    VLBIAS_CHECK(::lstat(f.c_str(), &st) == 0, InputError, "{}: cannot be examined ({}).",
+                 f.string(), std::strerror(errno));
+    if (S_ISLNK(st.st_mode)) {
+      std::error_code ec;
+      const fs::path target = fs::read_symlink(f, ec);
+      VLBIAS_FAIL(InputError,
+                  "{}: is a symbolic link (to {}); merge reads each shard's own files, so copy "
+                  "the file into the shard instead of linking it, or re-run the shard.",
+                  f.string(), ec ? std::string("?") : target.string());
+    }
+    VLBIAS_CHECK(S_ISREG(st.st_mode), InputError,
+                 "{}: is not a regular file; expected a file the shard wrote.", f.string());
+    const auto [it, fresh] = seen.emplace(std::make_pair(st.st_dev, st.st_ino), &f);
+    VLBIAS_CHECK(fresh, InputError,
+                 "{} and {} are one file (the same inode); each shard's files are its own, so "
+                 "re-run the shard that lacks its own.",
+                 it->second->string(), f.string());
   }
 }
 

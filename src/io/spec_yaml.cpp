@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -94,12 +93,9 @@ std::string read_spec_file(const std::filesystem::path& path, const char* what) 
   VLBIAS_CHECK(size <= kMaxSpecBytes, InputError,
                "{}: the spec is {} bytes; a spec may be at most {} bytes.", path.string(), size,
                kMaxSpecBytes);
-  std::ifstream in(path, std::ios::binary);
-  VLBIAS_CHECK(in.good(), InputError, "{}: cannot open the {}.", path.string(), what);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  VLBIAS_CHECK(!in.bad(), InputError, "{}: cannot read the {}.", path.string(), what);
-  std::string text = ss.str();
+  // Opened by the one input policy: a file swapped for a pipe or device since is refused.
+  InputFile in = open_input_file(path.string(), what, PipeRule::Refuse);
+  std::string text = in.read_all(kMaxSpecBytes, what);
   VLBIAS_CHECK(text.find_first_not_of(" \t\r\n") != std::string::npos, InputError,
                "{}: the {} is empty.", path.string(), what);
   return text;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -111,47 +112,28 @@ void reorder_by_first_appearance(std::vector<std::uint32_t>& codes,
 }
 
 FileBytes::FileBytes(const std::string& path) {
-  // A device (/dev/zero never ends) or a folder is refused before it is opened.
+  // A device (/dev/zero never ends) or a folder is refused before it is opened; a named pipe is
+  // opened without waiting for a writer (open_input_file).
   const bool pipe = check_input_file(path, "a table") == InputKind::Pipe;
   if (pipe) check_pipe_not_read(path);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  VLBIAS_CHECK(fd >= 0, InputError, "cannot read '{}': {}", path, std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    VLBIAS_FAIL(InputError, "cannot read '{}': {}", path, std::strerror(err));
-  }
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    void* addr =
-        ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  InputFile file = open_input_file(path, "a table");
+  if (file.kind() == InputKind::File && file.size() > 0) {
+    const auto bytes = static_cast<std::size_t>(file.size());
+    void* addr = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, file.fd(), 0);
     if (addr != MAP_FAILED) {
-      ::close(fd);
-      ::madvise(addr, static_cast<std::size_t>(st.st_size), MADV_SEQUENTIAL);
+      ::madvise(addr, bytes, MADV_SEQUENTIAL);
       data_ = static_cast<const char*>(addr);
-      size_ = static_cast<std::size_t>(st.st_size);
+      size_ = bytes;
       mapped_ = true;
       return;
     }
   }
   // Pipes, /proc files (size 0) and file systems without mmap: read to the end.
-  char chunk[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      VLBIAS_FAIL(InputError, "cannot read '{}': {}", path, std::strerror(err));
-    }
-    if (n == 0) break;
-    buffer_.append(chunk, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
+  buffer_ = file.read_all(std::numeric_limits<std::uintmax_t>::max(), "a table");
   data_ = buffer_.data();
   size_ = buffer_.size();
   // A pipe cannot be read again to hash it: its provenance hash is that of these bytes.
-  if (pipe) record_pipe_sha256(path, sha256_hex(buffer_));
+  if (file.kind() == InputKind::Pipe) record_pipe_sha256(path, sha256_hex(buffer_));
 }
 
 FileBytes::~FileBytes() {

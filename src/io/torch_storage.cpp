@@ -81,6 +81,20 @@ StorageId parse_storage_id(const PickleValue* persistent, const std::string& sou
   return s;
 }
 
+// One storage is one dtype and one size however many persistent ids name it: torch.save refuses
+// to write two views of one storage as different types, and torch.load refuses to read them
+// (a storage read as F32 and as F16 would give two tensors of other values from the same bytes).
+// `declared` holds the ids seen so far by storage name (a ZIP entry name, or a legacy key).
+void declare_storage(std::map<std::string, StorageId>& declared, const std::string& name,
+                     const StorageId& id, const std::string& source) {
+  const auto [it, fresh] = declared.emplace(name, id);
+  VLBIAS_CHECK(fresh || (it->second.dtype == id.dtype && it->second.numel == id.numel), InputError,
+               "'{}' declares storage '{}' twice with different types or sizes ({} elements of "
+               "{}, then {} elements of {}); one storage holds one dtype, as torch.load requires",
+               source, quoted_field(id.key), it->second.numel, dtype_name(it->second.dtype),
+               id.numel, dtype_name(id.dtype));
+}
+
 // Every Persistent value the arena built from index `first` on.
 std::vector<const PickleValue*> persistent_ids(const PickleArena& arena, std::size_t first) {
   std::vector<const PickleValue*> out;
@@ -94,9 +108,11 @@ std::vector<const PickleValue*> persistent_ids(const PickleArena& arena, std::si
 // `folder` ("<prefix>/data/" or "<prefix>/constants/").
 void bind_zip_storages(const ZipArchive& zip, const std::string& folder, const PickleArena& arena,
                        std::size_t first, const std::string& source, StorageTable& storages) {
+  std::map<std::string, StorageId> declared;
   for (const PickleValue* p : persistent_ids(arena, first)) {
     const StorageId id = parse_storage_id(p, source);
     const std::string entry_name = folder + id.key;
+    declare_storage(declared, entry_name, id, source);
     const ZipEntry* entry = zip.find(entry_name);
     VLBIAS_CHECK(entry != nullptr, InputError,
                  "'{}' refers to storage '{}', but it has no ZIP entry '{}'", source,
@@ -201,10 +217,7 @@ const PickleValue* read_legacy_checkpoint(std::span<const std::uint8_t> image,
   std::vector<std::pair<const PickleValue*, StorageId>> ids;
   for (const PickleValue* p : persistent_ids(arena, first)) {
     StorageId id = parse_storage_id(p, source);
-    const auto [it, fresh] = declared.emplace(id.key, id);
-    VLBIAS_CHECK(fresh || (it->second.dtype == id.dtype && it->second.numel == id.numel),
-                 InputError, "'{}' declares storage '{}' twice with different types or sizes",
-                 source, quoted_field(id.key));
+    declare_storage(declared, id.key, id, source);
     ids.emplace_back(p, std::move(id));
   }
   const PickleValue* keys = next("storage keys");

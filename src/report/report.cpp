@@ -2,8 +2,6 @@
 #include "vlbias/report/report.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -11,6 +9,8 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/file_text.h"
+#include "vlbias/io/run_paths.h"
 #include "vlbias/io/table.h"
 #include "vlbias/report/summary.h"
 
@@ -116,12 +116,15 @@ std::filesystem::path write_report(const std::filesystem::path& run_dir, const J
 
 std::filesystem::path write_report(const std::filesystem::path& run_dir) {
   const std::filesystem::path path = run_dir / "results.json";
-  std::ifstream in(path, std::ios::binary);
-  VLBIAS_CHECK(in.good(), InputError, "{}: cannot open (is {} the folder of an audit run?)",
-               path.string(), run_dir.string());
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return write_report(run_dir, parse_json(buffer.str(), path.string()));
+  std::error_code ec;  // a link or device is present (and refused below), not missing
+  VLBIAS_CHECK(std::filesystem::exists(std::filesystem::symlink_status(path, ec)), InputError,
+               "{}: cannot open (is {} the folder of an audit run?)", path.string(),
+               run_dir.string());
+  // The input policy of every reader (power, compare-runs, merge): no link out of the run, no
+  // device (/dev/zero would be read until memory runs out), a size bound while reading.
+  const std::string text = read_file_text(run_input_file(run_dir, "results.json", "results.json"),
+                                          "an audit's results.json");
+  return write_report(run_dir, parse_json(text, path.string()));
 }
 
 }  // namespace vlbias

@@ -117,6 +117,18 @@ const fs::path& SequenceClassifier::weights_path() const {
   return impl_->weights_path;
 }
 
+namespace score_internal {
+
+void check_finite_logits(const float* row, std::size_t n, const std::string& whose,
+                         const std::string& remedy) {
+  for (std::size_t j = 0; j < n; ++j) {
+    VLBIAS_CHECK(std::isfinite(row[j]), InputError,
+                 "the logits of {} are not finite (label {} is {}): {}", whose, j, row[j], remedy);
+  }
+}
+
+}  // namespace score_internal
+
 Matrix SequenceClassifier::logits(const std::vector<std::vector<std::int32_t>>& ids) const {
   const ClassifierConfig& c = impl_->config;
   const std::size_t capacity = position_capacity(c);
@@ -134,12 +146,8 @@ Matrix SequenceClassifier::logits(const std::vector<std::vector<std::int32_t>>& 
   }
   Matrix out = score_internal::classifier_forward(c, impl_->weights, ids);
   for (std::size_t i = 0; i < out.rows; ++i) {
-    for (std::size_t j = 0; j < out.cols; ++j) {
-      VLBIAS_CHECK(std::isfinite(out.row(i)[j]), InputError,
-                   "the logits of text {} are not finite: the forward overflowed float32 (are "
-                   "the weights sane?)",
-                   i);
-    }
+    score_internal::check_finite_logits(out.row(i), out.cols, fmt::format("text {}", i),
+                                        "the forward overflowed float32 (are the weights sane?)");
   }
   return out;
 }

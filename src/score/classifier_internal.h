@@ -46,6 +46,13 @@ ClassifierConfig parse_classifier_config(std::string_view text, const std::strin
 ClassifierWeights load_classifier_weights(const std::filesystem::path& path,
                                           const ClassifierConfig& config);
 
+// InputError unless each of the `n` logits at `row` is finite: a score computed from an
+// infinite or NaN logit is 1, 0 or null, not a score. `whose` names the text and where its
+// logits came from ("text 3", "row 7 of checkpoint F"), `remedy` what to do. The live forward
+// and a resumed run's checkpoints both pass through it (classifier.cpp, classifier_job.cpp).
+void check_finite_logits(const float* row, std::size_t n, const std::string& whose,
+                         const std::string& remedy);
+
 // Logits (texts x labels) of token ids checked by the caller (classifier_forward.cpp).
 Matrix classifier_forward(const ClassifierConfig& config, const ClassifierWeights& weights,
                           const std::vector<std::vector<std::int32_t>>& ids);

@@ -6,10 +6,12 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "classifier_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
@@ -135,27 +137,45 @@ void score_chunk(const SequenceClassifier& model, const std::vector<std::string>
   write_file_atomically(file, chunk.dump() + "\n");
 }
 
-// The chunk's checkpoint, checked against the rows and labels it must hold.
+// The chunk's checkpoint, checked against the rows and labels it must hold, and its logits
+// finite as the live forward's are (score_internal::check_finite_logits).
 ChunkResult load_chunk(const fs::path& file, const fs::path& dir, std::size_t begin,
                        std::size_t end, std::size_t labels) {
   const Json j = read_checkpoint(file, dir);
   ChunkResult r;
+  std::vector<std::vector<double>> logits;  // as stored: a float cast of 1e39 would be inf
   try {
     VLBIAS_CHECK(j.at("begin").get<std::size_t>() == begin && j.at("end").get<std::size_t>() == end,
                  UsageError, "rows");
     for (const Json& row : j.at("logits")) {
-      r.logits.push_back(row.get<std::vector<float>>());
-      VLBIAS_CHECK(r.logits.back().size() == labels, UsageError, "labels");
+      logits.push_back(row.get<std::vector<double>>());
+      VLBIAS_CHECK(logits.back().size() == labels, UsageError, "labels");
     }
     r.tokens = j.at("tokens").get<std::vector<std::size_t>>();
     for (const Json& t : j.at("truncated")) r.truncated.push_back(t.get<bool>());
   } catch (const std::exception&) {
-    r.logits.clear();
+    logits.clear();
   }
   const std::size_t n = end - begin;
-  VLBIAS_CHECK(r.logits.size() == n && r.tokens.size() == n && r.truncated.size() == n, UsageError,
+  VLBIAS_CHECK(logits.size() == n && r.tokens.size() == n && r.truncated.size() == n, UsageError,
                "checkpoint {} does not hold rows {} to {}; delete {} and start over", file.string(),
                begin, end, dir.string());
+  const std::string remedy =
+      fmt::format("the checkpoint is damaged; delete {} and start over", dir.string());
+  for (std::size_t i = 0; i < n; ++i) {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    std::vector<float> row(labels);
+    for (std::size_t k = 0; k < labels; ++k) {
+      const double v = logits[i][k];  // past float's range: infinite as a float logit
+      row[k] = std::fabs(v) <= std::numeric_limits<float>::max() ? static_cast<float>(v)
+               : v < 0                                           ? -kInf
+                                                                 : kInf;
+    }
+    score_internal::check_finite_logits(
+        row.data(), labels, fmt::format("row {} in checkpoint {}", begin + i, file.string()),
+        remedy);
+    r.logits.push_back(std::move(row));
+  }
   return r;
 }
 
@@ -333,6 +353,8 @@ ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
   if (!o.shard.whole()) {
     manifest["shard"] = shard_json(o.shard, kChunkScheme);
     manifest["shard"]["items"] = rows.size();
+    // What merge checks the shard's rows by (classifier_merge.cpp): scored.jsonl as written.
+    manifest["shard"]["scored_sha256"] = sha256_file(result.scored.string());
   }
   write_file_atomically(result.manifest, manifest.dump(2) + "\n");
   fs::remove_all(checkpoints);

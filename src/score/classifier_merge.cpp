@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "vlbias/core/error.h"
+#include "vlbias/core/input_file.h"
+#include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/io/file_text.h"
@@ -41,6 +43,7 @@ ShardRun read_shard_run(const fs::path& dir) {
   const fs::path file = dir / "manifest.json";
   VLBIAS_CHECK(fs::is_regular_file(file), InputError,
                "{}: holds no manifest.json; is the shard finished?", dir.string());
+  check_shard_files({file, dir / "scored.jsonl"});
   ShardRun s{
       dir, parse_json(read_file_text(file, "a score classifier manifest"), file.string()), {}};
   const Json& m = s.manifest;
@@ -55,17 +58,65 @@ ShardRun read_shard_run(const fs::path& dir) {
   whole_at(m, "/input/rows", file);
   whole_at(m, "/chunk", file);
   whole_at(m, "/shard/items", file);
+  VLBIAS_CHECK(m["shard"].contains("scored_sha256") && m["shard"]["scored_sha256"].is_string(),
+               InputError,
+               "{}: written by an older vlbias (its 'shard' has no 'scored_sha256', which merge "
+               "checks the shard's rows by); re-run the shard with this version.",
+               file.string());
   return s;
+}
+
+// Before the manifests' input.rows sizes anything (a loop over 2^62 rows' chunks would never
+// end): each shard's own count ("shard": "items", checked against its chunks by the merge) is
+// at most the bytes of its scored.jsonl (a row is a line), and the counts add up to the rows.
+void check_row_counts(const std::vector<ShardRun>& shards, std::size_t rows) {
+  std::size_t total = 0;
+  for (const ShardRun& s : shards) {
+    const std::size_t items = s.manifest["shard"]["items"].get<std::size_t>();
+    const std::uintmax_t bytes = fs::file_size(s.dir / "scored.jsonl");
+    VLBIAS_CHECK(items <= bytes, InputError,
+                 "{}: its manifest says the shard holds {} rows, more than the {} bytes of its "
+                 "scored.jsonl; a manifest was edited.",
+                 s.dir.string(), items, bytes);
+    total += items;
+  }
+  VLBIAS_CHECK(total == rows, InputError,
+               "{}: input.rows is {}, but the {} shards hold {} rows; a manifest was edited or a "
+               "shard is not whole.",
+               shards[0].dir.string(), rows, shards.size(), total);
+}
+
+// Each shard's scored.jsonl is the one it wrote (its SHA-256 as the shard's manifest records
+// it): no row edited, moved, repeated or taken from another shard's file.
+void check_scored_files(const std::vector<ShardRun>& shards) {
+  for (const ShardRun& s : shards) {
+    const fs::path scored = s.dir / "scored.jsonl";
+    const std::string want = s.manifest["shard"]["scored_sha256"].get<std::string>();
+    const std::string got = sha256_file(scored.string());
+    VLBIAS_CHECK(got == want, InputError,
+                 "{}: is not the file shard {} of {} wrote (its SHA-256 is {}..., the shard's "
+                 "manifest records {}...): it was edited, replaced or swapped; re-run the shard.",
+                 scored.string(), s.shard.index, s.shard.count, got.substr(0, 16),
+                 want.substr(0, 16));
+  }
 }
 
 const std::vector<std::string> kSameJob = {
     "/vlbias_version", "/command",           "/model",  "/tokenizer",        "/input/sha256",
     "/input/rows",     "/input/text_column", "/output", "/throughput/batch", "/chunk"};
 
+// `path` after the input policy (core/input_file.h): a pipe or device is refused before the
+// stream opens it (open() on a named pipe would wait for a writer).
+const fs::path& scored_jsonl_checked(const fs::path& path) {
+  (void)check_input_file(path.string(), "a shard's scored.jsonl", PipeRule::Refuse);
+  return path;
+}
+
 // One line of a shard's scored.jsonl at a time (each JSON line holds no raw newline).
 class LineReader {
  public:
-  explicit LineReader(const fs::path& path) : path_(path), in_(path, std::ios::binary) {
+  explicit LineReader(const fs::path& path)
+      : path_(path), in_(scored_jsonl_checked(path), std::ios::binary) {
     VLBIAS_CHECK(in_.good(), InputError, "{}: cannot be read.", path.string());
   }
   void copy_lines(std::size_t count, AtomicWriter& out) {
@@ -142,10 +193,15 @@ ClassifierMergeResult merge_classifier_shards(const fs::path& out_dir,
                  s.dir.string());
   }
   const std::size_t count = check_shard_set(numbers);
+  std::vector<fs::path> files;
+  for (const ShardRun& s : shards)
+    files.insert(files.end(), {s.dir / "manifest.json", s.dir / "scored.jsonl"});
+  check_shard_files(files);
   const Json& first = shards[0].manifest;
   const std::size_t rows = first["input"]["rows"].get<std::size_t>();
   const std::size_t chunk = first["chunk"].get<std::size_t>();
   VLBIAS_CHECK(chunk > 0, InputError, "{}: chunk is 0.", shards[0].dir.string());
+  check_row_counts(shards, rows);
   const std::size_t chunks = (rows + chunk - 1) / chunk;
   for (const ShardRun& s : shards) {
     std::size_t mine = 0;
@@ -170,6 +226,7 @@ ClassifierMergeResult merge_classifier_shards(const fs::path& out_dir,
       readers[c % count].copy_lines(std::min(rows, (c + 1) * chunk) - c * chunk, out);
     }
     for (LineReader& r : readers) r.expect_end();
+    check_scored_files(shards);
     out.commit();
   }
   write_file_atomically(result.manifest, merged_manifest(shards).dump(2) + "\n");

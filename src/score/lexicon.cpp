@@ -1,13 +1,12 @@
 // Stop words and stereotype-content lexicons (text_measures.h).
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
+#include "vlbias/io/file_text.h"
 #include "vlbias/io/table.h"
 #include "vlbias/score/text_measures.h"
 
@@ -66,13 +65,10 @@ StopWords StopWords::builtin_english() {
 }
 
 StopWords StopWords::from_file(const std::string& path) {
-  check_input_file(path, "a stop-word list");  // not a device that never ends
-  std::ifstream in(path, std::ios::binary);
-  VLBIAS_CHECK(in.good(), InputError, "cannot read stop-word list '{}'; expected a readable file",
-               path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return stop_words_from_lines(buffer.str(), path);
+  // Not a device that never ends, nor a named pipe that waits forever (open_input_file).
+  check_input_file(path, "a stop-word list");
+  InputFile file = open_input_file(path, "a stop-word list");
+  return stop_words_from_lines(file.read_all(kMaxFileTextBytes, "a stop-word list"), path);
 }
 
 StopWords StopWords::from_spec(const std::string& spec) {

@@ -83,8 +83,9 @@ std::size_t design_p_values(const PowerDesign& d) {
 }
 
 void check_effect(const PowerDesign& d, double effect) {
-  VLBIAS_CHECK(std::isfinite(effect) && effect >= 0, UsageError,
-               "power: the effect must be a finite number >= 0, got {}", effect);
+  VLBIAS_CHECK(std::isfinite(effect) && effect >= 0 && effect <= kMaxPowerValue, UsageError,
+               "power: the effect must be a number from 0 to {} (in the test's units), got {}",
+               kMaxPowerValue, effect);
   VLBIAS_CHECK(is_means_test(d.test) || d.base_rate + effect <= 1, UsageError,
                "power: an effect of {} puts the target group's rate above 1 (base rate {})", effect,
                d.base_rate);
@@ -218,8 +219,9 @@ void check_blocked_design(const PowerDesign& d) {
                  g.n, g.sd, d.groups[0].n, d.groups[0].sd);
   }
   for (const double v : {d.set_sd, d.cluster_sd}) {
-    VLBIAS_CHECK(std::isfinite(v) && v >= 0, UsageError,
-                 "power: the set and cluster sds must be finite numbers >= 0, got {}", v);
+    VLBIAS_CHECK(std::isfinite(v) && v >= 0 && v <= kMaxPowerValue, UsageError,
+                 "power: the set and cluster sds must be finite numbers from 0 to {}, got {}",
+                 kMaxPowerValue, v);
   }
 }
 
@@ -246,12 +248,15 @@ void check_power_design(const PowerDesign& d) {
   const std::size_t min_n = is_means_test(d.test) ? 2 : 1;
   bool any_spread = false;
   for (std::size_t g = 0; g < k; ++g) {
-    VLBIAS_CHECK(d.groups[g].n >= min_n, UsageError,
-                 "power: group {} has {} units; the {} test needs at least {} per group", g,
-                 d.groups[g].n, name, min_n);
+    VLBIAS_CHECK(d.groups[g].n >= min_n && d.groups[g].n <= kMaxPowerSampleSize, UsageError,
+                 "power: group {} has {} units; the {} test needs at least {} per group and "
+                 "at most {} (each simulated study draws every unit)",
+                 g, d.groups[g].n, name, min_n, kMaxPowerSampleSize);
     if (!is_means_test(d.test)) continue;
-    VLBIAS_CHECK(std::isfinite(d.groups[g].sd) && d.groups[g].sd >= 0, UsageError,
-                 "power: group {} has sd {}; expected a finite number >= 0", g, d.groups[g].sd);
+    VLBIAS_CHECK(
+        std::isfinite(d.groups[g].sd) && d.groups[g].sd >= 0 && d.groups[g].sd <= kMaxPowerValue,
+        UsageError, "power: group {} has sd {}; expected a finite number from 0 to {}", g,
+        d.groups[g].sd, kMaxPowerValue);
     any_spread = any_spread || d.groups[g].sd > 0;
   }
   any_spread = any_spread || (d.test == PowerTest::Friedman && d.cluster_sd > 0);
@@ -342,11 +347,12 @@ MdeResult minimum_detectable_effect(const PowerDesign& design, double target_pow
   if (design.test == PowerTest::Friedman) {
     hi = block_sd(design) / std::sqrt(static_cast<double>(design.groups[0].n));
   }
+  hi = std::min(hi, kMaxPowerValue);
   MdeResult r;
   PowerEstimate at = simulate_power(design, hi, replicates, seed);
   double lo = 0;
   for (int doubling = 0; at.power < target_power; ++doubling) {
-    if ((rates && hi >= room) || doubling >= 60) {
+    if ((rates && hi >= room) || hi >= kMaxPowerValue || doubling >= 60) {
       r.effect = kNaN;
       r.at = at;
       r.note = fmt::format("no effect up to {} reaches the target power {} (power there {})", hi,
@@ -354,7 +360,7 @@ MdeResult minimum_detectable_effect(const PowerDesign& design, double target_pow
       return r;
     }
     lo = hi;
-    hi = rates ? std::min(2 * hi, room) : 2 * hi;
+    hi = std::min(2 * hi, rates ? room : kMaxPowerValue);
     at = simulate_power(design, hi, replicates, seed);
   }
   r.effect = hi;

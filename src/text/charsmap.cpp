@@ -9,6 +9,7 @@
 
 #include "text_files.h"
 #include "vlbias/core/error.h"
+#include "vlbias/core/utf8.h"
 #include "vlbias/text/unicode_text.h"
 
 namespace vlbias::text_internal {
@@ -29,6 +30,15 @@ std::uint64_t offset_of(std::uint32_t unit) {
 }
 
 }  // namespace
+
+void check_normalized_growth(std::size_t input, std::size_t output, std::string_view source) {
+  const std::size_t limit = kMaxNormalizedGrowth * input + kNormalizedSlack;
+  VLBIAS_CHECK(output <= limit, InputError,
+               "{} turns {} units of text into more than {} ({} per unit + {}); expected a "
+               "normalizer that at most multiplies the text by {} (Unicode's largest "
+               "normalization is 18 code points from one); the model files are corrupt or hostile",
+               source, input, limit, kMaxNormalizedGrowth, kNormalizedSlack, kMaxNormalizedGrowth);
+}
 
 PrecompiledCharsmap PrecompiledCharsmap::parse(std::string_view blob, std::string source) {
   PrecompiledCharsmap map;
@@ -64,9 +74,11 @@ std::string_view PrecompiledCharsmap::replacement_at(std::uint32_t offset) const
   const std::size_t length =
       nul != nullptr ? static_cast<const char*>(nul) - begin : normalized_.size() - offset;
   const std::string_view replacement(begin, length);
-  // An offset inside a multi-byte character would cut it.
-  (void)unicode::decode_utf8(replacement,
-                             source_ + "'s replacement at offset " + std::to_string(offset));
+  // An offset inside a multi-byte character would cut it (decode_utf8 names the byte).
+  if (first_invalid_utf8(replacement) != replacement.size()) {
+    (void)unicode::decode_utf8(replacement,
+                               source_ + "'s replacement at offset " + std::to_string(offset));
+  }
   return replacement;
 }
 
@@ -88,31 +100,34 @@ void PrecompiledCharsmap::prefix_search(std::string_view bytes, F on_match) cons
     if (label_of(unit) != c) return;
     node ^= offset_of(unit);
     if (has_leaf(unit)) {
-      if (!on_match(i + 1, replacement_at(value_of(unit_at(node))))) return;
+      if (!on_match(i + 1, value_of(unit_at(node)))) return;
     }
   }
 }
 
 std::optional<PrecompiledCharsmap::Match> PrecompiledCharsmap::longest_prefix(
     std::string_view bytes) const {
-  std::optional<Match> found;
-  prefix_search(bytes, [&](std::size_t length, std::string_view replacement) {
-    found = Match{length, replacement};
+  // Only the longest match's replacement is looked up (and checked).
+  std::optional<std::pair<std::size_t, std::uint32_t>> found;
+  prefix_search(bytes, [&](std::size_t length, std::uint32_t offset) {
+    found = {length, offset};
     return true;
   });
-  return found;
+  if (!found) return std::nullopt;
+  return Match{found->first, replacement_at(found->second)};
 }
 
 std::optional<std::string_view> PrecompiledCharsmap::shortest_prefix(std::string_view bytes) const {
   std::optional<std::string_view> found;
-  prefix_search(bytes, [&](std::size_t, std::string_view replacement) {
-    found = replacement;
+  prefix_search(bytes, [&](std::size_t, std::uint32_t offset) {
+    found = replacement_at(offset);
     return false;
   });
   return found;
 }
 
-std::u32string PrecompiledCharsmap::normalize_graphemes(std::u32string_view text) const {
+std::u32string PrecompiledCharsmap::normalize_graphemes(std::u32string_view text,
+                                                        std::size_t original_bytes) const {
   std::string out;
   out.reserve(text.size() + 8);
   std::string cluster;
@@ -125,12 +140,14 @@ std::u32string PrecompiledCharsmap::normalize_graphemes(std::u32string_view text
     if (cluster.size() < 6) whole = shortest_prefix(cluster);
     if (whole) {
       out += *whole;
+      check_normalized_growth(original_bytes, out.size(), source_);
     } else {
       for (std::size_t k = begin; k < end; ++k) {
         one.clear();
         unicode::append_utf8(one, text[k]);
         const std::optional<std::string_view> replaced = shortest_prefix(one);
         out += replaced ? *replaced : std::string_view(one);
+        check_normalized_growth(original_bytes, out.size(), source_);
       }
     }
     begin = end;

@@ -190,7 +190,9 @@ Pipeline load_bert(const fs::path& dir, const TokenizerConfig& c) {
                                             {"mask_token", "[MASK]", false}},
                                            *p.model);
   p.lowercase_text = norm.lowercase;
-  for (const AddedToken& t : specials.tokens) p.lowercase_except.push_back(t.content);
+  std::vector<std::u32string> specials_text;
+  for (const AddedToken& t : specials.tokens) specials_text.push_back(t.content);
+  p.lowercase_except = reversed_token_matcher(specials_text);
   set_specials(specials, p);
   return p;
 }

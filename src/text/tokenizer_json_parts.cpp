@@ -32,6 +32,10 @@ std::u32string utf32(const std::string& s, const std::string& where) {
 }  // namespace
 
 TokenIds read_vocab_object(const json& vocab, const std::string& where) {
+  // Said as it is: `[]` or `"x"` is no vocabulary at all, not an empty one.
+  VLBIAS_CHECK(vocab.is_object(), InputError,
+               "{} is a JSON {}, not an object; expected {{\"token\": id, ...}}", where,
+               vocab.type_name());
   TokenIds ids;
   ids.reserve(vocab.size());
   std::unordered_map<std::int32_t, const std::string*> owner;
@@ -106,6 +110,7 @@ void read_unigram_normalizer(const json& normalizer, const std::string& where,
     step.charsmap = PrecompiledCharsmap::parse(base64_decode_strict(b64, what), what);
   } else if (type == "Replace") {
     step.kind = NormalizerStep::Kind::Replace;
+    step.source = where + " Replace";
     const json& pattern = member(normalizer, "pattern", V::object, where);
     step.content = utf32(member(normalizer, "content", V::string, where), where + " content");
     if (const json* s = optional_member(pattern, "String", V::string, where + " pattern")) {

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "match_automaton.h"
 #include "vlbias/text/tokenizer.h"
 
 namespace vlbias::text_internal {
@@ -40,9 +41,14 @@ struct Span {
 // (tokenizers' char::is_whitespace).
 enum class SpaceRule { PythonIsspace, WhiteSpace };
 
+// An automaton over the reversed `tokens` (match_automaton.h), each token's value its
+// position in the list: which tokens start at each position of a text, in one scan.
+MatchAutomaton<char32_t> reversed_token_matcher(const std::vector<std::u32string>& tokens);
+
 // Splits text at added tokens, leftmost-longest (the tokenizers' aho-corasick
 // LeftmostLongest; transformers' Trie.split finds the same for tokens none of which
-// contains another).
+// contains another). Linear in the text whatever the tokens (an automaton, not a search
+// per position and token).
 class AddedTokenSplitter {
  public:
   AddedTokenSplitter() = default;
@@ -52,7 +58,8 @@ class AddedTokenSplitter {
   std::vector<Span> split(std::u32string_view text) const;
 
  private:
-  std::vector<AddedToken> tokens_;  // longest first
+  std::vector<AddedToken> tokens_;   // longest first
+  MatchAutomaton<char32_t> starts_;  // tokens_ reversed, values their positions in tokens_
   SpaceRule spaces_ = SpaceRule::WhiteSpace;
 };
 
@@ -81,7 +88,8 @@ struct Pipeline {
   // transformers' PreTrainedTokenizer.tokenize with do_lower_case: every character
   // outside these special tokens is lower-cased on its own (re.sub of
   // "(specials)|(.+?)" with str.lower), before the added tokens are split out.
-  std::vector<std::u32string> lowercase_except;
+  // reversed_token_matcher of the special tokens, in their order.
+  MatchAutomaton<char32_t> lowercase_except;
   bool lowercase_text = false;
   // RobertaTokenizer.prepare_for_tokenization with add_prefix_space: " " before a text
   // whose first character is not whitespace.

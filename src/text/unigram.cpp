@@ -13,7 +13,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "piece_trie.h"
 #include "text_files.h"
 #include "unigram_viterbi.h"
 #include "vlbias/core/error.h"
@@ -42,7 +41,7 @@ class SentencePieceUnigram final : public SegmentModel {
 
   SentencePieceModel model_;
   PrecompiledCharsmap charsmap_;
-  PieceTrie trie_;
+  PieceMatcher matcher_;
   TokenIds piece_ids_;  // every piece -> SentencePiece id
   float unk_score_ = 0;
   std::int32_t unk_id_ = 0;
@@ -82,7 +81,7 @@ SentencePieceUnigram::SentencePieceUnigram(SentencePieceModel model, const std::
       keys.emplace_back(p.piece, id);
     }
   }
-  trie_ = PieceTrie(std::move(keys));
+  matcher_ = PieceMatcher(std::move(keys));
   unk_score_ = min_score - 10.0f;  // kUnkPenalty
   if (model_.byte_fallback) {
     for (int b = 0; b < 256; ++b) {
@@ -110,6 +109,7 @@ std::pair<std::string_view, std::size_t> SentencePieceUnigram::normalize_prefix(
 // Normalizer::Normalize.
 std::string SentencePieceUnigram::normalize_spm(std::string_view input) const {
   const bool remove_extra = model_.remove_extra_whitespaces;
+  const std::size_t input_size = input.size();
   if (remove_extra) {
     while (!input.empty()) {
       const auto [replacement, length] = normalize_prefix(input);
@@ -136,6 +136,7 @@ std::string SentencePieceUnigram::normalize_spm(std::string_view input) const {
         }
       }
       previous_space = piece.ends_with(' ');
+      check_normalized_growth(input_size, out.size(), charsmap_.source());
     }
     input.remove_prefix(length);
     if (!remove_extra) previous_space = false;
@@ -168,7 +169,7 @@ void SentencePieceUnigram::encode(std::u32string_view text, bool /*at_text_start
   if (normalized.empty()) return;
   const auto score_of = [this](std::int32_t id) { return model_.pieces[id].score; };
   const std::vector<PathPiece> path =
-      best_path<float, double>(normalized, trie_, score_of, unk_score_, unk_id_);
+      best_path<float, double>(normalized, matcher_, score_of, unk_score_, unk_id_);
   // PopulateSentencePieceText: unknown pieces spelled as bytes with byte_fallback,
   // else a run of them merged into one piece (whose string is looked up again).
   for (std::size_t k = 0; k < path.size(); ++k) {

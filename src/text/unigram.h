@@ -56,6 +56,7 @@ struct NormalizerStep {
   std::u32string content;        // Replace
   bool left = false;             // Strip
   bool right = false;            // Strip
+  std::string source;            // what messages call it: "'DIR/tokenizer.json' normalizer Replace"
 };
 
 struct MetaspaceOptions {

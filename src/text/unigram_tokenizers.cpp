@@ -7,8 +7,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
-#include "piece_trie.h"
+#include "charsmap.h"
 #include "text_files.h"
 #include "unigram.h"
 #include "unigram_viterbi.h"
@@ -19,25 +20,60 @@
 namespace vlbias::text_internal {
 namespace {
 
-std::u32string replace_all(std::u32string_view text, const NormalizerStep& step) {
+// KMP's failure function of a pattern (Knuth, Morris & Pratt 1977, "Fast pattern matching
+// in strings", SIAM J. Comput. 6(2)): fail[k] = the length of the longest proper border of
+// pattern[0, k + 1).
+std::vector<std::size_t> replace_pattern_borders(std::u32string_view pattern) {
+  std::vector<std::size_t> fail(pattern.size(), 0);
+  for (std::size_t k = 1, b = 0; k < pattern.size(); ++k) {
+    while (b > 0 && pattern[k] != pattern[b]) b = fail[b - 1];
+    if (pattern[k] == pattern[b]) ++b;
+    fail[k] = b;
+  }
+  return fail;
+}
+
+// replace.rs: every occurrence of the pattern, left to right and not overlapping, becomes
+// the content. The occurrences come from KMP (linear in the text, where a comparison at
+// every position costs text x pattern), the matcher restarting after each one.
+// original_length: code points of the text before this and any earlier normalizer step.
+std::u32string replace_all(std::u32string_view text, const NormalizerStep& step,
+                           std::size_t original_length) {
   std::u32string out;
   out.reserve(text.size());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t length = 0;
-    if (step.pattern_spaces) {
+  if (step.pattern_spaces) {  // the regex " {2,}"
+    std::size_t i = 0;
+    while (i < text.size()) {
+      std::size_t length = 0;
       while (i + length < text.size() && text[i + length] == U' ') ++length;
-      if (length < 2) length = 0;
-    } else if (text.substr(i).starts_with(step.pattern)) {
-      length = step.pattern.size();
+      if (length >= 2) {
+        out += step.content;
+        i += length;
+      } else {
+        out += text[i++];
+      }
+      check_normalized_growth(original_length, out.size(), step.source);
     }
-    if (length > 0) {
+    return out;
+  }
+  const std::u32string_view pattern = step.pattern;
+  if (pattern.empty()) return std::u32string(text);
+  const std::vector<std::size_t> fail = replace_pattern_borders(pattern);
+  std::size_t matched = 0;  // pattern symbols matched ending at text[i - 1]
+  std::size_t copied = 0;   // text before this is in out
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    while (matched > 0 && text[i] != pattern[matched]) matched = fail[matched - 1];
+    if (text[i] == pattern[matched]) ++matched;
+    if (matched == pattern.size()) {
+      const std::size_t begin = i + 1 - pattern.size();
+      out.append(text.substr(copied, begin - copied));
       out += step.content;
-      i += length;
-    } else {
-      out += text[i++];
+      copied = i + 1;
+      matched = 0;  // not overlapping: the next occurrence starts after this one
+      check_normalized_growth(original_length, out.size(), step.source);
     }
   }
+  out.append(text.substr(copied));
   return out;
 }
 
@@ -74,7 +110,7 @@ class TokenizersUnigram final : public SegmentModel {
   MetaspaceOptions metaspace_;
   UnigramVocab vocab_;
   TokenIds ids_;
-  PieceTrie trie_;
+  PieceMatcher matcher_;
   double unk_score_ = 0;
   std::array<std::int32_t, 256> byte_ids_{};  // -1 where "<0xXX>" is not a token
 };
@@ -99,7 +135,7 @@ TokenizersUnigram::TokenizersUnigram(std::vector<NormalizerStep> steps, Metaspac
     min_score = std::min(min_score, vocab_.scores[i]);
     keys.emplace_back(piece, id);
   }
-  trie_ = PieceTrie(std::move(keys));
+  matcher_ = PieceMatcher(std::move(keys));
   unk_score_ = min_score - 10.0;  // K_UNK_PENALTY
   for (int b = 0; b < 256; ++b) {
     auto it = ids_.find(byte_piece(static_cast<unsigned char>(b)));
@@ -107,15 +143,19 @@ TokenizersUnigram::TokenizersUnigram(std::vector<NormalizerStep> steps, Metaspac
   }
 }
 
+// Each step's growth is bounded against the text as given (check_normalized_growth), so a
+// Sequence of steps cannot multiply it step after step.
 std::u32string TokenizersUnigram::normalize(std::u32string_view text) const {
+  std::size_t text_bytes = 0;
+  for (char32_t c : text) text_bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
   std::u32string out(text);
   for (const NormalizerStep& step : steps_) {
     switch (step.kind) {
       case NormalizerStep::Kind::Precompiled:
-        out = step.charsmap.normalize_graphemes(out);
+        out = step.charsmap.normalize_graphemes(out, text_bytes);
         break;
       case NormalizerStep::Kind::Replace:
-        out = replace_all(out, step);
+        out = replace_all(out, step, text.size());
         break;
       case NormalizerStep::Kind::Strip:
         out = strip(out, step.left, step.right);
@@ -150,7 +190,7 @@ void TokenizersUnigram::piece_ids(std::string_view piece, std::vector<std::int32
   if (piece.empty()) return;
   const auto score_of = [this](std::int32_t id) { return vocab_.scores[id]; };
   const std::vector<PathPiece> path =
-      best_path<double, double>(piece, trie_, score_of, unk_score_, vocab_.unk_id);
+      best_path<double, double>(piece, matcher_, score_of, unk_score_, vocab_.unk_id);
   for (std::size_t k = 0; k < path.size(); ++k) {
     const std::size_t begin = path[k].begin;
     if (path[k].id == vocab_.unk_id) {

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "piece_trie.h"
+#include "match_automaton.h"
 
 namespace vlbias::text_internal {
 
@@ -32,6 +32,12 @@ struct PathPiece {
   std::int32_t id;
 };
 
+// The pieces of a Unigram vocabulary, for the Viterbi: an Aho-Corasick automaton over their
+// bytes (match_automaton.h), so the lattice costs O(text + pieces that occur in it) whatever
+// the pieces' lengths (issue 37: a 100,000-character piece made the per-position prefix
+// search quadratic).
+using PieceMatcher = MatchAutomaton<char>;
+
 // The Viterbi of EncodeOptimized / encode_optimized: ends_at[e] keeps the best path
 // ending at byte e; pieces starting at s are tried in order of length and replace a
 // path only when strictly better; a character no single piece covers gets an unknown
@@ -39,37 +45,56 @@ struct PathPiece {
 // as Sum, an unknown's as Stored. sentencepiece stores float but sums pieces in
 // double (its score expression has type double) and unknowns in float; the
 // tokenizers use double throughout. Ties, and so the ids, depend on these types.
+//
+// The references loop over starts s (character by character) and, within one, over the
+// pieces text[s, e) by length. Here the lattice is filled by end instead: ends_at[e]
+// receives its candidates in the same order (by start ascending, i.e. the pieces ending
+// at e longest first, then the unknown character that ends at e), and every ends_at[s] it
+// reads is final by then (s < e), so each comparison, and so every tie, is the
+// references'.
 template <typename Stored, typename Sum, typename ScoreOf>
-std::vector<PathPiece> best_path(std::string_view text, const PieceTrie& trie, ScoreOf score_of,
-                                 Stored unk_score, std::int32_t unk_id) {
+std::vector<PathPiece> best_path(std::string_view text, const PieceMatcher& pieces,
+                                 ScoreOf score_of, Stored unk_score, std::int32_t unk_id) {
   struct Node {
     std::int32_t id = -1;
     Stored score = 0;
     std::size_t starts_at = std::numeric_limits<std::size_t>::max();
   };
   constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-  std::vector<Node> ends_at(text.size() + 1);
+  // The starts the references visit (start += the UTF-8 length of text[start]), and for
+  // each end of a character the start of that character.
+  std::vector<std::size_t> char_start(text.size() + 1, kNone);
+  std::vector<bool> is_start(text.size() + 1, false);
   for (std::size_t start = 0; start < text.size();) {
-    const Stored here = ends_at[start].score;
+    is_start[start] = true;
     const std::size_t mblen =
         std::min(utf8_length(static_cast<unsigned char>(text[start])), text.size() - start);
+    char_start[start + mblen] = start;
+    start += mblen;
+  }
+  std::vector<Node> ends_at(text.size() + 1);
+  std::uint32_t state = PieceMatcher::kRoot;
+  for (std::size_t end = 1; end <= text.size(); ++end) {
+    state = pieces.step(state, text[end - 1]);
+    if (char_start[end] == kNone) continue;  // inside a character: no path continues here
+    Node& target = ends_at[end];
+    const std::size_t last = char_start[end];
     bool single = false;
-    trie.prefixes(text, start, [&](std::size_t end, std::int32_t id) {
-      const Sum candidate = static_cast<Sum>(score_of(id)) + static_cast<Sum>(here);
-      Node& target = ends_at[end];
+    pieces.matches_ending(state, [&](std::size_t length, std::int32_t id) {
+      const std::size_t start = end - length;
+      if (!is_start[start]) return;  // the references never start a piece inside a character
+      const Sum candidate = static_cast<Sum>(score_of(id)) + static_cast<Sum>(ends_at[start].score);
       if (target.starts_at == kNone || candidate > static_cast<Sum>(target.score)) {
         target = {id, static_cast<Stored>(candidate), start};
       }
-      if (end - start == mblen) single = true;
+      if (start == last) single = true;
     });
     if (!single) {
-      const Stored candidate = unk_score + here;
-      Node& target = ends_at[start + mblen];
+      const Stored candidate = unk_score + ends_at[last].score;
       if (target.starts_at == kNone || candidate > target.score) {
-        target = {unk_id, candidate, start};
+        target = {unk_id, candidate, last};
       }
     }
-    start += mblen;
   }
   std::vector<PathPiece> path;
   for (std::size_t end = text.size(); end > 0;) {

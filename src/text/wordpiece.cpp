@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "match_automaton.h"
+#include "vlbias/core/utf8.h"
 #include "vlbias/text/unicode_text.h"
 
 namespace vlbias::text_internal {
@@ -68,7 +70,9 @@ std::u32string strip_accents(std::u32string_view text) {
 class WordPieceModel final : public SegmentModel {
  public:
   WordPieceModel(BertFlavor flavor, BertNormalization norm, WordPieceVocab vocab)
-      : flavor_(flavor), norm_(norm), vocab_(std::move(vocab)), bound_(id_bound(vocab_.ids)) {}
+      : flavor_(flavor), norm_(norm), vocab_(std::move(vocab)), bound_(id_bound(vocab_.ids)) {
+    build_matchers();
+  }
 
   std::u32string normalize(std::u32string_view text) const override;
   void encode(std::u32string_view text, bool at_text_start,
@@ -84,12 +88,46 @@ class WordPieceModel final : public SegmentModel {
   void encode_transformers(std::u32string_view text, std::vector<std::int32_t>& out) const;
   void encode_tokenizers(std::u32string_view text, std::vector<std::int32_t>& out) const;
   void word_ids(std::u32string_view word, std::vector<std::int32_t>& out) const;
+  void build_matchers();
 
   BertFlavor flavor_;
   BertNormalization norm_;
   WordPieceVocab vocab_;
   std::size_t bound_;
+  // Over the reversed UTF-8 of the vocabulary entries (match_automaton.h): every entry (a
+  // word's first piece), and the entries that start with the continuing prefix, without it
+  // (the pieces after the first).
+  MatchAutomaton<char> first_pieces_;
+  MatchAutomaton<char> next_pieces_;
 };
+
+// Entries that are not UTF-8 (after the prefix, for the next pieces) can never equal the
+// UTF-8 of a word's characters, so leaving them out changes no match.
+void WordPieceModel::build_matchers() {
+  std::vector<std::string> reversed_first, reversed_next;
+  std::vector<std::int32_t> first_ids, next_ids;
+  const std::string& prefix = vocab_.continuing_prefix;
+  for (const auto& [token, id] : vocab_.ids) {
+    if (first_invalid_utf8(token) == token.size()) {
+      reversed_first.emplace_back(token.rbegin(), token.rend());
+      first_ids.push_back(id);
+    }
+    const std::string_view rest =
+        std::string_view(token).substr(std::min(prefix.size(), token.size()));
+    if (token.starts_with(prefix) && first_invalid_utf8(rest) == rest.size()) {
+      reversed_next.emplace_back(rest.rbegin(), rest.rend());
+      next_ids.push_back(id);
+    }
+  }
+  const auto keys = [](const std::vector<std::string>& strings,
+                       const std::vector<std::int32_t>& ids) {
+    std::vector<std::pair<std::string_view, std::int32_t>> out;
+    for (std::size_t i = 0; i < strings.size(); ++i) out.emplace_back(strings[i], ids[i]);
+    return out;
+  };
+  first_pieces_ = MatchAutomaton<char>(keys(reversed_first, first_ids));
+  next_pieces_ = MatchAutomaton<char>(keys(reversed_next, next_ids));
+}
 
 // BertNormalizer (tokenizers): clean, space out CJK, strip accents, lowercase.
 std::u32string WordPieceModel::normalize(std::u32string_view text) const {
@@ -195,45 +233,30 @@ void WordPieceModel::encode_tokenizers(std::u32string_view text,
 
 // Greedy longest-match-first: the longest vocabulary entry at the start, then
 // "##"-prefixed entries for the rest; [UNK] for the whole word when some position
-// has no match or the word is longer than max_input_chars_per_word characters.
+// has no match or the word is longer than max_input_chars_per_word characters. The
+// references try every end from the word's end down at each position (cubic in the word's
+// length); here the longest entry starting at every byte comes from one scan of each
+// automaton (linear), so a hostile max_input_chars_per_word costs nothing more.
 void WordPieceModel::word_ids(std::u32string_view word, std::vector<std::int32_t>& out) const {
   if (word.size() > vocab_.max_input_chars_per_word) {
     out.push_back(vocab_.unk_id);
     return;
   }
+  const std::string bytes = unicode::to_utf8(word);
+  std::vector<std::pair<std::size_t, std::int32_t>> first, next;
+  using Pick = MatchAutomaton<char>::Pick;
+  first_pieces_.starting_at(bytes, Pick::Longest, first);
+  next_pieces_.starting_at(bytes, Pick::Longest, next);
   const std::size_t first_id = out.size();
-  // UTF-8 of the word, and the byte offset of each character.
-  std::string bytes;
-  std::vector<std::size_t> offset;
-  offset.reserve(word.size() + 1);
-  for (char32_t c : word) {
-    offset.push_back(bytes.size());
-    unicode::append_utf8(bytes, c);
-  }
-  offset.push_back(bytes.size());
-  std::string candidate;
-  std::size_t start = 0;
-  while (start < word.size()) {
-    candidate.assign(start > 0 ? vocab_.continuing_prefix : std::string());
-    const std::size_t head = candidate.size();
-    candidate.append(bytes, offset[start], std::string::npos);
-    std::size_t end = word.size();
-    std::int32_t found = -1;
-    for (; end > start; --end) {
-      const std::string_view piece(candidate.data(), head + offset[end] - offset[start]);
-      auto it = vocab_.ids.find(piece);
-      if (it != vocab_.ids.end()) {
-        found = it->second;
-        break;
-      }
-    }
-    if (found < 0) {
+  for (std::size_t pos = 0; pos < bytes.size();) {
+    const auto [length, id] = pos == 0 ? first[0] : next[pos];
+    if (length == 0) {
       out.resize(first_id);
       out.push_back(vocab_.unk_id);
       return;
     }
-    out.push_back(found);
-    start = end;
+    out.push_back(id);
+    pos += length;
   }
 }
 

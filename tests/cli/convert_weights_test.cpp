@@ -102,6 +102,20 @@ TEST(ConvertWeights, RefusesTruncatedAndOversizedCheckpointsNamingTheFile) {
   }
 }
 
+TEST(ConvertWeights, RefusesOneStorageReadAsTwoDtypesAndWritesNothing) {
+  for (const char* file : {"hostile/zip_two_dtypes.pth", "hostile/constants_two_dtypes.pt"}) {
+    SCOPED_TRACE(file);
+    const std::filesystem::path out = temp_dir() / "x.safetensors";
+    const CliResult r =
+        run_cli("convert-weights " + torch_fixture(file) + " '" + out.string() + "'", "", kLimit);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr(file));
+    EXPECT_THAT(r.err, HasSubstr("declares storage '0' twice with different types or sizes (4 "
+                                 "elements of F32, then 8 elements of F16)"));
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
+}
+
 TEST(ConvertWeights, RefusesAnOutputThatIsNotSafetensorsAndAFolderAsInput) {
   CliResult r = run_cli("convert-weights " + torch_fixture("mixed_zip.pth") + " out.bin");
   EXPECT_EQ(r.exit_code, 2);

@@ -149,6 +149,38 @@ TEST(DatasetHostile, MalformedTopicListsAreCountedPerRow) {
   EXPECT_EQ(s.at("malformed").at("items")[2].at("reason"), "income 'ten' is not a number");
 }
 
+// Escapes in topics are decoded as the list's own language does: JSON's (\u0000, \u00e9, \\)
+// in a JSON array, Python's (\', \xe9, \U0001f642; an unknown "\d" kept whole) in a pandas
+// list; a backslash is never dropped ("a\u0000b" once became "au0000b").
+TEST(DatasetHostile, TopicEscapesAreDecodedAsJsonOrPythonDecodeThem) {
+  const fs::path dir = temp_dir() / "ds";
+  write(dir / "images_v2.csv",
+        "id,country.id,country.name,region.id,topics,place,income,imageRelPath\n"
+        R"(1,pe,Peru,am,"[""a\u0000b"", ""caf\u00e9"", ""back\\slash""]",p,10,a/1.jpg)"
+        "\n"
+        R"(2,pe,Peru,am,"['it\'s', 'caf\xe9', 'keep \d', ""x\u00e9\U0001F642""]",p,10,a/2.jpg)"
+        "\n"
+        R"(3,pe,Peru,am,"['cut \x4']",p,10,a/3.jpg)"
+        "\n"
+        R"(4,pe,Peru,am,"[""lone \ud800""]",p,10,a/4.jpg)"
+        "\n");
+  for (const char* image : {"a/1.jpg", "a/2.jpg", "a/3.jpg", "a/4.jpg"}) write(dir / image, jpeg());
+  const CliResult r = run_dataset("dollarstreet", dir, "--topic-rows");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string one = "ds/a/1.jpg,1,Peru,pe,am,10,p,";
+  const std::string two = "ds/a/2.jpg,2,Peru,pe,am,10,p,";
+  EXPECT_EQ(read_file(temp_dir() / "out.csv"),
+            "path,id,country,country_code,region,income,place,topic\n" + one +
+                std::string("a\0b", 3) + "\n" + one + "caf\xc3\xa9\n" + one + "back\\slash\n" +
+                two + "it's\n" + two + "caf\xc3\xa9\n" + two + "keep \\d\n" + two +
+                "x\xc3\xa9\xf0\x9f\x99\x82\n");
+  // \x with one digit, and a lone surrogate (no character; not JSON either): malformed rows.
+  const json s = summary();
+  ASSERT_EQ(s.at("malformed").at("count"), 2) << s.dump(1);
+  EXPECT_EQ(s.at("malformed").at("items")[0].at("reason"),
+            R"(topics '['cut \x4']' is not a list of topics)");
+}
+
 TEST(DatasetHostile, CheckImagesDropsAndListsFilesThatDoNotDecode) {
   const fs::path dir = temp_dir() / "utk";
   write(dir / "20_0_1_20170116174525125.jpg", jpeg());
@@ -164,6 +196,43 @@ TEST(DatasetHostile, CheckImagesDropsAndListsFilesThatDoNotDecode) {
   ASSERT_EQ(unchecked.exit_code, 0) << unchecked.err;
   EXPECT_EQ(summary().at("rows"), 3);
   EXPECT_TRUE(summary().at("unreadable").is_null());
+}
+
+// A label is shown in the summary's cells, a malformed row's reason quotes its cell and an
+// error quotes an option: each reaches the terminal with ESC and BEL escaped (printable_text),
+// so a label cannot retitle the terminal (OSC 0) or clear the screen (CSI 2J).
+TEST(DatasetHostile, ControlCharactersOfALabelReachStderrEscaped) {
+  const std::string title = "Black\x1b]0;pwned\x07\x1b[2J";
+  const std::string shown = "Black\\x1b]0;pwned\\x07\\x1b[2J";
+  const fs::path dir = temp_dir() / "ff";
+  write(dir / "fairface_label_train.csv",
+        "file,age,gender,race,service_test\ntrain/1.jpg,20-29,Female," + title + ",True\n");
+  write(dir / "fairface_label_val.csv", "file,age,gender,race,service_test\n");
+  write(dir / "train/1.jpg", jpeg());
+  const CliResult cells = run_dataset("fairface", dir);
+  ASSERT_EQ(cells.exit_code, 0) << cells.err;
+  EXPECT_NE(cells.err.find("race=" + shown), std::string::npos) << cells.err;
+  EXPECT_EQ(cells.err.find_first_of("\x1b\x07"), std::string::npos) << cells.err;
+  // The table keeps the label as it is: only what is shown on the terminal is escaped.
+  EXPECT_NE(read_file(temp_dir() / "out.csv").find(title), std::string::npos);
+
+  const fs::path ds = temp_dir() / "ds";
+  write(ds / "images_v2.csv",
+        "id,country.id,country.name,region.id,topics,place,income,imageRelPath\n"
+        "1,pe,Peru,am,kitchens,p," +
+            title + ",a/1.jpg\n2,pe,Peru,am,kitchens,p,10,a/2.jpg\n");
+  write(ds / "a/2.jpg", jpeg());
+  const CliResult malformed = run_dataset("dollarstreet", ds);
+  ASSERT_EQ(malformed.exit_code, 0) << malformed.err;
+  EXPECT_NE(malformed.err.find("income '" + shown + "' is not a number"), std::string::npos)
+      << malformed.err;
+  EXPECT_EQ(malformed.err.find_first_of("\x1b\x07"), std::string::npos) << malformed.err;
+
+  const CliResult error = run_dataset("fairface", dir, "--split '" + title + "'");
+  EXPECT_EQ(error.exit_code, 2);
+  EXPECT_NE(error.err.find("--split '" + shown + "' is not train, val or all"), std::string::npos)
+      << error.err;
+  EXPECT_EQ(error.err.find_first_of("\x1b\x07"), std::string::npos) << error.err;
 }
 
 TEST(DatasetHostile, WrongNamesOptionsAndPathsAreUsageErrors) {

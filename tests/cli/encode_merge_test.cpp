@@ -1,11 +1,14 @@
 // `vlbias encode --shard I/N` and `vlbias merge`: shards of an encode / features job, merged,
 // give the one-process output byte for byte (embeddings and rows file), whatever the order
 // the shards are named in; shards of other jobs, a shard twice or missing, and rows out of
-// place are refused naming the shard.
+// place, rows files edited or swapped, files linked between shards and absurd counts are refused
+// naming the shard; a shard may be named by its output file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +16,7 @@
 
 #include "cli/cli_util.h"
 #include "test_util.h"
+#include "vlbias/core/sha256.h"
 
 namespace {
 namespace in_encode_merge_test {
@@ -205,6 +209,13 @@ TEST_F(CliEncodeMergeRefusal, ANaNInAShardsEmbeddingsIsNamed) {
   const char nan[4] = {0x00, 0x00, static_cast<char>(0xc0), 0x7f};  // quiet NaN, little-endian
   bytes.replace(bytes.size() - 4, 4, nan, 4);
   std::ofstream(npy, std::ios::binary) << bytes;
+  expect_refused(shard("a", 0) + " " + shard("a", 1),
+                 "emb.npy: is not the file shard 1 of 2 wrote");
+  // A NaN the shard itself wrote (its manifest records the file as it is) is named as well.
+  const fs::path manifest = temp_dir() / "a" / "1" / "emb.manifest.json";
+  json m = json::parse(read_file(manifest));
+  m["shard"]["output_sha256"] = vlbias::sha256_file(npy.string());
+  std::ofstream(manifest) << m.dump(2);
   expect_refused(shard("a", 0) + " " + shard("a", 1), "emb.npy: row 0 column 23 is nan");
 }
 
@@ -219,6 +230,142 @@ TEST_F(CliEncodeMergeRefusal, OutOverAShardIsRefused) {
       run_cli("merge " + shell_quote(temp_dir().string()) + " " + shard("a", 0));
   EXPECT_EQ(folder.exit_code, 2);
   EXPECT_NE(folder.err.find("OUT names what to write"), std::string::npos) << folder.err;
+}
+
+// Data lines `a` and `b` (from 0) of the rows file `file` (row,input_row,path) swapped: their
+// input_row cells only, or everything after the output row number (`whole_lines`).
+void swap_rows_file_cells(const fs::path& file, std::size_t a, std::size_t b, bool whole_lines) {
+  std::vector<std::string> lines;
+  std::istringstream in(read_file(file));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_GT(lines.size(), std::max(a, b) + 1) << read_file(file);
+  std::string& x = lines[a + 1];
+  std::string& y = lines[b + 1];
+  if (whole_lines) {
+    // Everything after the output row number moves: input_row and path together.
+    const std::size_t cx = x.find(','), cy = y.find(',');
+    const std::string tail_x = x.substr(cx), tail_y = y.substr(cy);
+    x = x.substr(0, cx) + tail_y;
+    y = y.substr(0, cy) + tail_x;
+  } else {
+    // input_row only: row,input_row,path
+    const std::size_t x1 = x.find(','), x2 = x.find(',', x1 + 1);
+    const std::size_t y1 = y.find(','), y2 = y.find(',', y1 + 1);
+    const std::string ix = x.substr(x1 + 1, x2 - x1 - 1), iy = y.substr(y1 + 1, y2 - y1 - 1);
+    x = x.substr(0, x1 + 1) + iy + x.substr(x2);
+    y = y.substr(0, y1 + 1) + ix + y.substr(y2);
+  }
+  std::ofstream out(file, std::ios::binary);
+  for (const std::string& line : lines) out << line << "\n";
+}
+
+TEST_F(CliEncodeMergeRefusal, RowsSwappedOrEditedInAShardsRowsFileAreRefused) {
+  // Shard 0 holds chunks 0 and 2 (input rows 0, 1, 4, 5; its output rows 0 and 1 are two rows
+  // of chunk 0, so the swap keeps every row in its shard).
+  make_shards("a", 2);
+  const fs::path rows = temp_dir() / "a" / "0" / "emb.rows.csv";
+  const std::string good = read_file(rows);
+  const std::string wrote = "emb.rows.csv: is not the file shard 0 of 2 wrote";
+  swap_rows_file_cells(rows, 0, 1, false);  // the embeddings would land at each other's rows
+  expect_refused(shard("a", 0) + " " + shard("a", 1), wrote);
+  std::ofstream(rows, std::ios::binary) << good;
+  swap_rows_file_cells(rows, 0, 1, true);  // input_row and path moved together
+  expect_refused(shard("a", 0) + " " + shard("a", 1), wrote);
+  std::string forged = good;
+  const std::size_t at = forged.find("images/");
+  ASSERT_NE(at, std::string::npos) << good;
+  forged.replace(at, 7, "photos/");
+  std::ofstream(rows, std::ios::binary) << forged;
+  expect_refused(shard("a", 0) + " " + shard("a", 1), wrote);
+  // A failed item's name edited in a manifest: the items are no longer the job's.
+  std::ofstream(rows, std::ios::binary) << good;
+  const fs::path manifest = temp_dir() / "a" / "1" / "emb.manifest.json";
+  json m = json::parse(read_file(manifest));
+  ASSERT_FALSE(m["failed"].empty()) << m.dump();
+  m["failed"][0]["item"] = "elsewhere.jpg";
+  std::ofstream(manifest) << m.dump(2);
+  expect_refused(shard("a", 0) + " " + shard("a", 1), "are not the job's items");
+}
+
+// Texts shards of equal size (4 texts in chunks of 2: shard 0 holds rows 0-1, shard 1 rows 2-3),
+// where one shard's files can pass for the other's.
+std::string equal_text_shards(const std::string& dir) {
+  const fs::path texts = temp_dir() / "four.csv";
+  std::ofstream(texts) << "text\na doctor\na nurse\na pilot\na farmer\n";
+  std::string shards;
+  for (int i = 0; i < 2; ++i) {
+    const CliResult r =
+        run_cli("encode --model " + kDir + "hf --texts " + shell_quote(texts.string()) +
+                " --chunk 2 --shard " + std::to_string(i) + "/2 --out " +
+                shell_quote((temp_dir() / dir / "{shard}" / "emb.npy").string()));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    shards += " " + shell_quote((temp_dir() / dir / std::to_string(i)).string());
+  }
+  return shards;
+}
+
+TEST_F(CliEncodeMergeRefusal, AShardsFileLinkedToAnotherShardsIsRefused) {
+  const std::string shards = equal_text_shards("t");
+  const fs::path mine = temp_dir() / "t" / "1" / "emb.npy";
+  const fs::path theirs = temp_dir() / "t" / "0" / "emb.npy";
+  fs::remove(mine);
+  fs::create_symlink(theirs, mine);
+  expect_refused(shards, "t/1/emb.npy: is a symbolic link");
+  fs::remove(mine);
+  fs::create_hard_link(theirs, mine);
+  expect_refused(shards, "are one file (the same inode)");
+}
+
+TEST_F(CliEncodeMergeRefusal, AnAbsurdItemCountIsRefusedBeforeAnythingIsSized) {
+  make_shards("a", 2);
+  for (int i = 0; i < 2; ++i) {
+    const fs::path manifest = temp_dir() / "a" / std::to_string(i) / "emb.manifest.json";
+    json m = json::parse(read_file(manifest));
+    m["input"]["items"] = std::size_t{1} << 62;
+    std::ofstream(manifest) << m.dump(2);
+  }
+  const CliResult r = run_cli("merge " + shell_quote((temp_dir() / "out" / "emb.npy").string()) +
+                                  " " + shard("a", 0) + " " + shard("a", 1),
+                              "", 60);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("input.items is 4611686018427387904, but the 2 shards hold 6 items"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(CliEncodeMergeRefusal, AShardWithoutItsChecksIsRefusedAsWrittenByAnOlderVlbias) {
+  make_shards("a", 2);
+  const fs::path manifest = temp_dir() / "a" / "1" / "emb.manifest.json";
+  json m = json::parse(read_file(manifest));
+  m["shard"].erase("rows_sha256");
+  std::ofstream(manifest) << m.dump(2);
+  expect_refused(shard("a", 0) + " " + shard("a", 1),
+                 "written by an older vlbias (its 'shard' has no 'rows_sha256'");
+}
+
+TEST(CliEncodeMerge, AShardsOutputFileNamesItsShard) {
+  const std::string shards = equal_text_shards("t");
+  const fs::path root = temp_dir();
+  ASSERT_EQ(run_cli("merge " + shell_quote((root / "byfolder.npy").string()) + shards).exit_code,
+            0);
+  // The outputs as `ls` shows them, and a rows file: each finds the manifest beside it.
+  const CliResult r = run_cli("merge " + shell_quote((root / "byfile.npy").string()) + " " +
+                              shell_quote((root / "t" / "0" / "emb.npy").string()) + " " +
+                              shell_quote((root / "t" / "1" / "emb.rows.csv").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(root / "byfile.npy"), read_file(root / "byfolder.npy"));
+  // An output without its manifest says which file to give; shards given to a folder OUT say
+  // to name an embedding file.
+  fs::copy_file(root / "t" / "0" / "emb.npy", root / "lone.npy");
+  CliResult lone = run_cli("merge " + shell_quote((root / "x.npy").string()) + " " +
+                           shell_quote((root / "lone.npy").string()));
+  EXPECT_EQ(lone.exit_code, 2);
+  EXPECT_NE(lone.err.find("lone.manifest.json does not exist"), std::string::npos) << lone.err;
+  lone = run_cli("merge " + shell_quote((root / "outdir").string()) + " " +
+                 shell_quote((root / "t" / "0" / "emb.npy").string()));
+  EXPECT_EQ(lone.exit_code, 2);
+  EXPECT_NE(lone.err.find("give OUT as a .npy or .safetensors file"), std::string::npos)
+      << lone.err;
 }
 
 TEST(CliEncodeMerge, AKilledShardResumesAloneToTheSameBytes) {

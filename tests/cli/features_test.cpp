@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -174,6 +175,72 @@ TEST(CliFeatures, MetricsFromImagesApplyExifOrientationOnlyWithTheFlag) {
                           "--exif-transpose",
                           fake.string(), model));
   EXPECT_EQ(is.exit_code, 0) << is.err;
+}
+
+// The cache entries (the .npy of each) of the image set `stem` in `cache`, by the preprocessing
+// mode their manifests name.
+std::map<std::string, fs::path> cache_entries(const fs::path& cache, const std::string& stem) {
+  std::map<std::string, fs::path> out;
+  const std::string suffix = ".manifest.json";
+  for (const auto& e : fs::directory_iterator(cache)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with(stem + ".") || !name.ends_with(suffix)) continue;
+    const json m = json::parse(read_file(e.path()));
+    out[m["preprocessing"]["mode"].get<std::string>()] =
+        cache / (name.substr(0, name.size() - suffix.size()) + ".npy");
+  }
+  return out;
+}
+
+TEST(CliFeatures, ACacheEntryOfAnotherComputationIsComputedAgainNotRead) {
+  const fs::path dir = temp_dir();
+  copy_images(dir / "real");
+  copy_images(dir / "fake");
+  fs::remove(dir / "fake" / "exact_299x299.jpg");
+  const auto fid = [&](const char* mode) {
+    return run_cli(
+        fmt::format("metric fid --real-images '{}' --fake-images '{}' --model '{}' --preprocess {}",
+                    (dir / "real").string(), (dir / "fake").string(), kFixture.string(), mode));
+  };
+  ASSERT_EQ(fid("clean-fid").exit_code, 0);
+  const auto first = fid("pytorch-fid");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const double want = json::parse(first.out)["fid"].get<double>();
+  const std::map<std::string, fs::path> entries = cache_entries(dir / ".vlbias-features", "real");
+  ASSERT_EQ(entries.size(), 2u);
+  // The clean-fid entry under the pytorch-fid entry's name: its file name says nothing.
+  const fs::path from = entries.at("clean-fid"), to = entries.at("pytorch-fid");
+  for (const char* ext : {".npy", ".rows.csv", ".manifest.json"}) {
+    fs::copy_file(from.parent_path() / (from.stem().string() + ext),
+                  to.parent_path() / (to.stem().string() + ext),
+                  fs::copy_options::overwrite_existing);
+  }
+  const auto again = fid("pytorch-fid");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const json a = json::parse(again.out);
+  EXPECT_EQ(a["features"]["sets"][0]["from_cache"], false);
+  EXPECT_EQ(a["features"]["sets"][1]["from_cache"], true);
+  EXPECT_DOUBLE_EQ(a["fid"].get<double>(), want);
+  EXPECT_NE(again.err.find("are not those of this model and these images (its manifest's "
+                           "preprocessing is"),
+            std::string::npos)
+      << again.err;
+  // Computed again and kept: read back the next time.
+  const json b = json::parse(fid("pytorch-fid").out);
+  EXPECT_EQ(b["features"]["sets"][0]["from_cache"], true);
+  EXPECT_DOUBLE_EQ(b["fid"].get<double>(), want);
+  // A rows file whose input_row is not a number: exit 2 naming the file, line and column.
+  const fs::path rows = to.parent_path() / (to.stem().string() + ".rows.csv");
+  std::string text = read_file(rows);
+  const std::size_t line2 = text.find('\n') + 1;
+  const std::size_t cell = text.find(',', line2) + 1;
+  text.replace(cell, text.find(',', cell) - cell, "abc");
+  std::ofstream(rows, std::ios::binary) << text;
+  const auto bad = fid("pytorch-fid");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find(".rows.csv: line 2, column 'input_row': 'abc' is not a row number"),
+            std::string::npos)
+      << bad.err;
 }
 
 TEST(CliFeatures, FeatureFilesAndImagesCannotBeMixed) {

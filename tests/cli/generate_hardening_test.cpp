@@ -7,6 +7,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,86 @@ TEST(GenerateHostileServer, AKeyEchoedByTheServerOrGivenInTheUrlIsInNoFileAndNoO
   EXPECT_NE(run["spec"].get<std::string>().find(path + "?api-key=[redacted]"), std::string::npos);
   EXPECT_EQ(run["endpoint"]["url"], server.url(path));
   expect_no_secret(dir / "run", r, {kSecret, kQuerySecret, std::string(kSecret).substr(0, 12)});
+}
+
+// README promises every query value redacted: a 7-byte key too (it was once kept verbatim in
+// run.json's copy of the spec, below an 8-byte threshold).
+TEST(GenerateHostileServer, AQueryValueShorterThanEightBytesIsInNoFileAndNoOutput) {
+  ImageIndex images;
+  Server server([&](const Request& req) {
+    const std::string key = chat_key(parse_chat(req, images));
+    if (key == "jpg_1x1.jpg|describe|0")
+      return reply(401, json{{"error", {{"message", "bad key in " + req.path}}}}.dump());
+    return reply(200, chat_answer("fine"));
+  });
+  const fs::path dir = temp_dir();
+  fs::remove_all(dir / "run");
+  write_lvlm_spec(dir, server);
+  std::string spec = read_file(dir / "spec.yaml");
+  const std::string path = "/v1/chat/completions";
+  spec.replace(spec.find(path), path.size(), path + "?api_key=QSECRET");
+  write(dir / "spec.yaml", spec);
+  const auto r = run_with_key(lvlm_args(dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = by_key(read_jsonl(dir / "run/requests.jsonl"));
+  EXPECT_EQ(rows.at("img0|describe|0")["error"],
+            "HTTP 401: bad key in /v1/chat/completions?api_key=[redacted]");
+  const json run = json::parse(read_file(dir / "run/run.json"));
+  EXPECT_NE(run["spec"].get<std::string>().find(path + "?api_key=[redacted]"), std::string::npos)
+      << run["spec"];
+  expect_no_secret(dir / "run", r, {kSecret, "QSECRET"});
+}
+
+// endpoint.url_env: the URL (its query holding a key) from the environment, never in the spec;
+// the requests go to it, query included; an unset variable or both keys are usage errors that
+// name the variable, never the URL.
+TEST(GenerateSpecs, AnEndpointUrlFromTheEnvironmentIsUsedAndWrittenNowhere) {
+  std::mutex mutex;
+  std::set<std::string> paths;
+  Server server([&](const Request& req) {
+    {
+      std::lock_guard lock(mutex);
+      paths.insert(req.path);
+    }
+    return reply(200, chat_answer("fine"));
+  });
+  const fs::path dir = temp_dir();
+  fs::remove_all(dir / "run");
+  write_lvlm_spec(dir, server);
+  std::string spec = read_file(dir / "spec.yaml");
+  const std::string url_line = "url: " + server.url("/v1/chat/completions");
+  spec.replace(spec.find(url_line), url_line.size(), "url_env: VLBIAS_TEST_URL");
+  write(dir / "spec.yaml", spec);
+  const std::string url = server.url("/v1/chat/completions?api-version=2024-02-01&k=QSECRET");
+  const std::string env = std::string("VLBIAS_TEST_API_KEY=") + kSecret +
+                          " VLBIAS_TEST_URL=" + cli_util::shell_quote(url);
+  const auto r = run_cli(lvlm_args(dir), env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(paths, std::set<std::string>{"/v1/chat/completions?api-version=2024-02-01&k=QSECRET"});
+  const json run = json::parse(read_file(dir / "run/run.json"));
+  EXPECT_EQ(run["endpoint"]["url"], server.url("/v1/chat/completions"));
+  expect_no_secret(dir / "run", r, {kSecret, "QSECRET", "2024-02-01"});
+
+  fs::remove_all(dir / "run");
+  const auto unset = run_with_key(lvlm_args(dir));
+  EXPECT_EQ(unset.exit_code, 2);
+  EXPECT_NE(unset.err.find("endpoint.url_env names the variable 'VLBIAS_TEST_URL', which is not "
+                           "set (or empty)"),
+            std::string::npos)
+      << unset.err;
+  const auto bad = run_cli(lvlm_args(dir), "VLBIAS_TEST_URL=ftp://x.test/QSECRET");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("the URL in the variable VLBIAS_TEST_URL (endpoint.url_env) must start "
+                         "with http:// or https://"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_EQ(bad.err.find("QSECRET"), std::string::npos) << bad.err;
+  spec.replace(spec.find("url_env:"), 0, url_line + "\n  ");
+  write(dir / "spec.yaml", spec);
+  const auto both = run_cli(lvlm_args(dir), env);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("endpoint.url_env cannot be given with endpoint.url"), std::string::npos)
+      << both.err;
 }
 
 TEST(ScorePerspective, AKeyInTheUrlQueryEchoedByTheServerIsInNoFile) {

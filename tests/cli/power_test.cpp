@@ -119,6 +119,28 @@ TEST(PowerCommand, DegeneratePilotsAndOptionsAreClearErrors) {
                "no null test of analysis 'association'");
 }
 
+TEST(PowerCommand, AbsurdPilotSizesAndEffectsAreRefusedNamingTheFieldAndItsRange) {
+  // A pilot n of 10^12 or 2^63 used to size the simulated groups (out of memory, or
+  // "vector::_M_default_append"); an effect of 1e308 overflowed the tests into NaN.
+  const auto expect_error = [](const std::string& args, const std::string& words) {
+    SCOPED_TRACE(args);
+    const auto r = run_cli("power " + args, "", 120);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+  };
+  for (const double n : {1e12, 9223372036854775808.0, 2.5}) {
+    const std::string pilot = write_temp_file("n.json", welch_pilot(20, 1.0, n, 2.0));
+    expect_error("--pilot " + pilot + " --effect 1", "/analyses/confidence/tests/0/groups/1/n is ");
+    expect_error("--pilot " + pilot + " --effect 1", "expected a whole number from 0 to 10000000");
+  }
+  const std::string ok = write_temp_file("ok.json", welch_pilot(20, 1.0, 30, 2.0));
+  expect_error("--pilot " + ok + " --effect 1e308",
+               "--effect must be a gap greater than 0 and at "
+               "most 1000000000000 in the test's units, got");
+  const std::string wide = write_temp_file("sd.json", welch_pilot(20, 1e300, 30, 2.0));
+  expect_error("--pilot " + wide + " --effect 1", "/groups/0/sd is 1e+300");
+}
+
 TEST(PowerCommand, AnAuditsPowerKeyGivesEveryNullResultTheGapItCouldHaveFound) {
   const std::string spec = cli_util::social_perception_example_spec(
       "{groups: [race, gender]}",

@@ -58,6 +58,8 @@ class PaperChat {
     }
   }
   std::atomic<int> requests{0};
+  // The only path (query included) the server answers; any other gets a 404.
+  std::string route = "/v1/chat/completions";
   Server server{[this](const Request& req) { return answer(req); }};
 
  private:
@@ -65,6 +67,12 @@ class PaperChat {
 
   Response answer(const Request& req) {
     ++requests;
+    if (req.path != route) {
+      Response r;
+      r.status = 404;
+      r.body = R"({"error":{"message":"no route here"}})";
+      return r;
+    }
     const json body = json::parse(req.body);
     const json& content = body["messages"].back()["content"];
     const std::uint64_t seed = body.value("seed", 0);
@@ -98,10 +106,11 @@ class PaperChat {
 };
 
 // Small settings: one generation seed, few bootstrap resamples, no sampling of sets.
-CliResult run_paper003(const PaperChat& chat, const fs::path& out, const std::string& env = "") {
+CliResult run_paper003(const PaperChat& chat, const fs::path& out, const std::string& env = "",
+                       const std::string& base = "/v1") {
   return run_bash("SEEDS=0 BOOTSTRAP=50 CONCURRENCY=4 " + env +
                   " bash examples/papers/003/run.sh " + kDataset + " " +
-                  shell_quote(chat.server.url("/v1")) + " " + shell_quote(out.string()));
+                  shell_quote(chat.server.url(base)) + " " + shell_quote(out.string()));
 }
 
 const char* const kSteps[] = {"dataset",    "sample",    "generate-lvlm", "generate-llm",
@@ -204,6 +213,51 @@ TEST(RecipePaper003, RerunsOnlyTheStepsAnOptionChangesAndResumesARunFolderWithou
   EXPECT_NE(sampled.out.find("step sample: running"), std::string::npos) << sampled.out;
   EXPECT_NE(sampled.out.find("step generate-lvlm: up to date"), std::string::npos) << sampled.out;
   EXPECT_EQ(chat.requests.load(), sent);
+}
+
+// An endpoint with a query (Azure's ?api-version=): the chat path joins the URL's path, before
+// the query (it was once appended after it, and all 672 requests went to
+// /v1?api-version=.../chat/completions); the query's value is in no file the recipe writes:
+// the specs name the variable holding the URL (endpoint.url_env).
+TEST(RecipePaper003, AnEndpointWithAQueryGetsTheChatPathBeforeItAndItsValueIsInNoFile) {
+  PaperChat chat;
+  chat.route = "/v1/chat/completions?api-version=2024-02-01";
+  const fs::path out = temp_dir() / "query";
+  const CliResult r = run_paper003(chat, out, "", "/v1?api-version=2024-02-01");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  expect_steps(r, "running");
+  const int lvlm = 21 * 15, llm = 21, refused = 15;
+  EXPECT_EQ(chat.requests.load(), lvlm + llm + (lvlm - refused) + llm);
+  const std::string spec = read_file(out / "lvlm.yaml");
+  EXPECT_NE(spec.find("url_env: VLBIAS_LVLM_URL"), std::string::npos) << spec;
+  EXPECT_NE(spec.find("/v1/chat/completions?api-version=[redacted]"), std::string::npos) << spec;
+  EXPECT_NE(read_file(out / "judge.yaml").find("url_env: VLBIAS_JUDGE_URL"), std::string::npos);
+  for (const auto& entry : fs::recursive_directory_iterator(out)) {
+    if (!entry.is_regular_file()) continue;
+    EXPECT_EQ(read_file(entry.path()).find("2024-02-01"), std::string::npos) << entry.path();
+  }
+  EXPECT_EQ(r.out.find("2024-02-01"), std::string::npos) << r.out;
+}
+
+// Every request of a step failed (a wrong base URL: every request a 404): the recipe stops
+// there with a non-zero exit naming the run and the first error, instead of going on to score
+// and audit nothing; with the right URL it runs through.
+TEST(RecipePaper003, FailsAtTheStepWhoseEveryRequestFailedNamingTheFirstError) {
+  PaperChat chat;
+  const fs::path out = temp_dir() / "wrong";
+  const CliResult wrong = run_paper003(chat, out, "", "/wrong/v1");
+  EXPECT_NE(wrong.exit_code, 0) << wrong.out << wrong.err;
+  EXPECT_NE(wrong.err.find("every one of the 315 requests of " + (out / "lvlm").string() +
+                           " failed (the first: \"HTTP 404: no route here\")"),
+            std::string::npos)
+      << wrong.err;
+  EXPECT_NE(wrong.err.find("step generate-lvlm: failed"), std::string::npos) << wrong.err;
+  EXPECT_EQ(wrong.out.find("step generate-llm"), std::string::npos) << wrong.out;
+  EXPECT_FALSE(fs::exists(out / "audit"));
+
+  const CliResult right = run_paper003(chat, out);
+  ASSERT_EQ(right.exit_code, 0) << right.out << right.err;
+  EXPECT_TRUE(fs::exists(out / "audit" / "results.json"));
 }
 
 }  // namespace in_recipes_counterfactuals_test

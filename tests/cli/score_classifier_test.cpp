@@ -199,6 +199,36 @@ TEST(CliScoreClassifier, ResumeRefusesCheckpointsOfAnotherModelOrWithoutTheFlag)
   EXPECT_FALSE(fs::exists(run / "scored.jsonl"));
 }
 
+TEST(CliScoreClassifier, ResumeRefusesNonFiniteLogitsInACheckpointAsTheLiveForwardDoes) {
+  // A run stopped after its checkpoints: scored.jsonl cannot be written (a folder is there), so
+  // the checkpoints of every chunk stay behind.
+  const fs::path run = temp_dir() / "run";
+  fs::create_directories(run / "scored.jsonl");
+  for (const char* model : {"bert_multilabel", "distilbert_single"}) {
+    SCOPED_TRACE(model);
+    const std::string common = "score classifier --model " + kModels + model + " '" +
+                               texts_table().string() + "' --chunk 10 --out '" + run.string() +
+                               "' --resume";
+    fs::remove_all(run / "checkpoints");
+    fs::create_directories(run / "scored.jsonl");
+    ASSERT_NE(run_cli(common).exit_code, 0);
+    const fs::path chunk = run / "checkpoints" / "chunk_000001.json";
+    ASSERT_TRUE(fs::exists(chunk));
+    fs::remove(run / "scored.jsonl");
+    // 1e39 is past float's range: an infinite logit, whose score would be 1, 0 or null.
+    for (const double bad : {1e39, -1e39}) {
+      json j = json::parse(read_file(chunk));
+      j["logits"][3][0] = bad;
+      std::ofstream(chunk) << j.dump() << "\n";
+      const CliResult r = run_cli(common);
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_NE(r.err.find("the logits of row 13 in checkpoint"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("are not finite (label 0 is"), std::string::npos) << r.err;
+      EXPECT_FALSE(fs::exists(run / "scored.jsonl"));
+    }
+  }
+}
+
 TEST(CliScoreClassifier, ResumeAfterAKillGivesTheUninterruptedResult) {
   // 4,440 texts in 30 chunks: the kill lands after the first chunk, long before the last one
   // (a bigger table only slows the sanitizer build, where the whole test runs three passes).

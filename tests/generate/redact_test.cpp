@@ -1,5 +1,6 @@
 // Secrets out of stored text (include/vlbias/generate/redact.h): the key in every form a server may
-// echo it in, every query value of a URL, the length below which nothing is redacted.
+// echo it in, every query value of a URL whatever its length, the length below which a key is a
+// placeholder.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -38,15 +39,29 @@ TEST(Redactor, EveryQueryValueAsSentAndDecoded) {
   EXPECT_EQ(r("key=AIzaSyA%2Bq9-secret"), "key=[redacted]");
   EXPECT_EQ(r("API key not valid: AIzaSyA+q9-secret"), "API key not valid: [redacted]");
   EXPECT_EQ(r("second+secret / second secret"), "[redacted] / [redacted]");
-  // Shorter values (alt=json) are no keys and would corrupt every answer saying "json".
-  EXPECT_EQ(r("json"), "json");
+  // Every value, however short: alt=json's too.
+  EXPECT_EQ(r("alt=json"), "alt=[redacted]");
   EXPECT_EQ(r("fragment-not-sent"), "fragment-not-sent");
   Redactor none;
   none.add_url_query("http://127.0.0.1:8000/v1/chat/completions");
   EXPECT_TRUE(none.empty());
 }
 
-TEST(Redactor, ValuesShorterThanTheMinimumAreNotSecrets) {
+TEST(Redactor, QueryValuesShorterThanEightBytesAreRedactedToo) {
+  Redactor r;
+  r.add_url_query("https://x.test/v1?api_key=QSECRET&v=7&flag&empty=&=&");
+  EXPECT_EQ(r("?api_key=QSECRET&v=7 flag"), "?api_key=[redacted]&v=[redacted] [redacted]");
+  EXPECT_EQ(r("QSECRE"), "QSECRE");
+  // A secret found inside an earlier replacement is left alone: "[redacted]" hides nothing.
+  Redactor letters;
+  letters.add_url_query("https://x.test/v1?k=long-secret-value&a=e&b=d");
+  EXPECT_EQ(letters("long-secret-value; bed"), "[redacted]; b[redacted][redacted]");
+  // One letter matched all over a long text: each match checks a window, not the whole text.
+  std::string many(1'000'000, 'e');
+  EXPECT_EQ(letters.apply(many), 1'000'000u);
+}
+
+TEST(Redactor, KeysShorterThanTheMinimumArePlaceholdersNotSecrets) {
   Redactor r;
   r.add("k");
   r.add("EMPTY");

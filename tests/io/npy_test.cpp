@@ -251,7 +251,7 @@ TEST_F(NpyHostile, EmptyFile) {
 TEST_F(NpyHostile, MissingFileAndDirectory) {
   expect_input_error([&] { read_npy_matrix(path("missing.npy")); },
                      {"cannot open", "missing.npy", "No such file"});
-  expect_input_error([&] { read_npy_matrix(dir_); }, {"is a directory"});
+  expect_input_error([&] { read_npy_matrix(dir_); }, {"is a folder"});
 }
 
 TEST_F(NpyHostile, BadMagic) {
@@ -491,7 +491,7 @@ TEST_F(MappedFileTest, EmptyFileHasNoMapping) {
 
 TEST_F(MappedFileTest, Errors) {
   expect_input_error([&] { MappedFile f(path("nope")); }, {"cannot open", "nope"});
-  expect_input_error([&] { MappedFile f(dir_); }, {"is a directory"});
+  expect_input_error([&] { MappedFile f(dir_); }, {"is a folder"});
   expect_input_error([&] { MappedFile f("/dev/null"); }, {"not a regular file"});
 }
 

@@ -52,6 +52,16 @@ TEST(TorchHostile, ChecksStoragesAndViewsAgainstTheBytesPresentBeforeAllocating)
   expect_refused("broadcast_bomb.pth", {"tensor 'w'", "resource limit"});
 }
 
+TEST(TorchHostile, RefusesOneStorageReadAsTwoDtypesOrSizesInEveryContainer) {
+  const char* twice = "declares storage '0' twice with different types or sizes";
+  expect_refused("zip_two_dtypes.pth",
+                 {"zip_two_dtypes.pth", twice, "4 elements of F32, then 8 elements of F16"});
+  expect_refused("zip_two_sizes.pth", {twice, "4 elements of F32, then 2 elements of F32"});
+  expect_refused("constants_two_dtypes.pt",
+                 {"constants_two_dtypes.pt", twice, "4 elements of F32, then 8 elements of F16"});
+  expect_refused("legacy_two_dtypes.pth", {twice, "4 elements of F32, then 8 elements of F16"});
+}
+
 TEST(TorchHostile, RefusesBrokenZipArchives) {
   expect_refused("truncated.pth", {"no end-of-central-directory record", "truncated"});
   expect_refused("entry_past_eof.pth",

@@ -254,6 +254,23 @@ def test_module_metadata():
     assert "precision" in vlbias.prdc.__doc__
 
 
+def test_set_threads_refuses_counts_outside_0_to_256_as_a_value_error():
+    before = vlbias.threads()
+    for n in (257, 10**6, 10**30, -1):
+        with pytest.raises(ValueError, match=r"set_threads\(n\) must be an integer from 0"):
+            vlbias.set_threads(n)
+        with pytest.raises(vlbias.UsageError):
+            vlbias.set_threads(n)
+    assert vlbias.threads() == before
+    vlbias.set_threads(256)
+    try:
+        # A count far above the cores runs: workers start only for the tasks there are.
+        assert vlbias.threads() == 256
+        vlbias.prdc(features(40, 4, 31), features(40, 4, 32), k=3)
+    finally:
+        vlbias.set_threads(0)
+
+
 def test_clipscore_matches_cli_and_numpy(cli, npy, tmp_path):
     images, texts = features(60, 8, 19), features(60, 8, 20)
     for variant in ("raw", "hessel", "torchmetrics"):

@@ -227,6 +227,13 @@ TEST(Power, DegenerateDesignsAreUsageErrors) {
   d = friedman_design();
   d.groups.assign(4, {12, 0.0});
   expect_error(d, "zero variance");
+  d = welch_design();
+  d.groups[1].n = kMaxPowerSampleSize + 1;  // each replicate would draw every unit
+  expect_error(d, "at most 10000000 (each simulated study draws every unit)");
+  d = welch_design();
+  d.groups[0].sd = 1e300;  // its square overflows
+  expect_error(d, "has sd 1e+300; expected a finite number from 0 to");
+  EXPECT_THROW(simulate_power(welch_design(), 1e308, 100, 1), UsageError);
   EXPECT_THROW(simulate_power(welch_design(), -0.1, 100, 1), UsageError);
   EXPECT_THROW(sample_size(welch_design(), 0.0, 0.8, 100, 1), UsageError);
   EXPECT_THROW(minimum_detectable_effect(welch_design(), 1.0, 100, 1), UsageError);

@@ -45,7 +45,14 @@ CONCURRENCY=${CONCURRENCY:-4}
 SEED=${SEED:-0}
 VLBIAS=$(find_vlbias "$repo_root")
 
-[[ $ENDPOINT_URL =~ ^https?:// ]] || { echo "run.sh: ENDPOINT_URL must start with http:// or https://" >&2; exit 2; }
+for v in ENDPOINT_URL CAPTION_URL; do
+  check_url "${!v}" || { echo "run.sh: $v must be an http:// or https:// URL without spaces, quotes or backslashes" >&2; exit 2; }
+done
+# The paths join the base URLs before their query strings (url_join); a URL with a query stays
+# out of the specs, which name these variables instead (url_entry, ../lib.sh).
+export VLBIAS_T2I_URL VLBIAS_CAPTION_URL
+VLBIAS_T2I_URL=$(url_join "$ENDPOINT_URL" /images/generations)
+VLBIAS_CAPTION_URL=$(url_join "$CAPTION_URL" /chat/completions)
 [[ -d $MODEL_DIR ]] || { echo "run.sh: MODEL_DIR '$MODEL_DIR' is not a folder" >&2; exit 2; }
 for v in DETECTION_IMAGES PULL_IMAGES CAPTIONS_PER_IMAGE CONCURRENCY; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: $v must be a positive integer" >&2; exit 2; }
@@ -70,9 +77,10 @@ endpoint_keys() {
 write_t2i_spec() {  # PROMPTS IMAGES_PER_PROMPT SPEC
   write_if_changed "$3" <<YAML
 # Written by examples/papers/000/run.sh: ViSAGe's prompts to the OpenAI images API.
+$(url_note "$VLBIAS_T2I_URL" VLBIAS_T2I_URL)
 version: 1
 kind: generate-t2i
-endpoint: {api: openai-images, url: $(yaml_quote "$ENDPOINT_URL/images/generations")$(endpoint_keys "$T2I_MODEL")}
+endpoint: {api: openai-images, $(url_entry "$VLBIAS_T2I_URL" VLBIAS_T2I_URL)$(endpoint_keys "$T2I_MODEL")}
 prompts: $1
 columns: {prompt: text}
 images_per_prompt: $2
@@ -86,9 +94,10 @@ seeds=$(seq -s, 0 $((CAPTIONS_PER_IMAGE - 1)))
 write_if_changed "$OUT_DIR/captions.yaml" <<YAML
 # Written by examples/papers/000/run.sh: CAPTIONS_PER_IMAGE captions of every detection image
 # (one seed each, temperature 0.7 so they differ), the salience's captions table.
+$(url_note "$VLBIAS_CAPTION_URL" VLBIAS_CAPTION_URL)
 version: 1
 kind: generate-lvlm
-endpoint: {url: $(yaml_quote "$CAPTION_URL/chat/completions")$(endpoint_keys "$CAPTION_MODEL")}
+endpoint: {$(url_entry "$VLBIAS_CAPTION_URL" VLBIAS_CAPTION_URL)$(endpoint_keys "$CAPTION_MODEL")}
 manifest: detection/manifest.csv
 columns: {image: image, keep: [image, identity]}
 prompts:

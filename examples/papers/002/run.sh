@@ -62,7 +62,11 @@ CONCURRENCY=${CONCURRENCY:-4}
 VLBIAS=$(find_vlbias "$repo_root")
 
 [[ -d $DATASET_DIR ]] || { echo "run.sh: DATASET_DIR '$DATASET_DIR' is not a folder" >&2; exit 2; }
-[[ $ENDPOINT_URL =~ ^https?:// ]] || { echo "run.sh: ENDPOINT_URL must start with http:// or https://" >&2; exit 2; }
+check_url "$ENDPOINT_URL" || { echo "run.sh: ENDPOINT_URL must be an http:// or https:// URL without spaces, quotes or backslashes" >&2; exit 2; }
+# The path joins the base URL before its query string (url_join); a URL with a query stays out
+# of the specs, which name this variable instead (url_entry, ../lib.sh).
+export VLBIAS_T2I_URL
+VLBIAS_T2I_URL=$(url_join "$ENDPOINT_URL" /images/generations)
 [[ -e $MODEL_DIR ]] || { echo "run.sh: MODEL_DIR '$MODEL_DIR' does not exist" >&2; exit 2; }
 [[ -z $CLIP_DIR || -d $CLIP_DIR ]] || { echo "run.sh: CLIP_DIR '$CLIP_DIR' is not a folder" >&2; exit 2; }
 [[ $N_PER_CELL == all || $N_PER_CELL =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: N_PER_CELL must be a positive integer or 'all'" >&2; exit 2; }
@@ -127,9 +131,10 @@ for form in $FORMS; do
   fi
   write_if_changed "$OUT_DIR/t2i_$form.yaml" <<YAML
 # Written by examples/papers/002/run.sh: DIG-In's $form prompts to the OpenAI images API.
+$(url_note "$VLBIAS_T2I_URL" VLBIAS_T2I_URL)
 version: 1
 kind: generate-t2i
-endpoint: {api: openai-images, url: $(yaml_quote "$ENDPOINT_URL/images/generations")$model_line$api_key_line}
+endpoint: {api: openai-images, $(url_entry "$VLBIAS_T2I_URL" VLBIAS_T2I_URL)$model_line$api_key_line}
 prompts: prompts_$form.csv
 images_per_prompt: $images
 openai: {size: $T2I_SIZE}

@@ -59,25 +59,30 @@ fail() { echo "run.sh: $*" >&2; exit 2; }
 [[ $MAX_TOKENS =~ ^[1-9][0-9]*$ ]] || fail "MAX_TOKENS must be a positive integer"
 mkdir -p -- "$OUT_DIR"
 
-# A base URL (http://host:8000/v1) gets the chat completions path; a full URL is kept. Quotes,
-# backslashes and spaces are refused: URLs and model names are written into YAML as quoted
-# strings. Checked here, in the script's own shell, so a bad one stops the script.
+# A base URL (http://host:8000/v1) gets the chat completions path, before its query string
+# (http://host/v1?api-version=X -> http://host/v1/chat/completions?api-version=X); a full URL
+# is kept (url_join, ../lib.sh). Quotes, backslashes and spaces are refused: URLs and model
+# names are written into YAML. Checked here, in the script's own shell, so a bad one stops the
+# script.
 chat_url() {
-  local url=${1%/}
-  [[ $url =~ ^https?://[^[:space:]\"\\]+$ ]] || fail "'$1' is not an http(s) URL"
-  [[ $url == */chat/completions ]] || url+=/chat/completions
-  printf '%s\n' "$url"
+  check_url "$1" || fail "'$1' is not an http(s) URL"
+  url_join "$1" /chat/completions
 }
 lvlm_url=$(chat_url "$ENDPOINT_URL") && llm_url=$(chat_url "$LLM_URL") &&
   judge_url=$(chat_url "$JUDGE_URL") || exit 2
+# A URL with a query (?api-version=, ?key=) stays out of the specs: they name these variables
+# instead (url_entry, ../lib.sh), and vlbias reads the URL from them.
+export VLBIAS_LVLM_URL=$lvlm_url VLBIAS_LLM_URL=$llm_url VLBIAS_JUDGE_URL=$judge_url
 for model in "$LVLM_MODEL" "$LLM_MODEL" "$JUDGE_MODEL"; do
   [[ $model != *[\"\\]* ]] || fail "model name '$model' holds a quote or backslash"
 done
 [[ -z $API_KEY_ENV || $API_KEY_ENV =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] ||
   fail "API_KEY_ENV must name an environment variable"
-# The endpoint block of a generate or judge spec: URL, model (when given), key variable.
+# The endpoint block of a generate or judge spec: URL (or the variable holding it, when it has
+# a query), model (when given), key variable.
 endpoint_yaml() {
-  printf 'endpoint:\n  url: %s\n' "$(yaml_quote "$1")"
+  url_note "$1" "$3"
+  printf 'endpoint:\n  %s\n' "$(url_entry "$1" "$3")"
   if [[ -n $2 ]]; then printf '  model: %s\n' "$(yaml_quote "$2")"; fi
   if [[ -n $API_KEY_ENV ]]; then printf '  api_key_env: %s\n' "$API_KEY_ENV"; fi
 }
@@ -90,11 +95,11 @@ write_spec() {
 generation="seeds: [$SEEDS]
 sampling: {temperature: $TEMPERATURE, max_tokens: $MAX_TOKENS}
 "
-write_spec lvlm.yaml "$(endpoint_yaml "$lvlm_url" "$LVLM_MODEL")
+write_spec lvlm.yaml "$(endpoint_yaml "$lvlm_url" "$LVLM_MODEL" VLBIAS_LVLM_URL)
 $generation"
-write_spec llm.yaml "$(endpoint_yaml "$llm_url" "$LLM_MODEL")
+write_spec llm.yaml "$(endpoint_yaml "$llm_url" "$LLM_MODEL" VLBIAS_LLM_URL)
 $generation"
-write_spec judge.yaml "$(endpoint_yaml "$judge_url" "$JUDGE_MODEL")
+write_spec judge.yaml "$(endpoint_yaml "$judge_url" "$JUDGE_MODEL" VLBIAS_JUDGE_URL)
 "
 
 # One row per image: its counterfactual set, subset, occupation and varied attributes.
@@ -135,7 +140,7 @@ score() {
   else
     if ((${#resume[@]})); then resume+=(--retry-failed); fi
     "$VLBIAS" score judge "$input" "$OUT_DIR/judge.yaml" --out "$out" \
-      --concurrency "$CONCURRENCY" ${resume[@]+"${resume[@]}"}
+      --concurrency "$CONCURRENCY" ${resume[@]+"${resume[@]}"} && check_requests "$out"
   fi
 }
 if [[ -n $CLASSIFIER ]]; then scorer_inputs=("$CLASSIFIER"); SCORES=${SCORES:-toxic};

@@ -104,7 +104,8 @@ struct EncodeJobOptions {
   bool fail_on_error = false;
   std::size_t batch = 0;        // items per forward pass (0: 32 images / 256 texts)
   std::size_t chunk = 0;        // items per checkpoint (0: 256 images / 4096 texts)
-  unsigned decode_threads = 0;  // image decoding workers (0: half the pool, at least 1)
+  unsigned decode_threads = 0;  // image decoding workers (0: half the pool, at least 1; at most
+                                // kMaxThreads, UsageError above; never more than the images)
   // Pillow's rule with N = PIL.Image.MAX_IMAGE_PIXELS: an image of more than 2 N pixels is
   // refused (recorded as failed, as DecompressionBombError), more than N warns. The decoding
   // workers together hold at most 6 N bytes of decode and resize buffers (an image needing
@@ -158,13 +159,18 @@ struct EncodeMergeResult {
 };
 
 // `vlbias merge OUT SHARD...` for encode / features shards: each SHARD is a shard's output
-// folder (holding one *.manifest.json) or its manifest. Checks that the shards are one job
-// (the same model, input, options, chunk and batch; UsageError naming the shard that differs),
-// that they are shards 0..N-1 of N each once, and that their rows are exactly their chunks of
-// the input (none twice, none missing); then writes OUT (.npy or .safetensors) with its
-// .rows.csv and .manifest.json as one process with the same --chunk and --batch writes them:
-// the embeddings and rows file byte for byte (the manifest differs in its times and lists the
-// shards under "merged_from"). InputError for a shard whose files are missing or malformed.
+// folder (holding one *.manifest.json), its manifest, or its output or rows file (whose
+// manifest beside it is read). Checks that the shards are one job (the same model, input,
+// options, chunk and batch; UsageError naming the shard that differs), that they are shards
+// 0..N-1 of N each once, that their rows are exactly their chunks of the input (none twice,
+// none missing; the counts before anything is sized by them), that no shard file is a link or
+// the same file as another's (check_shard_files), and that each shard's output and rows file
+// are the ones it wrote and its rows sit at the input rows of their items (the SHA-256 records
+// of its manifest's "shard"; a shard without them was written by an older vlbias); then writes OUT
+// (.npy or .safetensors) with its .rows.csv and .manifest.json as one process with the same --chunk
+// and --batch writes them: the embeddings and rows file byte for byte (the manifest differs in its
+// times and lists the shards under "merged_from"). InputError for a shard whose files are missing
+// or malformed.
 EncodeMergeResult merge_encode_shards(const std::filesystem::path& out,
                                       const std::vector<std::filesystem::path>& shards);
 

@@ -7,8 +7,13 @@
 // table (or the image folder), and <key> is the first 16 hex digits of SHA-256 over the model's
 // weights hash, its preprocessing, the EXIF setting, the path column and the SHA-256 of every
 // image's bytes in row order: change one image, the model or the preprocessing and the features
-// are computed anew; rename or move nothing and they are read back. When the parent folder is not
-// writable the features are computed into a temporary folder and not kept (a warning says so).
+// are computed anew; rename or move nothing and they are read back. The file name is not trusted:
+// an entry is read only when the manifest beside it names the same weights (SHA-256),
+// preprocessing, model output, EXIF setting, input (hash and item count) and key
+// ("feature_cache_key", added when the entry is written); any other entry (renamed from another
+// model's, or written by an older vlbias) is computed again, with a warning naming what differs.
+// When the parent folder is not writable the features are computed into a temporary folder and not
+// kept (a warning says so).
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -43,8 +48,9 @@ struct ImageFeatures {
   nlohmann::ordered_json model;
 };
 
-// The features of request.images under request.model, from the cache when its key matches,
-// else computed by run_encode_job (raw, not normalised) and kept.
+// The features of request.images under request.model, from the cache when its key and manifest
+// match, else computed by run_encode_job (raw, not normalised) and kept. InputError naming the
+// file, line and column for a cache rows file whose input_row is not an input row.
 ImageFeatures image_features(const FeatureRequest& request);
 
 }  // namespace vlbias

@@ -7,9 +7,11 @@
 // Authorization header in a 401 therefore leaves "Bearer [redacted]" in store.sqlite,
 // requests.jsonl and every export.
 //
-// Values shorter than kMinLength bytes are not redacted: no API key is that short, and
-// replacing a value such as `json` (`?alt=json`) or a one-letter test key in every answer
-// would corrupt the data while protecting nothing.
+// Every query value is redacted whatever its length (only an empty one, which hides nothing,
+// is not): a value short enough to appear in answers by chance (`?alt=json`) is replaced there
+// too, so keys belong in the environment (api_key_env), not in the URL. The API key itself
+// is redacted from kMinKeyLength bytes: placeholder keys that local servers accept (`EMPTY`,
+// `x`) hide nothing, and replacing every "x" of every answer would corrupt the data.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -19,14 +21,14 @@ namespace vlbias {
 
 class Redactor {
  public:
-  static constexpr std::size_t kMinLength = 8;
+  static constexpr std::size_t kMinKeyLength = 8;
   static constexpr std::string_view kMark = "[redacted]";
 
-  // A secret, with the forms a server may echo it in: as sent, percent-decoded (query
-  // values), and escaped as inside a JSON string.
+  // The API key (from kMinKeyLength bytes), with the forms a server may echo it in: as sent,
+  // percent-decoded, and escaped as inside a JSON string.
   void add(std::string_view secret);
   // Every value of the URL's query (after '?', up to '#'; a parameter without '=' counts
-  // whole).
+  // whole), whatever its length, in the same forms.
   void add_url_query(std::string_view url);
 
   // Replaces every occurrence of every secret in `text` by kMark; the count of replacements.
@@ -38,6 +40,7 @@ class Redactor {
   bool empty() const { return secrets_.empty(); }
 
  private:
+  void add_forms(std::string_view secret);
   void add_form(std::string form);
   std::vector<std::string> secrets_;  // longest first: a secret inside another is not split
 };

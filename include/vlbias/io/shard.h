@@ -80,6 +80,14 @@ std::size_t check_shard_set(const std::vector<std::pair<Shard, std::string>>& sh
 void check_same_job(const Json& a, const std::string& a_where, const Json& b,
                     const std::string& b_where, const std::vector<std::string>& keys);
 
+// The files a merge reads from its shards (manifests, outputs, rows files, all shards'
+// together): InputError unless each is a regular file that is not itself a symbolic link (a
+// link to another shard's output passed for this shard's: merge reads each shard's own files,
+// so copy a file rather than link it; linked folders are fine), and no two are one file (the
+// same device and inode: a hard link, or one shard's file given as another's). Checked before
+// any of them is read.
+void check_shard_files(const std::vector<std::filesystem::path>& files);
+
 // `path` with every "{shard}" replaced by the shard's index (0 for a whole job): one
 // command line for every task of an array (--out shards/{shard}/emb.npy).
 std::filesystem::path expand_shard_path(const std::filesystem::path& path, const Shard& shard);

@@ -15,7 +15,8 @@
 //   rows, column), the truncation count, the throughput (texts/s, tokens/s, threads).
 // Checkpoints: RUN_DIR/checkpoints/ holds job.json (everything that shapes the output) and one
 //   chunk_NNNNNN.json per finished chunk of rows; a killed run continues with --resume, and the
-//   outputs are written only once every chunk is done (then the checkpoints are removed).
+//   outputs are written only once every chunk is done (then the checkpoints are removed). A
+//   resumed chunk's logits must be finite, as the live forward's must (InputError otherwise).
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -63,10 +64,13 @@ struct ClassifierMergeResult {
 
 // `vlbias merge OUT_DIR SHARD_DIR...` for score classifier shards: checks that the shards are
 // one job (the same model, tokenizer, input, columns, chunk and batch; UsageError naming the
-// shard that differs), shards 0..N-1 of N each once, each holding as many rows as its chunks;
-// then writes OUT_DIR/scored.jsonl byte for byte as one process writes it (each chunk's lines
-// taken from its shard, in chunk order) and OUT_DIR/manifest.json (counts summed, the shards
-// under "merged_from").
+// shard that differs), shards 0..N-1 of N each once, each holding as many rows as its chunks
+// (the counts before anything is sized by them), no scored.jsonl or manifest a link or the
+// same file as another shard's (check_shard_files), and each scored.jsonl the one its shard
+// wrote (the SHA-256 its manifest records as "shard": "scored_sha256"; a shard without it was
+// written by an older vlbias: no row edited, moved or repeated); then writes OUT_DIR/scored.jsonl
+// byte for byte as one process writes it (each chunk's lines taken from its shard, in chunk order)
+// and OUT_DIR/manifest.json (counts summed, the shards under "merged_from").
 ClassifierMergeResult merge_classifier_shards(const std::filesystem::path& out_dir,
                                               const std::vector<std::filesystem::path>& shards);
 

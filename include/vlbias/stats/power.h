@@ -62,10 +62,11 @@
 // above stats::kMaxResamples; family 0 or smaller than the number of p-values a design yields;
 // target out of range; Welch/Student with other than 2 groups, Anova/Contrast/ChiSquare with
 // fewer than 2, Friedman with fewer than 3 or with unequal n or sd across groups; a group with
-// fewer than 2 units (means tests) or 1 (rates); an sd negative or not finite (also set_sd,
-// cluster_sd); every sd 0 (Friedman: sd and cluster_sd 0) (nothing to simulate: the test is
-// undefined); base_rate outside (0, 1); an effect that is negative, not finite, or (rates) puts the
-// target's rate above 1; sample_size with an effect <= 0.
+// fewer than 2 units (means tests) or 1 (rates), or more than kMaxPowerSampleSize; an sd
+// negative, not finite or above kMaxPowerValue (also set_sd, cluster_sd); every sd 0 (Friedman: sd
+// and cluster_sd 0) (nothing to simulate: the test is undefined); base_rate outside (0, 1); an
+// effect that is negative, not finite, above kMaxPowerValue or (rates) puts the target's rate above
+// 1; sample_size with an effect <= 0.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -79,8 +80,12 @@ const char* to_string(PowerTest t);
 enum class Correction { None, Holm, BenjaminiHochberg };
 const char* to_string(Correction c);  // "none", "holm", "bh"
 
-// Most units per group sample_size tries before giving up (the study would need more).
+// Most units per group sample_size tries before giving up (the study would need more), and the
+// most a design may have: each replicate draws every unit.
 inline constexpr std::size_t kMaxPowerSampleSize = 10'000'000;
+// The largest effect and sd (in the test's units) power simulates: squares of larger values
+// overflow the tests' sums of squares (an effect of 1e308 gave NaN p-values).
+inline constexpr double kMaxPowerValue = 1e12;
 
 struct PowerGroup {
   std::size_t n = 0;
