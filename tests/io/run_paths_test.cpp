@@ -71,7 +71,8 @@ TEST(RunInputFile, AFileInsideTheRunIsReturnedAndLinksOnTheWayAreRefused) {
   fs::create_directories(dir / "elsewhere");
   std::ofstream(dir / "run/units/a.csv") << "k,v\n";
   std::ofstream(dir / "elsewhere/b.csv") << "k,v\n";
-  EXPECT_EQ(run_input_file(dir / "run", "units/a.csv", "a units table"), dir / "run/units/a.csv");
+  EXPECT_EQ(run_input_file(dir / "run", "units/a.csv", "a units table").string(),
+            (dir / "run/units/a.csv").string());
   fs::create_symlink(dir / "elsewhere/b.csv", dir / "run/units/b.csv");
   EXPECT_NE(error_of<InputError>([&] {
               run_input_file(dir / "run", "units/b.csv", "a table");
@@ -95,8 +96,8 @@ TEST(RunInputFile, AFileInsideTheRunIsReturnedAndLinksOnTheWayAreRefused) {
             std::string::npos);
   // The run folder itself may be reached through a link: the user named it.
   fs::create_directory_symlink(dir / "run", dir / "run_link");
-  EXPECT_EQ(run_input_file(dir / "run_link", "units/a.csv", "a units table"),
-            dir / "run_link/units/a.csv");
+  EXPECT_EQ(run_input_file(dir / "run_link", "units/a.csv", "a units table").string(),
+            (dir / "run_link/units/a.csv").string());
   fs::remove_all(dir);
 }
 
