@@ -195,7 +195,7 @@ TEST(Report, BadRunFoldersGetClearErrors) {
   const auto missing = run_cli("report '" + (dir / "nope").string() + "'");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
-  expect_error("", "not valid JSON");
+  expect_error("", "is empty; expected an audit's results.json");
   expect_error("{\"kind\": ", "not valid JSON");
   // 150,000 levels: copying or printing such a tree recursively overflows the stack.
   expect_error("{\"kind\": \"social-perception\", \"analyses\": " + std::string(150'000, '[') +
