@@ -73,15 +73,17 @@ TEST(FilePolicy, ATablePipeThatNoProgramWritesToEndsWithAnErrorNamingIt) {
   // The commands inherit a 1 s wait (OpenInputFile's tests check the 10 s default).
   const testing_util::ScopedEnv wait("VLBIAS_PIPE_WAIT_SECONDS", "1");
   ASSERT_EQ(::mkfifo((dir / "t.csv").c_str(), 0600), 0);
-  const CliResult r = run_cli(
-      "compare --table " + shell_quote((dir / "t.csv").string()) + " --value a --by g", "", kLimit);
+  const auto compare_from_pipe = [&] {
+    return run_cli("compare --table " + shell_quote((dir / "t.csv").string()) + " --value a --by g",
+                   "", kLimit);
+  };
+  const CliResult r = compare_from_pipe();
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("t.csv' is a named pipe that no program opened for writing within 1 s"),
             std::string::npos)
       << r.err;
   const testing_util::ScopedEnv bad("VLBIAS_PIPE_WAIT_SECONDS", "0");
-  const CliResult refused = run_cli(
-      "compare --table " + shell_quote((dir / "t.csv").string()) + " --value a --by g", "", kLimit);
+  const CliResult refused = compare_from_pipe();
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find("VLBIAS_PIPE_WAIT_SECONDS is '0'; expected a whole number"),
             std::string::npos)
