@@ -1,6 +1,6 @@
 // `vlbias generate lvlm|llm|t2i SPEC.yaml --out RUN_DIR` and the run options every driver shares
 // (run_options.h): the drivers of include/vlbias/generate/generate.h, with their specs parsed in
-// their stage (include/vlbias/generate/generate_spec.h).
+// their stage (include/vlbias/generate/generate_yaml.h).
 #include <cmath>
 #include <limits>
 #include <string>
@@ -14,7 +14,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/generate/generate.h"
-#include "vlbias/generate/generate_spec.h"
+#include "vlbias/generate/generate_yaml.h"
 #include "vlbias/io/shard.h"
 #include "vlbias/report/json_output.h"
 

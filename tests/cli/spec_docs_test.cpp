@@ -22,7 +22,7 @@
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/generate/generate.h"
-#include "vlbias/generate/generate_spec.h"
+#include "vlbias/generate/generate_yaml.h"
 
 namespace {
 namespace in_spec_docs_test {

@@ -1,5 +1,5 @@
 #pragma once
-// The generate specs (src/generate/generate_spec.cpp; every key in docs/specs.md), parsed in
+// The generate specs (src/generate/generate_yaml.cpp; every key in docs/specs.md), parsed in
 // their stage like the audit specs: reads and checks the spec file, UsageError naming the key,
 // its line and what was expected on any fault; input files are not opened.
 #include <string>

@@ -1,8 +1,8 @@
-// The generate specs (include/vlbias/generate/generate_spec.h): `vlbias generate lvlm|llm|t2i
+// The generate specs (include/vlbias/generate/generate_yaml.h): `vlbias generate lvlm|llm|t2i
 // SPEC.yaml` and the spec of `vlbias score judge`, the drivers of
 // include/vlbias/generate/generate.h, where the spec formats are documented; every key is
 // checked like an audit spec's (io/spec_yaml.h).
-#include "vlbias/generate/generate_spec.h"
+#include "vlbias/generate/generate_yaml.h"
 
 #include <algorithm>
 #include <cmath>
