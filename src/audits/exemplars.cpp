@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/audits/geo_audit.h"
+#include "vlbias/io/sample.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/encode/image.h"

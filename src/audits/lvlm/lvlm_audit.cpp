@@ -1,5 +1,5 @@
 // The lvlm-counterfactual audit (include/vlbias/audits/lvlm_audit.h): scan the generations (or
-// merge saved shard states), then write every requested section (src/audits/lvlm_audit_*.cpp).
+// merge saved shard states), then write every requested section (src/audits/lvlm/lvlm_audit_*.cpp).
 #include <filesystem>
 #include <map>
 #include <optional>
