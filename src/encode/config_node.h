@@ -13,7 +13,9 @@
 namespace vlbias::encode_internal {
 
 // What a JSON value is, for messages ("an object", "a string", ...).
-inline const char* kind(const Json& j) { return json_type_name(j.type()); }
+inline const char* kind(const Json& j) {
+  return json_type_name(j.type());
+}
 
 // A JSON object being read, with its dotted path for messages.
 struct Node {

@@ -110,7 +110,6 @@ void ByteBpeModel::piece_ids(std::u32string_view piece, std::vector<std::int32_t
   out.insert(out.end(), ids.begin(), ids.end());
 }
 
-
 }  // namespace
 
 const std::array<std::string, 256>& byte_symbols() {

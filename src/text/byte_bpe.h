@@ -33,8 +33,8 @@ namespace vlbias::text_internal {
 struct BpeVocab {
   TokenIds ids;
   BpeMergeTable merges;
-  std::int32_t next_rank = 0;                       // merges added so far, repeats included
-  std::array<std::int32_t, 256> byte_ids{};         // id of each byte's symbol
+  std::int32_t next_rank = 0;                // merges added so far, repeats included
+  std::array<std::int32_t, 256> byte_ids{};  // id of each byte's symbol
 };
 
 struct ByteLevelOptions {
