@@ -21,20 +21,22 @@ namespace vlbias {
 namespace {
 
 using namespace yaml;  // NOLINT(build/namespaces): the spec vocabulary
+// (yaml::describe qualified: driver.cpp's describe shares a unity batch's anonymous namespace.)
 
 // Numbers with an allowed range (generate.h): anything else names the key and the range.
 double number_in(Context& ctx, const YAML::Node& node, const std::string& path, double lo,
                  double hi) {
   const double v = as_double(ctx, node, path);
   if (!(v >= lo && v <= hi))
-    fail(ctx, node, path, fmt::format("must be between {} and {}, got {}", lo, hi, describe(node)));
+    fail(ctx, node, path,
+         fmt::format("must be between {} and {}, got {}", lo, hi, yaml::describe(node)));
   return v;
 }
 
 std::size_t integer_in(Context& ctx, const YAML::Node& node, const std::string& path,
                        std::size_t lo, std::size_t hi) {
   const std::string range =
-      fmt::format("must be an integer from {} to {}, got {}", lo, hi, describe(node));
+      fmt::format("must be an integer from {} to {}, got {}", lo, hi, yaml::describe(node));
   // 1e11, 2.5, -1 or 20 digits: the range says what is wanted (a quoted "10" is left to
   // as_size, which says to unquote it).
   const std::string text = node.IsScalar() ? node.Scalar() : "";
@@ -114,7 +116,7 @@ void parse_requests(Context& ctx, const YAML::Node& node, JobControl& control) {
     if (control.max_qps != 0 && !(control.max_qps >= kMinQps && control.max_qps <= kMaxQps)) {
       fail(ctx, *v, "requests.max_qps",
            fmt::format("must be 0 (no limit) or between {} and {}, got {}", kMinQps, kMaxQps,
-                       describe(*v)));
+                       yaml::describe(*v)));
     }
   }
   if (const auto* v = find(e, "max_attempts")) {
@@ -299,7 +301,7 @@ T2iJob parse_t2i_spec(const std::string& path) {
       if (!openai_size_pixels(job.size)) {
         fail(ctx, *x, "openai.size",
              fmt::format("must be WIDTHxHEIGHT (each 1 to {}, e.g. 1024x1024) or auto, got {}",
-                         kMaxImageSide, describe(*x)));
+                         kMaxImageSide, yaml::describe(*x)));
       }
     }
     if (const auto* x = find(s, "quality")) job.quality = as_string(ctx, *x, "openai.quality");
