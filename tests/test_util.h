@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,31 @@ inline const char* vlbias_binary() {
   const char* env = std::getenv("VLBIAS_BINARY");
   return env != nullptr && *env != '\0' ? env : VLBIAS_BINARY;
 }
+
+// Sets an environment variable for the life of the object (the process and the commands it
+// starts), then restores what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
+    const char* old = std::getenv(name_.c_str());
+    if (old != nullptr) old_ = old;
+    had_ = old != nullptr;
+    ::setenv(name_.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      ::setenv(name_.c_str(), old_.c_str(), 1);
+    } else {
+      ::unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
 
 // The folder of vlbias_binary(): where tests leave artefacts for people to look at.
 inline std::filesystem::path vlbias_binary_dir() {

@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -47,13 +50,32 @@ bool accepted_kind(mode_t mode, PipeRule pipes) {
               kind_name(mode), what);
 }
 
+}  // namespace
+
+int pipe_writer_wait_seconds() {
+  const char* value = std::getenv("VLBIAS_PIPE_WAIT_SECONDS");
+  if (value == nullptr) return kPipeWriterWaitSeconds;
+  const std::string_view text(value);
+  int seconds = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  VLBIAS_CHECK(ec == std::errc() && end == text.data() + text.size() && seconds >= 1 &&
+                   seconds <= kMaxPipeWriterWaitSeconds,
+               UsageError,
+               "VLBIAS_PIPE_WAIT_SECONDS is '{}'; expected a whole number of seconds from 1 to {} "
+               "(how long a named pipe waits for its writer; unset, {} s)",
+               text, kMaxPipeWriterWaitSeconds, kPipeWriterWaitSeconds);
+  return seconds;
+}
+
+namespace {
+
 // Returns once the pipe opened (O_NONBLOCK) at `fd` has a writer: a read says there is none
 // yet by returning 0 and one that holds it by EAGAIN; a byte read meanwhile is kept in
 // *pending. A writer that came and went without writing (POLLHUP) leaves an empty input.
-// UsageError after kPipeWriterWaitSeconds without a writer.
+// UsageError after pipe_writer_wait_seconds() without a writer.
 void wait_for_pipe_writer(int fd, const std::string& path, std::string* pending) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(kPipeWriterWaitSeconds);
+  const int wait_seconds = pipe_writer_wait_seconds();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_seconds);
   for (;;) {
     char byte = 0;
     const ssize_t n = ::read(fd, &byte, 1);
@@ -69,7 +91,7 @@ void wait_for_pipe_writer(int fd, const std::string& path, std::string* pending)
     VLBIAS_CHECK(std::chrono::steady_clock::now() < deadline, UsageError,
                  "'{}' is a named pipe that no program opened for writing within {} s; start "
                  "the program that writes it first, or give a file",
-                 path, kPipeWriterWaitSeconds);
+                 path, wait_seconds);
   }
 }
 

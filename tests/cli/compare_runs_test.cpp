@@ -76,7 +76,9 @@ TEST(CompareRunsCommand, BadInputsAndOptionsExitWithTheirMessage) {
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   };
-  expect_error(fixture_runs({"run_a"}) + " " + shell_quote(temp_dir().string()) + " --out " + out,
+  const auto empty_run = temp_dir() / "empty_run";
+  std::filesystem::create_directories(empty_run);
+  expect_error(fixture_runs({"run_a"}) + " " + shell_quote(empty_run.string()) + " --out " + out,
                "summary.json: missing");
   expect_error(fixture_runs({"run_a", "run_a"}) + " --out " + out, "given twice");
   expect_error(fixture_runs({"run_a", "run_b"}) + " --out " + out + " --correction bonferroni",

@@ -70,13 +70,22 @@ TEST(FilePolicy, ANamedPipeGivenAsWeightsIsRefusedBeforeItIsOpened) {
 
 TEST(FilePolicy, ATablePipeThatNoProgramWritesToEndsWithAnErrorNamingIt) {
   const fs::path dir = temp_dir();
+  // The commands inherit a 1 s wait (OpenInputFile's tests check the 10 s default).
+  const testing_util::ScopedEnv wait("VLBIAS_PIPE_WAIT_SECONDS", "1");
   ASSERT_EQ(::mkfifo((dir / "t.csv").c_str(), 0600), 0);
   const CliResult r = run_cli(
       "compare --table " + shell_quote((dir / "t.csv").string()) + " --value a --by g", "", kLimit);
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("t.csv' is a named pipe that no program opened for writing within"),
+  EXPECT_NE(r.err.find("t.csv' is a named pipe that no program opened for writing within 1 s"),
             std::string::npos)
       << r.err;
+  const testing_util::ScopedEnv bad("VLBIAS_PIPE_WAIT_SECONDS", "0");
+  const CliResult refused = run_cli(
+      "compare --table " + shell_quote((dir / "t.csv").string()) + " --value a --by g", "", kLimit);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("VLBIAS_PIPE_WAIT_SECONDS is '0'; expected a whole number"),
+            std::string::npos)
+      << refused.err;
 }
 
 // The fixture's images in dir/real and dir/fake, their cache folder dir/.vlbias-features.
@@ -167,10 +176,13 @@ TEST(FilePolicy, AnImageWithoutPixelsIsSaidToBeDamagedNotTooLarge) {
   const fs::path dir = temp_dir() / "utk";
   write(dir / "20_0_1_20170116174525125.jpg",
         read_file(fs::path(VLBIAS_SOURCE_DIR) / "tests/data/datasets/fairface/train/1.jpg"));
-  // A 0 x 10 PNG: a valid IHDR (CRC included) whose width is 0.
+  // A 0 x 10 PNG: a valid IHDR (CRC included) whose width is 0, then an IDAT (zlib's empty
+  // stream) as a writer that does not check the size would leave it.
   const std::string ihdr = be32(0) + be32(10) + std::string("\x08\x02\x00\x00\x00", 5);
-  write(dir / "21_1_2_20170116174525125.png",
-        std::string("\x89PNG\r\n\x1a\n", 8) + png_chunk("IHDR", ihdr) + png_chunk("IEND", ""));
+  const std::string idat("\x78\x9c\x03\x00\x00\x00\x00\x01", 8);
+  write(dir / "21_1_2_20170116174525125.png", std::string("\x89PNG\r\n\x1a\n", 8) +
+                                                  png_chunk("IHDR", ihdr) +
+                                                  png_chunk("IDAT", idat) + png_chunk("IEND", ""));
   const CliResult r = run_cli("dataset utkface " + shell_quote(dir.string()) + " --out " +
                               shell_quote((temp_dir() / "out.csv").string()) + " --summary " +
                               shell_quote((temp_dir() / "out.json").string()) + " --check-images");

@@ -180,10 +180,12 @@ TEST(RunInputs, ResultsJsonLinkedToADeviceIsRefusedAtOnceByReportAndPower) {
 
 TEST(RunInputs, ResultsJsonAsANamedPipeWithoutAWriterEndsWithAnErrorInsteadOfWaiting) {
   const fs::path dir = temp_dir() / "run";
+  // The commands inherit a 1 s wait (OpenInputFile's tests check the 10 s default).
+  const testing_util::ScopedEnv wait("VLBIAS_PIPE_WAIT_SECONDS", "1");
   fs::create_directories(dir);
   ASSERT_EQ(::mkfifo((dir / "results.json").c_str(), 0600), 0);
   const CliResult r = run_cli("--quiet report " + shell_quote(dir.string()), "", kLimit);
-  expect_refused(r, "no program opened for writing");
+  expect_refused(r, "no program opened for writing within 1 s");
 }
 
 // run_b's summary.json names units/warmth.csv and units/gap.csv.

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "test_util.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
 
@@ -81,19 +82,41 @@ TEST(OpenInputFile, ARegularFileIsReadWhole) {
   EXPECT_NE(big.find("is larger than 3 bytes; expected a small file"), std::string::npos) << big;
 }
 
+// With VLBIAS_PIPE_WAIT_SECONDS=1 (the default 10 s is checked below without waiting it).
 TEST(OpenInputFile, ANamedPipeWithoutAWriterIsAnErrorAfterTheWaitNotAHang) {
   const fs::path dir = fresh_dir();
   ASSERT_EQ(::mkfifo((dir / "p").c_str(), 0600), 0);
+  const testing_util::ScopedEnv wait("VLBIAS_PIPE_WAIT_SECONDS", "1");
+  const auto start = Clock::now();
   auto opened = std::async(std::launch::async, [&] {
     return error_of<UsageError>([&] { (void)open_input_file((dir / "p").string(), "a table"); });
   });
-  ASSERT_EQ(opened.wait_for(std::chrono::seconds(kPipeWriterWaitSeconds + 20)),
-            std::future_status::ready)
+  ASSERT_EQ(opened.wait_for(std::chrono::seconds(30)), std::future_status::ready)
       << "open_input_file still waits for a writer";
   const std::string message = opened.get();
-  EXPECT_NE(message.find("is a named pipe that no program opened for writing within"),
+  EXPECT_NE(message.find("is a named pipe that no program opened for writing within 1 s"),
             std::string::npos)
       << message;
+  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(900)) << "it did not wait";
+}
+
+TEST(OpenInputFile, ThePipeWaitIsTenSecondsOrTheEnvironmentsAndABadValueIsNamed) {
+  {
+    const testing_util::ScopedEnv wait("VLBIAS_PIPE_WAIT_SECONDS", "3");
+    EXPECT_EQ(pipe_writer_wait_seconds(), 3);
+  }
+  ::unsetenv("VLBIAS_PIPE_WAIT_SECONDS");
+  EXPECT_EQ(pipe_writer_wait_seconds(), 10);
+  EXPECT_EQ(pipe_writer_wait_seconds(), kPipeWriterWaitSeconds);
+  for (const char* bad : {"0", "-1", "86401", "1.5", "", "ten", "5 ", "99999999999"}) {
+    SCOPED_TRACE(bad);
+    const testing_util::ScopedEnv wait("VLBIAS_PIPE_WAIT_SECONDS", bad);
+    const std::string message = error_of<UsageError>([] { (void)pipe_writer_wait_seconds(); });
+    EXPECT_NE(message.find("VLBIAS_PIPE_WAIT_SECONDS is '" + std::string(bad) +
+                           "'; expected a whole number of seconds from 1 to 86400"),
+              std::string::npos)
+        << message;
+  }
 }
 
 TEST(OpenInputFile, ANamedPipeWhoseWriterComesLateIsReadWhole) {

@@ -12,7 +12,7 @@
 // the hash provenance reports (sha256_file). Anything else (a device such as /dev/zero, whose
 // reads never end, a folder, a socket) is a UsageError naming what it is, raised before
 // anything is opened. open_input_file opens with O_NONBLOCK, so that no open() waits; a pipe
-// then waits at most kPipeWriterWaitSeconds for a program to open it for writing.
+// then waits at most pipe_writer_wait_seconds() for a program to open it for writing.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -27,8 +27,13 @@ enum class InputKind { File, Pipe };
 enum class PipeRule { Allow, Refuse };
 
 // How long an opened named pipe waits for its first writer before UsageError: a named pipe that
-// no program writes to would otherwise hold the reader forever.
+// no program writes to would otherwise hold the reader forever. kPipeWriterWaitSeconds unless
+// the environment variable VLBIAS_PIPE_WAIT_SECONDS gives another whole number of seconds
+// (1 to kMaxPipeWriterWaitSeconds), for a writer that starts slowly; any other value there is
+// a UsageError naming the variable, raised when a pipe is about to wait.
 inline constexpr int kPipeWriterWaitSeconds = 10;
+inline constexpr int kMaxPipeWriterWaitSeconds = 86400;
+int pipe_writer_wait_seconds();
 
 // The kind of `path` (following links). InputError when it does not exist or cannot be
 // examined; UsageError, saying what it is and naming `what` ("a table"), when it is neither
@@ -41,7 +46,7 @@ class InputFile;
 // Opens `path` for reading after check_input_file(path, what, pipes): InputError when it does
 // not exist or cannot be opened; UsageError (saying what it is) for a device, folder or socket,
 // or a pipe where `pipes` refuses one, raised before open(). The open is O_NONBLOCK (it never
-// waits) and the descriptor is blocking afterwards; a pipe waits up to kPipeWriterWaitSeconds
+// waits) and the descriptor is blocking afterwards; a pipe waits up to pipe_writer_wait_seconds()
 // for a writer, then UsageError. The kind is checked again on the opened descriptor (a file
 // swapped for a pipe or device between the check and the open is refused the same way).
 InputFile open_input_file(const std::string& path, std::string_view what = "an input",
