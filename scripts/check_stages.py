@@ -6,7 +6,8 @@
    CMakeLists.txt links it to and the stages whose public headers its code includes
    (src/<stage>/ and include/vlbias/<stage>/), and name only stages listed before it.
 2. Private headers stay private: a quoted include without the "vlbias/" prefix must name a
-   header of the including file's own stage folder (tests: their own folder, tests/, or
+   header of the including file's own stage folder (subfolders included: src/audits/geo/ is
+   the audits stage's; the path from the file's folder or from src/<stage>/) (tests: their own folder, tests/, or
    the stage's src folder); public headers include only public headers.
 3. Namespaces: public headers declare into vlbias or a public family (vlbias::stats,
    vlbias::unicode, vlbias::yaml); private headers only into vlbias::<stage>_internal;

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference for the clustered (two-stage) bootstrap of MaxGap and of paired MaxGap differences
-(`--cluster` / `analyses.maxgap.cluster`, src/audits/lvlm_audit_sections.cpp).
+(`--cluster` / `analyses.maxgap.cluster`, src/audits/lvlm/lvlm_audit_sections.cpp).
 
 Writes tests/fixtures/lvlm/cluster/generations.jsonl (8 image sets (filename, rank) x 3 seeds x
 3 races under two mitigations, a toxicity score with an image-set effect) and expected.json:

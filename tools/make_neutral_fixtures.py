@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference for the social-perception audit's neutral-prompt analysis (paper 001 App. G;
-src/audits/dual_encoder_audit_neutral.cpp), on the bundled example study
+src/audits/dual_encoder/dual_encoder_audit_neutral.cpp), on the bundled example study
 (examples/social_perception): numpy and scipy, independent of vlbias.
 
 neutral_cos(i) = mean over the manifest's neutral prompts (one per template) of the cosine of

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference for the social-perception audit's prompt-geometry analysis (paper 001 App. D,
-Fig. S.6, Table S.5; src/audits/dual_encoder_audit_geometry.cpp) on the bundled example study
+Fig. S.6, Table S.5; src/audits/dual_encoder/dual_encoder_audit_geometry.cpp) on the bundled example study
 (examples/social_perception): numpy, scipy and scikit-learn, independent of vlbias.
 
 Per dimension with both valences (attribute rows of the manifest): per word pair, the mean

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference for the social-perception audit's valence-correlation analysis (paper 001 App. C.1,
-Table S.4; src/audits/dual_encoder_audit_valence.cpp), on the bundled example study
+Table S.4; src/audits/dual_encoder/dual_encoder_audit_valence.cpp), on the bundled example study
 (examples/social_perception): numpy and scipy, independent of vlbias.
 
 Delta cos(i, D) = mean over D's attribute prompts p (word, template t) of cos(i, p) - cos(i,

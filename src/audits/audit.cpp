@@ -1,43 +1,22 @@
-// `vlbias audit`: run_audit hands the spec to its kind's runner (audit.h); each kind's runner
-// lives in its own S_audit.cpp.
+// `vlbias audit`: run_audit hands the spec to its kind's runner, found in the table of kinds
+// (audit_kind.h); each kind's runner lives in its folder, src/audits/<kind>/.
 #include "vlbias/audits/audit.h"
 
 #include <filesystem>
 
+#include "audit_kind.h"
+
 namespace vlbias {
 
 const char* to_string(AuditKind kind) {
-  switch (kind) {
-    case AuditKind::SocialPerception:
-      return "social-perception";
-    case AuditKind::TraitPairs:
-      return "trait-pairs";
-    case AuditKind::GeoDiversity:
-      return "geo-diversity";
-    case AuditKind::LvlmCounterfactual:
-      return "lvlm-counterfactual";
-    case AuditKind::VisualStereotypes:
-      return "visual-stereotypes";
+  for (const audits_internal::AuditKindOps* k : audits_internal::audit_kinds()) {
+    if (k->kind == kind) return k->name;
   }
   return "unknown";
 }
 
 void run_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
-  switch (spec.kind) {
-    case AuditKind::SocialPerception:
-    case AuditKind::TraitPairs:
-      run_dual_encoder_audit(spec, run_dir);
-      return;
-    case AuditKind::GeoDiversity:
-      run_geo_audit(spec, run_dir);
-      return;
-    case AuditKind::LvlmCounterfactual:
-      run_lvlm_audit(spec, run_dir);
-      return;
-    case AuditKind::VisualStereotypes:
-      run_visual_audit(spec, run_dir);
-      return;
-  }
+  audits_internal::audit_kind(spec.kind).run(spec, run_dir);
 }
 
 }  // namespace vlbias

@@ -1,6 +1,6 @@
 // The YAML audit spec (include/vlbias/audits/audit.h): parse_audit_spec, load_audit_spec, the
-// keys every kind shares and the dispatch on kind; each kind's keys are parsed in its
-// S_audit_yaml.cpp (audit_yaml.h).
+// keys every kind shares and the dispatch on kind (the table of kinds, audit_kind.h); each
+// kind's keys are parsed in its folder's S_audit_yaml.cpp (audit_yaml.h).
 //
 // Every value is checked by hand against the documented schema rather than with
 // yaml-cpp's as<T>() so that each message names the full key path, the line and
@@ -28,6 +28,7 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include "audit_kind.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/edit_distance.h"
 #include "vlbias/core/error.h"
@@ -117,21 +118,16 @@ namespace {
 
 using namespace audits_internal;  // NOLINT(build/namespaces): the spec helpers, audit_yaml.h
 
-// Every kind, in the order messages list them.
-constexpr AuditKind kKinds[] = {AuditKind::SocialPerception, AuditKind::TraitPairs,
-                                AuditKind::GeoDiversity, AuditKind::LvlmCounterfactual,
-                                AuditKind::VisualStereotypes};
-
 // " (did you mean 'geo-diversity'?)" when `given` is a near miss or a prefix of one kind.
 std::string kind_suggestion(const std::string& given) {
   const char* best = nullptr;
   std::size_t best_distance = std::max<std::size_t>(2, given.size() / 4) + 1;
-  for (const AuditKind k : kKinds) {
-    const std::string_view kind(to_string(k));
+  for (const AuditKindOps* k : audit_kinds()) {
+    const std::string_view kind(k->name);
     std::size_t d = edit_distance(given, kind);
     if (given.size() >= 3 && kind.substr(0, given.size()) == given) d = 0;
     if (d < best_distance) {
-      best = to_string(k);
+      best = k->name;
       best_distance = d;
     }
   }
@@ -142,7 +138,7 @@ std::string kind_suggestion(const std::string& given) {
 // would otherwise be reported as some key that the kind it fell back to does not allow.
 AuditKind read_kind(Context& ctx, const YAML::Node& root) {
   std::vector<const char*> names;
-  for (const AuditKind k : kKinds) names.push_back(to_string(k));
+  for (const AuditKindOps* k : audit_kinds()) names.push_back(k->name);
   const std::string kinds = fmt::format("{}", fmt::join(names, ", "));
   if (!root.IsMap()) check_map(ctx, root, "", {"kind"});  // "must be a map" with its line
   const YAML::Node kind = root["kind"];
@@ -151,8 +147,8 @@ AuditKind read_kind(Context& ctx, const YAML::Node& root) {
                 where(ctx, root), kinds);
   }
   const std::string value = as_string(ctx, kind, "kind");
-  for (const AuditKind k : kKinds) {
-    if (value == to_string(k)) return k;
+  for (const AuditKindOps* k : audit_kinds()) {
+    if (value == k->name) return k->kind;
   }
   VLBIAS_FAIL(UsageError, "{}: kind must be one of {}, got '{}', which is not a kind of audit{}.",
               where(ctx, kind), kinds, shown(value), kind_suggestion(value));
@@ -160,21 +156,7 @@ AuditKind read_kind(Context& ctx, const YAML::Node& root) {
 
 void parse_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   spec.kind = read_kind(ctx, root);
-  switch (spec.kind) {
-    case AuditKind::SocialPerception:
-    case AuditKind::TraitPairs:
-      parse_dual_encoder_root(ctx, root, spec);
-      return;
-    case AuditKind::GeoDiversity:
-      parse_geo_root(ctx, root, spec);
-      return;
-    case AuditKind::LvlmCounterfactual:
-      parse_lvlm_root(ctx, root, spec);
-      return;
-    case AuditKind::VisualStereotypes:
-      parse_visual_root(ctx, root, spec);
-      return;
-  }
+  audit_kind(spec.kind).parse_root(ctx, root, spec);
 }
 
 }  // namespace

@@ -14,11 +14,11 @@
 
 #include <fmt/format.h>
 
-#include "vlbias/audits/geo_audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/io/base64.h"
+#include "vlbias/io/sample.h"
 
 namespace vlbias::audits_internal {
 

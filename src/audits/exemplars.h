@@ -68,7 +68,7 @@ std::vector<std::uint32_t> extreme_scored(const std::vector<std::uint32_t>& rows
                                           const std::vector<double>& scores, std::size_t n,
                                           bool highest);
 
-// The picks of each cell, as (row, why): up to r.per_cell drawn by sample_rows (geo_audit.h)
+// The picks of each cell, as (row, why): up to r.per_cell drawn by sample_rows (vlbias/io/sample.h)
 // with derive_seed(seed, cell index) in draw order, then, with a score, the cell's up to
 // r.per_cell extreme-scored rows not already drawn (an image in both is listed once, with both
 // reasons).

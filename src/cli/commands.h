@@ -67,12 +67,6 @@ Shard shard_and_out(const std::string& shard, std::string& out, bool out_is_fold
 void add_merge_command(CLI::App& app);
 // `vlbias generate lvlm|llm|t2i SPEC.yaml --out RUN_DIR` (generate_command.cpp).
 void add_generate_command(CLI::App& app);
-// The generate specs (generate_command.cpp; every key in docs/specs.md): reads and checks the
-// spec file, UsageError naming the key on any fault; input files are not opened.
-LvlmJob parse_lvlm_spec(const std::string& path);
-LvlmJob parse_llm_spec(const std::string& path);  // kind generate-llm: text only
-T2iJob parse_t2i_spec(const std::string& path);
-JudgeJob parse_judge_spec(const std::string& path);  // kind score-judge; input left empty
 // `vlbias score perspective|moderation|judge ...` and the classifier (score_command.cpp).
 void add_score_command(CLI::App& app);
 // `vlbias spec template KIND`: a commented starter spec for each kind (spec_command.cpp).

@@ -22,6 +22,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/column_texts.h"
 #include "vlbias/io/table.h"
 #include "vlbias/metrics/prompt_sets.h"
 #include "vlbias/metrics/visual_stereotypes.h"
@@ -226,23 +227,12 @@ void add_geo_object_prompts(CLI::App* prompts) {
                  "give either --table (with --column) or --objects");
     std::vector<std::string> objects;
     if (!geo->table.empty()) {
-      const Table t = read_table(geo->table);
-      const Column& c = t.column(geo->column);
-      for (std::size_t r = 0; r < t.rows; ++r) objects.push_back(c.text(r));
+      objects = column_texts(read_table(geo->table), geo->column);
     } else {
       objects = split_list(geo->objects, "--objects");
     }
     write_manifest(geo_object_prompts(objects, geo->template_text), geo->out);
   });
-}
-
-// The text of column `name` of every row of `t`; all empty when `optional` and it is absent.
-std::vector<std::string> column_texts(const Table& t, const std::string& name, bool optional) {
-  std::vector<std::string> out(t.rows);
-  if (optional && !t.find(name)) return out;
-  const Column& c = t.column(name);
-  for (std::size_t r = 0; r < t.rows; ++r) out[r] = c.text(r);
-  return out;
 }
 
 // prompts geo-t2i (paper 002).

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "run_options.h"
 #include "vlbias/generate/generate.h"
+#include "vlbias/generate/generate_yaml.h"
 
 namespace vlbias::cli_internal {
 

@@ -7,9 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <limits>
-#include <queue>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -23,6 +21,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/mapped_file.h"
+#include "vlbias/text/bpe_merges.h"
 #include "vlbias/text/unicode_text.h"
 
 namespace vlbias {
@@ -152,11 +151,6 @@ class VocabReader final : public nlohmann::json_sax<nlohmann::json> {
   std::unordered_map<std::int32_t, std::string> id_owner_;
 };
 
-std::uint64_t pair_key(std::int32_t a, std::int32_t b) {
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) |
-         static_cast<std::uint32_t>(b);
-}
-
 // A piece of pre-tokenized text: [begin, end) of the cleaned text, or a special id.
 struct Piece {
   std::size_t begin;
@@ -173,11 +167,7 @@ struct ClipTokenizer::Impl {
   std::size_t vocab_size = 0;
   std::array<std::int32_t, 256> byte_id{};      // byte symbol
   std::array<std::int32_t, 256> byte_end_id{};  // byte symbol + "</w>"
-  struct Merge {
-    std::int32_t rank;
-    std::int32_t result;
-  };
-  std::unordered_map<std::uint64_t, Merge> merges;
+  BpeMergeTable merges;
 
   std::u32string clean(std::u32string text) const;
   std::vector<Piece> pretokenize(std::u32string_view text) const;
@@ -293,55 +283,16 @@ std::vector<Piece> ClipTokenizer::Impl::pretokenize(std::u32string_view text) co
 }
 
 void ClipTokenizer::Impl::bpe(std::string_view piece, std::vector<std::int32_t>& out) const {
-  // SimpleTokenizer.bpe: repeatedly take the lowest-ranked adjacent pair and merge
-  // every occurrence of it, left to right. Done on symbol ids (every symbol is a
-  // vocabulary token, checked at load, so ids identify merges as strings do) in a
-  // linked list with a min-heap of (rank, position), O(n log n) instead of the
-  // reference's O(n^2) rescans; the merge order is the same: a step merges all
-  // heap entries of one rank in position order, and a merge never recreates the
-  // pair it consumed (its result is a longer string than either part).
-  const auto n = static_cast<std::int32_t>(piece.size());
-  struct Symbol {
-    std::int32_t id;
-    std::int32_t prev;
-    std::int32_t next;  // -1 at the end; a merged-away symbol has id -1
-  };
-  std::vector<Symbol> word(piece.size());
-  for (std::int32_t k = 0; k < n; ++k) {
+  // SimpleTokenizer.bpe on symbol ids (every symbol is a vocabulary token, checked at load, so
+  // ids identify merges as strings do): the piece's bytes, the last with "</w>", then merged by
+  // rank (vlbias/text/bpe_merges.h).
+  std::vector<std::int32_t> word(piece.size());
+  for (std::size_t k = 0; k < piece.size(); ++k) {
     const auto b = static_cast<unsigned char>(piece[k]);
-    word[k] = {k + 1 == n ? byte_end_id[b] : byte_id[b], k - 1, k + 1 == n ? -1 : k + 1};
+    word[k] = k + 1 == piece.size() ? byte_end_id[b] : byte_id[b];
   }
-  using Entry = std::pair<std::int32_t, std::int32_t>;  // (rank, left position)
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  const auto push_pair = [&](std::int32_t left) {
-    if (left < 0 || word[left].next < 0) return;
-    auto it = merges.find(pair_key(word[left].id, word[word[left].next].id));
-    if (it != merges.end()) heap.emplace(it->second.rank, left);
-  };
-  for (std::int32_t k = 0; k + 1 < n; ++k) push_pair(k);
-  std::vector<std::int32_t> step;
-  while (!heap.empty()) {
-    const std::int32_t rank = heap.top().first;
-    step.clear();
-    while (!heap.empty() && heap.top().first == rank) {
-      if (step.empty() || step.back() != heap.top().second) step.push_back(heap.top().second);
-      heap.pop();
-    }
-    for (const std::int32_t left : step) {
-      Symbol& l = word[left];
-      if (l.id < 0 || l.next < 0) continue;
-      auto it = merges.find(pair_key(l.id, word[l.next].id));
-      if (it == merges.end() || it->second.rank != rank) continue;  // a stale entry
-      Symbol& r = word[l.next];
-      l.id = it->second.result;
-      l.next = r.next;
-      if (r.next >= 0) word[r.next].prev = left;
-      r.id = -1;
-      push_pair(l.prev);
-      push_pair(left);
-    }
-  }
-  for (std::int32_t k = 0; k >= 0; k = word[k].next) out.push_back(word[k].id);
+  apply_bpe_merges(word, merges);
+  out.insert(out.end(), word.begin(), word.end());
 }
 
 void ClipTokenizer::Impl::tokenize(std::string_view utf8_text, std::vector<std::int32_t>& out,
@@ -430,7 +381,7 @@ ClipTokenizer ClipTokenizer::from_files(const std::filesystem::path& vocab_json,
     VLBIAS_CHECK(rank < std::numeric_limits<std::int32_t>::max(), InputError,
                  "'{}' has too many merges", merges_source);
     // A repeated pair takes its last rank (Python dict / Rust HashMap collect).
-    impl->merges[pair_key(id_of(left), id_of(right))] = Impl::Merge{rank++, id_of(joined)};
+    impl->merges[bpe_pair_key(id_of(left), id_of(right))] = BpeMerge{rank++, id_of(joined)};
   }
   return ClipTokenizer(std::move(impl));
 }

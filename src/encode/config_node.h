@@ -8,30 +8,13 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/io/json.h"
+#include "vlbias/io/json_type.h"
 
 namespace vlbias::encode_internal {
 
 // What a JSON value is, for messages ("an object", "a string", ...).
 inline const char* kind(const Json& j) {
-  switch (j.type()) {
-    case Json::value_t::object:
-      return "an object";
-    case Json::value_t::array:
-      return "an array";
-    case Json::value_t::string:
-      return "a string";
-    case Json::value_t::boolean:
-      return "a boolean";
-    case Json::value_t::null:
-      return "null";
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_integer:
-      return "an integer";
-    case Json::value_t::number_float:
-      return "a non-integer number";
-    default:
-      return "an unsupported value";
-  }
+  return json_type_name(j.type());
 }
 
 // A JSON object being read, with its dotted path for messages.

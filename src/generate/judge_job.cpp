@@ -152,20 +152,19 @@ class JudgeRequests final : public RequestJob {
 namespace generate_internal {
 
 Json judge_job_json(const JudgeJob& job) {
-  return {{"endpoint", endpoint_json(job.endpoint)},
-          {"input", absolute_path(job.input)},
-          {"text_column", job.text_column},
-          {"system", job.system_prompt},
-          {"prompt", job.prompt},
-          {"parser", job.parser == JudgeParser::Scale ? "scale" : "llama-guard"},
-          {"scale_min", job.scale_min},
-          {"scale_max", job.scale_max},
-          {"temperature", job.temperature},
-          {"max_tokens", job.max_tokens},
-          {"top_p", job.top_p ? Json(*job.top_p) : Json()},
-          {"seed", job.seed},
-          {"send_seed", job.send_seed},
-          {"spec_path", absolute_path(job.spec_path)}};
+  Json j = {{"endpoint", endpoint_json(job.endpoint)},
+            {"input", absolute_path(job.input)},
+            {"text_column", job.text_column},
+            {"system", job.system_prompt},
+            {"prompt", job.prompt},
+            {"parser", job.parser == JudgeParser::Scale ? "scale" : "llama-guard"},
+            {"scale_min", job.scale_min},
+            {"scale_max", job.scale_max}};
+  add_chat_sampling_json(j, job.temperature, job.max_tokens, job.top_p);
+  j["seed"] = job.seed;
+  j["send_seed"] = job.send_seed;
+  j["spec_path"] = absolute_path(job.spec_path);
+  return j;
 }
 
 JudgeJob judge_job_from_json(const Json& j) {
@@ -179,9 +178,7 @@ JudgeJob judge_job_from_json(const Json& j) {
       j.at("parser").get<std::string>() == "scale" ? JudgeParser::Scale : JudgeParser::LlamaGuard;
   job.scale_min = j.at("scale_min").get<double>();
   job.scale_max = j.at("scale_max").get<double>();
-  job.temperature = j.at("temperature").get<double>();
-  job.max_tokens = j.at("max_tokens").get<std::size_t>();
-  if (!j.at("top_p").is_null()) job.top_p = j.at("top_p").get<double>();
+  read_chat_sampling_json(j, job.temperature, job.max_tokens, job.top_p);
   job.seed = j.at("seed").get<std::uint64_t>();
   job.send_seed = j.at("send_seed").get<bool>();
   job.spec_path = j.at("spec_path").get<std::string>();

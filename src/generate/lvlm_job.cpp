@@ -327,21 +327,20 @@ Json lvlm_job_json(const LvlmJob& job) {
                        {"system", p.system ? Json(*p.system) : Json()},
                        {"labels", labels}});
   }
-  return {{"endpoint", endpoint_json(job.endpoint)},
-          {"manifest", absolute_path(job.manifest)},
-          {"image_column", job.image_column},
-          {"id_column", job.id_column},
-          {"image_root", absolute_path(job.image_root)},
-          {"keep_columns", job.keep_columns ? Json(*job.keep_columns) : Json()},
-          {"prompts", prompts},
-          {"seeds", job.seeds},
-          {"system", job.system_prompt},
-          {"temperature", job.temperature},
-          {"max_tokens", job.max_tokens},
-          {"top_p", job.top_p ? Json(*job.top_p) : Json()},
-          {"send_seed", job.send_seed},
-          {"text_only", job.text_only},
-          {"spec_path", absolute_path(job.spec_path)}};
+  Json j = {{"endpoint", endpoint_json(job.endpoint)},
+            {"manifest", absolute_path(job.manifest)},
+            {"image_column", job.image_column},
+            {"id_column", job.id_column},
+            {"image_root", absolute_path(job.image_root)},
+            {"keep_columns", job.keep_columns ? Json(*job.keep_columns) : Json()},
+            {"prompts", prompts},
+            {"seeds", job.seeds},
+            {"system", job.system_prompt}};
+  add_chat_sampling_json(j, job.temperature, job.max_tokens, job.top_p);
+  j["send_seed"] = job.send_seed;
+  j["text_only"] = job.text_only;
+  j["spec_path"] = absolute_path(job.spec_path);
+  return j;
 }
 
 LvlmJob lvlm_job_from_json(const Json& j) {
@@ -363,9 +362,7 @@ LvlmJob lvlm_job_from_json(const Json& j) {
   }
   job.seeds = j.at("seeds").get<std::vector<std::uint64_t>>();
   job.system_prompt = j.at("system").get<std::string>();
-  job.temperature = j.at("temperature").get<double>();
-  job.max_tokens = j.at("max_tokens").get<std::size_t>();
-  if (!j.at("top_p").is_null()) job.top_p = j.at("top_p").get<double>();
+  read_chat_sampling_json(j, job.temperature, job.max_tokens, job.top_p);
   job.send_seed = j.at("send_seed").get<bool>();
   job.text_only = j.at("text_only").get<bool>();
   job.spec_path = j.at("spec_path").get<std::string>();

@@ -9,6 +9,7 @@
 
 #include "text_escape.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/json_type.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {
@@ -101,6 +102,30 @@ Json cell_json(const Table& table, std::size_t column, std::size_t row) {
     return v;
   }
   return c.levels[c.codes[row]];
+}
+
+const char* json_type_name(nlohmann::json::value_t type) {
+  using v = nlohmann::json::value_t;
+  switch (type) {
+    case v::object:
+      return "an object";
+    case v::array:
+      return "an array";
+    case v::string:
+      return "a string";
+    case v::boolean:
+      return "a boolean";
+    case v::null:
+      return "null";
+    case v::number_unsigned:
+      return "a non-negative integer";
+    case v::number_integer:
+      return "a negative integer";
+    case v::number_float:
+      return "a non-integer number";
+    default:
+      return "an unsupported value";
+  }
 }
 
 }  // namespace vlbias

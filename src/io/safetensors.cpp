@@ -16,6 +16,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/io/json.h"
+#include "vlbias/io/json_type.h"
 
 namespace vlbias {
 
@@ -64,29 +65,6 @@ const DtypeEntry& entry(SafetensorsDtype d) {
 // Names from a file, quoted in messages.
 std::string quoted_name(std::string_view name) {
   return escape_for_message(name, 80);
-}
-
-const char* json_kind(const Json& j) {
-  switch (j.type()) {
-    case Json::value_t::object:
-      return "an object";
-    case Json::value_t::array:
-      return "an array";
-    case Json::value_t::string:
-      return "a string";
-    case Json::value_t::boolean:
-      return "a boolean";
-    case Json::value_t::null:
-      return "null";
-    case Json::value_t::number_unsigned:
-      return "a non-negative integer";
-    case Json::value_t::number_integer:
-      return "a negative integer";
-    case Json::value_t::number_float:
-      return "a non-integer number";
-    default:
-      return "an unsupported value";
-  }
 }
 
 std::string safetensors_shape_text(std::span<const std::size_t> shape) {
@@ -138,7 +116,7 @@ SafetensorsTensorInfo parse_tensor(const std::string& name, const Json& j,
   VLBIAS_CHECK(j.is_object(), InputError,
                "'{}': tensor '{}' has {} as its header entry; expected an object with dtype, "
                "shape and data_offsets",
-               source, quoted_name(name), json_kind(j));
+               source, quoted_name(name), json_type_name(j.type()));
   for (const char* key : {"dtype", "shape", "data_offsets"}) {
     VLBIAS_CHECK(j.contains(key), InputError,
                  "'{}': tensor '{}' has no \"{}\" in its header entry; expected dtype, shape and "
@@ -148,7 +126,7 @@ SafetensorsTensorInfo parse_tensor(const std::string& name, const Json& j,
   const Json& dtype = j["dtype"];
   VLBIAS_CHECK(dtype.is_string(), InputError,
                "'{}': tensor '{}' has {} as its dtype; expected a string such as \"F32\"", source,
-               quoted_name(name), json_kind(dtype));
+               quoted_name(name), json_type_name(dtype.type()));
   const auto& dtype_text = dtype.get_ref<const std::string&>();
   const auto found = std::find_if(kSafetensorsDtypes.begin(), kSafetensorsDtypes.end(),
                                   [&](const DtypeEntry& e) { return e.name == dtype_text; });
@@ -265,18 +243,18 @@ void SafetensorsFile::parse() {
   VLBIAS_CHECK(root.is_object(), InputError,
                "'{}' has {} as its safetensors header; expected a JSON object mapping tensor "
                "names to {{dtype, shape, data_offsets}}",
-               source_, json_kind(root));
+               source_, json_type_name(root.type()));
 
   for (const auto& [key, value] : root.items()) {
     if (key == kMetadataKey) {
       if (value.is_null()) continue;
       VLBIAS_CHECK(value.is_object(), InputError,
                    "'{}' has {} as __metadata__; expected an object of string values", source_,
-                   json_kind(value));
+                   json_type_name(value.type()));
       for (const auto& [mk, mv] : value.items()) {
         VLBIAS_CHECK(mv.is_string(), InputError,
                      "'{}' has {} for __metadata__ key '{}'; metadata values must be strings",
-                     source_, json_kind(mv), quoted_name(mk));
+                     source_, json_type_name(mv.type()), quoted_name(mk));
         metadata_.emplace(mk, mv.get<std::string>());
       }
       continue;

@@ -6,6 +6,7 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/numpy_random.h"
+#include "vlbias/core/rng.h"
 #include "vlbias/io/row_filter.h"
 
 namespace vlbias {
@@ -143,6 +144,16 @@ Table take_rows(const Table& table, std::span<const std::size_t> rows) {
     }
     out.columns.push_back(std::move(c));
   }
+  return out;
+}
+
+std::vector<std::uint32_t> sample_rows(const std::vector<std::uint32_t>& rows, std::size_t n,
+                                       std::uint64_t seed, std::uint64_t stream) {
+  Rng rng(seed, stream);
+  std::vector<std::uint32_t> out = rows;
+  n = std::min(n, out.size());
+  for (std::size_t i = 0; i < n; ++i) std::swap(out[i], out[i + rng.uniform_index(out.size() - i)]);
+  out.resize(n);
   return out;
 }
 

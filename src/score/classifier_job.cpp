@@ -18,6 +18,7 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/column_texts.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/run_lock.h"
@@ -94,16 +95,6 @@ Json read_checkpoint(const fs::path& path, const fs::path& dir) {
   }
   VLBIAS_FAIL(UsageError, "checkpoint {} is damaged; delete {} and start over", path.string(),
               dir.string());
-}
-
-// Texts of the input: the text column's cells, "" where missing (scored like an empty text).
-std::vector<std::string> texts_of(const Table& input, const std::string& column) {
-  const Column& c = input.column(column);  // UsageError naming the column when absent
-  std::vector<std::string> texts(input.rows);
-  for (std::size_t r = 0; r < input.rows; ++r) {
-    if (!c.missing(r)) texts[r] = c.text(r);
-  }
-  return texts;
 }
 
 struct ChunkResult {
@@ -252,7 +243,7 @@ ClassifierJobResult run_classifier_job(const ClassifierJobOptions& o) {
                o.run_dir.string());
   const SequenceClassifier model = SequenceClassifier::load(o.model_dir, o.classifier);
   const Table input = read_table(o.input.string());
-  const std::vector<std::string> texts = texts_of(input, o.text_column);
+  const std::vector<std::string> texts = column_texts(input, o.text_column);
   const OutputColumns columns = output_columns(model, input, o.input, o.prefix);
   const std::size_t n = texts.size(), batch = o.batch ? o.batch : 64;
   const std::size_t chunk = o.chunk ? o.chunk : 2048, chunks = (n + chunk - 1) / chunk;

@@ -4,26 +4,20 @@
 #include "byte_bpe.h"
 
 #include <cstddef>
-#include <functional>
 #include <limits>
-#include <queue>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "text_files.h"
 #include "vlbias/core/error.h"
+#include "vlbias/text/bpe_merges.h"
 #include "vlbias/text/unicode_text.h"
 
 namespace vlbias::text_internal {
 namespace {
 
 using unicode::PretokenClass;
-
-std::uint64_t pair_key(std::int32_t a, std::int32_t b) {
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) |
-         static_cast<std::uint32_t>(b);
-}
 
 // End of the run of `cls` characters from i.
 std::size_t run_end(std::u32string_view text, std::size_t i, PretokenClass cls) {
@@ -70,7 +64,6 @@ class ByteBpeModel final : public SegmentModel {
 
  private:
   void piece_ids(std::u32string_view piece, std::vector<std::int32_t>& out) const;
-  void merge(std::vector<std::int32_t>& symbols) const;
 
   ByteLevelOptions options_;
   BpeVocab vocab_;
@@ -113,53 +106,8 @@ void ByteBpeModel::piece_ids(std::u32string_view piece, std::vector<std::int32_t
   for (std::size_t k = 0; k < bytes.size(); ++k) {
     ids[k] = vocab_.byte_ids[static_cast<unsigned char>(bytes[k])];
   }
-  merge(ids);
+  apply_bpe_merges(ids, vocab_.merges);
   out.insert(out.end(), ids.begin(), ids.end());
-}
-
-// GPT-2's bpe(): each step takes the lowest rank present and merges every occurrence
-// of that pair left to right. Done on ids in a linked list with a min-heap of
-// (rank, left position): a step pops all entries of one rank in position order and
-// skips those a merge of the same step made stale.
-void ByteBpeModel::merge(std::vector<std::int32_t>& symbols) const {
-  const auto n = static_cast<std::int32_t>(symbols.size());
-  if (n < 2) return;
-  std::vector<std::int32_t> next(symbols.size());
-  std::vector<std::int32_t> prev(symbols.size());
-  for (std::int32_t k = 0; k < n; ++k) {
-    next[k] = k + 1 < n ? k + 1 : -1;
-    prev[k] = k - 1;
-  }
-  using Entry = std::pair<std::int32_t, std::int32_t>;  // (rank, left position)
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  const auto push_pair = [&](std::int32_t left) {
-    if (left < 0 || next[left] < 0) return;
-    auto it = vocab_.merges.find(pair_key(symbols[left], symbols[next[left]]));
-    if (it != vocab_.merges.end()) heap.emplace(it->second.rank, left);
-  };
-  for (std::int32_t k = 0; k + 1 < n; ++k) push_pair(k);
-  std::vector<std::int32_t> step;
-  while (!heap.empty()) {
-    const std::int32_t rank = heap.top().first;
-    step.clear();
-    while (!heap.empty() && heap.top().first == rank) {
-      if (step.empty() || step.back() != heap.top().second) step.push_back(heap.top().second);
-      heap.pop();
-    }
-    for (const std::int32_t left : step) {
-      if (symbols[left] < 0 || next[left] < 0) continue;
-      const std::int32_t right = next[left];
-      auto it = vocab_.merges.find(pair_key(symbols[left], symbols[right]));
-      if (it == vocab_.merges.end() || it->second.rank != rank) continue;  // stale
-      symbols[left] = it->second.result;
-      symbols[right] = -1;
-      next[left] = next[right];
-      if (next[right] >= 0) prev[next[right]] = left;
-      push_pair(prev[left]);
-      push_pair(left);
-    }
-  }
-  std::erase(symbols, -1);
 }
 
 }  // namespace
@@ -203,7 +151,7 @@ void add_merge(BpeVocab& vocab, std::string_view left, std::string_view right,
   }
   VLBIAS_CHECK(vocab.next_rank < std::numeric_limits<std::int32_t>::max(), InputError,
                "{}: too many merges", where);
-  vocab.merges[pair_key(ids[0], ids[1])] = BpeVocab::Merge{vocab.next_rank++, ids[2]};
+  vocab.merges[bpe_pair_key(ids[0], ids[1])] = BpeMerge{vocab.next_rank++, ids[2]};
 }
 
 std::unique_ptr<SegmentModel> make_byte_bpe_model(ByteLevelOptions options, BpeVocab vocab) {

@@ -25,19 +25,16 @@
 #include <unordered_map>
 
 #include "tokenizer_pipeline.h"
+#include "vlbias/text/bpe_merges.h"
 #include "wordpiece.h"
 
 namespace vlbias::text_internal {
 
 struct BpeVocab {
   TokenIds ids;
-  struct Merge {
-    std::int32_t rank;
-    std::int32_t result;
-  };
-  std::unordered_map<std::uint64_t, Merge> merges;  // key: left id << 32 | right id
-  std::int32_t next_rank = 0;                       // merges added so far, repeats included
-  std::array<std::int32_t, 256> byte_ids{};         // id of each byte's symbol
+  BpeMergeTable merges;
+  std::int32_t next_rank = 0;                // merges added so far, repeats included
+  std::array<std::int32_t, 256> byte_ids{};  // id of each byte's symbol
 };
 
 struct ByteLevelOptions {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "vlbias/core/error.h"
+#include "vlbias/io/json_type.h"
 
 namespace vlbias::text_internal {
 
@@ -84,25 +85,14 @@ std::string excerpt(std::string_view s, std::size_t max_bytes) {
 
 namespace {
 
-const char* type_name(nlohmann::json::value_t type) {
+// What a member must be, in words (has_type accepts any integer for number_integer and any
+// number for number_float).
+const char* expected_type_name(nlohmann::json::value_t type) {
   using v = nlohmann::json::value_t;
-  switch (type) {
-    case v::object:
-      return "an object";
-    case v::array:
-      return "an array";
-    case v::string:
-      return "a string";
-    case v::boolean:
-      return "true or false";
-    case v::number_integer:
-    case v::number_unsigned:
-      return "an integer";
-    case v::number_float:
-      return "a number";
-    default:
-      return "null";
-  }
+  if (type == v::boolean) return "true or false";
+  if (type == v::number_integer) return "an integer";
+  if (type == v::number_float) return "a number";
+  return json_type_name(type);
 }
 
 bool has_type(const nlohmann::json& value, nlohmann::json::value_t type) {
@@ -119,7 +109,7 @@ const nlohmann::json* optional_member(const nlohmann::json& object, std::string_
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return nullptr;
   VLBIAS_CHECK(has_type(*it, type), InputError, "{}: '{}' is {}; expected {}", where, key,
-               type_name(it->type()), type_name(type));
+               json_type_name(it->type()), expected_type_name(type));
   return &*it;
 }
 
@@ -127,7 +117,7 @@ const nlohmann::json& member(const nlohmann::json& object, std::string_view key,
                              nlohmann::json::value_t type, const std::string& where) {
   const nlohmann::json* value = optional_member(object, key, type, where);
   VLBIAS_CHECK(value != nullptr, InputError, "{}: '{}' is missing; expected {}", where, key,
-               type_name(type));
+               expected_type_name(type));
   return *value;
 }
 

@@ -24,6 +24,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/io/npy.h"
+#include "vlbias/io/sample.h"
 #include "vlbias/io/table.h"
 #include "vlbias/metrics/prdc.h"
 

@@ -22,6 +22,7 @@
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/generate/generate.h"
+#include "vlbias/generate/generate_yaml.h"
 
 namespace {
 namespace in_spec_docs_test {
@@ -79,13 +80,13 @@ void parse_spec(const std::string& kind, const std::string& text, const fs::path
   const fs::path path = dir / "spec.yaml";
   std::ofstream(path, std::ios::binary) << text;
   if (kind == "generate-lvlm") {
-    vlbias::cli_internal::parse_lvlm_spec(path.string());
+    vlbias::parse_lvlm_spec(path.string());
   } else if (kind == "generate-llm") {
-    vlbias::cli_internal::parse_llm_spec(path.string());
+    vlbias::parse_llm_spec(path.string());
   } else if (kind == "generate-t2i") {
-    vlbias::cli_internal::parse_t2i_spec(path.string());
+    vlbias::parse_t2i_spec(path.string());
   } else if (kind == "score-judge") {
-    vlbias::cli_internal::parse_judge_spec(path.string());
+    vlbias::parse_judge_spec(path.string());
   } else {
     vlbias::parse_audit_spec(text, dir, path.string());
   }

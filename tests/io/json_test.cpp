@@ -8,6 +8,7 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/io/json.h"
+#include "vlbias/io/json_type.h"
 
 namespace vlbias {
 namespace {
@@ -109,6 +110,17 @@ TEST(TryParseJson, SaysWhyWithoutThrowing) {
   EXPECT_EQ(bad.error, "not JSON");
   EXPECT_TRUE(bad.value.is_null());
   EXPECT_TRUE(try_parse_json(nested(9), 8).too_deep);
+}
+
+TEST(JsonTypeName, NamesEveryKindOfValueAsTheReadersMessagesDo) {
+  EXPECT_STREQ(json_type_name(Json::object().type()), "an object");
+  EXPECT_STREQ(json_type_name(Json::array().type()), "an array");
+  EXPECT_STREQ(json_type_name(Json("x").type()), "a string");
+  EXPECT_STREQ(json_type_name(Json(true).type()), "a boolean");
+  EXPECT_STREQ(json_type_name(Json().type()), "null");
+  EXPECT_STREQ(json_type_name(parse_json("7", "'x'").type()), "a non-negative integer");
+  EXPECT_STREQ(json_type_name(parse_json("-7", "'x'").type()), "a negative integer");
+  EXPECT_STREQ(json_type_name(parse_json("7.5", "'x'").type()), "a non-integer number");
 }
 
 }  // namespace in_json_test

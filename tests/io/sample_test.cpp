@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "vlbias/core/error.h"
+#include "vlbias/io/column_texts.h"
 #include "vlbias/io/sample.h"
 #include "vlbias/io/table.h"
 
@@ -86,6 +88,29 @@ TEST(StratifiedSample, RejectsContradictoryOptions) {
   o.frac.reset();
   o.n = std::size_t{1} << 40;
   EXPECT_THROW(stratified_sample(table(), o), UsageError);
+}
+
+TEST(SampleRows, DrawsAtMostNDistinctRowsAndEachStreamItsOwnDraw) {
+  const std::vector<std::uint32_t> rows = {10, 11, 12, 13, 14, 15, 16, 17};
+  EXPECT_EQ(sample_rows(rows, 20, 5).size(), rows.size());
+  const std::vector<std::uint32_t> a = sample_rows(rows, 4, 5), b = sample_rows(rows, 4, 5, 1);
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(sample_rows(rows, 4, 5, 0), a);  // stream 0 is the default
+  EXPECT_NE(a, b);
+  std::vector<std::uint32_t> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end());
+}
+
+TEST(ColumnTexts, GivesEachRowsTextAndEmptyTextsForAnOptionalAbsentColumn) {
+  const Table t = table();
+  const std::vector<std::string> k = column_texts(t, "k");
+  ASSERT_EQ(k.size(), t.rows);
+  EXPECT_EQ(k.front(), "a");
+  EXPECT_EQ(k.back(), "");  // the row without a key
+  EXPECT_EQ(column_texts(t, "v")[1], "1");
+  EXPECT_EQ(column_texts(t, "nope", true), std::vector<std::string>(t.rows));
+  EXPECT_THROW(column_texts(t, "nope"), InputError);
 }
 
 }  // namespace in_sample_test

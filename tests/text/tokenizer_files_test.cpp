@@ -266,7 +266,7 @@ TEST_F(TokenizerFiles, UnsupportedTokenizerOptionsAreRefused) {
   EXPECT_EQ(legacy_error("bert_uncased", "tokenizer_config.json", "{\"do_basic_tokenize\": false}"),
             in_file(": do_basic_tokenize false is not supported"));
   EXPECT_EQ(legacy_error("bert_uncased", "tokenizer_config.json", "{\"do_lower_case\": 1}"),
-            in_file(": 'do_lower_case' is an integer; expected true or false"));
+            in_file(": 'do_lower_case' is a non-negative integer; expected true or false"));
   EXPECT_EQ(legacy_error("roberta", "tokenizer_config.json",
                          "{\"mask_token\": {\"content\": \"<mask>\", \"single_word\": true}}"),
             in_file(" mask_token: single_word true is not supported"));

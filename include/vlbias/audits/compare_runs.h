@@ -1,8 +1,8 @@
 #pragma once
-// Runs compared side by side (issue 25 item 1; src/audits/compare_runs.cpp, docs/reports.md
-// "Comparing runs"): `vlbias compare-runs RUN_A RUN_B [RUN_C ...] --out DIR` reads each run's
-// RUN_DIR/summary.json (schema "vlbias.summary/1", one entry per headline finding) and its
-// per-unit tables RUN_DIR/units/*.csv, never results.json and never the audit's inputs.
+// Runs compared side by side (issue 25 item 1; src/audits/compare_runs/compare_runs.cpp,
+// docs/reports.md "Comparing runs"): `vlbias compare-runs RUN_A RUN_B [RUN_C ...] --out DIR` reads
+// each run's RUN_DIR/summary.json (schema "vlbias.summary/1", one entry per headline finding) and
+// its per-unit tables RUN_DIR/units/*.csv, never results.json and never the audit's inputs.
 //
 // For every finding id present in at least two runs:
 //   * each run's estimate and interval, side by side;

@@ -1,10 +1,11 @@
 #pragma once
 // The dual-encoder audits (kind: social-perception, paper 001; kind: trait-pairs, paper 004):
 // image embeddings against prompt embeddings. This header holds the kind's spec
-// (DualEncoderAuditSpec, AuditSpec::dual_encoder), its runner (src/audits/dual_encoder_audit.cpp),
-// the study loader (src/audits/dual_encoder_audit_study.cpp) and the analyses
-// (src/audits/dual_encoder_audit_analyses.cpp). Each analysis takes a loaded study and returns its
-// JSON section plus CSV tables; `vlbias audit` runs several of them, `vlbias metric
+// (DualEncoderAuditSpec, AuditSpec::dual_encoder), its runner
+// (src/audits/dual_encoder/dual_encoder_audit.cpp), the study loader
+// (src/audits/dual_encoder/dual_encoder_audit_study.cpp) and the analyses
+// (src/audits/dual_encoder/dual_encoder_audit_analyses.cpp). Each analysis takes a loaded study and
+// returns its JSON section plus CSV tables; `vlbias audit` runs several of them, `vlbias metric
 // associate|markedness|trait-confidence` run one.
 //
 // Spec keys (the keys every kind shares, and the rules for all specs, are in audit.h):
@@ -186,8 +187,8 @@ struct DualEncoderAuditSpec {
   } confidence;
 };
 
-// Runs a social-perception or trait-pairs audit (src/audits/dual_encoder_audit.cpp); run_audit
-// calls it for those kinds. Reads spec.dual_encoder and the common fields.
+// Runs a social-perception or trait-pairs audit (src/audits/dual_encoder/dual_encoder_audit.cpp);
+// run_audit calls it for those kinds. Reads spec.dual_encoder and the common fields.
 void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
 
 // ------------------------------------------------------------------------- the analyses

@@ -1,8 +1,8 @@
 #pragma once
 // The geo-diversity audit (kind: geo-diversity; paper 002, DIG-In): its spec (GeoAuditSpec,
 // AuditSpec::geo), how each indicator composes its generated sets, and the resampling that puts
-// intervals on them. Implemented in src/audits/geo_audit_sampling.cpp (these building blocks)
-// and src/audits/geo_audit*.cpp (the audit, run_geo_audit).
+// intervals on them. Implemented in src/audits/geo/geo_audit_sampling.cpp (these building blocks)
+// and src/audits/geo/geo_audit*.cpp (the audit, run_geo_audit).
 //
 // Spec keys: text-to-image realism, diversity and consistency by region (the keys every kind
 // shares, and the rules for all specs, are in audit.h):
@@ -180,7 +180,7 @@ struct GeoAuditSpec {
   } distribution;
 };
 
-// Runs a geo-diversity audit (src/audits/geo_audit*.cpp); run_audit calls it for that kind.
+// Runs a geo-diversity audit (src/audits/geo/geo_audit*.cpp); run_audit calls it for that kind.
 // Reads spec.geo and the common fields.
 void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
 
@@ -204,11 +204,6 @@ struct MatchedSample {
 MatchedSample object_mix_sample(const std::vector<std::size_t>& target_counts,
                                 const std::vector<std::vector<std::uint32_t>>& pools,
                                 std::uint64_t seed);
-
-// Draws min(n, |rows|) of `rows` without replacement (partial Fisher-Yates, Rng(seed, 0)),
-// in draw order.
-std::vector<std::uint32_t> sample_rows(const std::vector<std::uint32_t>& rows, std::size_t n,
-                                       std::uint64_t seed);
 
 // Bootstrap intervals of precision, density and coverage of one PRDC cell. `r` must have been
 // computed with per_sample and ball_members. Replicate b resamples the n_fake generations with

@@ -1,10 +1,11 @@
 #pragma once
 // The lvlm-counterfactual audit (kind: lvlm-counterfactual; paper 003, docs/methods.md#paper-003):
-// its spec (LvlmAuditSpec, AuditSpec::lvlm), its runner (src/audits/lvlm_audit.cpp) and its
-// sections (src/audits/lvlm_audit_*.cpp). The results come from a scanned LvlmState: each measure
-// is one section (JSON + CSV tables) of the audit, and the `vlbias metric maxgap|pmi|lexicon|
-// ratings|responses|paired` commands print one section each. Every section is computed from the
-// canonical state (canonicalize), so shards merged in any order give identical bits.
+// its spec (LvlmAuditSpec, AuditSpec::lvlm), its runner (src/audits/lvlm/lvlm_audit.cpp) and its
+// sections (src/audits/lvlm/lvlm_audit_*.cpp). The results come from a scanned LvlmState: each
+// measure is one section (JSON + CSV tables) of the audit, and the
+// `vlbias metric maxgap|pmi|lexicon|ratings|responses|paired` commands print one section each.
+// Every section is computed from the canonical state (canonicalize), so shards merged in any order
+// give identical bits.
 //
 // Spec keys: what LVLMs write about counterfactual images of people (paper 003, Howard et
 // al.; measures in lvlm.h and below), from generated answers streamed row by row (the keys every
@@ -128,7 +129,7 @@ struct LvlmShardOptions {
   std::filesystem::path save_state;
   std::vector<std::filesystem::path> from_states;
 };
-// Runs an lvlm-counterfactual audit (src/audits/lvlm_audit.cpp); run_audit calls it for that
+// Runs an lvlm-counterfactual audit (src/audits/lvlm/lvlm_audit.cpp); run_audit calls it for that
 // kind without shards. Reads spec.lvlm and the common fields.
 void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                     const LvlmShardOptions& shards = {});

@@ -77,6 +77,12 @@ Json answer_power_questions(const PilotTest& test, std::size_t index,
 // reason}.
 std::vector<Json> unsupported_tests(const Json& results);
 
+// The seed stream of analyses.power: add_power_section's seed is derive_seed(spec.seed,
+// kPowerSeedStream) in the geo-diversity and lvlm-counterfactual audits ("power" in ASCII). The
+// dual-encoder audits number their streams 1 to 8 (kSeedPower = 7 in dual_encoder_audit.cpp)
+// and keep that number: a new value would change every power result they have written.
+inline constexpr std::uint64_t kPowerSeedStream = 0x706f776572;
+
 // analyses.power of an audit (audit_types.h's PowerSpec), its own results as the pilot: the
 // `power` entry of every null test (add_power_to_null_tests, seeded with `seed`) and
 // analyses.power {definition, power, alpha, replicates, null_tests, not_supported}; a note

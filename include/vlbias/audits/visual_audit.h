@@ -1,7 +1,7 @@
 #pragma once
 // The visual-stereotypes audit (kind: visual-stereotypes; paper 000, ViSAGe; definitions in
 // visual_stereotypes.h): its spec (VisualAuditSpec, AuditSpec::visual) and its runner
-// (src/audits/visual_audit.cpp).
+// (src/audits/visual/visual_audit.cpp).
 //
 // Spec keys (the keys every kind shares, and the rules for all specs, are in audit.h). Each of
 // annotations, captions and pull is optional (at least one is needed) and enables its analysis:
@@ -94,7 +94,7 @@ struct VisualAuditSpec {
   } pull;
 };
 
-// Runs a visual-stereotypes audit (src/audits/visual_audit.cpp); run_audit calls it for that
+// Runs a visual-stereotypes audit (src/audits/visual/visual_audit.cpp); run_audit calls it for that
 // kind. Reads spec.visual and the common fields.
 void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
 

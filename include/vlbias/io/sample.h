@@ -71,4 +71,10 @@ const char* to_string(SampleCell::Status status);
 // The table holding `rows` of `table` in that order (all columns, levels kept).
 Table take_rows(const Table& table, std::span<const std::size_t> rows);
 
+// Draws min(n, |rows|) of `rows` without replacement: the first n of a forward Fisher-Yates
+// shuffle with Rng(seed, stream) (core/rng.h), in draw order. The audits' seeded subsets (the
+// geo-diversity sets, the report's exemplar grids).
+std::vector<std::uint32_t> sample_rows(const std::vector<std::uint32_t>& rows, std::size_t n,
+                                       std::uint64_t seed, std::uint64_t stream = 0);
+
 }  // namespace vlbias

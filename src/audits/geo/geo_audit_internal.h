@@ -25,6 +25,7 @@
 #include "vlbias/audits/geo_audit.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/io/sample.h"
 #include "vlbias/io/table.h"
 #include "vlbias/report/json_output.h"
 

@@ -1,5 +1,5 @@
 // The lvlm-counterfactual audit (include/vlbias/audits/lvlm_audit.h): scan the generations (or
-// merge saved shard states), then write every requested section (src/audits/lvlm_audit_*.cpp).
+// merge saved shard states), then write every requested section (src/audits/lvlm/lvlm_audit_*.cpp).
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -298,7 +298,7 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                {"notes", notes}};
   // analyses.power, from this study as its own pilot (its own seed stream).
   if (spec.lvlm.power.toggle.enabled) {
-    add_power_section(results, spec.lvlm.power, derive_seed(spec.seed, 0x706f776572));
+    add_power_section(results, spec.lvlm.power, derive_seed(spec.seed, kPowerSeedStream));
   }
   // Last: the thumbnails are the bulk of the file.
   if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);

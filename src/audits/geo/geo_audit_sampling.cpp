@@ -7,23 +7,10 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/io/sample.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {
-
-namespace {
-
-// The first n of a forward Fisher-Yates shuffle of `rows` with `rng`.
-std::vector<std::uint32_t> partial_shuffle(std::vector<std::uint32_t> rows, std::size_t n,
-                                           Rng& rng) {
-  n = std::min(n, rows.size());
-  for (std::size_t i = 0; i < n; ++i)
-    std::swap(rows[i], rows[i + rng.uniform_index(rows.size() - i)]);
-  rows.resize(n);
-  return rows;
-}
-
-}  // namespace
 
 MatchedSample object_mix_sample(const std::vector<std::size_t>& target_counts,
                                 const std::vector<std::vector<std::uint32_t>>& pools,
@@ -70,17 +57,10 @@ MatchedSample object_mix_sample(const std::vector<std::size_t>& target_counts,
   }
   for (std::size_t o = 0; o < objects; ++o) {
     if (out.counts[o] == 0) continue;
-    Rng rng(seed, o);
-    const std::vector<std::uint32_t> drawn = partial_shuffle(pools[o], out.counts[o], rng);
+    const std::vector<std::uint32_t> drawn = sample_rows(pools[o], out.counts[o], seed, o);
     out.rows.insert(out.rows.end(), drawn.begin(), drawn.end());
   }
   return out;
-}
-
-std::vector<std::uint32_t> sample_rows(const std::vector<std::uint32_t>& rows, std::size_t n,
-                                       std::uint64_t seed) {
-  Rng rng(seed, 0);
-  return partial_shuffle(rows, n, rng);
 }
 
 PrdcIntervals prdc_bootstrap(const PrdcResult& r, std::size_t resamples, double level,

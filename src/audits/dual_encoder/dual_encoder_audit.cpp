@@ -41,7 +41,7 @@ enum SeedStream : std::uint64_t {
   kSeedAbsDiff = 4,
   kSeedConfidence = 5,
   kSeedNeutral = 6,
-  kSeedPower = 7,
+  kSeedPower = 7,  // not kPowerSeedStream (power_pilot.h): results already written use 7
   kSeedExemplars = 8,
 };
 

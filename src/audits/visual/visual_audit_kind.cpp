@@ -1,0 +1,73 @@
+// The visual-stereotypes kind (paper 000, ViSAGe): `vlbias audit --check` (audit.h's
+// check_audit_inputs) and the kind's entry in the table of kinds (audit_kind.h). The checks repeat
+// the run's own, with the same words (src/audits/audit_check.cpp says how
+// tests/cli/audit_check_test.cpp holds them together).
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "audit_kind.h"
+#include "visual_audit_internal.h"
+#include "vlbias/audits/visual_audit.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/embeddings.h"
+#include "vlbias/io/table.h"
+#include "vlbias/metrics/visual_stereotypes.h"
+
+namespace vlbias::audits_internal {
+
+namespace {
+
+std::size_t check_visual_inputs(const AuditSpec& spec) {
+  const VisualAuditSpec& v = spec.visual;
+  std::vector<std::filesystem::path> inputs;
+  for (const auto* p : {&v.seegull, &v.visual_attributes, &v.regions, &v.annotations, &v.captions,
+                        &v.pull_table, &v.pull_embeddings.path}) {
+    if (!p->empty()) inputs.push_back(*p);
+  }
+  const std::size_t checked = check_input_files(inputs);
+  // run_visual_stereotypes_audit's order: attributes, SeeGULL, regions, then each section's.
+  const VisualAttributes visual = read_visual_attributes(v.visual_attributes.string());
+  StereotypeOptions so;
+  so.vote_columns = v.vote_columns;
+  so.min_votes = v.min_votes;
+  so.rule = v.vote_rule == "any" ? VoteRule::Any : VoteRule::All;
+  build_visual_stereotypes(read_table(v.seegull.string()), visual, so);
+  read_regions(v.regions.string());
+  if (!v.annotations.empty()) {
+    const AnnotationOptions ao = annotation_options(v);
+    read_annotations(v.annotations.string(), ao);
+  }
+  if (v.salience.toggle.enabled) {
+    // caption_salience's checks.
+    const Table captions = read_table(v.captions.string());
+    VLBIAS_CHECK(!visual.attributes.empty(), InputError, "there are no visual attributes to find");
+    VLBIAS_CHECK(captions.rows > 0, InputError, "'{}' has no captions", captions.source);
+    captions.column(v.caption_image_column);
+    captions.column(v.caption_column);
+    if (!v.caption_identity_column.empty()) captions.column(v.caption_identity_column);
+  }
+  if (v.pull.toggle.enabled) {
+    // stereotypical_pull's checks.
+    const Matrix embeddings = read_embeddings(v.pull_embeddings.path, v.pull_embeddings.tensor);
+    const Table table = read_table(v.pull_table.string());
+    VLBIAS_CHECK(table.rows == embeddings.rows, InputError,
+                 "'{}' has {} rows but the embeddings have {}; row i of the table must be "
+                 "embedding row i",
+                 table.source, table.rows, embeddings.rows);
+    VLBIAS_CHECK(table.rows > 0 && embeddings.cols > 0, InputError, "'{}': no images to compare",
+                 table.source);
+    table.column(v.pull_identity_column);
+    table.column(v.pull_set_column);
+  }
+  return checked;
+}
+
+}  // namespace
+
+const AuditKindOps kVisualStereotypesKind = {AuditKind::VisualStereotypes, "visual-stereotypes",
+                                             parse_visual_root, check_visual_inputs,
+                                             run_visual_audit};
+
+}  // namespace vlbias::audits_internal
