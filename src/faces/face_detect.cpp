@@ -143,7 +143,7 @@ struct FaceDetector::Impl {
   FaceDetectorOptions options;
   ShapePredictorInfo info;
   dlib::shape_predictor predictor;
-  dlib::frontal_face_detector prototype = dlib::get_frontal_face_detector();
+  dlib::frontal_face_detector prototype;  // get_frontal_face_detector(), once options are checked
   // dlib's detector keeps scratch state (its HOG pyramid): each call borrows a copy.
   mutable std::mutex mutex;
   mutable std::vector<std::unique_ptr<dlib::frontal_face_detector>> idle;
@@ -207,8 +207,9 @@ std::vector<DetectedFace> FaceDetector::Impl::faces_at(
   return faces;
 }
 
-FaceDetector::FaceDetector(const FaceDetectorOptions& options) : impl_(std::make_unique<Impl>()) {
+FaceDetector::FaceDetector(const FaceDetectorOptions& options) {
   check_detector_options(options);
+  impl_ = std::make_unique<Impl>();
   impl_->options = options;
   const std::string name = options.predictor.string();
   VLBIAS_CHECK(!name.empty(), UsageError,
@@ -236,6 +237,8 @@ FaceDetector::FaceDetector(const FaceDetectorOptions& options) : impl_(std::make
   VLBIAS_CHECK(impl_->predictor.num_parts() == impl_->info.parts, InternalError,
                "dlib read {} landmarks from {}, the check {}", impl_->predictor.num_parts(), name,
                impl_->info.parts);
+  // The detector's weights are compiled into dlib as a compressed string, decoded here.
+  impl_->prototype = dlib::get_frontal_face_detector();
 }
 
 FaceDetector::~FaceDetector() = default;

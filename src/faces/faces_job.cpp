@@ -242,7 +242,6 @@ FacesJobResult run_faces_job(const FacesJobOptions& o) {
   std::optional<GivenBoxes> boxes;
   if (!o.boxes.empty()) boxes = faces_internal::read_given_boxes(o.boxes, items);
   const RunLock lock(o.out);
-  if (o.detector.chip_size > 0) make_output_folders(o.out, faces_internal::kChipsFolder);
 
   FacesCheckpoint cp;
   cp.partial = o.out / faces_internal::kFacesPartial;
@@ -253,6 +252,7 @@ FacesJobResult run_faces_job(const FacesJobOptions& o) {
   const GivenBoxes* given = boxes ? &*boxes : nullptr;
   faces_internal::open_faces_checkpoint(cp, faces_job_key(o, detector, items, given, cp.chunk),
                                         o.resume);
+  if (o.detector.chip_size > 0) make_output_folders(o.out, faces_internal::kChipsFolder);
   const std::vector<bool> done = faces_internal::finished_faces_chunks(cp, items);
   FacesJobResult result;
   for (std::size_t c = 0; c < cp.chunks; ++c) {
