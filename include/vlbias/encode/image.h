@@ -83,8 +83,8 @@ std::string describe_file_type(std::span<const std::uint8_t> bytes);
 // 65,500 pixels or a quality out of range; InternalError when libjpeg fails.
 std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality);
 
-// An 8-bit RGB PNG of `image` (libpng, zlib's default level, no time or text chunks: the same
-// pixels give the same bytes), for face chips. UsageError for an empty image; InternalError when
+// An 8-bit RGB PNG of `image` (libpng, zlib level 1, no time or text chunks: the same pixels
+// give the same bytes), for face chips. UsageError for an empty image; InternalError when
 // libpng fails.
 std::vector<std::uint8_t> encode_png(const RgbImage& image);
 
