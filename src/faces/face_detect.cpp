@@ -227,8 +227,9 @@ FaceDetector::FaceDetector(const FaceDetectorOptions& options) {
                 "give --predictor.",
                 name, e.what(), kDebianShapePredictor);
   }
+  impl_->info = faces_internal::check_shape_predictor(file.bytes(), name);
   // dlib compiles the detector's weights in as an encoded, compressed string; decoding them
-  // (about 0.8 s) runs on a thread of its own while the predictor file is checked and read.
+  // (about 0.8 s) runs on a thread of its own while dlib reads the predictor file.
   dlib::frontal_face_detector decoded;
   std::exception_ptr decode_error;
   std::thread decoder;
@@ -249,7 +250,6 @@ FaceDetector::FaceDetector(const FaceDetectorOptions& options) {
       if (t.joinable()) t.join();
     }
   } join_decoder{decoder};
-  impl_->info = faces_internal::check_shape_predictor(file.bytes(), name);
   impl_->info.sha256 =
       sha256_hex(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()));
   DlibByteStreamBuf buffer(file.bytes());
