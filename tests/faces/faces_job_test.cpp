@@ -54,6 +54,7 @@ FacesJobOptions job(const fs::path& images, const fs::path& out) {
   o.input = images;
   o.out = out;
   o.chunk = 1;
+  o.detector.upsample = 0;  // the job's logic does not depend on it, and 4x fewer pixels
   return o;
 }
 
@@ -82,7 +83,7 @@ TEST(FacesJob, ARunStoppedAfterTwoChunksResumesToWhatOneCleanRunWrites) {
   const vlbias::FacesJobResult r = vlbias::run_faces_job(again);
   EXPECT_EQ(r.resumed, 2u);
   EXPECT_EQ(r.images, 4u);
-  EXPECT_EQ(r.faces, 3u);
+  EXPECT_EQ(r.faces, 2u);
   for (const char* file : {"faces.csv", "images.csv", "no_faces.csv"}) {
     SCOPED_TRACE(file);
     EXPECT_EQ(text_of(dir / "resumed" / file), text_of(dir / "clean" / file));
@@ -104,7 +105,7 @@ TEST(FacesJob, AnImageChangedBeforeTheResumeIsReadAgainAndItsOldChipsGo) {
   };
   EXPECT_THROW(vlbias::run_faces_job(stopped), vlbias::InternalError);
   ASSERT_TRUE(fs::exists(dir / "out/chips/000000_0_astronaut_0.png"));
-  // The astronaut's file now holds the cat: no face where two were.
+  // The astronaut's file now holds the cat: no face where one was.
   fs::copy_file(kReal / "chelsea.png", images / "0_astronaut.png",
                 fs::copy_options::overwrite_existing);
   FacesJobOptions again = job(images, dir / "out");
@@ -114,7 +115,6 @@ TEST(FacesJob, AnImageChangedBeforeTheResumeIsReadAgainAndItsOldChipsGo) {
   EXPECT_EQ(r.faces, 1u);
   EXPECT_EQ(r.no_face, 3u);
   EXPECT_FALSE(fs::exists(dir / "out/chips/000000_0_astronaut_0.png"));
-  EXPECT_FALSE(fs::exists(dir / "out/chips/000000_0_astronaut_1.png"));
   EXPECT_TRUE(fs::exists(dir / "out/chips/000002_2_grace_hopper_0.png"));
   fs::remove_all(dir);
 }
@@ -127,7 +127,7 @@ TEST(FacesJob, TheFaceColumnsHookAddsColumnsAfterTheFixedOnes) {
                       vlbias::Json& columns) {
     columns["chip_side"] = face.chip.width;
     columns["wide"] = face.box.w * 2 > static_cast<long>(image.width) ? "yes" : "no";
-    if (face.score && *face.score < 0.5) columns["note"] = nullptr;
+    columns["note"] = nullptr;
   };
   o.face_columns_spec = vlbias::Json{{"test", 1}};
   vlbias::run_faces_job(o);
