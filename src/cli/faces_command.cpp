@@ -14,12 +14,13 @@ namespace vlbias::cli_internal {
 namespace {
 
 struct FacesArgs {
-  std::string images, column, image_root, out, boxes, shard;
+  std::string images, column, image_root, out, boxes, shard, skin_tone = "corrected";
+  std::string detector = "dlib-hog";
   std::string predictor = kDebianShapePredictor;
   unsigned upsample = 1;
   double threshold = 0.0, padding = 0.25;
   std::size_t chips = 300, chunk = 0, max_image_pixels = kPillowMaxImagePixels;
-  bool no_chips = false, resume = false, exif_transpose = false;
+  bool no_chips = false, resume = false, exif_transpose = false, no_detect = false;
 };
 
 void add_faces_options(CLI::App* cmd, FacesArgs& a) {
@@ -43,11 +44,20 @@ void add_faces_options(CLI::App* cmd, FacesArgs& a) {
       cmd->add_option("--threshold", a.threshold,
                       "dlib's adjust_threshold: higher keeps fewer, surer faces")
           ->capture_default_str();
-  cmd->add_option("--boxes", a.boxes,
-                  "Face boxes from another detector instead (a table: image, x, y, w, h[, score];\n"
-                  "image as --images names it); landmarks and chips come from these boxes")
-      ->excludes(upsample)
-      ->excludes(threshold);
+  CLI::Option* detector =
+      cmd->add_option("--detector", a.detector,
+                      "The face detector: dlib-hog (dlib's HOG frontal face detector and its own\n"
+                      "weights), the only one built in; for another, --boxes")
+          ->check(CLI::IsMember({"dlib-hog"}))
+          ->capture_default_str();
+  CLI::Option* boxes =
+      cmd->add_option(
+             "--boxes", a.boxes,
+             "Face boxes from another detector instead (a table: image, x, y, w, h[, score];\n"
+             "image as --images names it); landmarks and chips come from these boxes")
+          ->excludes(upsample)
+          ->excludes(threshold)
+          ->excludes(detector);
   cmd->add_option("--predictor", a.predictor,
                   "dlib shape predictor file (68 points, Debian's libdlib-data; or dlib's\n"
                   "5-point model, FairFace's)")
@@ -59,8 +69,26 @@ void add_faces_options(CLI::App* cmd, FacesArgs& a) {
   cmd->add_option("--padding", a.padding,
                   "Chip padding around the face, a fraction of its size (FairFace: 0.25)")
       ->capture_default_str();
-  cmd->add_flag("--no-chips", a.no_chips, "Write no chips (boxes and landmarks only)")
-      ->excludes(chips);
+  CLI::Option* no_chips =
+      cmd->add_flag("--no-chips", a.no_chips, "Write no chips (boxes and landmarks only)")
+          ->excludes(chips);
+  cmd->add_flag("--no-detect", a.no_detect,
+                "Detect nothing: each image is one face, its box the whole image (images that\n"
+                "are already face crops; HEIM's whole-image skin tone); no landmarks or chips")
+      ->excludes(upsample)
+      ->excludes(threshold)
+      ->excludes(detector)
+      ->excludes(boxes)
+      ->excludes(chips)
+      ->excludes(no_chips);
+  cmd->add_option("--skin-tone", a.skin_tone,
+                  "Skin tone per face (Monk scale and ITA, on its chip, else its box): corrected\n"
+                  "(RGB mean vs RGB tones), heim (HEIM's published code: BGR mean vs RGB tones,\n"
+                  "bit for bit), or none; --skin-tone alone is corrected")
+      ->expected(0, 1)
+      ->default_str("corrected")
+      ->check(CLI::IsMember({"corrected", "heim", "none"}))
+      ->capture_default_str();
   cmd->add_flag("--exif-transpose", a.exif_transpose,
                 "Rotate / flip each image by its EXIF orientation as PIL.ImageOps.exif_transpose\n"
                 "(boxes and landmarks are then in the rotated image); default: ignored");
@@ -89,7 +117,9 @@ FacesJobOptions faces_job_options(const FacesArgs& a) {
   o.detector.predictor = a.predictor;
   o.detector.upsample = a.upsample;
   o.detector.threshold = a.threshold;
-  o.detector.chip_size = a.no_chips ? 0 : a.chips;
+  o.detector.chip_size = a.no_chips || a.no_detect ? 0 : a.chips;
+  o.whole_image = a.no_detect;
+  if (a.skin_tone != "none") o.skin_tone = parse_skin_tone_mode(a.skin_tone);
   o.detector.chip_padding = a.padding;
   return o;
 }
@@ -100,9 +130,9 @@ void add_faces_command(CLI::App& app) {
   auto args = std::make_shared<FacesArgs>();
   CLI::App* cmd = app.add_subcommand(
       "faces",
-      "Faces in images: dlib's HOG detector (or --boxes), 68 landmarks and FairFace-style\n"
-      "aligned chips; a faces table, per-image counts, the images without a face and a\n"
-      "manifest; resumable and shardable as encode");
+      "Faces in images: dlib's HOG detector (or --boxes), 68 landmarks, FairFace-style\n"
+      "aligned chips and skin tone (Monk scale, ITA); a faces table, per-image counts, the\n"
+      "images without a face and a manifest; resumable and shardable as encode");
   add_faces_options(cmd, *args);
   cmd->callback([args] {
     const FacesJobOptions o = faces_job_options(*args);

@@ -15,15 +15,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <istream>
 #include <limits>
 #include <mutex>
 #include <new>
+#include <sstream>
 #include <streambuf>
-#include <system_error>
-#include <thread>
 
+#include "face_detector_weights.h"
 #include "shape_predictor_file.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
@@ -77,6 +76,12 @@ inline void set_image_size(DlibRgbChip& c, long rows, long cols) {
 }
 inline void swap(DlibRgbChip& a, DlibRgbChip& b) {
   std::swap(a.image, b.image);
+}
+
+std::string decode_dlib_frontal_face_detector() {
+  std::ostringstream out;
+  dlib::serialize(dlib::get_frontal_face_detector(), out);
+  return std::move(out).str();
 }
 
 }  // namespace vlbias::faces_internal
@@ -146,7 +151,7 @@ struct FaceDetector::Impl {
   FaceDetectorOptions options;
   ShapePredictorInfo info;
   dlib::shape_predictor predictor;
-  dlib::frontal_face_detector prototype;  // get_frontal_face_detector(), once options are checked
+  dlib::frontal_face_detector prototype;  // the embedded weights, once options are checked
   // dlib's detector keeps scratch state (its HOG pyramid): each call borrows a copy.
   mutable std::mutex mutex;
   mutable std::vector<std::unique_ptr<dlib::frontal_face_detector>> idle;
@@ -228,28 +233,6 @@ FaceDetector::FaceDetector(const FaceDetectorOptions& options) {
                 name, e.what(), kDebianShapePredictor);
   }
   impl_->info = faces_internal::check_shape_predictor(file.bytes(), name);
-  // dlib compiles the detector's weights in as an encoded, compressed string; decoding them
-  // (about 0.8 s) runs on a thread of its own while dlib reads the predictor file.
-  dlib::frontal_face_detector decoded;
-  std::exception_ptr decode_error;
-  std::thread decoder;
-  try {
-    decoder = std::thread([&decoded, &decode_error] {
-      try {
-        decoded = dlib::get_frontal_face_detector();
-      } catch (...) {
-        decode_error = std::current_exception();
-      }
-    });
-  } catch (const std::system_error&) {
-    // No thread to be had: decoded below, after the predictor.
-  }
-  const struct JoinDecoder {
-    std::thread& t;
-    ~JoinDecoder() {
-      if (t.joinable()) t.join();
-    }
-  } join_decoder{decoder};
   impl_->info.sha256 =
       sha256_hex(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()));
   DlibByteStreamBuf buffer(file.bytes());
@@ -262,13 +245,11 @@ FaceDetector::FaceDetector(const FaceDetectorOptions& options) {
   VLBIAS_CHECK(impl_->predictor.num_parts() == impl_->info.parts, InternalError,
                "dlib read {} landmarks from {}, the check {}", impl_->predictor.num_parts(), name,
                impl_->info.parts);
-  if (decoder.joinable()) {
-    decoder.join();
-    if (decode_error) std::rethrow_exception(decode_error);
-  } else {
-    decoded = dlib::get_frontal_face_detector();
-  }
-  impl_->prototype = std::move(decoded);
+  // The detector's weights from the embedded serialized copy (data/faces/README.md), not from
+  // dlib::get_frontal_face_detector(), which decodes its compressed copy for about 1.9 s.
+  DlibByteStreamBuf weights(faces_internal::builtin_frontal_face_detector());
+  std::istream weights_in(&weights);
+  dlib::deserialize(impl_->prototype, weights_in);
 }
 
 FaceDetector::~FaceDetector() = default;
@@ -335,6 +316,7 @@ const ShapePredictorInfo& FaceDetector::predictor() const {
 Json FaceDetector::describe() const {
   const FaceDetectorOptions& o = impl_->options;
   const ShapePredictorInfo& p = impl_->info;
+  const std::span<const std::uint8_t> weights = faces_internal::builtin_frontal_face_detector();
   Json chips = nullptr;
   if (o.chip_size > 0) {
     chips = Json{{"size", o.chip_size},
@@ -345,12 +327,17 @@ Json FaceDetector::describe() const {
                  {"format", "png"}};
   }
   return Json{
-      {"detector", Json{{"name", "dlib HOG frontal_face_detector"},
-                        {"dlib_version", fmt::format("{}.{}.{}", DLIB_MAJOR_VERSION,
-                                                     DLIB_MINOR_VERSION, DLIB_PATCH_VERSION)},
-                        {"weights", "compiled into dlib (get_frontal_face_detector)"},
-                        {"upsample", o.upsample},
-                        {"adjust_threshold", o.threshold}}},
+      {"detector",
+       Json{{"name", "dlib HOG frontal_face_detector"},
+            {"dlib_version",
+             fmt::format("{}.{}.{}", DLIB_MAJOR_VERSION, DLIB_MINOR_VERSION, DLIB_PATCH_VERSION)},
+            {"weights",
+             "dlib's get_frontal_face_detector(), serialized and embedded "
+             "(data/faces/dlib_frontal_face_detector.dat)"},
+            {"weights_sha256", sha256_hex(std::string_view(
+                                   reinterpret_cast<const char*>(weights.data()), weights.size()))},
+            {"upsample", o.upsample},
+            {"adjust_threshold", o.threshold}}},
       {"predictor", Json{{"path", o.predictor.string()},
                          {"sha256", p.sha256},
                          {"points", p.parts},

@@ -1,9 +1,11 @@
 // The `vlbias faces` job: images -> checkpointed chunks of faces -> tables, chips and a manifest
 // (include/vlbias/faces/faces_job.h). Each image of a chunk is read, decoded, searched and its
 // chips written by one task of the pool; the chunk's records are kept when all are done.
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <new>
+#include <optional>
 
 #include "faces_job_internal.h"
 #include "vlbias/core/error.h"
@@ -57,9 +59,9 @@ namespace {
 // What every task of the job shares.
 struct FacesContext {
   const FacesJobOptions& o;
-  const FaceDetector& detector;
+  const FaceDetector* detector;  // null: no detection (whole_image)
   const JobItems& items;
-  const GivenBoxes* boxes;  // null: the HOG detector
+  const GivenBoxes* boxes;  // null: the HOG detector (or the whole image)
   MemoryBudget& budget;
 };
 
@@ -75,13 +77,15 @@ RgbImage decode_for_faces(const FacesContext& ctx, std::span<const std::uint8_t>
           "does up to twice that",
           shown, width, height, max);
     }
-    const std::size_t searched = ctx.detector.detection_pixels(width, height);
-    VLBIAS_CHECK(ctx.boxes != nullptr || searched <= 2 * max, InputError,
+    const bool searching = ctx.boxes == nullptr && ctx.detector != nullptr;
+    const std::size_t searched =
+        searching ? ctx.detector->detection_pixels(width, height) : width * height;
+    VLBIAS_CHECK(!searching || searched <= 2 * max, InputError,
                  "{}: {} x {} pixels upsampled {} time{} are {} pixels, more than twice "
                  "--max-image-pixels {}; lower --upsample or raise the limit.",
                  path, width, height, ctx.o.detector.upsample,
                  ctx.o.detector.upsample == 1 ? "" : "s", searched, max);
-    const std::size_t work = ctx.boxes ? 0 : ctx.detector.detection_bytes(width, height);
+    const std::size_t work = searching ? ctx.detector->detection_bytes(width, height) : 0;
     lease = ctx.budget.acquire(decoder_bytes + width * height * 3 + work);
   };
   return decode_image(bytes, path, DecodeOptions{2 * max, ctx.o.exif_transpose}, reserve);
@@ -89,13 +93,60 @@ RgbImage decode_for_faces(const FacesContext& ctx, std::span<const std::uint8_t>
 
 std::vector<DetectedFace> find_faces(const FacesContext& ctx, const RgbImage& image,
                                      std::size_t row) {
-  if (ctx.boxes == nullptr) return ctx.detector.detect(image);
+  if (ctx.detector == nullptr) {
+    DetectedFace whole;
+    whole.box = FaceBox{0, 0, static_cast<long>(image.width), static_cast<long>(image.height)};
+    return {whole};
+  }
+  if (ctx.boxes == nullptr) return ctx.detector->detect(image);
   const auto found = ctx.boxes->boxes.find(row);
   if (found == ctx.boxes->boxes.end()) return {};
   const std::vector<std::size_t>& lines = ctx.boxes->lines.at(row);
   const std::string source = fmt::format("{} (line{} {})", ctx.boxes->path.string(),
                                          lines.size() == 1 ? "" : "s", fmt::join(lines, ", "));
-  return ctx.detector.locate(image, found->second, ctx.boxes->scores.at(row), source);
+  return ctx.detector->locate(image, found->second, ctx.boxes->scores.at(row), source);
+}
+
+// The face's region for its skin tone: its chip, else its box clipped to the image.
+RgbImage skin_region(const RgbImage& image, const DetectedFace& face) {
+  if (!face.chip.pixels.empty()) return face.chip;
+  const auto clip = [](long v, std::size_t n) {
+    return static_cast<std::size_t>(std::clamp<long>(v, 0, static_cast<long>(n)));
+  };
+  const std::size_t x0 = clip(face.box.x, image.width),
+                    x1 = clip(face.box.x + face.box.w, image.width);
+  const std::size_t y0 = clip(face.box.y, image.height),
+                    y1 = clip(face.box.y + face.box.h, image.height);
+  RgbImage r;
+  r.width = x1 - x0;
+  r.height = y1 - y0;
+  r.pixels.reserve(r.width * r.height * 3);
+  for (std::size_t y = y0; y < y1; ++y) {
+    const std::uint8_t* line = image.pixels.data() + (y * image.width + x0) * 3;
+    r.pixels.insert(r.pixels.end(), line, line + r.width * 3);
+  }
+  return r;
+}
+
+// The skin-tone columns of one face (include/vlbias/faces/faces_job.h), null when unknown.
+void add_skin_tone_columns(const RgbImage& image, const DetectedFace& face, SkinToneMode mode,
+                           const std::string& source, Json& columns) {
+  const RgbImage region = skin_region(image, face);
+  SkinTone tone;
+  tone.mode = mode;
+  // A box outside the image (given boxes may be) leaves no pixel: unknown, with 0 examined.
+  if (!region.pixels.empty()) tone = measure_skin_tone(region, source, SkinToneOptions{mode, {}});
+  const auto maybe = [](const auto& v) { return v ? Json(*v) : Json(nullptr); };
+  columns["skin_examined"] = tone.examined_pixels;
+  columns["skin_pixels"] = tone.skin_pixels;
+  for (int c = 0; c < 3; ++c) {
+    columns[std::string("skin_") + "rgb"[c]] =
+        tone.mean_rgb ? Json((*tone.mean_rgb)[c]) : Json(nullptr);
+  }
+  columns["monk"] = maybe(tone.monk);
+  columns["monk_l1"] = maybe(tone.monk_l1);
+  columns["ita"] = maybe(tone.ita_degrees);
+  columns["ita_category"] = tone.ita_category ? Json(to_string(*tone.ita_category)) : Json(nullptr);
 }
 
 // One image: its record, and its chips written into FACES_DIR/chips/.
@@ -139,13 +190,38 @@ ImageFaces process_image(const FacesContext& ctx, std::size_t row) {
           ctx.o.out / f.chip,
           std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
     }
+    if (ctx.o.skin_tone) {
+      add_skin_tone_columns(image, faces[k], *ctx.o.skin_tone,
+                            fmt::format("'{}', face {}", shown, k), f.columns);
+    }
     if (ctx.o.face_columns) ctx.o.face_columns(image, faces[k], f.columns);
     r.faces.push_back(std::move(f));
   }
   return r;
 }
 
-Json faces_job_key(const FacesJobOptions& o, const FaceDetector& detector, const JobItems& items,
+// The detector, predictor and chips as FaceDetector::describe gives them, or no detection.
+Json detection_json(const FaceDetector* detector) {
+  if (detector != nullptr) return detector->describe();
+  return Json{{"detector", Json{{"name",
+                                 "none (--no-detect): each image is one face, the whole "
+                                 "image its box"}}},
+              {"predictor", nullptr},
+              {"chips", nullptr}};
+}
+
+// What the skin-tone columns are and where they were measured (null without them).
+Json skin_tone_spec(const FacesJobOptions& o) {
+  if (!o.skin_tone) return nullptr;
+  return Json{{"mode", to_string(*o.skin_tone)},
+              {"region", o.detector.chip_size > 0 ? "chip"
+                         : o.whole_image          ? "image"
+                                                  : "box"},
+              {"scale", "Monk Skin Tone, 10 tones (skintone.google)"},
+              {"ita", "mean of the skin pixels' ITAs, degrees; Del Bino et al. 2006 categories"}};
+}
+
+Json faces_job_key(const FacesJobOptions& o, const FaceDetector* detector, const JobItems& items,
                    const GivenBoxes* boxes, std::size_t chunk) {
   Json key{{"kind", "faces"},
            {"input", o.input.string()},
@@ -154,7 +230,8 @@ Json faces_job_key(const FacesJobOptions& o, const FaceDetector& detector, const
            {"image_root", o.image_root.string()},
            {"items", items.values.size()},
            {"chunk", chunk},
-           {"detection", detector.describe()},
+           {"detection", detection_json(detector)},
+           {"skin_tone", skin_tone_spec(o)},
            {"boxes_sha256", boxes ? Json(boxes->sha256) : Json(nullptr)},
            {"max_image_pixels", o.max_image_pixels},
            {"exif_transpose", o.exif_transpose},
@@ -180,9 +257,9 @@ void process_chunks(const FacesContext& ctx, const FacesCheckpoint& cp,
   progress.finish();
 }
 
-Json faces_manifest(const FacesJobOptions& o, const FaceDetector& detector, const JobItems& items,
+Json faces_manifest(const FacesJobOptions& o, const FaceDetector* detector, const JobItems& items,
                     const GivenBoxes* boxes, const FacesCheckpoint& cp, const FacesJobResult& r) {
-  Json detection = detector.describe();
+  Json detection = detection_json(detector);
   if (boxes != nullptr) {
     detection["detector"] = Json{{"name", "boxes given (--boxes)"},
                                  {"path", boxes->path.string()},
@@ -208,6 +285,7 @@ Json faces_manifest(const FacesJobOptions& o, const FaceDetector& detector, cons
           "predictor's N points in its order"},
          {"max_image_pixels", o.max_image_pixels},
          {"exif_transpose", o.exif_transpose},
+         {"skin_tone", skin_tone_spec(o)},
          {"face_columns", o.face_columns_spec},
          {"chunk", cp.chunk}};
   if (!o.shard.whole()) {
@@ -237,7 +315,22 @@ FacesJobResult run_faces_job(const FacesJobOptions& o) {
   VLBIAS_CHECK(o.max_image_pixels >= 1 && o.max_image_pixels <= kMaxImagePixelsOption, UsageError,
                "--max-image-pixels {}: expected 1 to {} (default {}, Pillow's MAX_IMAGE_PIXELS).",
                o.max_image_pixels, kMaxImagePixelsOption, kPillowMaxImagePixels);
-  const FaceDetector detector(o.detector);
+  VLBIAS_CHECK(!o.whole_image || (o.boxes.empty() && o.detector.chip_size == 0), UsageError,
+               "--no-detect takes each whole image as one face: it makes no chips (add "
+               "--no-chips) and takes no --boxes.");
+  std::optional<FaceDetector> detector;
+  const FaceDetector* searcher = o.loaded_detector.get();
+  if (searcher != nullptr) {
+    const FaceDetectorOptions& a = searcher->options();
+    const FaceDetectorOptions& b = o.detector;
+    VLBIAS_CHECK(a.predictor == b.predictor && a.upsample == b.upsample &&
+                     a.threshold == b.threshold && a.chip_size == b.chip_size &&
+                     a.chip_padding == b.chip_padding,
+                 UsageError, "The loaded face detector's options differ from the job's.");
+  } else if (!o.whole_image) {
+    searcher = &detector.emplace(o.detector);
+  }
+  if (o.whole_image) searcher = nullptr;
   const JobItems items = load_job_items(o.input, o.column, o.image_root, true);
   std::optional<GivenBoxes> boxes;
   if (!o.boxes.empty()) boxes = faces_internal::read_given_boxes(o.boxes, items);
@@ -250,7 +343,7 @@ FacesJobResult run_faces_job(const FacesJobOptions& o) {
   cp.chunks = (cp.n + cp.chunk - 1) / cp.chunk;
   cp.shard = o.shard;
   const GivenBoxes* given = boxes ? &*boxes : nullptr;
-  faces_internal::open_faces_checkpoint(cp, faces_job_key(o, detector, items, given, cp.chunk),
+  faces_internal::open_faces_checkpoint(cp, faces_job_key(o, searcher, items, given, cp.chunk),
                                         o.resume);
   if (o.detector.chip_size > 0) make_output_folders(o.out, faces_internal::kChipsFolder);
   const std::vector<bool> done = faces_internal::finished_faces_chunks(cp, items);
@@ -259,7 +352,7 @@ FacesJobResult run_faces_job(const FacesJobOptions& o) {
     if (done[c]) result.resumed += cp.chunk_end(c) - c * cp.chunk;
   }
   MemoryBudget budget(3 * 2 * o.max_image_pixels);
-  const FacesContext ctx{o, detector, items, given, budget};
+  const FacesContext ctx{o, searcher, items, given, budget};
   process_chunks(ctx, cp, done, result.resumed);
 
   const std::vector<ImageFaces> images = faces_internal::read_faces_chunks(cp);
@@ -274,7 +367,7 @@ FacesJobResult run_faces_job(const FacesJobOptions& o) {
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.manifest = o.out / faces_internal::kFacesManifest;
-  Json manifest = faces_manifest(o, detector, items, given, cp, result);
+  Json manifest = faces_manifest(o, searcher, items, given, cp, result);
   manifest["tables_sha256"] = table_sha;
   if (!o.shard.whole()) {
     // What a merge reads and checks a shard by (faces_merge.cpp): the job's items and the

@@ -6,6 +6,7 @@
 // is about ten times slower.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -85,6 +86,14 @@ TEST(CliFaces, RealPhotographsGiveTheTablesChipsAndManifest) {
   EXPECT_EQ(m["chips"]["size"], 300);
   EXPECT_EQ(m["counts"]["faces"], 3);
   EXPECT_EQ(m["counts"]["no_face"], 6);
+  EXPECT_EQ(m["skin_tone"]["mode"], "corrected");  // the default
+  EXPECT_EQ(m["skin_tone"]["region"], "chip");
+  for (std::size_t i = 0; i < f.rows; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_GE(f.numeric("monk", true)[i], 1.0);  // every face here shows skin
+    EXPECT_LE(f.numeric("monk", true)[i], 10.0);
+    EXPECT_FALSE(f.column("ita_category").missing(i));
+  }
   EXPECT_EQ(m["vlbias_version"].get<std::string>().empty(), false);
   EXPECT_FALSE(fs::exists(out / ".partial"));
 }
@@ -241,6 +250,10 @@ TEST(CliFaces, BadOptionsAndPredictorFilesAreUsageErrorsNamingThem) {
       {" --predictor " + shell_quote((temp_dir() / "garbage.dat").string()),
        (temp_dir() / "garbage.dat").string()},
       {" --no-chips --chips 64", "excludes"},
+      {" --no-detect --chips 64", "excludes"},
+      {" --no-detect --boxes x.csv", "excludes"},
+      {" --skin-tone bgr", "--skin-tone"},
+      {" --detector opencv-haar", "--detector"},
       {" --boxes x.csv --upsample 2", "excludes"}};
   for (const auto& [args, says] : cases) {
     SCOPED_TRACE(args);
@@ -275,6 +288,52 @@ TEST(CliFaces, NoChipsWritesBoxesAndLandmarksOnly) {
   EXPECT_TRUE(f.column("chip").missing(0));
   EXPECT_FALSE(fs::exists(out / "chips"));
   EXPECT_TRUE(json::parse(read_file(out / "manifest.json"))["chips"].is_null());
+}
+
+// --no-detect measures each image whole, as HEIM does, without a predictor; --skin-tone alone
+// is the corrected mode, heim swaps the compared channels (so the tone may differ, never the
+// measured colour), none drops the columns. (On chips: RealPhotographsGiveTheTablesChipsAndManifest
+// and tests/faces/faces_job_test.cpp.)
+TEST(CliFaces, SkinToneModesOnWholeImagesWithoutDetection) {
+  const std::string input =
+      " --images " + photo_table() + " --no-detect --predictor /nonexistent/sp.dat --out ";
+  const fs::path dir = temp_dir() / "skin_modes";
+  for (const char* mode : {"alone", "heim", "none"}) {
+    SCOPED_TRACE(mode);
+    const std::string flag =
+        std::string(" --skin-tone") + (mode[0] == 'a' ? "" : " ") + (mode[0] == 'a' ? "" : mode);
+    const CliResult r = faces(input + shell_quote((dir / mode).string()) + flag);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const vlbias::Table alone = table(dir / "alone/faces.csv"), heim = table(dir / "heim/faces.csv");
+  const json m = json::parse(read_file(dir / "heim/manifest.json"));
+  EXPECT_EQ(json::parse(read_file(dir / "alone/manifest.json"))["skin_tone"]["mode"], "corrected");
+  EXPECT_EQ(m["skin_tone"]["mode"], "heim");
+  EXPECT_EQ(m["skin_tone"]["region"], "image");
+  EXPECT_TRUE(m["predictor"].is_null());
+  ASSERT_EQ(heim.rows, 8u);  // every photograph, one "face" each
+  EXPECT_EQ(table(dir / "heim/no_faces.csv").rows, 0u);
+  ASSERT_EQ(alone.rows, heim.rows);
+  for (const char* c : {"skin_examined", "skin_pixels"}) {
+    SCOPED_TRACE(c);
+    EXPECT_EQ(alone.numeric(c), heim.numeric(c));
+  }
+  for (std::size_t i = 0; i < heim.rows; ++i) {
+    SCOPED_TRACE(i);
+    for (const char* c : {"skin_r", "skin_g", "skin_b", "ita"}) {
+      const double a = alone.numeric(c, true)[i], h = heim.numeric(c, true)[i];
+      EXPECT_TRUE(a == h || (std::isnan(a) && std::isnan(h))) << c << ": " << a << " vs " << h;
+    }
+  }
+  EXPECT_TRUE(heim.column("monk").missing(1));  // camera.png: grey, no skin pixel, unknown
+  EXPECT_EQ(heim.numeric("skin_pixels")[1], 0.0);
+  EXPECT_FALSE(heim.column("monk").missing(6));
+  const vlbias::RgbImage hopper =
+      vlbias::decode_image_file(kSource / "tests/data/images/real/grace_hopper.jpg");
+  EXPECT_EQ(heim.numeric("w")[6], static_cast<double>(hopper.width));
+  EXPECT_EQ(heim.numeric("skin_examined")[6], static_cast<double>(hopper.width * hopper.height));
+  EXPECT_FALSE(table(dir / "none/faces.csv").find("monk").has_value());
+  EXPECT_TRUE(json::parse(read_file(dir / "none/manifest.json"))["skin_tone"].is_null());
 }
 
 TEST(CliFaces, ShardsMergeIntoWhatOneProcessWrites) {

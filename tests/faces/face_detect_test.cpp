@@ -5,16 +5,19 @@
 // dlib's order, and the chips are aligned faces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <unistd.h>
 
+#include "face_detector_weights.h"
 #include "vlbias/core/build_type.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
@@ -332,6 +335,22 @@ TEST(FaceDetect, TheDescriptionRecordsThePredictorsSha256AndTheOptions) {
   EXPECT_EQ(d["detector"]["upsample"], main_upsampling());
   EXPECT_EQ(d["chips"]["size"], 300);
   EXPECT_EQ(d["chips"]["padding"], 0.25);
+  EXPECT_EQ(
+      d["detector"]["weights_sha256"],
+      vlbias::sha256_file(
+          (fs::path(VLBIAS_SOURCE_DIR) / "data/faces/dlib_frontal_face_detector.dat").string()));
+}
+
+// The detector runs on the embedded copy of its weights (data/faces/README.md); a dlib whose
+// compiled-in detector differs would make that copy stale, so it must equal, byte for byte,
+// what the installed dlib decodes.
+TEST(FaceDetect, TheEmbeddedDetectorIsExactlyWhatTheInstalledDlibDecodes) {
+  const std::span<const std::uint8_t> embedded =
+      vlbias::faces_internal::builtin_frontal_face_detector();
+  const std::string decoded = vlbias::faces_internal::decode_dlib_frontal_face_detector();
+  ASSERT_EQ(embedded.size(), decoded.size());
+  EXPECT_TRUE(std::equal(embedded.begin(), embedded.end(),
+                         reinterpret_cast<const std::uint8_t*>(decoded.data())));
 }
 
 // dlib's detector keeps scratch state; concurrent calls borrow separate copies and give what

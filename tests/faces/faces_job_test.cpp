@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,8 +13,12 @@
 #include <unistd.h>
 
 #include "faces_job_internal.h"
+#include "test_util.h"
 #include "vlbias/core/error.h"
+#include "vlbias/encode/image.h"
 #include "vlbias/faces/faces_job.h"
+#include "vlbias/faces/skin_tone.h"
+#include "vlbias/io/table.h"
 
 namespace {
 namespace in_faces_job_test {
@@ -49,12 +54,24 @@ fs::path image_folder(const fs::path& dir, const std::vector<std::string>& photo
   return images;
 }
 
+// One detector for every job of this file: the predictor's 100 MB are read once (about 1 s,
+// 4 s under the sanitizers) rather than per job.
+std::shared_ptr<const vlbias::FaceDetector> shared_detector() {
+  static const auto detector = [] {
+    vlbias::FaceDetectorOptions d;
+    d.upsample = 0;  // the job's logic does not depend on it, and 4x fewer pixels
+    return std::make_shared<const vlbias::FaceDetector>(d);
+  }();
+  return detector;
+}
+
 FacesJobOptions job(const fs::path& images, const fs::path& out) {
   FacesJobOptions o;
   o.input = images;
   o.out = out;
   o.chunk = 1;
-  o.detector.upsample = 0;  // the job's logic does not depend on it, and 4x fewer pixels
+  o.detector = shared_detector()->options();
+  o.loaded_detector = shared_detector();
   return o;
 }
 
@@ -137,6 +154,84 @@ TEST(FacesJob, TheFaceColumnsHookAddsColumnsAfterTheFixedOnes) {
   EXPECT_NE(faces.find(",300,no,\n"), std::string::npos) << faces;
   const std::string manifest = text_of(dir / "out/manifest.json");
   EXPECT_NE(manifest.find("\"face_columns\": {\n    \"test\": 1"), std::string::npos) << manifest;
+  fs::remove_all(dir);
+}
+
+// Each skin-tone column of faces.csv row `row` against what measure_skin_tone gives on `region`.
+void expect_skin_columns(const vlbias::Table& t, std::size_t row, const vlbias::RgbImage& region,
+                         vlbias::SkinToneMode mode) {
+  const vlbias::SkinTone want = vlbias::measure_skin_tone(region, "reference", {mode, {}});
+  ASSERT_TRUE(want.known());
+  EXPECT_EQ(t.numeric("skin_examined")[row], static_cast<double>(want.examined_pixels));
+  EXPECT_EQ(t.numeric("skin_pixels")[row], static_cast<double>(want.skin_pixels));
+  EXPECT_DOUBLE_EQ(t.numeric("skin_r")[row], (*want.mean_rgb)[0]);
+  EXPECT_DOUBLE_EQ(t.numeric("skin_g")[row], (*want.mean_rgb)[1]);
+  EXPECT_DOUBLE_EQ(t.numeric("skin_b")[row], (*want.mean_rgb)[2]);
+  EXPECT_EQ(t.numeric("monk")[row], static_cast<double>(*want.monk));
+  EXPECT_DOUBLE_EQ(t.numeric("monk_l1")[row], *want.monk_l1);
+  EXPECT_DOUBLE_EQ(t.numeric("ita")[row], *want.ita_degrees);
+  EXPECT_EQ(t.column("ita_category").text(row), vlbias::to_string(*want.ita_category));
+}
+
+TEST(FacesJob, SkinToneColumnsAreMeasuredOnEachFacesChip) {
+  const fs::path dir = fresh_dir("skin");
+  const fs::path images = image_folder(dir, {"grace_hopper.jpg", "astronaut.png"});
+  FacesJobOptions o = job(images, dir / "out");
+  o.skin_tone = vlbias::SkinToneMode::Heim;
+  vlbias::run_faces_job(o);
+  const vlbias::Table t = vlbias::read_table((dir / "out/faces.csv").string());
+  ASSERT_EQ(t.rows, 2u);
+  EXPECT_EQ(t.columns[10].name, "skin_examined");
+  for (std::size_t row = 0; row < t.rows; ++row) {
+    SCOPED_TRACE(t.column("image").text(row));
+    const vlbias::RgbImage chip =
+        vlbias::decode_image_file(dir / "out" / t.column("chip").text(row));
+    EXPECT_EQ(chip.width, 300u);
+    expect_skin_columns(t, row, chip, vlbias::SkinToneMode::Heim);
+  }
+  const std::string manifest = text_of(dir / "out/manifest.json");
+  EXPECT_NE(manifest.find("\"mode\": \"heim\",\n    \"region\": \"chip\""), std::string::npos)
+      << manifest;
+  fs::remove_all(dir);
+}
+
+TEST(FacesJob, WithoutDetectionEachImageIsOneFaceMeasuredWhole) {
+  const fs::path dir = fresh_dir("whole");
+  const fs::path images = image_folder(dir, {"chelsea.png", "grace_hopper.jpg"});
+  FacesJobOptions o = job(images, dir / "out");
+  o.whole_image = true;
+  o.loaded_detector = nullptr;
+  o.detector.predictor = dir / "no such predictor";            // not loaded without detection
+  EXPECT_THROW(vlbias::run_faces_job(o), vlbias::UsageError);  // chips are on
+  o.detector.chip_size = 0;
+  o.skin_tone = vlbias::SkinToneMode::Corrected;
+  const vlbias::FacesJobResult r = vlbias::run_faces_job(o);
+  EXPECT_EQ(r.faces, 2u);
+  EXPECT_EQ(r.no_face, 0u);
+  const vlbias::Table t = vlbias::read_table((dir / "out/faces.csv").string());
+  ASSERT_EQ(t.rows, 2u);
+  for (std::size_t row = 0; row < t.rows; ++row) {
+    SCOPED_TRACE(t.column("image").text(row));
+    const vlbias::RgbImage image = vlbias::decode_image_file(images / t.column("image").text(row));
+    EXPECT_EQ(t.numeric("x")[row], 0.0);
+    EXPECT_EQ(t.numeric("y")[row], 0.0);
+    EXPECT_EQ(t.numeric("w")[row], static_cast<double>(image.width));
+    EXPECT_EQ(t.numeric("h")[row], static_cast<double>(image.height));
+    EXPECT_TRUE(t.column("landmarks").missing(row));
+    EXPECT_TRUE(t.column("chip").missing(row));
+    expect_skin_columns(t, row, image, vlbias::SkinToneMode::Corrected);
+  }
+  EXPECT_FALSE(fs::exists(dir / "out/chips"));
+  fs::remove_all(dir);
+}
+
+TEST(FacesJob, ALoadedDetectorWithOtherOptionsThanTheJobsIsRefused) {
+  const fs::path dir = fresh_dir("loaded");
+  FacesJobOptions o = job(image_folder(dir, {"coffee.png"}), dir / "out");
+  o.detector.upsample = 1;
+  const std::string message =
+      vlbias::testing_util::error_of<vlbias::UsageError>([&] { vlbias::run_faces_job(o); });
+  EXPECT_NE(message.find("options differ"), std::string::npos) << message;
   fs::remove_all(dir);
 }
 

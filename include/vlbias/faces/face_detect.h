@@ -1,8 +1,8 @@
 #pragma once
 // Faces in an image (src/faces/face_detect.cpp, dlib 19): boxes from dlib's HOG frontal face
-// detector (its weights are compiled into dlib) or given by the caller (another detector's,
-// e.g. RetinaFace's), landmarks from a dlib shape predictor file, and FairFace-style aligned
-// chips.
+// detector (dlib's weights, embedded from data/faces/dlib_frontal_face_detector.dat) or given by
+// the caller (another detector's, e.g. RetinaFace's), landmarks from a dlib shape predictor file,
+// and FairFace-style aligned chips.
 //
 // FairFace's predict.py aligns with dlib's 5-point predictor: dlib.get_face_chips(img, shapes,
 // size=300, padding=0.25). Debian ships only the 68-point predictor

@@ -9,8 +9,8 @@
 //                  --exif-transpose), score (the detector's confidence, or the one given with
 //                  the box; empty when none), landmarks (the predictor's points as one cell of
 //                  2 N whole numbers "x0 y0 x1 y1 ...", N = 68 or 5, in the predictor's order),
-//                  chip (its path under FACES_DIR, empty without chips), then any columns the
-//                  job's face_columns hook adds (skin tone)
+//                  chip (its path under FACES_DIR, empty without chips), then with skin_tone
+//                  the skin-tone columns (below), then any columns the face_columns hook adds
 //   images.csv     one row per image: input_row, image, status (ok | failed), faces (empty when
 //                  failed), width, height (as decoded), error (why it failed)
 //   no_faces.csv   input_row, image: the images read without a face (the no-face rate is itself
@@ -20,11 +20,14 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "vlbias/encode/image.h"
 #include "vlbias/faces/face_detect.h"
+#include "vlbias/faces/skin_tone.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/shard.h"
 
@@ -45,6 +48,9 @@ struct FacesJobOptions {
   std::filesystem::path image_root;  // relative paths resolve here, else the table's folder
   std::filesystem::path out;         // FACES_DIR: new or empty, or an interrupted run (resume)
   FaceDetectorOptions detector;
+  // A detector already loaded (the predictor read once for many jobs); its options must equal
+  // `detector` (UsageError otherwise). None: the job loads one from `detector`.
+  std::shared_ptr<const FaceDetector> loaded_detector;
   // Precomputed boxes instead of the HOG detector: a table with columns image (as the input
   // names it: the path cell, or the path under the folder), x, y, w, h (pixels, rounded to whole
   // pixels) and optionally score. Every row must name an image of the input; an image without
@@ -57,6 +63,16 @@ struct FacesJobOptions {
   std::size_t max_image_pixels = kPillowMaxImagePixels;
   std::size_t chunk = 0;  // images per checkpoint (0: 64); the unit of shards
   Shard shard;
+  // No detection (--no-detect): every image read is one face whose box is the whole image, with
+  // no score, landmarks or chip (chip_size must be 0), and no predictor is loaded. For images
+  // that are already face crops, and for HEIM's whole-image skin tone.
+  bool whole_image = false;
+  // Skin tone per face (include/vlbias/faces/skin_tone.h), measured on the face's chip when
+  // chips are made, else on its box (clipped to the image; the whole image with whole_image).
+  // Columns: skin_examined, skin_pixels (counts), skin_r, skin_g, skin_b (the mean skin colour,
+  // RGB in both modes), monk (1..10), monk_l1, ita (degrees), ita_category; the last seven
+  // empty when the region holds no skin pixel (unknown, never a tone).
+  std::optional<SkinToneMode> skin_tone;
   FaceColumnsHook face_columns;
   Json face_columns_spec;  // what the hook computes, for the manifest and the resume check
 };
