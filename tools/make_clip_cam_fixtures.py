@@ -13,6 +13,8 @@ Writes tests/fixtures/encode/cam/ (read by tests/encode/clip_cam_test.cpp):
                            column of the input size (stride 1 for the tiny models, 3 for 224 px)
   (cases.json "resize")    cv2.resize INTER_LINEAR and the whole scale_cam_image pipeline on
                            random grids (every `stride`-th output row and column)
+  (cases.json "overlay")   cv2.applyColorMap's COLORMAP_JET table and show_cam_on_image
+                           (use_rgb=True) of a small random image and mask
 
 Cases: the tiny random models of tools/make_clip_fixtures.py (hf_a_f32: HF layout, quick_gelu;
 oc_b_f32: open_clip layout, gelu) on their random pixel tensors, and cam_b32 on real photographs
@@ -33,6 +35,7 @@ float64 arrays. Occlusion is a direct loop: each patch set to 0, the whole forwa
 
 Run with Debian's /usr/bin/python3 (torch 1.13, numpy, Pillow 9.4, python3-opencv):
   /usr/bin/python3 tools/make_clip_cam_fixtures.py
+  /usr/bin/python3 tools/make_clip_cam_fixtures.py --overlay-only   # rewrites "overlay" only
 (run tools/make_clip_fixtures.py first: the tiny models are its fixtures).
 """
 import json
@@ -305,7 +308,43 @@ def resize_cases():
     return cases
 
 
+def show_cam_on_image(img, mask, use_rgb=False, colormap=cv2.COLORMAP_JET, image_weight=0.5):
+    """utils/image.py show_cam_on_image."""
+    heatmap = cv2.applyColorMap(np.uint8(255 * mask), colormap)
+    if use_rgb:
+        heatmap = cv2.cvtColor(heatmap, cv2.COLOR_BGR2RGB)
+    heatmap = np.float32(heatmap) / 255
+    if np.max(img) > 1:
+        raise Exception("The input image should np.float32 in the range [0, 1]")
+    cam = (1 - image_weight) * heatmap + image_weight * img
+    cam = cam / np.max(cam)
+    return np.uint8(255 * cam)
+
+
+def overlay_case():
+    """The jet table (RGB) and an overlay as the CLIP example makes it (float32 RGB / 255)."""
+    lut = cv2.applyColorMap(np.arange(256, dtype=np.uint8).reshape(1, 256), cv2.COLORMAP_JET)
+    lut = cv2.cvtColor(lut, cv2.COLOR_BGR2RGB)[0]
+    rng = np.random.default_rng(41)
+    h, w = 7, 9
+    rgb = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+    mask = rng.random((h, w), dtype=np.float32)
+    mask[0, 0], mask[0, 1], mask[1, 0] = 0.0, 1.0, np.float32(0.999)
+    out = show_cam_on_image(np.float32(rgb) / 255, mask, use_rgb=True)
+    return dict(jet_rgb=lut.ravel().tolist(), width=w, height=h, image=rgb.ravel().tolist(),
+                mask=mask.ravel().tolist(), overlay=out.ravel().tolist())
+
+
 def main():
+    if "--overlay-only" in sys.argv:
+        path = os.path.join(OUT, "cases.json")
+        with open(path) as f:
+            data = json.load(f, object_pairs_hook=OrderedDict)
+        data["overlay"] = overlay_case()
+        with open(path, "w") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+        return 0
     torch.manual_seed(0)
     os.makedirs(OUT, exist_ok=True)
     d = model_dir("cam_b32")
@@ -325,7 +364,8 @@ def main():
     entry.update(model="cam/cam_b32", images=REAL_IMAGES)
     cases.append(entry)
     with open(os.path.join(OUT, "cases.json"), "w") as f:
-        json.dump(OrderedDict(cases=cases, resize=resize_cases()), f, indent=1)
+        json.dump(OrderedDict(cases=cases, resize=resize_cases(), overlay=overlay_case()), f,
+                  indent=1)
         f.write("\n")
     total = sum(os.path.getsize(os.path.join(r, x)) for r, _, fs in os.walk(OUT) for x in fs)
     print(f"wrote {OUT}: {total / 1e6:.3f} MB")

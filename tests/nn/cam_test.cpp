@@ -1,28 +1,31 @@
 // The model-independent CAM pieces (src/nn/cam.cpp): OpenCV's INTER_LINEAR resize and
 // pytorch-grad-cam's whole map pipeline (ReLU, min-max, cv2.resize, min-max) against cv2 and the
 // library's own code run by tools/make_clip_cam_fixtures.py (tests/fixtures/encode/cam/cases.json,
-// "resize"); the channel weights against their formulas.
+// "resize"); the channel weights against their formulas; the jet overlay against
+// show_cam_on_image ("overlay").
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "vlbias/core/error.h"
 #include "vlbias/nn/cam.h"
 
 namespace vlbias {
 namespace {
 namespace in_cam_test {
 
-nlohmann::json resize_cases() {
+nlohmann::json cam_fixture(const char* key) {
   std::ifstream in(std::filesystem::path(VLBIAS_SOURCE_DIR) / "tests" / "fixtures" / "encode" /
                    "cam" / "cases.json");
   EXPECT_TRUE(in.good());
-  return nlohmann::json::parse(in).at("resize");
+  return nlohmann::json::parse(in).at(key);
 }
 
 // Every `stride`-th row and column of a w x h plane.
@@ -36,7 +39,7 @@ std::vector<float> strided(const std::vector<float>& plane, std::size_t w, std::
 }
 
 TEST(NnCam, ResizeAndScalingMatchOpenCvAndPytorchGradCam) {
-  const nlohmann::json cases = resize_cases();
+  const nlohmann::json cases = cam_fixture("resize");
   ASSERT_GE(cases.size(), 7u);
   for (const auto& c : cases) {
     const std::size_t gw = c.at("grid_width"), gh = c.at("grid_height");
@@ -82,6 +85,29 @@ TEST(NnCam, ChannelWeightsFollowGradCamAndGradCamPlusPlus) {
   for (std::size_t i = 0; i < 3; ++i) {
     EXPECT_NEAR(cam[i], w[0] * act[i * 3] + w[1] * act[i * 3 + 1], 1e-6);
   }
+}
+
+TEST(NnCam, OverlayIsShowCamOnImageByteForByte) {
+  const nlohmann::json c = cam_fixture("overlay");
+  const std::vector<int> jet = c.at("jet_rgb").get<std::vector<int>>();
+  ASSERT_EQ(jet.size(), 768u);
+  for (std::size_t i = 0; i < 256; ++i) {
+    for (std::size_t ch = 0; ch < 3; ++ch) {
+      EXPECT_EQ(jet_colormap()[i][ch], jet[3 * i + ch]) << "level " << i;
+    }
+  }
+  const std::size_t w = c.at("width"), h = c.at("height");
+  const std::vector<std::uint8_t> rgb = c.at("image").get<std::vector<std::uint8_t>>();
+  const std::vector<float> mask = c.at("mask").get<std::vector<float>>();
+  const std::vector<std::uint8_t> want = c.at("overlay").get<std::vector<std::uint8_t>>();
+  EXPECT_EQ(overlay_cam(rgb.data(), mask.data(), w, h), want);
+  // Out-of-range weights and masks are refused.
+  EXPECT_THROW(overlay_cam(rgb.data(), mask.data(), w, h, 1.5f), UsageError);
+  std::vector<float> bad = mask;
+  bad[3] = 1.25f;
+  EXPECT_THROW(overlay_cam(rgb.data(), bad.data(), w, h), InputError);
+  bad[3] = NAN;
+  EXPECT_THROW(overlay_cam(rgb.data(), bad.data(), w, h), InputError);
 }
 
 }  // namespace in_cam_test

@@ -5,7 +5,9 @@
 // and the gradient G of its target with respect to it, both as `cells` rows (the spatial grid,
 // row-major: cell y * grid_width + x) of `channels` values, row stride ld. The CLIP ViT caller is
 // include/vlbias/encode/clip_cam.h.
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace vlbias {
@@ -42,5 +44,18 @@ void resize_linear(const float* src, std::size_t width, std::size_t height, floa
 // floats in [0, 1] (all 0 when the ReLU leaves nothing).
 void scale_cam(const float* grid, std::size_t grid_width, std::size_t grid_height, float* out,
                std::size_t out_width, std::size_t out_height);
+
+// OpenCV's COLORMAP_JET as RGB: cv2.applyColorMap of the levels 0..255, BGR turned to RGB
+// (OpenCV 4.6; the table is written by tools/make_clip_cam_fixtures.py's overlay case).
+const std::array<std::array<std::uint8_t, 3>, 256>& jet_colormap();
+
+// pytorch-grad-cam's show_cam_on_image(rgb / 255, mask, use_rgb=True, COLORMAP_JET,
+// image_weight) in numpy's float32 operations: level = uint8(255 mask) (truncated), heatmap =
+// jet[level] / 255, cam = (1 - image_weight) heatmap + image_weight rgb / 255, cam / max(cam),
+// uint8(255 cam) (truncated). rgb: width x height pixels, 3 interleaved bytes each; mask: width x
+// height values in [0, 1] (a map of scale_cam). Returns width x height x 3 bytes. UsageError for
+// an image_weight outside [0, 1]; InputError for a mask value outside [0, 1].
+std::vector<std::uint8_t> overlay_cam(const std::uint8_t* rgb, const float* mask, std::size_t width,
+                                      std::size_t height, float image_weight = 0.5f);
 
 }  // namespace vlbias
