@@ -2,6 +2,8 @@
 // Helpers shared by every test executable.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -68,6 +70,17 @@ inline const nlohmann::json& fixture_json(const std::string& relative) {
     it = cache.emplace(relative, in.good() ? nlohmann::json::parse(in) : nlohmann::json()).first;
   }
   return it->second;
+}
+
+// An empty folder of the running test's own: temp dir / "<prefix><pid><test name>", emptied
+// first (process ids are reused, and an earlier run's leftovers must not leak in).
+inline std::filesystem::path fresh_test_dir(const std::string& prefix) {
+  const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / (prefix + std::to_string(::getpid()) + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 // Temporaries an atomic write left in `dir` (atomic_file.h names them ".<name>.<random>.tmp"):

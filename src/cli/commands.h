@@ -76,6 +76,9 @@ void add_spec_command(CLI::App& app);
 void add_score_classifier_command(CLI::App& score);
 // `vlbias encode`: native CLIP image and text embeddings (encode_command.cpp).
 void add_encode_command(CLI::App& app);
+// `vlbias faces --images T|DIR --out FACES_DIR`: face boxes, landmarks and chips
+// (faces_command.cpp).
+void add_faces_command(CLI::App& app);
 // `vlbias features`: image features of CLIP, the FID Inception-v3 or DINOv2 (encode_command.cpp).
 void add_features_command(CLI::App& app);
 

@@ -10,6 +10,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
 #include "vlbias/encode/encode.h"
+#include "vlbias/faces/faces_job.h"
 #include "vlbias/io/run_paths.h"
 #include "vlbias/score/classifier_job.h"
 
@@ -62,6 +63,18 @@ std::filesystem::path shard_folder(const std::string& given, const std::string& 
               out, given);
 }
 
+void merge_faces_runs(const MergeArgs& args, const Paths& shards) {
+  const FacesMergeResult r = merge_faces_shards(args.out, shards);
+  if (quiet()) return;
+  eprint("vlbias: merged {} shards: {} faces in {} images{} -> {}\n", r.shards, r.faces, r.images,
+         r.failed ? fmt::format(", {} unreadable", r.failed) : "", args.out);
+}
+
+// A faces shard keeps its records for the merge (src/faces/faces_job_internal.h).
+bool is_faces_shard(const std::filesystem::path& shard) {
+  return std::filesystem::is_regular_file(shard / "shard_records.jsonl");
+}
+
 // What the first shard folder holds says which job made it.
 bool is_classifier_run(const std::string& shard) {
   const std::filesystem::path manifest = std::filesystem::path(shard) / "manifest.json";
@@ -75,13 +88,13 @@ void add_merge_command(CLI::App& app) {
   auto args = std::make_shared<MergeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "merge",
-      "Put the outputs of a job's shards (--shard I/N on encode, features, generate and score)\n"
-      "together as one process writes them: the embeddings and rows file, scored.jsonl,\n"
-      "generations.jsonl, the run store with every request's history; refuses shards of\n"
-      "another job, a shard twice or missing, rows out of place");
+      "Put the outputs of a job's shards (--shard I/N on encode, features, faces, generate\n"
+      "and score) together as one process writes them: the embeddings and rows file, the faces\n"
+      "tables and chips, scored.jsonl, generations.jsonl, the run store with every request's\n"
+      "history; refuses shards of another job, a shard twice or missing, rows out of place");
   cmd->add_option("OUT", args->out,
                   "The merged output: an embedding file (.npy or .safetensors) for encode /\n"
-                  "features shards, a run folder for generate / score shards")
+                  "features shards, a folder for faces, generate and score shards")
       ->required();
   cmd->add_option("SHARD", args->shards,
                   "Each shard's output folder, or a file its run wrote (an encode shard's\n"
@@ -101,6 +114,11 @@ void add_merge_command(CLI::App& app) {
     if (is_request_run(shards[0])) {
       check_out_apart_from_inputs(out, shards, "merge OUT");
       print_summary(merge_run_shards(out, shards), args->out);
+      return;
+    }
+    if (is_faces_shard(shards[0])) {
+      check_out_apart_from_inputs(out, shards, "merge OUT");
+      merge_faces_runs(*args, shards);
       return;
     }
     if (is_classifier_run(shards[0].string())) {

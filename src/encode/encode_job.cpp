@@ -21,8 +21,10 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
 #include "vlbias/encode/encode.h"
+#include "vlbias/encode/job_items.h"
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/io/json.h"
+#include "vlbias/io/mapped_file.h"
 #include "vlbias/io/npy.h"
 #include "vlbias/io/safetensors.h"
 #include "vlbias/io/table.h"
@@ -49,24 +51,22 @@ bool is_image_file(const fs::path& p) {
 
 }  // namespace
 
-namespace encode_internal {
-
-Items load_items(const EncodeJobOptions& o) {
-  Items items;
-  const bool images = o.kind == EncodeKind::Images;
-  if (images && fs::is_directory(o.input)) {
+JobItems load_job_items(const fs::path& input, const std::string& column_name,
+                        const fs::path& image_root, bool images) {
+  JobItems items;
+  if (images && fs::is_directory(input)) {
     std::vector<std::string> rel;
-    for (const auto& entry : fs::recursive_directory_iterator(o.input)) {
+    for (const auto& entry : fs::recursive_directory_iterator(input)) {
       if (entry.is_regular_file() && is_image_file(entry.path())) {
-        rel.push_back(fs::relative(entry.path(), o.input).generic_string());
+        rel.push_back(fs::relative(entry.path(), input).generic_string());
       }
     }
     std::sort(rel.begin(), rel.end());
     VLBIAS_CHECK(!rel.empty(), InputError,
-                 "{} holds no .jpg, .jpeg or .png file (searched recursively).", o.input.string());
+                 "{} holds no .jpg, .jpeg or .png file (searched recursively).", input.string());
     std::string listing;
     for (const std::string& r : rel) {
-      items.values.push_back((o.input / r).string());
+      items.values.push_back((input / r).string());
       items.display.push_back(r);
       items.missing.push_back(false);
       listing += r + '\n';
@@ -75,12 +75,12 @@ Items load_items(const EncodeJobOptions& o) {
     items.row_order = "files under the directory, sorted by relative path (bytes)";
     return items;
   }
-  VLBIAS_CHECK(fs::exists(o.input), InputError, "{} does not exist.", o.input.string());
-  const Table table = read_table(o.input.string());
-  VLBIAS_CHECK(table.rows > 0, InputError, "{} has no rows; nothing to encode.", o.input.string());
-  const std::string column = o.column.empty() ? (images ? "path" : "text") : o.column;
+  VLBIAS_CHECK(fs::exists(input), InputError, "{} does not exist.", input.string());
+  const Table table = read_table(input.string());
+  VLBIAS_CHECK(table.rows > 0, InputError, "{} has no rows; nothing to do.", input.string());
+  const std::string column = column_name.empty() ? (images ? "path" : "text") : column_name;
   const Column& col = table.column(column);
-  const fs::path root = !o.image_root.empty() ? o.image_root : o.input.parent_path();
+  const fs::path root = !image_root.empty() ? image_root : input.parent_path();
   for (std::size_t r = 0; r < table.rows; ++r) {
     const bool miss = col.missing(r);
     const std::string text = miss ? "" : col.text(r);
@@ -93,9 +93,42 @@ Items load_items(const EncodeJobOptions& o) {
       items.values.push_back(text);
     }
   }
-  items.input_sha256 = sha256_file(o.input.string());
+  items.input_sha256 = sha256_file(input.string());
   items.row_order = "table rows in file order";
   return items;
+}
+
+std::string job_items_sha256(const std::vector<std::string>& shown) {
+  constexpr std::size_t kBlock = 4096;
+  std::string digests, block;
+  for (std::size_t b = 0; b < shown.size(); b += kBlock) {
+    block.clear();
+    for (std::size_t i = b; i < std::min(shown.size(), b + kBlock); ++i) {
+      block += std::to_string(shown[i].size());
+      block += ':';
+      block += shown[i];
+      block += '\n';
+    }
+    digests += sha256_hex(block);
+    digests += '\n';
+  }
+  return sha256_hex(digests);
+}
+
+std::string image_file_sha256(const std::string& path) {
+  try {
+    const MappedFile file(path, MapAccess::Sequential);
+    const std::span<const std::uint8_t> bytes = file.bytes();
+    return sha256_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+namespace encode_internal {
+
+Items load_items(const EncodeJobOptions& o) {
+  return load_job_items(o.input, o.column, o.image_root, o.kind == EncodeKind::Images);
 }
 
 Table rows_file_table(const fs::path& path, bool images, const std::vector<std::size_t>& input_rows,
@@ -137,23 +170,6 @@ std::vector<std::size_t> read_input_rows(const fs::path& rows_csv, std::size_t i
                  items);
   }
   return out;
-}
-
-std::string items_sha256(const std::vector<std::string>& shown) {
-  constexpr std::size_t kBlock = 4096;
-  std::string digests, block;
-  for (std::size_t b = 0; b < shown.size(); b += kBlock) {
-    block.clear();
-    for (std::size_t i = b; i < std::min(shown.size(), b + kBlock); ++i) {
-      block += std::to_string(shown[i].size());
-      block += ':';
-      block += shown[i];
-      block += '\n';
-    }
-    digests += sha256_hex(block);
-    digests += '\n';
-  }
-  return sha256_hex(digests);
 }
 
 fs::path sibling(const fs::path& out, const std::string& suffix) {
@@ -493,7 +509,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   if (!o.shard.whole()) {
     // What merge checks a shard's rows by (encode_merge.cpp): the job's items, and both files
     // as written.
-    manifest["shard"]["items_sha256"] = encode_internal::items_sha256(items.display);
+    manifest["shard"]["items_sha256"] = job_items_sha256(items.display);
     manifest["shard"]["output_sha256"] = sha256_file(o.out.string());
     manifest["shard"]["rows_sha256"] = sha256_file(result.rows.string());
   }

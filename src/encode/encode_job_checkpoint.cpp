@@ -65,7 +65,7 @@ std::vector<std::size_t> changed_images(const fs::path& partial, const std::vect
   Progress progress("check encoded images", rows.size());
   parallel_for(rows.size(), [&](std::size_t i) {
     const std::string& path = items[rows[i]].path;
-    differs[i] = (path.empty() ? "" : encode_internal::image_file_sha256(path)) != recorded[i];
+    differs[i] = (path.empty() ? "" : image_file_sha256(path)) != recorded[i];
     progress.advance();
   });
   progress.finish();

@@ -12,21 +12,17 @@
 #include "vlbias/core/matrix.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/encode/image_model.h"
+#include "vlbias/encode/job_items.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias::encode_internal {
 
 // One input item: an image path (resolved) or a text, with what the rows file shows.
-struct Items {
-  std::vector<std::string> values;   // resolved path / text; "" with `missing`
-  std::vector<std::string> display;  // the path as given / the text
-  std::vector<bool> missing;         // a missing table cell
-  std::string input_sha256;          // table file, or the directory listing
-  std::string row_order;
-};
+using Items = JobItems;
 
-// The items of a job: a folder's images (recursive, sorted by relative path) or a table's column.
+// The items of a job: a folder's images (recursive, sorted by relative path) or a table's column
+// (load_job_items with the job's options).
 Items load_items(const EncodeJobOptions& o);
 
 // The rows file (OUT.rows.csv): output row j, its input row and the item as shown.
@@ -41,13 +37,6 @@ std::size_t row_number_cell(const Column& col, std::size_t row, const std::files
 // The input_row column of a rows file: row numbers below `items`, increasing (InputError naming
 // the file, line and column of the first that is not), one per output row.
 std::vector<std::size_t> read_input_rows(const std::filesystem::path& rows_csv, std::size_t items);
-
-// SHA-256 of a job's items in input order as the rows file shows them (paths as given, texts):
-// blocks of 4,096 items, each item as its byte length, ':', its bytes and '\n', hashed per block;
-// then the blocks' hex digests, one per line, hashed. A shard records it (manifest "shard":
-// "items_sha256"); a merge recomputes it from the rows it puts back at the input rows they
-// claim, so a row placed at another item's input row (or an item edited) is refused.
-std::string items_sha256(const std::vector<std::string>& shown);
 
 // OUT's sibling: its stem + suffix (".manifest.json", ".rows.csv").
 std::filesystem::path sibling(const std::filesystem::path& out, const std::string& suffix);

@@ -304,7 +304,7 @@ void check_shard_contents(const std::vector<ShardOutput>& shards,
     check_file(s, s.data, "output_sha256");
     check_file(s, s.rows_path, "rows_sha256");
   }
-  const std::string got = encode_internal::items_sha256(shown_of);
+  const std::string got = job_items_sha256(shown_of);
   const std::string want = shard_check(shards[0], "items_sha256");
   VLBIAS_CHECK(got == want, InputError,
                "The shards' rows, each at the input row it claims, are not the job's items "

@@ -23,15 +23,6 @@ std::string_view as_chars(std::span<const std::uint8_t> bytes) {
 
 }  // namespace
 
-std::string image_file_sha256(const std::string& path) {
-  try {
-    const MappedFile file(path, MapAccess::Sequential);
-    return sha256_hex(as_chars(file.bytes()));
-  } catch (const Error&) {
-    return "";
-  }
-}
-
 std::size_t ImagePrefetcher::budget_bytes(std::size_t max_image_pixels) {
   return 3 * 2 * max_image_pixels;
 }

@@ -72,8 +72,4 @@ class ImagePrefetcher {
   std::vector<std::thread> workers_;
 };
 
-// The SHA-256 of a file's bytes, "" when it cannot be read: the identity the checkpoint keeps
-// of an encoded image (see run_encode_job).
-std::string image_file_sha256(const std::string& path);
-
 }  // namespace vlbias::encode_internal

@@ -21,6 +21,7 @@
 
 #include "audit_run.h"
 #include "cli_util.h"
+#include "example_runs.h"
 #include "report_checks.h"
 #include "vlbias/core/build_type.h"
 #include "vlbias/encode/image.h"
@@ -50,18 +51,9 @@ const std::vector<Example>& examples() {
   return list;
 }
 
-// Runs one example audit into `dir`, afresh once per test process (a folder left by an
-// earlier run, e.g. build/report_screens/, is replaced).
-std::filesystem::path run_example(const std::string& name, const std::filesystem::path& dir) {
-  static std::set<std::string> done;
-  if (done.insert(dir.string()).second) {
-    std::filesystem::remove_all(dir);
-    const auto r =
-        run_cli("--quiet audit examples/" + name + "/spec.yaml --out '" + dir.string() + "'");
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-  }
-  return dir;
-}
+// Every example audit comes from the runs shared by the test processes (example_runs.h); each
+// call gives a fresh copy at `dir` (build/report_screens/<name> for the browser tests).
+using cli_util::example_run;
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -72,7 +64,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 TEST(Report, EveryExampleMatchesItsResults) {
   for (const Example& ex : examples()) {
     SCOPED_TRACE(ex.name);
-    const auto dir = run_example(ex.name, temp_dir() / ex.name);
+    const auto dir = example_run(ex.name, temp_dir() / ex.name);
     const report_checks::ReportSummary s = report_checks::check_report(dir);
     EXPECT_GT(s.numbers, 50u);
     EXPECT_GE(s.charts, ex.charts.size());
@@ -93,7 +85,7 @@ TEST(Report, EveryExampleMatchesItsResults) {
 }
 
 TEST(Report, PlantedEffectLeadsTheFindings) {
-  const auto dir = run_example("social_perception", temp_dir() / "sp");
+  const auto dir = example_run("social_perception", temp_dir() / "sp");
   const std::string html = read_file(dir / "report.html");
   const auto first = html.find("<ol class=\"findings\">");
   ASSERT_NE(first, std::string::npos);
@@ -109,7 +101,7 @@ TEST(Report, PlantedEffectLeadsTheFindings) {
 // The checks above can fail: a report whose number differs from results.json, or whose chart
 // table differs from its CSV, or that is not well-formed, is caught.
 TEST(Report, ChecksCatchTamperedReports) {
-  const auto dir = run_example("visual_stereotypes", temp_dir() / "vs");
+  const auto dir = example_run("visual_stereotypes", temp_dir() / "vs");
   const std::string html = read_file(dir / "report.html");
   auto with = [&](const std::string& changed) {
     std::ofstream(dir / "report.html", std::ios::binary) << changed;
@@ -147,7 +139,7 @@ TEST(Report, ChecksCatchTamperedReports) {
 }
 
 TEST(Report, RerenderIsIdenticalAndNeedsOnlyResults) {
-  const auto dir = run_example("lvlm_counterfactual", temp_dir() / "lvlm");
+  const auto dir = example_run("lvlm_counterfactual", temp_dir() / "lvlm");
   const std::string before = read_file(dir / "report.html");
   const std::string csv = read_file(dir / "tables" / "fig_maxgap_histogram_toxicity.csv");
   ASSERT_FALSE(csv.empty());
@@ -167,7 +159,7 @@ TEST(Report, RerenderIsIdenticalAndNeedsOnlyResults) {
 }
 
 TEST(Report, MaxGapHistogramCountsEverySet) {
-  const auto dir = run_example("lvlm_counterfactual", temp_dir() / "lvlm");
+  const auto dir = example_run("lvlm_counterfactual", temp_dir() / "lvlm");
   const auto results = nlohmann::json::parse(read_file(dir / "results.json"));
   for (const auto& r : results["analyses"]["maxgap"]["results"]) {
     const auto& h = r["histogram"];
@@ -364,7 +356,7 @@ class ReportInChromium : public ::testing::Test {
 TEST_F(ReportInChromium, EveryExampleRendersWithItsCharts) {
   for (const Example& ex : examples()) {
     SCOPED_TRACE(ex.name);
-    expect_renders_with_its_charts(chromium, run_example(ex.name, screens / ex.name), ex.name,
+    expect_renders_with_its_charts(chromium, example_run(ex.name, screens / ex.name), ex.name,
                                    screens);
   }
 }
@@ -388,7 +380,7 @@ window.addEventListener('load', function () {
 )";
 
 TEST_F(ReportInChromium, TheGeoImagesExampleShowsItsExemplarThumbnails) {
-  const auto dir = run_example("geo_diversity_images", screens / "geo_diversity_images");
+  const auto dir = example_run("geo_diversity_images", screens / "geo_diversity_images");
   const std::string html = read_file(dir / "report.html");
   // The example asks for 4 per cell: 3 regions x 2 objects.
   EXPECT_EQ(count(html, "<img class=\"exemplar\""), 24u);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
+#include "example_runs.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {
@@ -40,7 +41,11 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& examples() 
   return list;
 }
 
-std::filesystem::path run_example(const std::string& name, const std::filesystem::path& dir) {
+using cli_util::example_run;
+
+// The audit of examples/<name>/spec.yaml run afresh into `dir` (not the shared run).
+std::filesystem::path audit_example_afresh(const std::string& name,
+                                           const std::filesystem::path& dir) {
   std::filesystem::remove_all(dir);
   const auto r =
       run_cli("--quiet audit examples/" + name + "/spec.yaml --out '" + dir.string() + "'");
@@ -136,7 +141,7 @@ std::size_t check_summary(const std::filesystem::path& run) {
 TEST(Summary, EveryExampleWritesOneWhoseEstimatesAndUnitsMatchResults) {
   for (const auto& [name, with_units] : examples()) {
     SCOPED_TRACE(name);
-    const auto dir = run_example(name, temp_dir() / name);
+    const auto dir = example_run(name, temp_dir() / name);
     const std::size_t n = check_summary(dir);
     EXPECT_GT(n, 0u) << "no finding has units";
     const json s = read_json(dir / "summary.json");
@@ -178,8 +183,8 @@ TEST(Summary, UnpairedNeutralDifferencesAreDifferencesOfGroupMeansOverImages) {
 TEST(Summary, IdsAndSchemaAreStableAcrossTwoRunsOfOneSpec) {
   for (const char* name : {"lvlm_counterfactual", "trait_pairs"}) {
     SCOPED_TRACE(name);
-    const json a = read_json(run_example(name, temp_dir() / "a") / "summary.json");
-    const json b = read_json(run_example(name, temp_dir() / "b") / "summary.json");
+    const json a = read_json(example_run(name, temp_dir() / "a") / "summary.json");
+    const json b = read_json(audit_example_afresh(name, temp_dir() / "b") / "summary.json");
     ASSERT_EQ(a["findings"].size(), b["findings"].size());
     EXPECT_EQ(a["run"]["spec_sha256"], b["run"]["spec_sha256"]);
     EXPECT_EQ(a["run"]["inputs"], b["run"]["inputs"]);
@@ -219,7 +224,7 @@ TEST(Summary, IdsAndSchemaAreStableAcrossTwoRunsOfOneSpec) {
 }
 
 TEST(Summary, ReportRewritesItAndARunWithoutUnitsStillGetsOne) {
-  const auto dir = run_example("visual_stereotypes", temp_dir() / "vs");
+  const auto dir = example_run("visual_stereotypes", temp_dir() / "vs");
   const std::string written = read_file(dir / "summary.json");
   std::filesystem::remove(dir / "summary.json");
   auto r = run_cli("report '" + dir.string() + "'");
@@ -242,7 +247,7 @@ TEST(Summary, ReportRewritesItAndARunWithoutUnitsStillGetsOne) {
 }
 
 TEST(Summary, AnAuditRerunReplacesTheUnitsOfTheEarlierRun) {
-  const auto dir = run_example("lvlm_counterfactual", temp_dir() / "lvlm");
+  const auto dir = example_run("lvlm_counterfactual", temp_dir() / "lvlm");
   std::ofstream(dir / "units" / "stale.csv") << "a\n1\n";
   const auto r =
       run_cli("--quiet audit examples/lvlm_counterfactual/spec.yaml --out '" + dir.string() + "'");

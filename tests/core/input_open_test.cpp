@@ -27,24 +27,10 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 fs::path fresh_dir() {
-  const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  const fs::path dir =
-      fs::temp_directory_path() / ("vlbias_input_open_" + std::to_string(::getpid()) + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return testing_util::fresh_test_dir("vlbias_input_open_");
 }
 
-template <typename E, typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
+using testing_util::error_of;
 
 // Opens `path` for writing once a reader holds it (a non-blocking open fails with ENXIO until
 // then), after `delay`; writes `bytes` and closes. Gives up after 30 s, so a test whose reader

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "test_util.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/run_paths.h"
 
@@ -19,24 +20,10 @@ namespace in_run_paths_test {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir() {
-  const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  const fs::path dir =
-      fs::temp_directory_path() / ("vlbias_run_paths_" + std::to_string(::getpid()) + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return testing_util::fresh_test_dir("vlbias_run_paths_");
 }
 
-template <typename E, typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
+using testing_util::error_of;
 
 TEST(CheckOutApartFromInputs, SiblingsPassAndTheSameInsideOrAroundAreRefused) {
   const fs::path dir = fresh_dir();

@@ -704,23 +704,37 @@ std::string stderr_output_of(bool stderr_is_tty, const std::function<void()>& fn
 }
 
 TEST(PermutationTest, ProgressBarOnlyOnATerminalAndNotWhenQuiet) {
-  // Large enough for a progress bar: B * min(n0, n1) >= 2^26.
+  // Whether a bar is drawn is Progress's own decision (a terminal, not quiet): checked on a
+  // small bar, where the permutation test's size does not matter.
+  const auto small_bar = [] {
+    Progress bar("permutation test", 4);
+    bar.advance(4);
+    bar.finish();
+  };
+  const bool was_quiet = quiet();
+  set_quiet(false);
+  const std::string on_pipe = stderr_output_of(false, small_bar);
+  const std::string on_tty = stderr_output_of(true, small_bar);
+  set_quiet(true);
+  const std::string on_tty_quiet = stderr_output_of(true, small_bar);
+  EXPECT_EQ(on_pipe, "");
+  EXPECT_EQ(on_tty_quiet, "");
+  if (on_tty == "<no pty>") {
+    set_quiet(was_quiet);
+    GTEST_SKIP() << "no pseudo-terminal available";
+  }
+  EXPECT_NE(on_tty.find("4/4"), std::string::npos) << on_tty;
+  // A permutation test large enough for a bar (B * min(n0, n1) >= 2^26) draws one, once, on a
+  // terminal (one run: each costs seconds under the sanitizers).
   const std::size_t n = std::size_t{1} << 20;
   const auto x = normal_sample(n, 2);
   const Labels labels = two_groups(n / 2, n / 2);
-  const auto work = [&] { permutation_mean_difference(x, labels, 130, 1); };
-  const bool was_quiet = quiet();
   set_quiet(false);
-  const std::string on_pipe = stderr_output_of(false, work);
-  const std::string on_tty = stderr_output_of(true, work);
-  set_quiet(true);
-  const std::string on_tty_quiet = stderr_output_of(true, work);
+  const std::string large =
+      stderr_output_of(true, [&] { permutation_mean_difference(x, labels, 130, 1); });
   set_quiet(was_quiet);
-  EXPECT_EQ(on_pipe, "");
-  EXPECT_EQ(on_tty_quiet, "");
-  if (on_tty == "<no pty>") GTEST_SKIP() << "no pseudo-terminal available";
-  EXPECT_NE(on_tty.find("permutation test"), std::string::npos) << on_tty;
-  EXPECT_NE(on_tty.find("130/130"), std::string::npos) << on_tty;
+  EXPECT_NE(large.find("permutation test"), std::string::npos) << large;
+  EXPECT_NE(large.find("130/130"), std::string::npos) << large;
 }
 
 // ------------------------------------------------------------------- sign flip

@@ -83,6 +83,11 @@ std::string describe_file_type(std::span<const std::uint8_t> bytes);
 // 65,500 pixels or a quality out of range; InternalError when libjpeg fails.
 std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality);
 
+// An 8-bit RGB PNG of `image` (libpng, zlib level 1, no time or text chunks: the same pixels
+// give the same bytes), for face chips. UsageError for an empty image; InternalError when
+// libpng fails.
+std::vector<std::uint8_t> encode_png(const RgbImage& image);
+
 // Image.resize((width, height), Image.BICUBIC) of Pillow 9.4, bit-exact (reducing_gap=None):
 // separable convolution with support scaled by the downscale factor, fixed-point coefficients,
 // horizontal pass first (only when the width changes), then vertical. Same size gives a copy.

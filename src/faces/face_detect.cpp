@@ -1,0 +1,371 @@
+// FaceDetector: dlib's HOG frontal face detector, a shape predictor and dlib's face chips. The
+// only file of vlbias that includes dlib (its headers are heavy templates: compiled alone,
+// outside the unity batches; CMakeLists.txt).
+//
+// The detection reproduces dlib's Python binding (run_detector_with_upscale1 in the dlib
+// repository's simple_object_detector_py.h): the image doubled `upsample` times with pyramid_up,
+// the detector run with adjust_threshold, each box mapped back with pyramid_down<2>::rect_down.
+// Landmarks are predicted on the image itself (dlib.shape_predictor(img, box)), and chips are
+// extract_image_chips(img, get_face_chip_details(shapes, size, padding)) for all faces of an
+// image at once, as dlib.get_face_chips does (FairFace's predict.py: size 300, padding 0.25).
+#include <dlib/image_processing/frontal_face_detector.h>
+#include <dlib/image_processing/shape_predictor.h>
+#include <dlib/image_transforms/interpolation.h>
+#include <dlib/revision.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <istream>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <streambuf>
+#include <system_error>
+#include <thread>
+
+#include "shape_predictor_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/sha256.h"
+#include "vlbias/faces/face_detect.h"
+#include "vlbias/io/mapped_file.h"
+
+namespace vlbias::faces_internal {
+
+// dlib's generic image interface (dlib/image_processing/generic_image.h) over our images, so
+// dlib reads RgbImage's interleaved RGB bytes in place (dlib::rgb_pixel is red, green, blue:
+// the same three bytes). A const view for the images read, an owning chip for those written.
+struct DlibRgbView {
+  const RgbImage* image = nullptr;
+};
+struct DlibRgbChip {
+  RgbImage image;
+};
+
+inline long num_rows(const DlibRgbView& v) {
+  return static_cast<long>(v.image->height);
+}
+inline long num_columns(const DlibRgbView& v) {
+  return static_cast<long>(v.image->width);
+}
+inline const void* image_data(const DlibRgbView& v) {
+  return v.image->pixels.empty() ? nullptr : v.image->pixels.data();
+}
+inline long width_step(const DlibRgbView& v) {
+  return static_cast<long>(v.image->width * 3);
+}
+
+inline long num_rows(const DlibRgbChip& c) {
+  return static_cast<long>(c.image.height);
+}
+inline long num_columns(const DlibRgbChip& c) {
+  return static_cast<long>(c.image.width);
+}
+inline void* image_data(DlibRgbChip& c) {
+  return c.image.pixels.empty() ? nullptr : c.image.pixels.data();
+}
+inline const void* image_data(const DlibRgbChip& c) {
+  return c.image.pixels.empty() ? nullptr : c.image.pixels.data();
+}
+inline long width_step(const DlibRgbChip& c) {
+  return static_cast<long>(c.image.width * 3);
+}
+inline void set_image_size(DlibRgbChip& c, long rows, long cols) {
+  c.image.width = static_cast<std::size_t>(cols);
+  c.image.height = static_cast<std::size_t>(rows);
+  c.image.pixels.assign(c.image.width * c.image.height * 3, 0);
+}
+inline void swap(DlibRgbChip& a, DlibRgbChip& b) {
+  std::swap(a.image, b.image);
+}
+
+}  // namespace vlbias::faces_internal
+
+namespace dlib {
+template <>
+struct image_traits<vlbias::faces_internal::DlibRgbView> {
+  using pixel_type = rgb_pixel;
+};
+template <>
+struct image_traits<vlbias::faces_internal::DlibRgbChip> {
+  using pixel_type = rgb_pixel;
+};
+}  // namespace dlib
+
+namespace vlbias {
+
+namespace {
+
+using faces_internal::DlibRgbChip;
+using faces_internal::DlibRgbView;
+
+static_assert(sizeof(dlib::rgb_pixel) == 3, "dlib::rgb_pixel must be three bytes");
+
+// An istream over bytes in memory (the mapped predictor file), read in place.
+class DlibByteStreamBuf : public std::streambuf {
+ public:
+  explicit DlibByteStreamBuf(std::span<const std::uint8_t> bytes) {
+    char* begin = const_cast<char*>(reinterpret_cast<const char*>(bytes.data()));
+    setg(begin, begin, begin + bytes.size());
+  }
+};
+
+std::size_t saturating_mul(std::size_t a, std::size_t b) {
+  if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) {
+    return std::numeric_limits<std::size_t>::max();
+  }
+  return a * b;
+}
+
+dlib::rectangle to_dlib_rect(const FaceBox& b) {
+  return dlib::rectangle(b.x, b.y, b.x + b.w - 1, b.y + b.h - 1);
+}
+
+FaceBox from_dlib_rect(const dlib::rectangle& r) {
+  return FaceBox{r.left(), r.top(), static_cast<long>(r.width()), static_cast<long>(r.height())};
+}
+
+void check_detector_options(const FaceDetectorOptions& o) {
+  VLBIAS_CHECK(o.upsample <= kMaxUpsample, UsageError,
+               "--upsample {}: expected 0 to {} (each doubles the image's sides).", o.upsample,
+               kMaxUpsample);
+  VLBIAS_CHECK(std::isfinite(o.threshold) && std::fabs(o.threshold) <= 100.0, UsageError,
+               "--threshold {}: expected a number from -100 to 100 (dlib's adjust_threshold).",
+               o.threshold);
+  VLBIAS_CHECK(o.chip_size == 0 || (o.chip_size >= kMinChipSize && o.chip_size <= kMaxChipSize),
+               UsageError, "--chips {}: expected {} to {} pixels.", o.chip_size, kMinChipSize,
+               kMaxChipSize);
+  VLBIAS_CHECK(std::isfinite(o.chip_padding) && o.chip_padding >= 0.0 && o.chip_padding <= 10.0,
+               UsageError, "--padding {}: expected 0 to 10 (a fraction of the face's size).",
+               o.chip_padding);
+}
+
+}  // namespace
+
+struct FaceDetector::Impl {
+  FaceDetectorOptions options;
+  ShapePredictorInfo info;
+  dlib::shape_predictor predictor;
+  dlib::frontal_face_detector prototype;  // get_frontal_face_detector(), once options are checked
+  // dlib's detector keeps scratch state (its HOG pyramid): each call borrows a copy.
+  mutable std::mutex mutex;
+  mutable std::vector<std::unique_ptr<dlib::frontal_face_detector>> idle;
+
+  std::unique_ptr<dlib::frontal_face_detector> borrow() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (idle.empty()) return std::make_unique<dlib::frontal_face_detector>(prototype);
+    std::unique_ptr<dlib::frontal_face_detector> d = std::move(idle.back());
+    idle.pop_back();
+    return d;
+  }
+  void give_back(std::unique_ptr<dlib::frontal_face_detector> d) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    idle.push_back(std::move(d));
+  }
+
+  std::vector<dlib::rect_detection> run_detector(const RgbImage& image) const;
+  std::vector<DetectedFace> faces_at(const RgbImage& image,
+                                     const std::vector<dlib::rectangle>& boxes) const;
+};
+
+std::vector<dlib::rect_detection> FaceDetector::Impl::run_detector(const RgbImage& image) const {
+  std::vector<dlib::rect_detection> found;
+  std::unique_ptr<dlib::frontal_face_detector> detector = borrow();
+  struct Return {  // the copy goes back to the idle list whatever happens
+    const Impl& impl;
+    std::unique_ptr<dlib::frontal_face_detector>& d;
+    ~Return() { impl.give_back(std::move(d)); }
+  } back{*this, detector};
+  if (options.upsample == 0) {
+    (*detector)(DlibRgbView{&image}, found, options.threshold);
+    return found;
+  }
+  dlib::pyramid_down<2> pyr;
+  dlib::array2d<dlib::rgb_pixel> doubled;
+  dlib::pyramid_up(DlibRgbView{&image}, doubled, pyr);
+  for (unsigned level = 1; level < options.upsample; ++level) dlib::pyramid_up(doubled, pyr);
+  (*detector)(doubled, found, options.threshold);
+  for (dlib::rect_detection& d : found) d.rect = pyr.rect_down(d.rect, options.upsample);
+  return found;
+}
+
+std::vector<DetectedFace> FaceDetector::Impl::faces_at(
+    const RgbImage& image, const std::vector<dlib::rectangle>& boxes) const {
+  const DlibRgbView view{&image};
+  std::vector<DetectedFace> faces(boxes.size());
+  std::vector<dlib::full_object_detection> shapes;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    shapes.push_back(predictor(view, boxes[i]));
+    faces[i].box = from_dlib_rect(boxes[i]);
+    faces[i].landmarks.resize(shapes.back().num_parts());
+    for (unsigned long p = 0; p < shapes.back().num_parts(); ++p) {
+      faces[i].landmarks[p] = FacePoint{shapes.back().part(p).x(), shapes.back().part(p).y()};
+    }
+  }
+  if (options.chip_size == 0 || shapes.empty()) return faces;
+  dlib::array<DlibRgbChip> chips;
+  dlib::extract_image_chips(
+      view, dlib::get_face_chip_details(shapes, options.chip_size, options.chip_padding), chips);
+  for (std::size_t i = 0; i < faces.size(); ++i) faces[i].chip = std::move(chips[i].image);
+  return faces;
+}
+
+FaceDetector::FaceDetector(const FaceDetectorOptions& options) {
+  check_detector_options(options);
+  impl_ = std::make_unique<Impl>();
+  impl_->options = options;
+  const std::string name = options.predictor.string();
+  VLBIAS_CHECK(!name.empty(), UsageError,
+               "--predictor is empty; expected a dlib shape predictor file (e.g. {}).",
+               kDebianShapePredictor);
+  MappedFile file;
+  try {
+    file = MappedFile(options.predictor, MapAccess::Sequential);
+  } catch (const InputError& e) {
+    VLBIAS_FAIL(UsageError,
+                "Shape predictor {} cannot be read ({}); install Debian's libdlib-data for {} or "
+                "give --predictor.",
+                name, e.what(), kDebianShapePredictor);
+  }
+  impl_->info = faces_internal::check_shape_predictor(file.bytes(), name);
+  // dlib compiles the detector's weights in as an encoded, compressed string; decoding them
+  // (about 0.8 s) runs on a thread of its own while dlib reads the predictor file.
+  dlib::frontal_face_detector decoded;
+  std::exception_ptr decode_error;
+  std::thread decoder;
+  try {
+    decoder = std::thread([&decoded, &decode_error] {
+      try {
+        decoded = dlib::get_frontal_face_detector();
+      } catch (...) {
+        decode_error = std::current_exception();
+      }
+    });
+  } catch (const std::system_error&) {
+    // No thread to be had: decoded below, after the predictor.
+  }
+  const struct JoinDecoder {
+    std::thread& t;
+    ~JoinDecoder() {
+      if (t.joinable()) t.join();
+    }
+  } join_decoder{decoder};
+  impl_->info.sha256 =
+      sha256_hex(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()));
+  DlibByteStreamBuf buffer(file.bytes());
+  std::istream in(&buffer);
+  try {
+    dlib::deserialize(impl_->predictor, in);
+  } catch (const dlib::serialization_error& e) {
+    VLBIAS_FAIL(UsageError, "Shape predictor {}: dlib cannot read it ({}).", name, e.what());
+  }
+  VLBIAS_CHECK(impl_->predictor.num_parts() == impl_->info.parts, InternalError,
+               "dlib read {} landmarks from {}, the check {}", impl_->predictor.num_parts(), name,
+               impl_->info.parts);
+  if (decoder.joinable()) {
+    decoder.join();
+    if (decode_error) std::rethrow_exception(decode_error);
+  } else {
+    decoded = dlib::get_frontal_face_detector();
+  }
+  impl_->prototype = std::move(decoded);
+}
+
+FaceDetector::~FaceDetector() = default;
+FaceDetector::FaceDetector(FaceDetector&&) noexcept = default;
+FaceDetector& FaceDetector::operator=(FaceDetector&&) noexcept = default;
+
+std::vector<DetectedFace> FaceDetector::detect(const RgbImage& image) const {
+  VLBIAS_CHECK(
+      image.width > 0 && image.height > 0 && image.pixels.size() == image.width * image.height * 3,
+      InternalError, "detect: an image of {} x {} with {} bytes", image.width, image.height,
+      image.pixels.size());
+  const std::vector<dlib::rect_detection> found = impl_->run_detector(image);
+  std::vector<dlib::rectangle> boxes;
+  for (const dlib::rect_detection& d : found) boxes.push_back(d.rect);
+  std::vector<DetectedFace> faces = impl_->faces_at(image, boxes);
+  for (std::size_t i = 0; i < faces.size(); ++i) faces[i].score = found[i].detection_confidence;
+  return faces;
+}
+
+std::vector<DetectedFace> FaceDetector::locate(const RgbImage& image,
+                                               const std::vector<FaceBox>& boxes,
+                                               const std::vector<std::optional<double>>& scores,
+                                               const std::string& source) const {
+  VLBIAS_CHECK(scores.size() == boxes.size(), InternalError, "locate: {} boxes, {} scores",
+               boxes.size(), scores.size());
+  const dlib::rectangle whole(0, 0, static_cast<long>(image.width) - 1,
+                              static_cast<long>(image.height) - 1);
+  std::vector<dlib::rectangle> rects;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    const FaceBox& b = boxes[i];
+    VLBIAS_CHECK(b.w > 0 && b.h > 0, InputError,
+                 "{}: box {} ({}, {}, {} x {}) has no area; expected a positive width and height.",
+                 source, i, b.x, b.y, b.w, b.h);
+    rects.push_back(to_dlib_rect(b));
+    VLBIAS_CHECK(!whole.intersect(rects.back()).is_empty(), InputError,
+                 "{}: box {} ({}, {}, {} x {}) lies outside the {} x {} image.", source, i, b.x,
+                 b.y, b.w, b.h, image.width, image.height);
+  }
+  std::vector<DetectedFace> faces = impl_->faces_at(image, rects);
+  for (std::size_t i = 0; i < faces.size(); ++i) faces[i].score = scores[i];
+  return faces;
+}
+
+std::size_t FaceDetector::detection_pixels(std::size_t width, std::size_t height) const {
+  return saturating_mul(saturating_mul(width, height),
+                        std::size_t{1} << (2 * impl_->options.upsample));
+}
+
+// The doubled image (3 bytes a pixel, and the half-size copy pyramid_up keeps), dlib's HOG
+// pyramid (pyramid_down<6>: levels of (5/6)^2 the pixels each, 1 / (1 - 25/36) = 3.3 x the
+// pixels in all; per level an RGB copy and 31 float features per 8 x 8 cell, ~5 bytes a
+// pixel): 24 bytes a detection pixel is above the sum.
+std::size_t FaceDetector::detection_bytes(std::size_t width, std::size_t height) const {
+  return saturating_mul(detection_pixels(width, height), 24);
+}
+
+const FaceDetectorOptions& FaceDetector::options() const {
+  return impl_->options;
+}
+const ShapePredictorInfo& FaceDetector::predictor() const {
+  return impl_->info;
+}
+
+Json FaceDetector::describe() const {
+  const FaceDetectorOptions& o = impl_->options;
+  const ShapePredictorInfo& p = impl_->info;
+  Json chips = nullptr;
+  if (o.chip_size > 0) {
+    chips = Json{{"size", o.chip_size},
+                 {"padding", o.chip_padding},
+                 {"alignment", fmt::format("dlib get_face_chip_details on the {}-point landmarks, "
+                                           "extract_image_chips (bilinear)",
+                                           p.parts)},
+                 {"format", "png"}};
+  }
+  return Json{
+      {"detector", Json{{"name", "dlib HOG frontal_face_detector"},
+                        {"dlib_version", fmt::format("{}.{}.{}", DLIB_MAJOR_VERSION,
+                                                     DLIB_MINOR_VERSION, DLIB_PATCH_VERSION)},
+                        {"weights", "compiled into dlib (get_frontal_face_detector)"},
+                        {"upsample", o.upsample},
+                        {"adjust_threshold", o.threshold}}},
+      {"predictor", Json{{"path", o.predictor.string()},
+                         {"sha256", p.sha256},
+                         {"points", p.parts},
+                         {"cascades", p.cascades},
+                         {"trees", p.trees}}},
+      {"chips", chips}};
+}
+
+double box_iou(const FaceBox& a, const FaceBox& b) {
+  if (a.w <= 0 || a.h <= 0 || b.w <= 0 || b.h <= 0) return 0.0;
+  const double ix = std::max(0L, std::min(a.x + a.w, b.x + b.w) - std::max(a.x, b.x));
+  const double iy = std::max(0L, std::min(a.y + a.h, b.y + b.h) - std::max(a.y, b.y));
+  const double inter = ix * iy;
+  const double uni = static_cast<double>(a.w) * a.h + static_cast<double>(b.w) * b.h - inter;
+  return inter / uni;
+}
+
+}  // namespace vlbias

@@ -1,0 +1,296 @@
+// The `vlbias faces` job: images -> checkpointed chunks of faces -> tables, chips and a manifest
+// (include/vlbias/faces/faces_job.h). Each image of a chunk is read, decoded, searched and its
+// chips written by one task of the pool; the chunk's records are kept when all are done.
+#include <chrono>
+#include <mutex>
+#include <new>
+
+#include "faces_job_internal.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
+#include "vlbias/core/memory_budget.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/sha256.h"
+#include "vlbias/core/timestamp.h"
+#include "vlbias/encode/encode.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/io/mapped_file.h"
+#include "vlbias/io/run_lock.h"
+#include "vlbias/version.h"
+
+namespace vlbias {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using faces_internal::FaceRecord;
+using faces_internal::FacesCheckpoint;
+using faces_internal::GivenBoxes;
+using faces_internal::ImageFaces;
+
+constexpr std::size_t kDefaultFacesChunk = 64;
+
+}  // namespace
+
+void faces_internal::check_faces_out(const fs::path& out) {
+  VLBIAS_CHECK(!out.empty(), UsageError, "--out is empty; expected a folder for the faces.");
+  const fs::file_status st = fs::symlink_status(out);
+  if (!fs::exists(st)) return;
+  VLBIAS_CHECK(fs::is_directory(st), UsageError,
+               "--out {}: is {}; expected a folder (new or empty) for the faces.", out.string(),
+               fs::is_symlink(st) ? "a symbolic link" : "a file");
+  VLBIAS_CHECK(!fs::exists(fs::symlink_status(out / faces_internal::kFacesManifest)), UsageError,
+               "--out {}: holds a finished faces run ({}); choose another folder or delete it.",
+               out.string(), faces_internal::kFacesManifest);
+  if (fs::exists(fs::symlink_status(out / faces_internal::kFacesPartial))) return;
+  for (const fs::directory_entry& e : fs::directory_iterator(out)) {
+    const std::string name = e.path().filename().string();
+    VLBIAS_CHECK(name == ".lock", UsageError,
+                 "--out {}: is not empty ({}); expected a new or empty folder for the faces.",
+                 out.string(), name);
+  }
+}
+
+namespace {
+
+// What every task of the job shares.
+struct FacesContext {
+  const FacesJobOptions& o;
+  const FaceDetector& detector;
+  const JobItems& items;
+  const GivenBoxes* boxes;  // null: the HOG detector
+  MemoryBudget& budget;
+};
+
+// Decodes and searches one image; failures are the image's (its error), never the job's.
+RgbImage decode_for_faces(const FacesContext& ctx, std::span<const std::uint8_t> bytes,
+                          const std::string& path, const std::string& shown,
+                          MemoryBudget::Lease& lease) {
+  const std::size_t max = ctx.o.max_image_pixels;
+  const auto reserve = [&](std::size_t width, std::size_t height, std::size_t decoder_bytes) {
+    if (width * height > max) {
+      warn(
+          "{} has {} x {} pixels, more than --max-image-pixels {}; decoded anyway, as Pillow "
+          "does up to twice that",
+          shown, width, height, max);
+    }
+    const std::size_t searched = ctx.detector.detection_pixels(width, height);
+    VLBIAS_CHECK(ctx.boxes != nullptr || searched <= 2 * max, InputError,
+                 "{}: {} x {} pixels upsampled {} time{} are {} pixels, more than twice "
+                 "--max-image-pixels {}; lower --upsample or raise the limit.",
+                 path, width, height, ctx.o.detector.upsample,
+                 ctx.o.detector.upsample == 1 ? "" : "s", searched, max);
+    const std::size_t work = ctx.boxes ? 0 : ctx.detector.detection_bytes(width, height);
+    lease = ctx.budget.acquire(decoder_bytes + width * height * 3 + work);
+  };
+  return decode_image(bytes, path, DecodeOptions{2 * max, ctx.o.exif_transpose}, reserve);
+}
+
+std::vector<DetectedFace> find_faces(const FacesContext& ctx, const RgbImage& image,
+                                     std::size_t row) {
+  if (ctx.boxes == nullptr) return ctx.detector.detect(image);
+  const auto found = ctx.boxes->boxes.find(row);
+  if (found == ctx.boxes->boxes.end()) return {};
+  const std::vector<std::size_t>& lines = ctx.boxes->lines.at(row);
+  const std::string source = fmt::format("{} (line{} {})", ctx.boxes->path.string(),
+                                         lines.size() == 1 ? "" : "s", fmt::join(lines, ", "));
+  return ctx.detector.locate(image, found->second, ctx.boxes->scores.at(row), source);
+}
+
+// One image: its record, and its chips written into FACES_DIR/chips/.
+ImageFaces process_image(const FacesContext& ctx, std::size_t row) {
+  ImageFaces r;
+  r.row = row;
+  const std::string& shown = ctx.items.display[row];
+  if (ctx.items.missing[row]) {
+    r.error = "the path cell is empty";
+    return r;
+  }
+  RgbImage image;
+  std::vector<DetectedFace> faces;
+  {
+    MemoryBudget::Lease lease;  // released once the image is searched
+    try {
+      const MappedFile file(ctx.items.values[row], MapAccess::Sequential);
+      r.sha256 =
+          sha256_hex(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()));
+      image = decode_for_faces(ctx, file.bytes(), ctx.items.values[row], shown, lease);
+      r.width = image.width;
+      r.height = image.height;
+      faces = find_faces(ctx, image, row);
+    } catch (const Error& e) {
+      r.error = e.what();
+    } catch (const std::bad_alloc&) {
+      r.error = "out of memory while reading or searching the image";
+    }
+  }
+  if (!r.error.empty()) {
+    r.width = r.height = 0;
+    warn("image {} ({}) skipped: {}", row, shown, r.error);
+    return r;
+  }
+  for (std::size_t k = 0; k < faces.size(); ++k) {
+    FaceRecord f{faces[k].box, faces[k].score, faces[k].landmarks, "", Json::object()};
+    if (!faces[k].chip.pixels.empty()) {
+      f.chip = faces_internal::chip_name(row, shown, k);
+      const std::vector<std::uint8_t> png = encode_png(faces[k].chip);
+      write_file_atomically(
+          ctx.o.out / f.chip,
+          std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
+    }
+    if (ctx.o.face_columns) ctx.o.face_columns(image, faces[k], f.columns);
+    r.faces.push_back(std::move(f));
+  }
+  return r;
+}
+
+Json faces_job_key(const FacesJobOptions& o, const FaceDetector& detector, const JobItems& items,
+                   const GivenBoxes* boxes, std::size_t chunk) {
+  Json key{{"kind", "faces"},
+           {"input", o.input.string()},
+           {"input_sha256", items.input_sha256},
+           {"column", o.column},
+           {"image_root", o.image_root.string()},
+           {"items", items.values.size()},
+           {"chunk", chunk},
+           {"detection", detector.describe()},
+           {"boxes_sha256", boxes ? Json(boxes->sha256) : Json(nullptr)},
+           {"max_image_pixels", o.max_image_pixels},
+           {"exif_transpose", o.exif_transpose},
+           {"face_columns", o.face_columns_spec}};
+  if (!o.shard.whole()) key["shard"] = Json{{"index", o.shard.index}, {"count", o.shard.count}};
+  return key;
+}
+
+void process_chunks(const FacesContext& ctx, const FacesCheckpoint& cp,
+                    const std::vector<bool>& done, std::size_t resumed) {
+  Progress progress("faces", cp.owned_items());
+  progress.advance(resumed);
+  for (std::size_t c = 0; c < cp.chunks; ++c) {
+    if (!cp.owns(c) || done[c]) continue;
+    const std::size_t begin = c * cp.chunk, end = cp.chunk_end(c);
+    std::vector<ImageFaces> records(end - begin);
+    parallel_for(end - begin, [&](std::size_t i) {
+      records[i] = process_image(ctx, begin + i);
+      progress.advance();
+    });
+    faces_internal::write_faces_chunk(cp, c, records);
+  }
+  progress.finish();
+}
+
+Json faces_manifest(const FacesJobOptions& o, const FaceDetector& detector, const JobItems& items,
+                    const GivenBoxes* boxes, const FacesCheckpoint& cp, const FacesJobResult& r) {
+  Json detection = detector.describe();
+  if (boxes != nullptr) {
+    detection["detector"] = Json{{"name", "boxes given (--boxes)"},
+                                 {"path", boxes->path.string()},
+                                 {"sha256", boxes->sha256},
+                                 {"rows", boxes->rows}};
+  }
+  Json m{{"vlbias_version", VLBIAS_VERSION},
+         {"created_utc", utc_now()},
+         {"complete", true},
+         {"kind", "faces"},
+         {"input",
+          Json{{"path", o.input.string()},
+               {"sha256", items.input_sha256},
+               {"column", fs::is_directory(o.input) ? Json(nullptr)
+                                                    : Json(o.column.empty() ? "path" : o.column)},
+               {"items", items.values.size()},
+               {"row_order", items.row_order}}},
+         {"detector", detection["detector"]},
+         {"predictor", detection["predictor"]},
+         {"chips", detection["chips"]},
+         {"landmarks_format",
+          "one cell of 2 N whole numbers 'x0 y0 x1 y1 ...' (pixels), the "
+          "predictor's N points in its order"},
+         {"max_image_pixels", o.max_image_pixels},
+         {"exif_transpose", o.exif_transpose},
+         {"face_columns", o.face_columns_spec},
+         {"chunk", cp.chunk}};
+  if (!o.shard.whole()) {
+    m["shard"] = shard_json(o.shard, kChunkScheme);
+    m["shard"]["items"] = cp.owned_items();
+  }
+  m["files"] = Json{
+      {"faces", faces_internal::kFacesCsv},
+      {"images", faces_internal::kImagesCsv},
+      {"no_faces", faces_internal::kNoFacesCsv},
+      {"chips", detection["chips"].is_null() ? Json(nullptr) : Json(faces_internal::kChipsFolder)}};
+  m["counts"] = Json{{"images", r.images},
+                     {"ok", r.ok},
+                     {"failed", r.failed},
+                     {"no_face", r.no_face},
+                     {"faces", r.faces}};
+  m["resumed_images"] = r.resumed;
+  m["seconds"] = r.seconds;
+  return m;
+}
+
+}  // namespace
+
+FacesJobResult run_faces_job(const FacesJobOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  faces_internal::check_faces_out(o.out);
+  VLBIAS_CHECK(o.max_image_pixels >= 1 && o.max_image_pixels <= kMaxImagePixelsOption, UsageError,
+               "--max-image-pixels {}: expected 1 to {} (default {}, Pillow's MAX_IMAGE_PIXELS).",
+               o.max_image_pixels, kMaxImagePixelsOption, kPillowMaxImagePixels);
+  const FaceDetector detector(o.detector);
+  const JobItems items = load_job_items(o.input, o.column, o.image_root, true);
+  std::optional<GivenBoxes> boxes;
+  if (!o.boxes.empty()) boxes = faces_internal::read_given_boxes(o.boxes, items);
+  const RunLock lock(o.out);
+
+  FacesCheckpoint cp;
+  cp.partial = o.out / faces_internal::kFacesPartial;
+  cp.n = items.values.size();
+  cp.chunk = o.chunk ? o.chunk : kDefaultFacesChunk;
+  cp.chunks = (cp.n + cp.chunk - 1) / cp.chunk;
+  cp.shard = o.shard;
+  const GivenBoxes* given = boxes ? &*boxes : nullptr;
+  faces_internal::open_faces_checkpoint(cp, faces_job_key(o, detector, items, given, cp.chunk),
+                                        o.resume);
+  if (o.detector.chip_size > 0) make_output_folders(o.out, faces_internal::kChipsFolder);
+  const std::vector<bool> done = faces_internal::finished_faces_chunks(cp, items);
+  FacesJobResult result;
+  for (std::size_t c = 0; c < cp.chunks; ++c) {
+    if (done[c]) result.resumed += cp.chunk_end(c) - c * cp.chunk;
+  }
+  MemoryBudget budget(3 * 2 * o.max_image_pixels);
+  const FacesContext ctx{o, detector, items, given, budget};
+  process_chunks(ctx, cp, done, result.resumed);
+
+  const std::vector<ImageFaces> images = faces_internal::read_faces_chunks(cp);
+  const faces_internal::FacesTables tables = faces_internal::faces_tables(images, items.display);
+  const Json table_sha = faces_internal::write_faces_tables(o.out, tables, images);
+  result.images = images.size();
+  for (const ImageFaces& im : images) {
+    result.ok += im.error.empty();
+    result.failed += !im.error.empty();
+    result.no_face += im.error.empty() && im.faces.empty();
+    result.faces += im.faces.size();
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.manifest = o.out / faces_internal::kFacesManifest;
+  Json manifest = faces_manifest(o, detector, items, given, cp, result);
+  manifest["tables_sha256"] = table_sha;
+  if (!o.shard.whole()) {
+    // What a merge reads and checks a shard by (faces_merge.cpp): the job's items and the
+    // shard's records.
+    const fs::path records = o.out / faces_internal::kShardRecords;
+    faces_internal::write_shard_records(records, images, items.display);
+    manifest["shard"]["items_sha256"] = job_items_sha256(items.display);
+    manifest["shard"]["records_sha256"] = sha256_file(records.string());
+  }
+  write_file_atomically(result.manifest, manifest.dump(2) + "\n");
+  fs::remove_all(cp.partial);
+  if (result.failed > 0) {
+    warn("{} of {} images could not be read and are listed in {} with the reason.", result.failed,
+         result.images, (o.out / faces_internal::kImagesCsv).string());
+  }
+  return result;
+}
+
+}  // namespace vlbias

@@ -1,0 +1,199 @@
+// The shape predictor file walked in dlib 19's serialization format (dlib/serialize.h,
+// dlib/image_processing/shape_predictor.h) before dlib reads it:
+//   int version (1); matrix<float,0,1> initial_shape;
+//   vector<vector<regression_tree>> forests;   tree: vector<split_feature> splits,
+//                                               vector<matrix<float,0,1>> leaf_values;
+//                                               split: ulong idx1, ulong idx2, float thresh
+//   vector<vector<ulong>> anchor_idx; vector<vector<vector<float,2>>> deltas.
+// Integers are a control byte (low nibble: byte count 1-8; bit 7: negative for signed types)
+// and that many little-endian bytes; a float is float_details (int64 mantissa, int16
+// exponent; 32000-32002 mark inf, -inf, NaN); a vector is its ulong size and its elements; a
+// matrix is its rows and columns as longs (negated in the current format) and its elements.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "shape_predictor_file.h"
+#include "vlbias/core/error.h"
+#include "vlbias/core/sha256.h"
+
+namespace vlbias::faces_internal {
+
+namespace {
+
+class PredictorReader {
+ public:
+  PredictorReader(std::span<const std::uint8_t> bytes, const std::string& name)
+      : bytes_(bytes), name_(name) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    VLBIAS_FAIL(UsageError,
+                "Shape predictor {}: {} at byte {}; expected a dlib shape predictor file (e.g. "
+                "{} from Debian's libdlib-data).",
+                name_, what, at_, kDebianShapePredictor);
+  }
+
+  std::size_t left() const { return bytes_.size() - at_; }
+
+  // An integer of at most `max_bytes` bytes; `is_signed` reads bit 7 of the control byte as
+  // the sign (dlib's unpack_int for signed types), else bit 7 makes the count invalid.
+  std::int64_t integer(std::size_t max_bytes, bool is_signed, const char* what) {
+    if (left() < 1) fail(fmt::format("the file ends before {}", what));
+    const std::uint8_t control = bytes_[at_];
+    const bool negative = is_signed && (control & 0x80) != 0;
+    const std::size_t count = is_signed ? (control & 0x0F) : (control & 0x8F);
+    if (count == 0 || count > max_bytes) {
+      fail(fmt::format("{} has an invalid size byte 0x{:02x}", what, control));
+    }
+    if (left() < 1 + count) fail(fmt::format("the file ends inside {}", what));
+    std::uint64_t value = 0;
+    for (std::size_t i = count; i > 0; --i) value = (value << 8) | bytes_[at_ + i];
+    at_ += 1 + count;
+    if (value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail(fmt::format("{} is out of range", what));
+    }
+    const auto v = static_cast<std::int64_t>(value);
+    return negative ? -v : v;
+  }
+
+  // A count of elements that each take at least `min_bytes` bytes: never more than fit in
+  // what is left of the file, so no count in it can make anyone allocate more than the file.
+  std::size_t count(std::size_t min_bytes, const char* what) {
+    const std::int64_t n = integer(8, false, what);
+    if (static_cast<std::uint64_t>(n) > left() / min_bytes) {
+      fail(fmt::format("{} is {}, more than the {} bytes left can hold", what, n, left()));
+    }
+    return static_cast<std::size_t>(n);
+  }
+
+  // dlib's float_details in the binary format (the old ASCII format is refused).
+  float real(const char* what) {
+    if (left() >= 1 && (bytes_[at_] & 0x70) != 0) {
+      fail(fmt::format("{} is not in dlib's binary float format", what));
+    }
+    const std::int64_t mantissa = integer(8, true, what);
+    const std::int64_t exponent = integer(2, true, what);
+    if (exponent >= 32000) fail(fmt::format("{} is not finite", what));
+    const double v = std::ldexp(static_cast<double>(mantissa), static_cast<int>(exponent));
+    if (!std::isfinite(v) || std::fabs(v) > std::numeric_limits<float>::max()) {
+      fail(fmt::format("{} is not a finite float", what));
+    }
+    return static_cast<float>(v);
+  }
+
+  // A column vector matrix<float,0,1>: its number of rows.
+  std::size_t column(const char* what) {
+    std::int64_t rows = integer(8, true, what), cols = integer(8, true, what);
+    if (rows < 0 || cols < 0) rows = -rows, cols = -cols;  // the current format's negation
+    if (cols != 1 || rows < 0) {
+      fail(fmt::format("{} is a {} x {} matrix, not a column", what, rows, cols));
+    }
+    if (static_cast<std::uint64_t>(rows) > left() / 2) {
+      fail(fmt::format("{} claims {} values, more than the bytes left", what, rows));
+    }
+    for (std::int64_t r = 0; r < rows; ++r) real(what);
+    return static_cast<std::size_t>(rows);
+  }
+
+  std::size_t position() const { return at_; }
+
+ private:
+  std::span<const std::uint8_t> bytes_;
+  const std::string& name_;
+  std::size_t at_ = 0;
+};
+
+// Per cascade, the feature pixels its trees' splits compare (one more than the largest index,
+// 0 for trees without splits): the cascade's offset list must hold that many.
+struct Forests {
+  std::vector<std::size_t> pixels_needed;
+  std::size_t trees = 0;
+};
+
+Forests read_forests(PredictorReader& in, std::size_t shape_rows) {
+  Forests f;
+  const std::size_t cascades = in.count(1, "the number of cascades");
+  f.pixels_needed.assign(cascades, 0);
+  for (std::size_t c = 0; c < cascades; ++c) {
+    const std::size_t trees = in.count(2, "the number of trees of a cascade");
+    for (std::size_t t = 0; t < trees; ++t, ++f.trees) {
+      const std::size_t splits = in.count(6, "the number of splits of a tree");
+      for (std::size_t s = 0; s < splits; ++s) {
+        for (const char* what : {"a split's first pixel", "a split's second pixel"}) {
+          const auto index = static_cast<std::size_t>(in.integer(8, false, what));
+          f.pixels_needed[c] = std::max(f.pixels_needed[c], index + 1);
+        }
+        in.real("a split's threshold");
+      }
+      const std::size_t leaves = in.count(3, "the number of leaves of a tree");
+      // Prediction walks i -> 2i + 1 or 2i + 2 while i < splits and reads leaf i - splits:
+      // leaves 0 .. splits, so a tree has one leaf more than it has splits.
+      if (leaves != splits + 1) {
+        in.fail(fmt::format("cascade {} tree {} has {} splits and {} leaves (expected {} leaves)",
+                            c, t, splits, leaves, splits + 1));
+      }
+      for (std::size_t l = 0; l < leaves; ++l) {
+        if (in.column("a leaf value") != shape_rows) {
+          in.fail(fmt::format("a leaf of cascade {} tree {} is not a shape of {} values", c, t,
+                              shape_rows));
+        }
+      }
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+ShapePredictorInfo check_shape_predictor(std::span<const std::uint8_t> bytes,
+                                         const std::string& name) {
+  PredictorReader in(bytes, name);
+  if (in.integer(4, true, "the format version") != 1) in.fail("the format version is not 1");
+  const std::size_t shape_rows = in.column("the initial shape");
+  ShapePredictorInfo info;
+  info.parts = shape_rows / 2;
+  if (shape_rows % 2 != 0 || (info.parts != 5 && info.parts != 68)) {
+    in.fail(
+        fmt::format("the initial shape has {} values, not 5 or 68 points (10 or 136)", shape_rows));
+  }
+  const Forests forests = read_forests(in, shape_rows);
+  info.cascades = forests.pixels_needed.size();
+  info.trees = forests.trees;
+  const std::size_t anchors = in.count(1, "the number of anchor lists");
+  if (anchors != info.cascades) {
+    in.fail(fmt::format("{} anchor lists for {} cascades", anchors, info.cascades));
+  }
+  std::vector<std::size_t> pixels(anchors);
+  for (std::size_t c = 0; c < anchors; ++c) {
+    pixels[c] = in.count(2, "the number of feature pixels of a cascade");
+    for (std::size_t k = 0; k < pixels[c]; ++k) {
+      const std::int64_t anchor = in.integer(8, false, "a feature pixel's anchor landmark");
+      if (static_cast<std::size_t>(anchor) >= info.parts) {
+        in.fail(fmt::format("cascade {} anchors a feature pixel at landmark {} of {}", c, anchor,
+                            info.parts));
+      }
+    }
+    if (forests.pixels_needed[c] > pixels[c]) {
+      in.fail(fmt::format("a tree of cascade {} compares feature pixel {} of {}", c,
+                          forests.pixels_needed[c] - 1, pixels[c]));
+    }
+    info.feature_pixels += pixels[c];
+  }
+  const std::size_t delta_lists = in.count(1, "the number of offset lists");
+  if (delta_lists != anchors) {
+    in.fail(fmt::format("{} offset lists for {} cascades", delta_lists, anchors));
+  }
+  for (std::size_t c = 0; c < delta_lists; ++c) {
+    if (in.count(4, "the number of offsets of a cascade") != pixels[c]) {
+      in.fail(fmt::format("cascade {} has another number of offsets than feature pixels", c));
+    }
+    for (std::size_t k = 0; k < pixels[c]; ++k) {
+      in.real("an offset's x");
+      in.real("an offset's y");
+    }
+  }
+  if (in.left() != 0) in.fail(fmt::format("{} bytes follow the predictor", in.left()));
+  return info;
+}
+
+}  // namespace vlbias::faces_internal
