@@ -194,4 +194,16 @@ ClipCams clip_cams(const ClipModel& model, const float* pixels, std::size_t n,
   return out;
 }
 
+RgbImage clip_cam_overlay(const RgbImage& crop, const float* map) {
+  VLBIAS_CHECK(
+      crop.width > 0 && crop.height > 0 && crop.pixels.size() == crop.width * crop.height * 3,
+      InputError, "clip_cam_overlay: the crop is empty or not {} x {} RGB pixels", crop.width,
+      crop.height);
+  RgbImage out;
+  out.width = crop.width;
+  out.height = crop.height;
+  out.pixels = overlay_cam(crop.pixels.data(), map, crop.width, crop.height);
+  return out;
+}
+
 }  // namespace vlbias

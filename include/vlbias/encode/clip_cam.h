@@ -16,6 +16,7 @@
 
 #include "vlbias/core/matrix.h"
 #include "vlbias/encode/clip_model.h"
+#include "vlbias/encode/image.h"
 
 namespace vlbias {
 
@@ -73,5 +74,11 @@ struct ClipCams {
 // the normalised input (the preprocessing mean colour) and runs grid^2 + 1 forwards per image.
 ClipCams clip_cams(const ClipModel& model, const float* pixels, std::size_t n,
                    const TraitPairTarget& target, CamMethod method);
+
+// One map laid over the image the model saw, as pytorch-grad-cam's show_cam_on_image(img, mask,
+// use_rgb=True) (overlay_cam in include/vlbias/nn/cam.h, image weight 0.5): `crop` is the model's
+// input crop of the image (preprocess_geometry), `map` its crop.height x crop.width values of
+// ClipCams::maps. InputError for an empty crop or a map value outside [0, 1].
+RgbImage clip_cam_overlay(const RgbImage& crop, const float* map);
 
 }  // namespace vlbias
