@@ -248,12 +248,23 @@ TEST(CliExplain, BadInputsExitWithTheUsageCodeNamingTheProblem) {
   };
   const fs::path blank = temp_dir() / "blank.csv";
   std::ofstream(blank) << "path,g\n" << (kReal / "chelsea.png").string() << ",\n";
+  // An open_clip folder whose image tower is a ModifiedResNet (vision_cfg.layers a list).
+  const fs::path resnet = temp_dir() / "resnet";
+  fs::create_directories(resnet);
+  for (const char* f : {"open_clip_model.safetensors", "vocab.json", "merges.txt"}) {
+    fs::copy_file(kE2e / "open_clip" / f, resnet / f, fs::copy_options::overwrite_existing);
+  }
+  json config = json::parse(read_file(kE2e / "open_clip" / "open_clip_config.json"));
+  config["model_cfg"]["vision_cfg"]["layers"] = {1, 1, 1, 1};
+  std::ofstream(resnet / "open_clip_config.json") << config.dump();
   const Case cases[] = {
       {model_arg() + " " + args + " --pair brave/timid",
        "--pair brave/timid: " + manifest_file() + " has no trait pair of that name"},
       {"--model " + shell_quote((kSource / "tests/fixtures/encode/dinov2/gelu_p4").string()) + " " +
            args + " --pair smart/dumb",
        "is a dinov2 model; explain needs a CLIP model with a ViT image tower"},
+      {"--model " + shell_quote(resnet.string()) + " " + args + " --pair smart/dumb",
+       "ModifiedResNet vision towers are not supported (ViT only)"},
       {model_arg() + " " + args + " --pair smart/dumb --top 0", "--top 0: expected at least 1"},
       {model_arg() + " " + args + " --pair smart/dumb --by race",
        "has no column 'race'; its columns: path, g"},
