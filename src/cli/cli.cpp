@@ -92,6 +92,7 @@ constexpr std::pair<const char*, const char*> kSummaries[] = {
     {"report", "Re-render an audit run's report.html from its results.json"},
     {"encode", "CLIP embeddings of images or texts from a model folder (resumable)"},
     {"features", "Image features: FID Inception-v3, DINOv2 or CLIP (resumable; FID/KID/PRDC)"},
+    {"explain", "Class activation maps of a CLIP ViT for a trait pair, with overlays per group"},
     {"faces", "Faces in images: boxes, 68 landmarks, aligned chips (dlib; resumable)"},
     {"merge", "Put a sharded job's outputs (--shard I/N) together, as one process writes them"},
     {"convert-weights", "PyTorch .pth/.pt/.bin weights to .safetensors, read as data (no code)"},
@@ -256,6 +257,7 @@ int run(int argc, char** argv) {
   add_encode_command(app);
   add_features_command(app);
   add_faces_command(app);
+  add_explain_command(app);
   add_merge_command(app);
   add_convert_weights_command(app);
   add_generate_command(app);

@@ -79,6 +79,9 @@ void add_encode_command(CLI::App& app);
 // `vlbias faces --images T|DIR --out FACES_DIR`: face boxes, landmarks and chips
 // (faces_command.cpp).
 void add_faces_command(CLI::App& app);
+// `vlbias explain --model CLIP_DIR --images T --manifest M --pair a/b --out MAPS_DIR`: class
+// activation maps for a trait pair (explain_command.cpp).
+void add_explain_command(CLI::App& app);
 // `vlbias features`: image features of CLIP, the FID Inception-v3 or DINOv2 (encode_command.cpp).
 void add_features_command(CLI::App& app);
 

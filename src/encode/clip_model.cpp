@@ -69,47 +69,139 @@ class ScratchLease {
   std::unique_ptr<encode_internal::Scratch> s_;
 };
 
+}  // namespace
+
+namespace encode_internal {
+
+void run_blocks(const Tower& t, float* h, std::size_t rows, const std::vector<Seq>& seqs,
+                bool causal, Scratch& sc, std::size_t stop) {
+  const ClipTowerConfig& c = t.cfg;
+  const std::size_t w = c.width, mw = c.mlp_width;
+  float* x = sc.x.reserve(rows * w);
+  float* qkv = sc.qkv.reserve(rows * 3 * w);
+  float* attn = sc.attn.reserve(rows * w);
+  float* mlp = sc.mlp.reserve(rows * mw);
+  for (std::size_t li = 0; li < stop; ++li) {
+    const Block& b = t.blocks[li];
+    // x = LN1(h); qkv = x Wqkv^T + b; h += attn Wo^T + bo
+    layer_norm_rows(h, x, rows, w, b.ln1, c.layer_norm_eps);
+    linear_rows(x, w, rows, b.qkv, qkv, 3 * w, false);
+    add_bias_rows(qkv, rows, 3 * w, b.qkv.b);
+    packed_attention(qkv, w, c.heads, seqs, causal, /*pooled_only=*/false, attn);
+    add_bias_rows(h, rows, w, b.out.b);
+    linear_rows(attn, w, rows, b.out, h, w, true);
+    // h += act(LN2(h) W1^T + b1) W2^T + b2
+    layer_norm_rows(h, x, rows, w, b.ln2, c.layer_norm_eps);
+    linear_rows(x, w, rows, b.fc1, mlp, mw, false);
+    bias_activation_rows(mlp, rows, mw, b.fc1.b, c.activation);
+    add_bias_rows(h, rows, w, b.fc2.b);
+    linear_rows(mlp, mw, rows, b.fc2, h, w, true);
+  }
+}
+
+std::vector<float> run_last_block_pooled(const Tower& t, const float* h, std::size_t rows,
+                                         const std::vector<Seq>& seqs, bool causal, Scratch& sc,
+                                         LastBlockTrace* trace) {
+  const ClipTowerConfig& c = t.cfg;
+  const std::size_t w = c.width, mw = c.mlp_width, ns = seqs.size();
+  const Block& b = t.blocks.back();
+  float* x = sc.x.reserve(rows * w);
+  float* qkv = sc.qkv.reserve(rows * 3 * w);
+  float* attn = sc.attn.reserve(rows * w);
+  float* mlp = sc.mlp.reserve(rows * mw);
+  // Keys and values of every token are needed; the attention output, out-projection and MLP
+  // only for the pooled rows (nothing else is read after the last block).
+  layer_norm_rows(h, x, rows, w, b.ln1, c.layer_norm_eps);
+  linear_rows(x, w, rows, b.qkv, qkv, 3 * w, false);
+  add_bias_rows(qkv, rows, 3 * w, b.qkv.b);
+  packed_attention(qkv, w, c.heads, seqs, causal, /*pooled_only=*/true, attn);
+  std::vector<float> hp(ns * w);  // the pooled rows, updated by the rest of the block
+  for (std::size_t si = 0; si < ns; ++si) {
+    std::memcpy(hp.data() + si * w, h + (seqs[si].offset + seqs[si].pooled) * w, w * sizeof(float));
+  }
+  add_bias_rows(hp.data(), ns, w, b.out.b);
+  linear_rows(attn, w, ns, b.out, hp.data(), w, true);
+  if (trace != nullptr) {
+    trace->ln1.assign(x, x + rows * w);
+    trace->qkv.assign(qkv, qkv + rows * 3 * w);
+    trace->after_attention = hp;
+  }
+  layer_norm_rows(hp.data(), x, ns, w, b.ln2, c.layer_norm_eps);
+  linear_rows(x, w, ns, b.fc1, mlp, mw, false);
+  if (trace != nullptr) trace->fc1.assign(mlp, mlp + ns * mw);
+  bias_activation_rows(mlp, ns, mw, b.fc1.b, c.activation);
+  add_bias_rows(hp.data(), ns, w, b.fc2.b);
+  linear_rows(mlp, mw, ns, b.fc2, hp.data(), w, true);
+  return hp;
+}
+
+void check_pixels(const ClipConfig& c, const float* pixels, std::size_t n) {
+  const std::size_t side = c.image_size, image_floats = 3 * side * side;
+  VLBIAS_CHECK(n == 0 || pixels != nullptr, InternalError, "null pixels for {} images", n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float* img = pixels + i * image_floats;
+    for (std::size_t j = 0; j < image_floats; ++j) {
+      VLBIAS_CHECK(std::isfinite(img[j]), InputError,
+                   "image {} has a non-finite pixel value at channel {}, row {}, column {}", i,
+                   j / (side * side), j / side % side, j % side);
+    }
+  }
+}
+
+float* embed_images(const ClipModel::Impl& m, const float* pixels, std::size_t b, Scratch& sc) {
+  const ClipConfig& c = m.config;
+  const VisionWeights& vw = m.vision;
+  const std::size_t w = c.vision.width, p = c.patch_size, g = c.grid(), side = c.image_size;
+  const std::size_t patches = g * g, tokens = patches + 1, kdim = 3 * p * p, rows = b * tokens;
+  const std::size_t image_floats = 3 * side * side;
+  // im2col into the MLP buffer: patch (gy, gx) of image ii as a row [ch][ky][kx], the conv
+  // weight's order, so Conv2d(3, width, kernel = stride = patch, bias = False) is one GEMM.
+  float* cols = sc.mlp.reserve(std::max(b * patches * kdim, rows * c.vision.mlp_width));
+  parallel_for(b, [&](std::size_t ii) {
+    const float* img = pixels + ii * image_floats;
+    for (std::size_t gy = 0; gy < g; ++gy) {
+      for (std::size_t gx = 0; gx < g; ++gx) {
+        float* dst = cols + (ii * patches + gy * g + gx) * kdim;
+        for (std::size_t ch = 0; ch < 3; ++ch) {
+          for (std::size_t ky = 0; ky < p; ++ky) {
+            std::memcpy(dst + (ch * p + ky) * p, img + (ch * side + gy * p + ky) * side + gx * p,
+                        p * sizeof(float));
+          }
+        }
+      }
+    }
+  });
+  // Patch embeddings of all images (into the attention buffer), then per image
+  // h = [class_emb; patch embeddings] + pos_emb (CLIPVisionEmbeddings.forward).
+  float* pe = sc.attn.reserve(rows * w);
+  sgemm(Transpose::No, Transpose::Yes, b * patches, w, kdim, 1.0f, cols, kdim, vw.patch.data(),
+        kdim, 0.0f, pe, w);
+  float* h = sc.h.reserve(rows * w);
+  parallel_for(b, [&](std::size_t ii) {
+    float* hi = h + ii * tokens * w;
+    for (std::size_t j = 0; j < w; ++j) hi[j] = vw.class_emb[j] + vw.pos_emb[j];
+    for (std::size_t t = 1; t < tokens; ++t) {
+      float* r = hi + t * w;
+      const float* e = pe + (ii * patches + t - 1) * w;
+      const float* pos = vw.pos_emb.data() + t * w;
+      for (std::size_t j = 0; j < w; ++j) r[j] = e[j] + pos[j];
+    }
+  });
+  layer_norm_rows(h, h, rows, w, vw.ln_pre, c.vision.layer_norm_eps);
+  return h;
+}
+
+}  // namespace encode_internal
+
+namespace {
+
 // Runs all blocks of `t` over the packed token matrix h (rows x width) and returns the pooled
 // rows after the last block (seqs.size() x width), in sequence order.
 std::vector<float> run_tower(const Tower& t, float* h, std::size_t rows,
                              const std::vector<Seq>& seqs, bool causal,
                              encode_internal::Scratch& sc) {
-  const ClipTowerConfig& c = t.cfg;
-  const std::size_t w = c.width, mw = c.mlp_width, heads = c.heads, ns = seqs.size();
-  float* x = sc.x.reserve(rows * w);
-  float* qkv = sc.qkv.reserve(rows * 3 * w);
-  float* attn = sc.attn.reserve(rows * w);
-  float* mlp = sc.mlp.reserve(rows * mw);
-  std::vector<float> hp(ns * w);  // pooled rows after the last block
-  for (std::size_t li = 0; li < t.blocks.size(); ++li) {
-    const Block& b = t.blocks[li];
-    const bool last = li + 1 == t.blocks.size();
-    // x = LN1(h); qkv = x Wqkv^T + b (keys and values of every token are needed).
-    layer_norm_rows(h, x, rows, w, b.ln1, c.layer_norm_eps);
-    linear_rows(x, w, rows, b.qkv, qkv, 3 * w, false);
-    add_bias_rows(qkv, rows, 3 * w, b.qkv.b);
-    float* stream = h;  // the residual stream the rest of the block updates
-    std::size_t n = rows;
-    packed_attention(qkv, w, heads, seqs, causal, /*pooled_only=*/last, attn);
-    if (last) {
-      for (std::size_t si = 0; si < ns; ++si) {
-        std::memcpy(hp.data() + si * w, h + (seqs[si].offset + seqs[si].pooled) * w,
-                    w * sizeof(float));
-      }
-      stream = hp.data();
-      n = ns;
-    }
-    // h += attn Wo^T + bo
-    add_bias_rows(stream, n, w, b.out.b);
-    linear_rows(attn, w, n, b.out, stream, w, true);
-    // h += act(LN2(h) W1^T + b1) W2^T + b2
-    layer_norm_rows(stream, x, n, w, b.ln2, c.layer_norm_eps);
-    linear_rows(x, w, n, b.fc1, mlp, mw, false);
-    bias_activation_rows(mlp, n, mw, b.fc1.b, c.activation);
-    add_bias_rows(stream, n, w, b.fc2.b);
-    linear_rows(mlp, mw, n, b.fc2, stream, w, true);
-  }
-  return hp;
+  encode_internal::run_blocks(t, h, rows, seqs, causal, sc, t.blocks.size() - 1);
+  return encode_internal::run_last_block_pooled(t, h, rows, seqs, causal, sc, nullptr);
 }
 
 // LN(pooled) P^T: the projected embeddings (seqs x embed) written to out rows [row0, ...).
@@ -153,6 +245,10 @@ const ClipConfig& ClipModel::config() const {
   return impl_->config;
 }
 
+const ClipModel::Impl& ClipModel::impl() const {
+  return *impl_;
+}
+
 const std::filesystem::path& ClipModel::weights_path() const {
   return impl_->weights_path;
 }
@@ -171,59 +267,16 @@ std::size_t ClipModel::pooled_position(const std::vector<std::int32_t>& ids) con
 Matrix ClipModel::encode_images(const float* pixels, std::size_t n) const {
   const ClipConfig& c = impl_->config;
   const encode_internal::VisionWeights& vw = impl_->vision;
-  const std::size_t w = c.vision.width, p = c.patch_size, g = c.grid(), side = c.image_size;
-  const std::size_t patches = g * g, tokens = patches + 1, kdim = 3 * p * p;
-  const std::size_t image_floats = 3 * side * side;
+  const std::size_t tokens = c.image_tokens(), image_floats = 3 * c.image_size * c.image_size;
   Matrix out(n, c.embed_dim);
   if (n == 0) return out;
-  VLBIAS_CHECK(pixels != nullptr, InternalError, "encode_images: null pixels for {} images", n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const float* img = pixels + i * image_floats;
-    for (std::size_t j = 0; j < image_floats; ++j) {
-      VLBIAS_CHECK(std::isfinite(img[j]), InputError,
-                   "image {} has a non-finite pixel value at channel {}, row {}, column {}", i,
-                   j / (side * side), j / side % side, j % side);
-    }
-  }
+  encode_internal::check_pixels(c, pixels, n);
   const std::size_t per_chunk = std::max<std::size_t>(1, kMaxChunkTokens / tokens);
   ScratchLease lease(*impl_);
   encode_internal::Scratch& sc = *lease;
   for (std::size_t i0 = 0; i0 < n; i0 += per_chunk) {
     const std::size_t b = std::min(per_chunk, n - i0), rows = b * tokens;
-    // im2col into the MLP buffer: patch (gy, gx) of image ii as a row [ch][ky][kx], the conv
-    // weight's order, so Conv2d(3, width, kernel = stride = patch, bias = False) is one GEMM.
-    float* cols = sc.mlp.reserve(std::max(b * patches * kdim, rows * c.vision.mlp_width));
-    parallel_for(b, [&](std::size_t ii) {
-      const float* img = pixels + (i0 + ii) * image_floats;
-      for (std::size_t gy = 0; gy < g; ++gy) {
-        for (std::size_t gx = 0; gx < g; ++gx) {
-          float* dst = cols + (ii * patches + gy * g + gx) * kdim;
-          for (std::size_t ch = 0; ch < 3; ++ch) {
-            for (std::size_t ky = 0; ky < p; ++ky) {
-              std::memcpy(dst + (ch * p + ky) * p, img + (ch * side + gy * p + ky) * side + gx * p,
-                          p * sizeof(float));
-            }
-          }
-        }
-      }
-    });
-    // Patch embeddings of all images (into the attention buffer), then per image
-    // h = [class_emb; patch embeddings] + pos_emb (CLIPVisionEmbeddings.forward).
-    float* pe = sc.attn.reserve(rows * w);
-    sgemm(Transpose::No, Transpose::Yes, b * patches, w, kdim, 1.0f, cols, kdim, vw.patch.data(),
-          kdim, 0.0f, pe, w);
-    float* h = sc.h.reserve(rows * w);
-    parallel_for(b, [&](std::size_t ii) {
-      float* hi = h + ii * tokens * w;
-      for (std::size_t j = 0; j < w; ++j) hi[j] = vw.class_emb[j] + vw.pos_emb[j];
-      for (std::size_t t = 1; t < tokens; ++t) {
-        float* r = hi + t * w;
-        const float* e = pe + (ii * patches + t - 1) * w;
-        const float* pos = vw.pos_emb.data() + t * w;
-        for (std::size_t j = 0; j < w; ++j) r[j] = e[j] + pos[j];
-      }
-    });
-    layer_norm_rows(h, h, rows, w, vw.ln_pre, c.vision.layer_norm_eps);
+    float* h = encode_internal::embed_images(*impl_, pixels + i0 * image_floats, b, sc);
     std::vector<Seq> seqs(b);
     for (std::size_t ii = 0; ii < b; ++ii) seqs[ii] = Seq{ii * tokens, tokens, 0};  // class token
     std::vector<float> pooled = run_tower(vw.tower, h, rows, seqs, /*causal=*/false, sc);

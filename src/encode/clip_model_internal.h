@@ -81,5 +81,35 @@ namespace encode_internal {
 void load_weights(const std::filesystem::path& path, ClipConfig& config, VisionWeights& vision,
                   TextWeights& text);
 
+// The pieces of the forward (clip_model.cpp) that the explainers (clip_cam.cpp) run too, so that
+// their forward is encode's, bit for bit.
+
+// InputError naming the image, channel, row and column of the first non-finite pixel of n images
+// (3 x image_size^2 floats each).
+void check_pixels(const ClipConfig& c, const float* pixels, std::size_t n);
+
+// The vision tower's input for b images: LN_pre([class_emb; patch embeddings] + pos_emb), b x
+// image_tokens() rows of width, in sc.h (returned); sc.mlp and sc.attn are used as work space.
+float* embed_images(const ClipModel::Impl& m, const float* pixels, std::size_t b, Scratch& sc);
+
+// Blocks [0, stop) of `t` over every token of the packed matrix h (rows x width), in place.
+void run_blocks(const Tower& t, float* h, std::size_t rows, const std::vector<PackedSequence>& seqs,
+                bool causal, Scratch& sc, std::size_t stop);
+
+// What the last block's forward computed, for a backward pass through it (clip_cam.cpp).
+struct LastBlockTrace {
+  std::vector<float> ln1;              // rows x width: LN1(h), the block's first LayerNorm output
+  std::vector<float> qkv;              // rows x 3 width: [q | k | v] with bias
+  std::vector<float> after_attention;  // seqs x width: the pooled rows after the attention add
+  std::vector<float> fc1;              // seqs x mlp_width: LN2(.) W1^T, before bias and activation
+};
+
+// The last block of `t` for the pooled rows only (keys and values of every token): returns the
+// pooled rows after it (seqs.size() x width), in sequence order; h is not changed. With a trace,
+// also keeps what its backward needs.
+std::vector<float> run_last_block_pooled(const Tower& t, const float* h, std::size_t rows,
+                                         const std::vector<PackedSequence>& seqs, bool causal,
+                                         Scratch& sc, LastBlockTrace* trace);
+
 }  // namespace encode_internal
 }  // namespace vlbias

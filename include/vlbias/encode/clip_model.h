@@ -117,6 +117,9 @@ class ClipModel {  // movable, immutable after load; encode_* are const and thre
   std::size_t pooled_position(const std::vector<std::int32_t>& ids) const;
 
   struct Impl;
+  // The weights and config, for the encode stage's own code (the explainers of clip_cam.h);
+  // Impl is defined in a private header of src/encode.
+  const Impl& impl() const;
 
  private:
   explicit ClipModel(std::unique_ptr<const Impl> impl);
