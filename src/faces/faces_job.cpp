@@ -107,9 +107,12 @@ std::vector<DetectedFace> find_faces(const FacesContext& ctx, const RgbImage& im
   return ctx.detector->locate(image, found->second, ctx.boxes->scores.at(row), source);
 }
 
-// The face's region for its skin tone: its chip, else its box clipped to the image.
-RgbImage skin_region(const RgbImage& image, const DetectedFace& face) {
-  if (!face.chip.pixels.empty()) return face.chip;
+// The skin tone of one face: on its chip, else on its box clipped to the image (measured in
+// place when that is the whole image, as with --no-detect; a copy of the box otherwise).
+SkinTone face_skin_tone(const RgbImage& image, const DetectedFace& face, SkinToneMode mode,
+                        const std::string& source) {
+  const SkinToneOptions options{mode, {}};
+  if (!face.chip.pixels.empty()) return measure_skin_tone(face.chip, source, options);
   const auto clip = [](long v, std::size_t n) {
     return static_cast<std::size_t>(std::clamp<long>(v, 0, static_cast<long>(n)));
   };
@@ -117,25 +120,30 @@ RgbImage skin_region(const RgbImage& image, const DetectedFace& face) {
                     x1 = clip(face.box.x + face.box.w, image.width);
   const std::size_t y0 = clip(face.box.y, image.height),
                     y1 = clip(face.box.y + face.box.h, image.height);
-  RgbImage r;
-  r.width = x1 - x0;
-  r.height = y1 - y0;
-  r.pixels.reserve(r.width * r.height * 3);
+  if (x0 == x1 || y0 == y1) {
+    // A box outside the image (given boxes may be) leaves no pixel: unknown, 0 examined.
+    SkinTone unknown;
+    unknown.mode = mode;
+    return unknown;
+  }
+  if (x1 - x0 == image.width && y1 - y0 == image.height) {
+    return measure_skin_tone(image, source, options);
+  }
+  RgbImage box;
+  box.width = x1 - x0;
+  box.height = y1 - y0;
+  box.pixels.reserve(box.width * box.height * 3);
   for (std::size_t y = y0; y < y1; ++y) {
     const std::uint8_t* line = image.pixels.data() + (y * image.width + x0) * 3;
-    r.pixels.insert(r.pixels.end(), line, line + r.width * 3);
+    box.pixels.insert(box.pixels.end(), line, line + box.width * 3);
   }
-  return r;
+  return measure_skin_tone(box, source, options);
 }
 
 // The skin-tone columns of one face (include/vlbias/faces/faces_job.h), null when unknown.
 void add_skin_tone_columns(const RgbImage& image, const DetectedFace& face, SkinToneMode mode,
                            const std::string& source, Json& columns) {
-  const RgbImage region = skin_region(image, face);
-  SkinTone tone;
-  tone.mode = mode;
-  // A box outside the image (given boxes may be) leaves no pixel: unknown, with 0 examined.
-  if (!region.pixels.empty()) tone = measure_skin_tone(region, source, SkinToneOptions{mode, {}});
+  const SkinTone tone = face_skin_tone(image, face, mode, source);
   const auto maybe = [](const auto& v) { return v ? Json(*v) : Json(nullptr); };
   columns["skin_examined"] = tone.examined_pixels;
   columns["skin_pixels"] = tone.skin_pixels;
@@ -319,18 +327,18 @@ FacesJobResult run_faces_job(const FacesJobOptions& o) {
                "--no-detect takes each whole image as one face: it makes no chips (add "
                "--no-chips) and takes no --boxes.");
   std::optional<FaceDetector> detector;
-  const FaceDetector* searcher = o.loaded_detector.get();
-  if (searcher != nullptr) {
-    const FaceDetectorOptions& a = searcher->options();
+  const FaceDetector* searcher = nullptr;  // none with whole_image
+  if (o.loaded_detector != nullptr) {
+    const FaceDetectorOptions& a = o.loaded_detector->options();
     const FaceDetectorOptions& b = o.detector;
     VLBIAS_CHECK(a.predictor == b.predictor && a.upsample == b.upsample &&
                      a.threshold == b.threshold && a.chip_size == b.chip_size &&
                      a.chip_padding == b.chip_padding,
                  UsageError, "The loaded face detector's options differ from the job's.");
+    if (!o.whole_image) searcher = o.loaded_detector.get();
   } else if (!o.whole_image) {
     searcher = &detector.emplace(o.detector);
   }
-  if (o.whole_image) searcher = nullptr;
   const JobItems items = load_job_items(o.input, o.column, o.image_root, true);
   std::optional<GivenBoxes> boxes;
   if (!o.boxes.empty()) boxes = faces_internal::read_given_boxes(o.boxes, items);
