@@ -84,6 +84,15 @@ std::string decode_dlib_frontal_face_detector() {
   return std::move(out).str();
 }
 
+// An istream over bytes in memory (the mapped predictor file), read in place.
+class DlibByteStreamBuf : public std::streambuf {
+ public:
+  explicit DlibByteStreamBuf(std::span<const std::uint8_t> bytes) {
+    char* begin = const_cast<char*>(reinterpret_cast<const char*>(bytes.data()));
+    setg(begin, begin, begin + bytes.size());
+  }
+};
+
 }  // namespace vlbias::faces_internal
 
 namespace dlib {
@@ -101,19 +110,11 @@ namespace vlbias {
 
 namespace {
 
+using faces_internal::DlibByteStreamBuf;
 using faces_internal::DlibRgbChip;
 using faces_internal::DlibRgbView;
 
 static_assert(sizeof(dlib::rgb_pixel) == 3, "dlib::rgb_pixel must be three bytes");
-
-// An istream over bytes in memory (the mapped predictor file), read in place.
-class DlibByteStreamBuf : public std::streambuf {
- public:
-  explicit DlibByteStreamBuf(std::span<const std::uint8_t> bytes) {
-    char* begin = const_cast<char*>(reinterpret_cast<const char*>(bytes.data()));
-    setg(begin, begin, begin + bytes.size());
-  }
-};
 
 std::size_t saturating_mul(std::size_t a, std::size_t b) {
   if (a != 0 && b > std::numeric_limits<std::size_t>::max() / a) {
@@ -150,7 +151,11 @@ void check_detector_options(const FaceDetectorOptions& o) {
 struct FaceDetector::Impl {
   FaceDetectorOptions options;
   ShapePredictorInfo info;
-  dlib::shape_predictor predictor;
+  // The predictor as read_shape_predictor read it, with the two lists that dlib's feature
+  // extraction takes in its own types.
+  faces_internal::ShapePredictorModel predictor;
+  dlib::matrix<float, 0, 1> initial_shape;
+  std::vector<std::vector<dlib::vector<float, 2>>> deltas;
   dlib::frontal_face_detector prototype;  // the embedded weights, once options are checked
   // dlib's detector keeps scratch state (its HOG pyramid): each call borrows a copy.
   mutable std::mutex mutex;
@@ -168,10 +173,56 @@ struct FaceDetector::Impl {
     idle.push_back(std::move(d));
   }
 
+  void take_predictor(faces_internal::ShapePredictorModel model);
+  dlib::full_object_detection predict_shape(const DlibRgbView& image,
+                                            const dlib::rectangle& box) const;
   std::vector<dlib::rect_detection> run_detector(const RgbImage& image) const;
   std::vector<DetectedFace> faces_at(const RgbImage& image,
                                      const std::vector<dlib::rectangle>& boxes) const;
 };
+
+void FaceDetector::Impl::take_predictor(faces_internal::ShapePredictorModel model) {
+  predictor = std::move(model);
+  info = predictor.info;
+  initial_shape.set_size(static_cast<long>(predictor.initial_shape.size()));
+  for (std::size_t i = 0; i < predictor.initial_shape.size(); ++i) {
+    initial_shape(static_cast<long>(i)) = predictor.initial_shape[i];
+  }
+  deltas.resize(predictor.deltas.size());
+  for (std::size_t c = 0; c < deltas.size(); ++c) {
+    for (const std::array<float, 2>& d : predictor.deltas[c]) deltas[c].emplace_back(d[0], d[1]);
+  }
+}
+
+// dlib::shape_predictor::operator()(img, rect) (dlib/image_processing/shape_predictor.h) on the
+// model read once: per cascade, the feature pixels placed by the similarity transform from the
+// mean shape to the current one, each tree walked (pixel idx1 - pixel idx2 > thresh: left
+// child) and its leaf added; the shape mapped from the box's unit square to the image.
+dlib::full_object_detection FaceDetector::Impl::predict_shape(const DlibRgbView& image,
+                                                              const dlib::rectangle& box) const {
+  dlib::matrix<float, 0, 1> shape = initial_shape;
+  const std::size_t rows = predictor.initial_shape.size();
+  std::vector<float> pixels;
+  for (std::size_t c = 0; c < predictor.forests.size(); ++c) {
+    dlib::impl::extract_feature_pixel_values(image, box, shape, initial_shape,
+                                             predictor.anchor_idx[c], deltas[c], pixels);
+    for (const faces_internal::PredictorTree& tree : predictor.forests[c]) {
+      std::size_t i = 0;
+      while (i < tree.splits.size()) {
+        const faces_internal::PredictorSplit& s = tree.splits[i];
+        i = pixels[s.idx1] - pixels[s.idx2] > s.thresh ? 2 * i + 1 : 2 * i + 2;
+      }
+      const float* leaf = tree.leaf_values.data() + (i - tree.splits.size()) * rows;
+      for (std::size_t r = 0; r < rows; ++r) shape(static_cast<long>(r)) += leaf[r];
+    }
+  }
+  const dlib::point_transform_affine to_image = dlib::impl::unnormalizing_tform(box);
+  std::vector<dlib::point> parts(rows / 2);
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    parts[p] = to_image(dlib::impl::location(shape, p));
+  }
+  return dlib::full_object_detection(box, parts);
+}
 
 std::vector<dlib::rect_detection> FaceDetector::Impl::run_detector(const RgbImage& image) const {
   std::vector<dlib::rect_detection> found;
@@ -200,7 +251,7 @@ std::vector<DetectedFace> FaceDetector::Impl::faces_at(
   std::vector<DetectedFace> faces(boxes.size());
   std::vector<dlib::full_object_detection> shapes;
   for (std::size_t i = 0; i < boxes.size(); ++i) {
-    shapes.push_back(predictor(view, boxes[i]));
+    shapes.push_back(predict_shape(view, boxes[i]));
     faces[i].box = from_dlib_rect(boxes[i]);
     faces[i].landmarks.resize(shapes.back().num_parts());
     for (unsigned long p = 0; p < shapes.back().num_parts(); ++p) {
@@ -232,19 +283,9 @@ FaceDetector::FaceDetector(const FaceDetectorOptions& options) {
                 "give --predictor.",
                 name, e.what(), kDebianShapePredictor);
   }
-  impl_->info = faces_internal::check_shape_predictor(file.bytes(), name);
+  impl_->take_predictor(faces_internal::read_shape_predictor(file.bytes(), name));
   impl_->info.sha256 =
       sha256_hex(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()));
-  DlibByteStreamBuf buffer(file.bytes());
-  std::istream in(&buffer);
-  try {
-    dlib::deserialize(impl_->predictor, in);
-  } catch (const dlib::serialization_error& e) {
-    VLBIAS_FAIL(UsageError, "Shape predictor {}: dlib cannot read it ({}).", name, e.what());
-  }
-  VLBIAS_CHECK(impl_->predictor.num_parts() == impl_->info.parts, InternalError,
-               "dlib read {} landmarks from {}, the check {}", impl_->predictor.num_parts(), name,
-               impl_->info.parts);
   // The detector's weights from the embedded serialized copy (data/faces/README.md), not from
   // dlib::get_frontal_face_detector(), which decodes its compressed copy for about 1.9 s.
   DlibByteStreamBuf weights(faces_internal::builtin_frontal_face_detector());
@@ -356,3 +397,32 @@ double box_iou(const FaceBox& a, const FaceBox& b) {
 }
 
 }  // namespace vlbias
+
+namespace vlbias::faces_internal {
+
+std::vector<std::vector<std::vector<FacePoint>>> dlib_reference_landmarks(
+    const std::vector<RgbImage>& images, const std::vector<std::vector<FaceBox>>& boxes,
+    const std::string& predictor) {
+  VLBIAS_CHECK(images.size() == boxes.size(), InternalError, "{} images, {} box lists",
+               images.size(), boxes.size());
+  const MappedFile file(predictor, MapAccess::Sequential);
+  check_shape_predictor(file.bytes(), predictor);  // dlib trusts the file: ours checks it first
+  DlibByteStreamBuf buffer(file.bytes());
+  std::istream in(&buffer);
+  dlib::shape_predictor sp;
+  dlib::deserialize(sp, in);
+  std::vector<std::vector<std::vector<FacePoint>>> out(images.size());
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    for (const FaceBox& b : boxes[i]) {
+      const dlib::full_object_detection shape =
+          sp(DlibRgbView{&images[i]}, dlib::rectangle(b.x, b.y, b.x + b.w - 1, b.y + b.h - 1));
+      std::vector<FacePoint>& points = out[i].emplace_back();
+      for (unsigned long p = 0; p < shape.num_parts(); ++p) {
+        points.push_back(FacePoint{shape.part(p).x(), shape.part(p).y()});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace vlbias::faces_internal

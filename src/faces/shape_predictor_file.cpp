@@ -1,5 +1,5 @@
-// The shape predictor file walked in dlib 19's serialization format (dlib/serialize.h,
-// dlib/image_processing/shape_predictor.h) before dlib reads it:
+// The shape predictor file read in dlib 19's serialization format (dlib/serialize.h,
+// dlib/image_processing/shape_predictor.h), every count and index checked:
 //   int version (1); matrix<float,0,1> initial_shape;
 //   vector<vector<regression_tree>> forests;   tree: vector<split_feature> splits,
 //                                               vector<matrix<float,0,1>> leaf_values;
@@ -74,15 +74,14 @@ class PredictorReader {
     const std::int64_t mantissa = integer(8, true, what);
     const std::int64_t exponent = integer(2, true, what);
     if (exponent >= 32000) fail(fmt::format("{} is not finite", what));
-    const double v = std::ldexp(static_cast<double>(mantissa), static_cast<int>(exponent));
-    if (!std::isfinite(v) || std::fabs(v) > std::numeric_limits<float>::max()) {
-      fail(fmt::format("{} is not a finite float", what));
-    }
-    return static_cast<float>(v);
+    // As dlib's float_details::convert_to_T<float>: the mantissa made a float, then scaled.
+    const float v = std::ldexp(static_cast<float>(mantissa), static_cast<int>(exponent));
+    if (!std::isfinite(v)) fail(fmt::format("{} is not a finite float", what));
+    return v;
   }
 
-  // A column vector matrix<float,0,1>: its number of rows.
-  std::size_t column(const char* what) {
+  // A column vector matrix<float,0,1>, its values appended to `out`: its number of rows.
+  std::size_t column(const char* what, std::vector<float>& out) {
     std::int64_t rows = integer(8, true, what), cols = integer(8, true, what);
     if (rows < 0 || cols < 0) rows = -rows, cols = -cols;  // the current format's negation
     if (cols != 1 || rows < 0) {
@@ -91,7 +90,7 @@ class PredictorReader {
     if (static_cast<std::uint64_t>(rows) > left() / 2) {
       fail(fmt::format("{} claims {} values, more than the bytes left", what, rows));
     }
-    for (std::int64_t r = 0; r < rows; ++r) real(what);
+    for (std::int64_t r = 0; r < rows; ++r) out.push_back(real(what));
     return static_cast<std::size_t>(rows);
   }
 
@@ -105,95 +104,106 @@ class PredictorReader {
 
 // Per cascade, the feature pixels its trees' splits compare (one more than the largest index,
 // 0 for trees without splits): the cascade's offset list must hold that many.
-struct Forests {
-  std::vector<std::size_t> pixels_needed;
-  std::size_t trees = 0;
-};
-
-Forests read_forests(PredictorReader& in, std::size_t shape_rows) {
-  Forests f;
+std::vector<std::size_t> read_forests(PredictorReader& in, ShapePredictorModel& m) {
+  const std::size_t shape_rows = m.initial_shape.size();
   const std::size_t cascades = in.count(1, "the number of cascades");
-  f.pixels_needed.assign(cascades, 0);
+  std::vector<std::size_t> pixels_needed;
   for (std::size_t c = 0; c < cascades; ++c) {
+    pixels_needed.push_back(0);
     const std::size_t trees = in.count(2, "the number of trees of a cascade");
-    for (std::size_t t = 0; t < trees; ++t, ++f.trees) {
+    std::vector<PredictorTree>& forest = m.forests.emplace_back();
+    for (std::size_t t = 0; t < trees; ++t, ++m.info.trees) {
+      PredictorTree& tree = forest.emplace_back();
       const std::size_t splits = in.count(6, "the number of splits of a tree");
-      for (std::size_t s = 0; s < splits; ++s) {
-        for (const char* what : {"a split's first pixel", "a split's second pixel"}) {
-          const auto index = static_cast<std::size_t>(in.integer(8, false, what));
-          f.pixels_needed[c] = std::max(f.pixels_needed[c], index + 1);
-        }
-        in.real("a split's threshold");
+      for (std::size_t k = 0; k < splits; ++k) {
+        PredictorSplit& split = tree.splits.emplace_back();
+        split.idx1 = static_cast<unsigned long>(in.integer(8, false, "a split's first pixel"));
+        split.idx2 = static_cast<unsigned long>(in.integer(8, false, "a split's second pixel"));
+        pixels_needed[c] =
+            std::max<std::size_t>({pixels_needed[c], split.idx1 + 1, split.idx2 + 1});
+        split.thresh = in.real("a split's threshold");
       }
-      const std::size_t leaves = in.count(3, "the number of leaves of a tree");
+      // A leaf is a column: its two sizes and a value per shape row, at least 2 bytes each.
+      const std::size_t leaves = in.count(2 + 2 * shape_rows, "the number of leaves of a tree");
       // Prediction walks i -> 2i + 1 or 2i + 2 while i < splits and reads leaf i - splits:
       // leaves 0 .. splits, so a tree has one leaf more than it has splits.
       if (leaves != splits + 1) {
         in.fail(fmt::format("cascade {} tree {} has {} splits and {} leaves (expected {} leaves)",
                             c, t, splits, leaves, splits + 1));
       }
+      tree.leaf_values.reserve(leaves * shape_rows);
       for (std::size_t l = 0; l < leaves; ++l) {
-        if (in.column("a leaf value") != shape_rows) {
+        if (in.column("a leaf value", tree.leaf_values) != shape_rows) {
           in.fail(fmt::format("a leaf of cascade {} tree {} is not a shape of {} values", c, t,
                               shape_rows));
         }
       }
     }
   }
-  return f;
+  return pixels_needed;
 }
 
 }  // namespace
 
-ShapePredictorInfo check_shape_predictor(std::span<const std::uint8_t> bytes,
+ShapePredictorModel read_shape_predictor(std::span<const std::uint8_t> bytes,
                                          const std::string& name) {
   PredictorReader in(bytes, name);
   if (in.integer(4, true, "the format version") != 1) in.fail("the format version is not 1");
-  const std::size_t shape_rows = in.column("the initial shape");
-  ShapePredictorInfo info;
+  ShapePredictorModel m;
+  const std::size_t shape_rows = in.column("the initial shape", m.initial_shape);
+  ShapePredictorInfo& info = m.info;
   info.parts = shape_rows / 2;
   if (shape_rows % 2 != 0 || (info.parts != 5 && info.parts != 68)) {
     in.fail(
         fmt::format("the initial shape has {} values, not 5 or 68 points (10 or 136)", shape_rows));
   }
-  const Forests forests = read_forests(in, shape_rows);
-  info.cascades = forests.pixels_needed.size();
-  info.trees = forests.trees;
+  const std::vector<std::size_t> pixels_needed = read_forests(in, m);
+  info.cascades = pixels_needed.size();
   const std::size_t anchors = in.count(1, "the number of anchor lists");
   if (anchors != info.cascades) {
     in.fail(fmt::format("{} anchor lists for {} cascades", anchors, info.cascades));
   }
-  std::vector<std::size_t> pixels(anchors);
+  // Lists grow as their elements are read; a count in the file reserves only what the bytes
+  // left can hold.
   for (std::size_t c = 0; c < anchors; ++c) {
-    pixels[c] = in.count(2, "the number of feature pixels of a cascade");
-    for (std::size_t k = 0; k < pixels[c]; ++k) {
-      const std::int64_t anchor = in.integer(8, false, "a feature pixel's anchor landmark");
-      if (static_cast<std::size_t>(anchor) >= info.parts) {
+    const std::size_t pixels = in.count(2, "the number of feature pixels of a cascade");
+    std::vector<unsigned long>& anchor_idx = m.anchor_idx.emplace_back();
+    for (std::size_t k = 0; k < pixels; ++k) {
+      const auto anchor =
+          static_cast<unsigned long>(in.integer(8, false, "a feature pixel's anchor landmark"));
+      anchor_idx.push_back(anchor);
+      if (anchor >= info.parts) {
         in.fail(fmt::format("cascade {} anchors a feature pixel at landmark {} of {}", c, anchor,
                             info.parts));
       }
     }
-    if (forests.pixels_needed[c] > pixels[c]) {
+    if (pixels_needed[c] > m.anchor_idx[c].size()) {
       in.fail(fmt::format("a tree of cascade {} compares feature pixel {} of {}", c,
-                          forests.pixels_needed[c] - 1, pixels[c]));
+                          pixels_needed[c] - 1, m.anchor_idx[c].size()));
     }
-    info.feature_pixels += pixels[c];
+    info.feature_pixels += m.anchor_idx[c].size();
   }
   const std::size_t delta_lists = in.count(1, "the number of offset lists");
   if (delta_lists != anchors) {
     in.fail(fmt::format("{} offset lists for {} cascades", delta_lists, anchors));
   }
   for (std::size_t c = 0; c < delta_lists; ++c) {
-    if (in.count(4, "the number of offsets of a cascade") != pixels[c]) {
+    if (in.count(4, "the number of offsets of a cascade") != m.anchor_idx[c].size()) {
       in.fail(fmt::format("cascade {} has another number of offsets than feature pixels", c));
     }
-    for (std::size_t k = 0; k < pixels[c]; ++k) {
-      in.real("an offset's x");
-      in.real("an offset's y");
+    std::vector<std::array<float, 2>>& deltas = m.deltas.emplace_back();
+    for (std::size_t k = 0; k < m.anchor_idx[c].size(); ++k) {
+      const float x = in.real("an offset's x");
+      deltas.push_back({x, in.real("an offset's y")});
     }
   }
   if (in.left() != 0) in.fail(fmt::format("{} bytes follow the predictor", in.left()));
-  return info;
+  return m;
+}
+
+ShapePredictorInfo check_shape_predictor(std::span<const std::uint8_t> bytes,
+                                         const std::string& name) {
+  return read_shape_predictor(bytes, name).info;
 }
 
 }  // namespace vlbias::faces_internal

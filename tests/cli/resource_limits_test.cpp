@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "base64_util.h"
 #include "cli/cli_util.h"
 #include "test_util.h"
+#include "vlbias/core/build_type.h"
 
 namespace {
 namespace in_resource_limits_test {
@@ -86,7 +88,7 @@ TEST(CliThreads, DecodeThreadsOutsideTheRangeAreAUsageErrorAndTheLargestCountEnc
 
 // A copy of the tiny classifier `name` (tests/fixtures/classifier) whose tokenizer.json
 // `edit` changed.
-fs::path hostile_classifier(const std::string& name, void (*edit)(json&)) {
+fs::path hostile_classifier(const std::string& name, const std::function<void(json&)>& edit) {
   const fs::path from = fs::path(VLBIAS_SOURCE_DIR) / "tests/fixtures/classifier" / name;
   const fs::path to = temp_dir() / name;
   fs::create_directories(to);
@@ -112,10 +114,13 @@ fs::path texts_table(const std::vector<std::string>& texts) {
 TEST(CliScoreClassifier, AHostileWordPieceTokenizerScoresA50000CharacterWordAndAMegabyteText) {
   // max_input_chars_per_word 10^9 (the greedy longest match was cubic in the word: 50,000
   // characters took hours) and 100,000 added tokens (the per-position search was text x
-  // tokens: minutes for a megabyte).
-  const fs::path model = hostile_classifier("distilbert_single", [](json& tok) {
+  // tokens: minutes for a megabyte). Sized for the Release suite, whose timeout turns such a
+  // regression into a failure; the sanitised suite walks the same code at a tenth of the size
+  // (bench/ci_budget.md).
+  const int scale = vlbias::release_build() ? 1 : 10;
+  const fs::path model = hostile_classifier("distilbert_single", [&](json& tok) {
     tok["model"]["max_input_chars_per_word"] = 1000000000;
-    for (int k = 0; k < 100000; ++k) {
+    for (int k = 0; k < 100000 / scale; ++k) {
       tok["added_tokens"].push_back({{"id", 100 + k % 1000},
                                      {"content", "<x" + std::to_string(k) + ">"},
                                      {"single_word", false},
@@ -126,13 +131,13 @@ TEST(CliScoreClassifier, AHostileWordPieceTokenizerScoresA50000CharacterWordAndA
     }
   });
   std::string megabyte;
-  for (int j = 0; megabyte.size() < (1u << 20); ++j) {
+  for (int j = 0; megabyte.size() < (1u << 20) / scale; ++j) {
     megabyte += "the quick brown fox jumps over the lazy dog <x" + std::to_string(7 * j) + "> ";
   }
   const fs::path run = temp_dir() / "run";
   const CliResult r =
       run_cli("score classifier --model " + shell_quote(model.string()) + " " +
-                  shell_quote(texts_table({std::string(50000, 'a'), megabyte}).string()) +
+                  shell_quote(texts_table({std::string(50000 / scale, 'a'), megabyte}).string()) +
                   " --out " + shell_quote(run.string()),
               "", 300);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "face_detector_weights.h"
+#include "shape_predictor_file.h"
 #include "vlbias/core/build_type.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
@@ -205,6 +206,47 @@ TEST(FaceDetect, SixtyEightLandmarksSitOnTheFaceInDlibsOrder) {
 
 // A chip is the face aligned onto dlib's template: 300 x 300, and the detector finds one face
 // in it, centred, without upsampling (its eyes and mouth where the template puts them).
+// The predictor is read once by our reader and run by our loop over dlib's feature extraction
+// (src/faces/shape_predictor_file.h); dlib's own shape_predictor, deserialized by dlib from the
+// same file, must give the same landmarks to the pixel on every face found and every labelled
+// box (which includes boxes reaching past the image).
+TEST(FaceDetect, LandmarksEqualThoseOfDlibsOwnShapePredictor) {
+  std::vector<RgbImage> images;
+  std::vector<std::vector<FaceBox>> boxes;
+  std::vector<std::vector<DetectedFace>> ours;
+  for (const auto& [name, faces] : labels()) {
+    if (name == "astronaut_exif6.jpg") continue;  // the CLI test reads it with its EXIF
+    images.push_back(photo(name));
+    std::vector<FaceBox> b;
+    for (const Label& l : faces) {  // the label, moved, and grown by a fifth
+      b.push_back(l.box);
+      b.push_back(FaceBox{l.box.x + 7, l.box.y - 5, l.box.w, l.box.h});
+      b.push_back(FaceBox{l.box.x - l.box.w / 10, l.box.y - l.box.h / 10, l.box.w * 6 / 5,
+                          l.box.h * 6 / 5});
+    }
+    b.push_back(FaceBox{-20, -30, 120, 150});  // partly outside the image
+    for (const DetectedFace& f : found_on(name, main_upsampling())) b.push_back(f.box);
+    ours.push_back(
+        detector(main_upsampling())
+            .locate(images.back(), b, std::vector<std::optional<double>>(b.size()), name));
+    boxes.push_back(std::move(b));
+  }
+  const auto want = vlbias::faces_internal::dlib_reference_landmarks(images, boxes,
+                                                                     vlbias::kDebianShapePredictor);
+  std::size_t compared = 0;
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    for (std::size_t j = 0; j < boxes[i].size(); ++j) {
+      SCOPED_TRACE(testing::Message() << "image " << i << " box " << j);
+      ASSERT_EQ(ours[i][j].landmarks.size(), want[i][j].size());
+      for (std::size_t p = 0; p < want[i][j].size(); ++p, ++compared) {
+        EXPECT_EQ(ours[i][j].landmarks[p].x, want[i][j][p].x) << "point " << p;
+        EXPECT_EQ(ours[i][j].landmarks[p].y, want[i][j][p].y) << "point " << p;
+      }
+    }
+  }
+  EXPECT_GE(compared, 68u * 12);
+}
+
 TEST(FaceDetect, ChipsAreAlignedFacesTheDetectorFindsCentred) {
   const std::vector<DetectedFace>& found = found_on("grace_hopper.jpg", main_upsampling());
   ASSERT_EQ(found.size(), 1u);
