@@ -18,7 +18,8 @@ namespace {
 struct ExplainArgs {
   std::string model, images, column, image_root, manifest, pair, out, by, faces;
   std::string method = "gradcam";
-  std::size_t top = 5, max_image_pixels = kPillowMaxImagePixels;
+  std::size_t top = 5, max_image_pixels = kPillowMaxImagePixels, bootstrap = 1000;
+  std::uint64_t seed = 0;
   double logit_scale = 0.0;
   bool exif_transpose = false;
 };
@@ -47,7 +48,13 @@ void add_explain_options(CLI::App* cmd, ExplainArgs& a) {
                   "default: one group of all images");
   cmd->add_option("--faces", a.faces,
                   "A `vlbias faces` folder of the same images: rows.csv gets cam_in_face, the\n"
-                  "share of each map's mass inside the image's face boxes");
+                  "share of each map's mass inside the image's face boxes, and cam_mass.json\n"
+                  "compares it across the --by groups");
+  cmd->add_option("--bootstrap", a.bootstrap,
+                  "With --faces: resamples of cam_mass.json's interval of each group's mean\n"
+                  "(0: none)")
+      ->capture_default_str();
+  cmd->add_option("--seed", a.seed, "Seed of those resamples")->capture_default_str();
   cmd->add_option("--logit-scale", a.logit_scale,
                   "s of the target (default: the model's exp(logit_scale), as CLIP)");
   cmd->add_option("--column", a.column, "The path column of the table (default: path)");
@@ -79,6 +86,8 @@ ExplainOptions explain_options(const ExplainArgs& a) {
   o.max_image_pixels = a.max_image_pixels;
   o.exif_transpose = a.exif_transpose;
   o.faces = a.faces;
+  o.bootstrap = a.bootstrap;
+  o.seed = a.seed;
   return o;
 }
 

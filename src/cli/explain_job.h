@@ -6,6 +6,7 @@
 // (docs/methods.md#clip-cam), one image at a time, so an image's map does not depend on the
 // others, nor on --threads.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "vlbias/encode/clip_cam.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/encode/job_items.h"
+#include "vlbias/io/json.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias::cli_internal {
@@ -33,6 +35,10 @@ struct ExplainOptions {
   std::size_t max_image_pixels = 0;
   bool exif_transpose = false;
   std::filesystem::path faces;  // a `vlbias faces` folder of the same images ("" = none)
+  // With faces: cam_mass.json's percentile bootstrap of each group's mean (0: no interval) and
+  // the seed of its resamples.
+  std::size_t bootstrap = 1000;
+  std::uint64_t seed = 0;
 };
 
 struct ExplainResult {
@@ -55,6 +61,8 @@ inline constexpr const char* kExplainMaps = "maps.npy";
 inline constexpr const char* kExplainRows = "rows.csv";
 inline constexpr const char* kExplainManifest = "manifest.json";
 inline constexpr const char* kExplainOverlays = "overlays";
+inline constexpr const char* kExplainCamMass = "cam_mass.json";
+inline constexpr const char* kExplainCamInFace = "cam_in_face";
 
 // Runs the command: checks every input before the first map, then writes MAPS_DIR.
 ExplainResult run_explain(const ExplainOptions& options);
@@ -100,6 +108,12 @@ std::vector<std::string> explain_table_columns(const Table& table);
 // --top images of each group (counted into result.overlays) (explain_outputs.cpp).
 void write_explain_outputs(const ExplainContext& ctx, const std::vector<ExplainRow>& rows,
                            const std::vector<float>& maps, ExplainResult& result);
+// cam_mass.json's content: rows.csv's cam_in_face per `by` group (n, mean, sd, percentiles, a
+// percentile bootstrap interval of the mean with `bootstrap` resamples), Kruskal-Wallis across
+// the groups and Mann-Whitney U per pair with Holm's adjustment; no test when fewer than two
+// groups have a value (explain_mass.cpp).
+Json explain_cam_mass(const Table& rows, const std::vector<std::string>& by, std::size_t bootstrap,
+                      std::uint64_t seed);
 // manifest.json, written last.
 void write_explain_manifest(const ExplainContext& ctx, const ExplainResult& result);
 

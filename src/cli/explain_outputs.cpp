@@ -109,8 +109,8 @@ std::string write_overlay(const ExplainContext& ctx, std::size_t row,
   return name;
 }
 
-void write_explain_rows(const ExplainContext& ctx, const std::vector<ExplainRow>& rows,
-                        const std::vector<std::string>& overlays) {
+Table write_explain_rows(const ExplainContext& ctx, const std::vector<ExplainRow>& rows,
+                         const std::vector<std::string>& overlays) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Table t;
   t.source = kExplainRows;
@@ -130,7 +130,7 @@ void write_explain_rows(const ExplainContext& ctx, const std::vector<ExplainRow>
   add_string_column(t, "image", ctx.items.display);
   add_numeric_column(t, "map_row", std::move(map_row));
   add_numeric_column(t, "probability", std::move(probability));
-  if (ctx.faces != nullptr) add_numeric_column(t, "cam_in_face", std::move(in_face));
+  if (ctx.faces != nullptr) add_numeric_column(t, kExplainCamInFace, std::move(in_face));
   for (std::size_t c = 0; c < ctx.groups.columns.size(); ++c) {
     add_string_column(t, ctx.groups.columns[c], ctx.groups.values[c]);
   }
@@ -138,6 +138,7 @@ void write_explain_rows(const ExplainContext& ctx, const std::vector<ExplainRow>
   add_string_column(t, "status", status);
   add_string_column(t, "error", error);
   write_csv(t, (ctx.o.out / kExplainRows).string());
+  return t;
 }
 
 }  // namespace
@@ -163,7 +164,11 @@ void write_explain_outputs(const ExplainContext& ctx, const std::vector<ExplainR
     overlays[r] = write_overlay(ctx, r, maps, rows[r].map_row);
     result.overlays += !overlays[r].empty();
   }
-  write_explain_rows(ctx, rows, overlays);
+  const Table table = write_explain_rows(ctx, rows, overlays);
+  if (ctx.faces != nullptr) {
+    const Json mass = explain_cam_mass(table, ctx.groups.columns, ctx.o.bootstrap, ctx.o.seed);
+    write_file_atomically(ctx.o.out / kExplainCamMass, mass.dump(2) + "\n");
+  }
 }
 
 void write_explain_manifest(const ExplainContext& ctx, const ExplainResult& result) {
@@ -203,13 +208,18 @@ void write_explain_manifest(const ExplainContext& ctx, const ExplainResult& resu
                               {"by", o.by},
                               {"max_image_pixels", o.max_image_pixels},
                               {"exif_transpose", o.exif_transpose},
+                              {"bootstrap", o.bootstrap},
+                              {"seed", o.seed},
                               {"faces", o.faces.empty() ? ExplainJson(nullptr)
                                                         : ExplainJson(o.faces.string())}}},
       {"maps", ExplainJson{{"file", kExplainMaps},
                            {"shape", {result.explained, side, side}},
                            {"dtype", "float32"},
                            {"values", "[0, 1], scaled as pytorch-grad-cam's scale_cam_image"}}},
-      {"files", ExplainJson{{"rows", kExplainRows}, {"overlays", kExplainOverlays}}},
+      {"files", ExplainJson{{"rows", kExplainRows},
+                            {"overlays", kExplainOverlays},
+                            {"cam_mass", o.faces.empty() ? ExplainJson(nullptr)
+                                                         : ExplainJson(kExplainCamMass)}}},
       {"counts", ExplainJson{{"images", result.images},
                              {"explained", result.explained},
                              {"failed", result.failed},

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -385,6 +386,82 @@ TEST(CliExplain, FacesGiveEachMapsShareInsideTheFaceBoxes) {
                                 " --out " + shell_quote((temp_dir() / "bad").string()));
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("are not a row of --images"), std::string::npos) << bad.err;
+}
+
+// cam_mass.json: per group the mean share with its bootstrap interval, Kruskal-Wallis across
+// the groups and the pair's Mann-Whitney U test, on rows.csv's cam_in_face. Each photograph gets
+// a box over the left (i + 2) / 9 of it, so the shares differ; the means and H are recomputed
+// here from rows.csv (H from the ranks, no ties; p = erfc(sqrt(H / 2)) for 1 degree of freedom).
+TEST(CliExplain, CamMassComparesTheFaceShareAcrossGroups) {
+  const std::vector<std::pair<std::string, std::string>> photos = {
+      {"astronaut.png", "a"}, {"grace_hopper.jpg", "a"}, {"chelsea.png", "b"},
+      {"coffee.png", "a"},    {"rocket.jpg", "b"},       {"camera.png", "b"}};
+  const fs::path table = temp_dir() / "grouped.csv", faces = temp_dir() / "faces";
+  fs::create_directories(faces);
+  std::ofstream(faces / "manifest.json") << "{\"kind\": \"faces\", \"exif_transpose\": false}\n";
+  {
+    std::ofstream t(table), images(faces / "images.csv"), boxes(faces / "faces.csv");
+    t << "path,g\n";
+    images << "input_row,image,status,faces,width,height,error\n";
+    boxes << "input_row,image,face,x,y,w,h\n";
+    for (std::size_t i = 0; i < photos.size(); ++i) {
+      const fs::path p = kReal / photos[i].first;
+      const vlbias::RgbImage im = vlbias::decode_image_file(p);
+      t << p.string() << "," << photos[i].second << "\n";
+      images << i << "," << p.string() << ",ok,1," << im.width << "," << im.height << ",\n";
+      boxes << i << "," << p.string() << ",0,0,0," << im.width * (i + 2) / 9 << "," << im.height
+            << "\n";
+    }
+  }
+  const fs::path out = temp_dir() / "maps";
+  const CliResult r = explain(model_arg() + " --images " + shell_quote(table.string()) +
+                              " --pair smart/dumb --by g --faces " + shell_quote(faces.string()) +
+                              " --bootstrap 200 --seed 3 --out " + shell_quote(out.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const vlbias::Table rows = vlbias::read_table((out / "rows.csv").string());
+  const std::vector<double>& share = rows.numeric("cam_in_face", true);
+  std::vector<std::pair<double, int>> ranked;  // (share, group 0 = a, 1 = b)
+  double sum[2] = {0, 0};
+  std::size_t n[2] = {0, 0};
+  for (std::size_t i = 0; i < photos.size(); ++i) {
+    const int g = photos[i].second == "a" ? 0 : 1;
+    ranked.emplace_back(share[i], g);
+    sum[g] += share[i];
+    ++n[g];
+  }
+  const json mass = json::parse(read_file(out / "cam_mass.json"));
+  ASSERT_EQ(mass["groups"].size(), 2u);
+  for (int g = 0; g < 2; ++g) {
+    const json& group = mass["groups"][g];
+    SCOPED_TRACE(group.dump());
+    EXPECT_EQ(group["key"]["g"], g == 0 ? "a" : "b");
+    EXPECT_EQ(group["n"], n[g]);
+    EXPECT_NEAR(group["mean"].get<double>(), sum[g] / n[g], 1e-12);
+    EXPECT_EQ(group["mean_ci"]["resamples"], 200);
+    EXPECT_LE(group["mean_ci"]["lower"].get<double>(), group["mean"].get<double>());
+    EXPECT_GE(group["mean_ci"]["upper"].get<double>(), group["mean"].get<double>());
+  }
+  std::sort(ranked.begin(), ranked.end());
+  double rank_sum[2] = {0, 0};
+  for (std::size_t k = 0; k < ranked.size(); ++k) {
+    if (k > 0) ASSERT_NE(ranked[k].first, ranked[k - 1].first) << "a tie: H needs its correction";
+    rank_sum[ranked[k].second] += static_cast<double>(k + 1);
+  }
+  const double big_n = static_cast<double>(ranked.size());
+  const double h = 12.0 / (big_n * (big_n + 1)) *
+                       (rank_sum[0] * rank_sum[0] / n[0] + rank_sum[1] * rank_sum[1] / n[1]) -
+                   3 * (big_n + 1);
+  const json& kruskal = mass["test"]["comparisons"][0];
+  EXPECT_EQ(kruskal["test"], "kruskal");
+  EXPECT_NEAR(kruskal["statistic"].get<double>(), h, 1e-12);
+  EXPECT_NEAR(kruskal["p_value"].get<double>(), std::erfc(std::sqrt(h / 2)), 1e-12);
+  ASSERT_EQ(mass["pairwise"]["comparisons"].size(), 1u);
+  const json& pair = mass["pairwise"]["comparisons"][0];
+  EXPECT_EQ(pair["test"], "mannwhitney");
+  EXPECT_EQ(pair["p_holm"], pair["p_value"]);  // one pair: Holm leaves it as it is
+  const json manifest = json::parse(read_file(out / "manifest.json"));
+  EXPECT_EQ(manifest["files"]["cam_mass"], "cam_mass.json");
+  EXPECT_EQ(manifest["options"]["bootstrap"], 200);
 }
 
 }  // namespace in_explain_test
