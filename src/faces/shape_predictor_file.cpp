@@ -68,6 +68,7 @@ class PredictorReader {
 
   // dlib's float_details in the binary format (the old ASCII format is refused).
   float real(const char* what) {
+    if (float v = 0; common_real(v)) return v;
     if (left() >= 1 && (bytes_[at_] & 0x70) != 0) {
       fail(fmt::format("{} is not in dlib's binary float format", what));
     }
@@ -80,6 +81,32 @@ class PredictorReader {
     return v;
   }
 
+  // real()'s value without its checks one byte at a time, for the common case (a real model
+  // holds tens of millions of floats): both sizes valid, the mantissa in range, the value finite
+  // and enough bytes left for any float. False, reading nothing, for anything else: real()'s
+  // checks then decide, so a float reads the same either way.
+  bool common_real(float& v) {
+    constexpr std::size_t kLongestFloat = (1 + 8) + (1 + 2);
+    if (left() < kLongestFloat) return false;
+    const std::uint8_t* p = bytes_.data() + at_;
+    const std::size_t m_bytes = p[0] & 0x0F, e_bytes = p[1 + m_bytes] & 0x0F;
+    if ((p[0] & 0x70) != 0 || m_bytes == 0 || m_bytes > 8) return false;
+    if ((p[1 + m_bytes] & 0x70) != 0 || e_bytes == 0 || e_bytes > 2) return false;
+    std::uint64_t m = 0, e = 0;
+    for (std::size_t i = m_bytes; i > 0; --i) m = (m << 8) | p[i];
+    for (std::size_t i = e_bytes; i > 0; --i) e = (e << 8) | p[1 + m_bytes + i];
+    if (m > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return false;
+    const std::int64_t mantissa =
+        (p[0] & 0x80) != 0 ? -static_cast<std::int64_t>(m) : static_cast<std::int64_t>(m);
+    const std::int64_t exponent =
+        (p[1 + m_bytes] & 0x80) != 0 ? -static_cast<std::int64_t>(e) : static_cast<std::int64_t>(e);
+    if (exponent >= 32000) return false;
+    v = std::ldexp(static_cast<float>(mantissa), static_cast<int>(exponent));
+    if (!std::isfinite(v)) return false;
+    at_ += 2 + m_bytes + e_bytes;
+    return true;
+  }
+
   // A column vector matrix<float,0,1>, its values appended to `out`: its number of rows.
   std::size_t column(const char* what, std::vector<float>& out) {
     std::int64_t rows = integer(8, true, what), cols = integer(8, true, what);
@@ -90,7 +117,9 @@ class PredictorReader {
     if (static_cast<std::uint64_t>(rows) > left() / 2) {
       fail(fmt::format("{} claims {} values, more than the bytes left", what, rows));
     }
-    for (std::int64_t r = 0; r < rows; ++r) out.push_back(real(what));
+    const std::size_t first = out.size();  // at most twice the bytes left (checked above)
+    out.resize(first + static_cast<std::size_t>(rows));
+    for (std::int64_t r = 0; r < rows; ++r) out[first + static_cast<std::size_t>(r)] = real(what);
     return static_cast<std::size_t>(rows);
   }
 
