@@ -113,7 +113,7 @@ ExplainFaceBox face_box_in_crop(const ExplainFaceBox& box, std::size_t width, st
 }
 
 double cam_mass_in_boxes(const float* map, std::size_t width, std::size_t height,
-                         const std::vector<ExplainFaceBox>& boxes) {
+                         const std::vector<ExplainFaceBox>& boxes, const std::uint8_t* skin) {
   double total = 0, inside = 0;
   for (std::size_t y = 0; y < height; ++y) {
     const double cy = static_cast<double>(y) + 0.5;
@@ -121,6 +121,7 @@ double cam_mass_in_boxes(const float* map, std::size_t width, std::size_t height
       const double cx = static_cast<double>(x) + 0.5;
       const double v = map[y * width + x];
       total += v;
+      if (skin != nullptr && skin[y * width + x] == 0) continue;
       for (const ExplainFaceBox& b : boxes) {
         if (cx >= b.x && cx < b.x + b.w && cy >= b.y && cy < b.y + b.h) {
           inside += v;

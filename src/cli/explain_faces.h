@@ -2,6 +2,7 @@
 // `vlbias explain --faces FACES_DIR`: the share of each map's mass inside the image's face boxes
 // of a `vlbias faces` run over the same images (explain_faces.cpp).
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <vector>
 
@@ -39,8 +40,10 @@ ExplainFaceBox face_box_in_crop(const ExplainFaceBox& box, std::size_t width, st
 
 // The share of a map's mass inside the union of `boxes` (map coordinates): sum of the values of
 // the pixels whose centre (x + 0.5, y + 0.5) lies in a box, over the sum of all values (sums in
-// double). NaN when the map sums to 0.
+// double). With `skin` (width x height bytes), only the pixels of the boxes whose skin byte is
+// non-zero count as inside. NaN when the map sums to 0.
 double cam_mass_in_boxes(const float* map, std::size_t width, std::size_t height,
-                         const std::vector<ExplainFaceBox>& boxes);
+                         const std::vector<ExplainFaceBox>& boxes,
+                         const std::uint8_t* skin = nullptr);
 
 }  // namespace vlbias::cli_internal

@@ -16,6 +16,7 @@
 #include "vlbias/encode/encode.h"
 #include "vlbias/encode/image_model.h"
 #include "vlbias/encode/job_items.h"
+#include "vlbias/faces/skin_tone.h"
 #include "vlbias/io/run_lock.h"
 #include "vlbias/io/table.h"
 #include "vlbias/metrics/social_perception.h"
@@ -134,23 +135,31 @@ ExplainGroups read_explain_groups(const ExplainOptions& o, std::size_t rows) {
   return g;
 }
 
-// The share of the map's mass inside the image's face boxes (NaN without a box).
-double explain_face_share(const ExplainContext& ctx, std::size_t row, const RgbImage& image,
-                          const float* map) {
+// The shares of the map's mass inside the image's face boxes and inside their skin pixels (NaN
+// without a box).
+void explain_face_share(const ExplainContext& ctx, std::size_t row, const RgbImage& image,
+                        const float* map, ExplainRow& r) {
   const ExplainFaces& f = *ctx.faces;
-  if (!f.searched[row] || f.boxes[row].empty()) return std::numeric_limits<double>::quiet_NaN();
+  r.cam_in_face = r.cam_in_skin = std::numeric_limits<double>::quiet_NaN();
+  if (!f.searched[row] || f.boxes[row].empty()) return;
   if (f.width[row] != image.width || f.height[row] != image.height) {
     warn("image {} ({}) has {} x {} pixels, {} x {} in the faces run {}; no cam_in_face", row,
          ctx.items.display[row], image.width, image.height, f.width[row], f.height[row],
          f.dir.string());
-    return std::numeric_limits<double>::quiet_NaN();
+    return;
   }
   std::vector<ExplainFaceBox> boxes;
   for (const ExplainFaceBox& b : f.boxes[row]) {
     boxes.push_back(face_box_in_crop(b, image.width, image.height, ctx.encoder.preprocess()));
   }
   const std::size_t side = ctx.encoder.model().config().image_size;
-  return cam_mass_in_boxes(map, side, side, boxes);
+  r.cam_in_face = cam_mass_in_boxes(map, side, side, boxes);
+  // The skin of the image as the model saw it: its input crop, the map's own grid.
+  const RgbImage crop = preprocess_geometry(image, ctx.encoder.preprocess());
+  VLBIAS_CHECK(crop.width == side && crop.height == side, InternalError,
+               "the input crop is {} x {}, the map {} x {}", crop.width, crop.height, side, side);
+  const std::vector<std::uint8_t> skin = skin_pixel_mask(crop, ctx.items.display[row]);
+  r.cam_in_skin = cam_mass_in_boxes(map, side, side, boxes, skin.data());
 }
 
 // One image's map into `maps` (appended), or the reason it has none.
@@ -168,7 +177,7 @@ ExplainRow explain_one(const ExplainContext& ctx, std::size_t row, std::vector<f
         clip_cams(ctx.encoder.model(), pixels.data(), 1, ctx.target, ctx.o.method);
     r.probability = cams.target.at(0);
     r.map_row = maps.size() / cams.maps.size();
-    if (ctx.faces != nullptr) r.cam_in_face = explain_face_share(ctx, row, image, cams.maps.data());
+    if (ctx.faces != nullptr) explain_face_share(ctx, row, image, cams.maps.data(), r);
     maps.insert(maps.end(), cams.maps.begin(), cams.maps.end());
   } catch (const Error& e) {
     r.error = e.what();

@@ -54,6 +54,9 @@ struct ExplainRow {
   // With --faces: the share of the map's mass inside the image's face boxes (NaN: no face, or
   // the faces run could not read the image).
   double cam_in_face = 0.0;
+  // The share inside the skin-coloured pixels of the face boxes (the skin rule of
+  // include/vlbias/faces/skin_tone.h on the model's input crop; NaN as cam_in_face).
+  double cam_in_skin = 0.0;
 };
 
 // The output files' names in MAPS_DIR.
@@ -63,6 +66,7 @@ inline constexpr const char* kExplainManifest = "manifest.json";
 inline constexpr const char* kExplainOverlays = "overlays";
 inline constexpr const char* kExplainCamMass = "cam_mass.json";
 inline constexpr const char* kExplainCamInFace = "cam_in_face";
+inline constexpr const char* kExplainCamInSkin = "cam_in_skin";
 
 // Runs the command: checks every input before the first map, then writes MAPS_DIR.
 ExplainResult run_explain(const ExplainOptions& options);
@@ -108,10 +112,10 @@ std::vector<std::string> explain_table_columns(const Table& table);
 // --top images of each group (counted into result.overlays) (explain_outputs.cpp).
 void write_explain_outputs(const ExplainContext& ctx, const std::vector<ExplainRow>& rows,
                            const std::vector<float>& maps, ExplainResult& result);
-// cam_mass.json's content: rows.csv's cam_in_face per `by` group (n, mean, sd, percentiles, a
-// percentile bootstrap interval of the mean with `bootstrap` resamples), Kruskal-Wallis across
-// the groups and Mann-Whitney U per pair with Holm's adjustment; no test when fewer than two
-// groups have a value (explain_mass.cpp).
+// cam_mass.json's content: for each of rows.csv's cam_in_face and cam_in_skin, the value per
+// `by` group (n, mean, sd, percentiles, a percentile bootstrap interval of the mean with
+// `bootstrap` resamples), Kruskal-Wallis across the groups and Mann-Whitney U per pair with
+// Holm's adjustment; no test when fewer than two groups have a value (explain_mass.cpp).
 Json explain_cam_mass(const Table& rows, const std::vector<std::string>& by, std::size_t bootstrap,
                       std::uint64_t seed);
 // manifest.json, written last.

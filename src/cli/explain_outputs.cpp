@@ -25,8 +25,9 @@ using ExplainJson = nlohmann::ordered_json;
 
 namespace {
 
-constexpr std::array<const char*, 8> kExplainRowsColumns = {
-    "input_row", "image", "map_row", "probability", "cam_in_face", "overlay", "status", "error"};
+constexpr std::array<const char*, 9> kExplainRowsColumns = {
+    "input_row",   "image",   "map_row", "probability", "cam_in_face",
+    "cam_in_skin", "overlay", "status",  "error"};
 
 // Longest stem kept in an overlay's name (the name stays far below NAME_MAX).
 constexpr std::size_t kOverlayStemBytes = 80;
@@ -115,7 +116,7 @@ Table write_explain_rows(const ExplainContext& ctx, const std::vector<ExplainRow
   Table t;
   t.source = kExplainRows;
   t.rows = rows.size();
-  std::vector<double> input_row, map_row, probability, in_face;
+  std::vector<double> input_row, map_row, probability, in_face, in_skin;
   std::vector<std::string> status, error;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const bool ok = rows[r].error.empty();
@@ -123,6 +124,7 @@ Table write_explain_rows(const ExplainContext& ctx, const std::vector<ExplainRow
     map_row.push_back(ok ? static_cast<double>(rows[r].map_row) : nan);
     probability.push_back(ok ? rows[r].probability : nan);
     in_face.push_back(ok ? rows[r].cam_in_face : nan);
+    in_skin.push_back(ok ? rows[r].cam_in_skin : nan);
     status.push_back(ok ? "ok" : "failed");
     error.push_back(rows[r].error);
   }
@@ -130,7 +132,10 @@ Table write_explain_rows(const ExplainContext& ctx, const std::vector<ExplainRow
   add_string_column(t, "image", ctx.items.display);
   add_numeric_column(t, "map_row", std::move(map_row));
   add_numeric_column(t, "probability", std::move(probability));
-  if (ctx.faces != nullptr) add_numeric_column(t, kExplainCamInFace, std::move(in_face));
+  if (ctx.faces != nullptr) {
+    add_numeric_column(t, kExplainCamInFace, std::move(in_face));
+    add_numeric_column(t, kExplainCamInSkin, std::move(in_skin));
+  }
   for (std::size_t c = 0; c < ctx.groups.columns.size(); ++c) {
     add_string_column(t, ctx.groups.columns[c], ctx.groups.values[c]);
   }

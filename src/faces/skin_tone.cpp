@@ -177,6 +177,19 @@ ItaCategory ita_category(double ita_degrees) {
   return ItaCategory::Dark;
 }
 
+std::vector<std::uint8_t> skin_pixel_mask(const RgbImage& image, std::string_view source) {
+  VLBIAS_CHECK(
+      image.pixels.size() / 3 == image.width * image.height && image.pixels.size() % 3 == 0,
+      InputError, "{}: {} x {} pixels but {} bytes; expected 3 bytes a pixel.", source, image.width,
+      image.height, image.pixels.size());
+  std::vector<std::uint8_t> mask(image.width * image.height);
+  for (std::size_t i = 0; i < mask.size(); ++i) {
+    const std::uint8_t* p = image.pixels.data() + 3 * i;
+    mask[i] = heim_skin_pixel(p[0], p[1], p[2]) ? 1 : 0;
+  }
+  return mask;
+}
+
 SkinTone measure_skin_tone(const RgbImage& image, std::string_view source,
                            const SkinToneOptions& options) {
   check_skin_tone_inputs(image, source, options.mask);

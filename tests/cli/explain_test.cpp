@@ -23,6 +23,7 @@
 #include "vlbias/encode/clip_cam.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/encode/image.h"
+#include "vlbias/faces/skin_tone.h"
 #include "vlbias/io/npy.h"
 #include "vlbias/io/table.h"
 
@@ -300,6 +301,11 @@ TEST(CliExplain, TheShareOfAHandMadeMapInsideFaceBoxesCountsEachPixelOnce) {
   EXPECT_DOUBLE_EQ(cam_mass_in_boxes(map.data(), 4, 4, {ExplainFaceBox{-5, -5, 50, 50}}), 1.0);
   const std::vector<float> zero(16, 0.0f);
   EXPECT_TRUE(std::isnan(cam_mass_in_boxes(zero.data(), 4, 4, {ExplainFaceBox{0, 0, 4, 4}})));
+  // With a skin mask, only the boxes' skin pixels: of 6, 7, 10, 11 the skin ones 7 and 10.
+  std::vector<std::uint8_t> skin(16, 0);
+  skin[6] = skin[9] = skin[0] = 1;  // pixel 0 is skin but outside the box
+  EXPECT_DOUBLE_EQ(cam_mass_in_boxes(map.data(), 4, 4, {ExplainFaceBox{1, 1, 2, 2}}, skin.data()),
+                   17.0 / 136);
 }
 
 TEST(CliExplain, FaceBoxesMoveIntoTheCropAsTheResizeAndCentreCropDo) {
@@ -377,6 +383,15 @@ TEST(CliExplain, FacesGiveEachMapsShareInsideTheFaceBoxes) {
   EXPECT_GT(share[1], 0.0);
   EXPECT_LT(share[1], 1.0);
   EXPECT_TRUE(rows.column("cam_in_face").missing(2));  // no face: no share
+  // The share in the skin pixels of the box: the skin rule on the model's input crop.
+  const std::vector<double>& skin_share = rows.numeric("cam_in_skin", true);
+  const std::vector<std::uint8_t> skin =
+      vlbias::skin_pixel_mask(vlbias::preprocess_geometry(im, encoder.preprocess()), "chelsea");
+  EXPECT_EQ(skin_share[1], vlbias::cli_internal::cam_mass_in_boxes(chelsea.cams.maps.data(), 32, 32,
+                                                                   {left}, skin.data()));
+  EXPECT_LE(skin_share[0], share[0]);
+  EXPECT_LE(skin_share[1], share[1]);
+  EXPECT_TRUE(rows.column("cam_in_skin").missing(2));
 
   // Faces of another images table are refused, naming the row.
   const fs::path other = temp_dir() / "other.csv";
@@ -429,7 +444,10 @@ TEST(CliExplain, CamMassComparesTheFaceShareAcrossGroups) {
     sum[g] += share[i];
     ++n[g];
   }
-  const json mass = json::parse(read_file(out / "cam_mass.json"));
+  const json all = json::parse(read_file(out / "cam_mass.json"));
+  EXPECT_EQ(all["bootstrap"], 200);
+  ASSERT_TRUE(all["cam_in_skin"]["test"].is_object());
+  const json& mass = all["cam_in_face"];
   ASSERT_EQ(mass["groups"].size(), 2u);
   for (int g = 0; g < 2; ++g) {
     const json& group = mass["groups"][g];

@@ -148,6 +148,35 @@ TEST(SkinToneRule, YCrCbEqualsOpenCvsCvtColorForEveryColour) {
   EXPECT_EQ(sha256_hex(bytes), skin_fixture()["exhaustive"]["ycrcb_sha256"].get<std::string>());
 }
 
+// The mask `vlbias explain` weighs its maps with: the rule (checked above against HEIM's for all
+// 2^24 colours) per pixel, the pixels measure_skin_tone counts as skin.
+TEST(SkinToneMask, MarksExactlyThePixelsTheRuleAcceptsAndCountsAsMeasureDoes) {
+  RgbImage image{64, 64, {}};
+  for (int r = 0; r < 256; r += 17) {
+    for (int g = 0; g < 256; g += 17) {
+      for (int b = 0; b < 256; b += 17) {
+        image.pixels.insert(image.pixels.end(),
+                            {static_cast<std::uint8_t>(r), static_cast<std::uint8_t>(g),
+                             static_cast<std::uint8_t>(b)});
+      }
+    }
+  }
+  ASSERT_EQ(image.pixels.size(), 64u * 64 * 3);
+  const std::vector<std::uint8_t> mask = skin_pixel_mask(image, "colours");
+  ASSERT_EQ(mask.size(), 64u * 64);
+  std::size_t skin = 0;
+  for (std::size_t i = 0; i < mask.size(); ++i) {
+    const std::uint8_t* p = image.pixels.data() + 3 * i;
+    EXPECT_EQ(mask[i], faces_internal::heim_skin_pixel(p[0], p[1], p[2]) ? 1 : 0) << i;
+    skin += mask[i];
+  }
+  EXPECT_GT(skin, 0u);
+  EXPECT_LT(skin, mask.size());
+  EXPECT_EQ(skin, measure_skin_tone(image, "colours").skin_pixels);
+  image.pixels.pop_back();
+  EXPECT_THROW(skin_pixel_mask(image, "colours"), InputError);
+}
+
 TEST(SkinTone, TheMonkTonesAreTheTenColoursHeimAndDallEvalList) {
   const PlainJson& want = skin_fixture()["monk_rgb"];
   ASSERT_EQ(want.size(), kMonkSkinTonesRgb.size());

@@ -51,6 +51,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vlbias/encode/image.h"
 #include "vlbias/io/json.h"
@@ -115,6 +116,11 @@ struct SkinTone {
 // unknown (above).
 SkinTone measure_skin_tone(const RgbImage& image, std::string_view source,
                            const SkinToneOptions& options = {});
+
+// The skin rule above per pixel of `image`: width x height bytes, row-major, 1 where the pixel is
+// skin-coloured, else 0 (the mask measure_skin_tone counts as skin_pixels). InputError when the
+// pixel buffer does not hold width x height x 3 bytes.
+std::vector<std::uint8_t> skin_pixel_mask(const RgbImage& image, std::string_view source);
 
 // {"mode", "examined_pixels", "skin_pixels", "mean_rgb": [r, g, b], "monk", "monk_l1", "ita",
 // "ita_category"}: null for each of the last six when unknown.
