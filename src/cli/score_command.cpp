@@ -1,6 +1,7 @@
 // `vlbias score perspective|moderation|judge ... --out RUN_DIR`: the HTTP scorers of
 // include/vlbias/generate/generate.h, with the run options of the generate commands
-// (run_options.h); `score classifier` is registered here too (score_classifier_command.cpp).
+// (run_options.h); `score classifier` and `score choice` are registered here too
+// (score_classifier_command.cpp, score_choice_command.cpp).
 #include <memory>
 #include <string>
 
@@ -125,9 +126,10 @@ void add_score_command(CLI::App& app) {
   CLI::App* score = app.add_subcommand(
       "score",
       "Score texts with a native classifier or over HTTP (Perspective, a moderation endpoint,\n"
-      "an LLM judge)");
+      "an LLM judge), or map closed-set answers onto choices");
   score->require_subcommand(1);
   add_score_classifier_command(*score);
+  add_score_choice_command(*score);
   add_perspective_command(*score);
   add_moderation_command(*score);
   add_judge_command(*score);

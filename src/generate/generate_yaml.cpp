@@ -186,14 +186,16 @@ void parse_prompts(Context& ctx, const YAML::Node& prompts, LvlmJob& job) {
 }
 
 void parse_chat_sampling(Context& ctx, const YAML::Node& node, LvlmJob& job) {
-  const Entries s =
-      check_map(ctx, node, "sampling", {"temperature", "max_tokens", "top_p", "send_seed"});
+  const Entries s = check_map(ctx, node, "sampling",
+                              {"temperature", "max_tokens", "top_p", "send_seed", "top_logprobs"});
   if (const auto* x = find(s, "temperature"))
     job.temperature = number_in(ctx, *x, "sampling.temperature", 0, 2);
   if (const auto* x = find(s, "max_tokens"))
     job.max_tokens = integer_in(ctx, *x, "sampling.max_tokens", 1, kMaxTokens);
   if (const auto* x = find(s, "top_p")) job.top_p = as_finite_positive(ctx, *x, "sampling.top_p");
   if (const auto* x = find(s, "send_seed")) job.send_seed = as_bool(ctx, *x, "sampling.send_seed");
+  if (const auto* x = find(s, "top_logprobs"))
+    job.top_logprobs = integer_in(ctx, *x, "sampling.top_logprobs", 0, kMaxTopLogprobs);
 }
 
 // The generate-lvlm spec, or generate-llm's (text only: no image column, no image_root).

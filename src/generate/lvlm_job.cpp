@@ -21,7 +21,8 @@ namespace {
 
 // The columns generations.jsonl adds after the manifest's own.
 const std::vector<std::string> kLvlmAddedColumns = {
-    "prompt", "prompt_text", "seed", "model", "text", "refused", "refusal_reason", "finish_reason"};
+    "prompt",  "prompt_text",    "seed",          "model",       "text",
+    "refused", "refusal_reason", "finish_reason", "top_logprobs"};
 
 // A mapped image's bytes, as sniff_image and base64_encode read them (mapped, not copied:
 // only the first page is touched to check an image, the whole file once to encode it).
@@ -239,6 +240,10 @@ class LvlmRequests final : public RequestJob {
     body["max_tokens"] = job_.max_tokens;
     if (job_.top_p) body["top_p"] = *job_.top_p;
     if (job_.send_seed) body["seed"] = request["seed"];
+    if (job_.top_logprobs) {
+      body["logprobs"] = true;
+      body["top_logprobs"] = *job_.top_logprobs;
+    }
     return post_json(job_.endpoint, body, api_key_, reply_limit_);
   }
 
@@ -277,6 +282,10 @@ class LvlmRequests final : public RequestJob {
       line["refusal_reason"] = rec.status == RequestStatus::Refused ? Json(rec.error) : Json();
       line["finish_reason"] =
           ok && response.contains("finish_reason") ? response["finish_reason"] : Json();
+      if (job_.top_logprobs) {
+        line["top_logprobs"] =
+            ok && response.contains("top_logprobs") ? response["top_logprobs"] : Json();
+      }
       const std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
       writer.write(text.data(), text.size());
       ++summary.exported;
@@ -338,6 +347,7 @@ Json lvlm_job_json(const LvlmJob& job) {
             {"system", job.system_prompt}};
   add_chat_sampling_json(j, job.temperature, job.max_tokens, job.top_p);
   j["send_seed"] = job.send_seed;
+  if (job.top_logprobs) j["top_logprobs"] = *job.top_logprobs;
   j["text_only"] = job.text_only;
   j["spec_path"] = absolute_path(job.spec_path);
   return j;
@@ -364,6 +374,7 @@ LvlmJob lvlm_job_from_json(const Json& j) {
   job.system_prompt = j.at("system").get<std::string>();
   read_chat_sampling_json(j, job.temperature, job.max_tokens, job.top_p);
   job.send_seed = j.at("send_seed").get<bool>();
+  if (j.contains("top_logprobs")) job.top_logprobs = j.at("top_logprobs").get<std::size_t>();
   job.text_only = j.at("text_only").get<bool>();
   job.spec_path = j.at("spec_path").get<std::string>();
   return job;
@@ -405,6 +416,8 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
                    .job = lvlm_job_json(job),
                    .shard_key = "the row's id (columns.id, else the image)",
                    .input_rows = manifest.rows};
+  // Only when asked for, so the stores of earlier runs keep their fingerprint and resume.
+  if (job.top_logprobs) record.fingerprint["top_logprobs"] = *job.top_logprobs;
   if (!job.text_only) {
     record.parameters["image_column"] = job.image_column;
     record.parameters["image_root"] = root.string();

@@ -39,6 +39,30 @@ Verdict failed_with_message(const HttpResponse& r) {
                           : fmt::format("HTTP {}: {}", r.status, message)};
 }
 
+namespace {
+
+// choices[0].logprobs.content[0].top_logprobs as [{"token", "logprob"}] (OpenAI's layout, which
+// vLLM and llama.cpp's server follow); null when absent or not of that shape.
+Json first_token_top_logprobs(const Json& choice) {
+  const auto lp = choice.find("logprobs");
+  if (lp == choice.end() || !lp->is_object()) return Json();
+  const auto content = lp->find("content");
+  if (content == lp->end() || !content->is_array() || content->empty() ||
+      !(*content)[0].is_object() || !(*content)[0].contains("top_logprobs") ||
+      !(*content)[0]["top_logprobs"].is_array())
+    return Json();
+  Json out = Json::array();
+  for (const Json& t : (*content)[0]["top_logprobs"]) {
+    if (!t.is_object() || !t.contains("token") || !t["token"].is_string() ||
+        !t.contains("logprob") || !t["logprob"].is_number())
+      return Json();
+    out.push_back({{"token", t["token"]}, {"logprob", t["logprob"]}});
+  }
+  return out;
+}
+
+}  // namespace
+
 Verdict read_chat_completion(const HttpResponse& r) {
   if (r.status < 200 || r.status > 299) {
     if (!content_policy_error(r.body)) return failed_with_message(r);
@@ -74,6 +98,7 @@ Verdict read_chat_completion(const HttpResponse& r) {
     }
     if (!usage.empty()) out["usage"] = usage;
   }
+  if (Json top = first_token_top_logprobs(choice); !top.is_null()) out["top_logprobs"] = top;
   const auto refusal = message.find("refusal");
   if (refusal != message.end() && refusal->is_string() && !refusal->get<std::string>().empty()) {
     out["refusal"] = *refusal;

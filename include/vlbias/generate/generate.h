@@ -127,6 +127,7 @@ inline constexpr double kMaxRetryDelayS = 3600;  // base_delay_s and max_delay_s
 inline constexpr double kMinTimeoutS = 0.001, kMaxTimeoutS = 86400;
 inline constexpr std::size_t kMinResponseBytes = 1024, kMaxResponseBytes = std::size_t{1} << 30;
 inline constexpr std::size_t kMaxTokens = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxTopLogprobs = 20;  // OpenAI's bound on top_logprobs
 inline constexpr std::size_t kMaxImagesPerPrompt = 100'000;
 inline constexpr std::size_t kMaxSteps = 1000;
 inline constexpr double kMaxCfgScale = 100;
@@ -220,11 +221,11 @@ struct LvlmPrompt {
 // Analytics file RUN_DIR/generations.jsonl: one line per Done or Refused request, in
 // request order: the manifest row's columns, then the prompt's labels, prompt (name),
 // prompt_text (the filled template), seed, model, text, refused (bool), refusal_reason,
-// finish_reason. Manifest columns named like those or like a label are a UsageError.
-// keep_columns: only these manifest columns are copied (the others are still read for the
-// image, the id and the templates), so a manifest that carries columns named like the added
-// ones (generate t2i's manifest.csv: seed, model) can be captioned; a column it lacks is a
-// UsageError naming it.
+// finish_reason, and top_logprobs when sampling.top_logprobs is set. Manifest columns named like
+// those or like a label are a UsageError. keep_columns: only these manifest columns are copied (the
+// others are still read for the image, the id and the templates), so a manifest that carries
+// columns named like the added ones (generate t2i's manifest.csv: seed, model) can be captioned; a
+// column it lacks is a UsageError naming it.
 struct LvlmJob {
   Endpoint endpoint;
   std::filesystem::path manifest;      // CSV / JSONL table, one row per image
@@ -238,7 +239,13 @@ struct LvlmJob {
   double temperature = 0;
   std::size_t max_tokens = 256;
   std::optional<double> top_p;
-  bool send_seed = true;   // some servers reject "seed"
+  bool send_seed = true;  // some servers reject "seed"
+  // sampling.top_logprobs: when set, "logprobs": true and "top_logprobs": N (0..20) are sent,
+  // and generations.jsonl adds the column top_logprobs: the answer's first token's top list as
+  // the server gave it, [{"token", "logprob"}, ...] (null when the reply has none), which
+  // `vlbias score choice` renormalises over its choices. Not set (the default): neither is
+  // sent and the column is absent.
+  std::optional<std::size_t> top_logprobs;
   bool text_only = false;  // generate llm: no image
   JobControl control;
   std::string spec_text;  // the spec as given (run.json)
