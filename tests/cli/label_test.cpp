@@ -38,7 +38,6 @@ const fs::path kSource = fs::path(VLBIAS_SOURCE_DIR);
 const fs::path kE2e = kSource / "tests/fixtures/encode/e2e";
 const fs::path kFixtures = kSource / "tests/fixtures/labels";
 const fs::path kReal = kSource / "tests/data/images/real";
-const char* const kClasses[] = {"warm", "cold", "grey", "happy", "sad"};
 
 std::string q(const fs::path& p) {
   return shell_quote(p.string());
@@ -162,7 +161,9 @@ TEST(CliLabel, AFacesDirIsLabelledFaceByFaceAsItsChipsAreAsImages) {
     for (const std::string c : {"p_Male", "p_Female", "p_0-2", "p_70+"}) {
       const double g = cell(got, c, i), w = cell(as_images, c, i);
       EXPECT_EQ(std::isnan(g), std::isnan(w)) << c;
-      if (!std::isnan(w)) EXPECT_NEAR(g, w, 1e-6) << c;
+      if (!std::isnan(w)) {
+        EXPECT_NEAR(g, w, 1e-6) << c;
+      }
     }
     EXPECT_EQ(got.column("prompt_set").text(i), "fairface");
     EXPECT_EQ(got.column("options").text(i).substr(got.column("options").text(i).find(";")),
