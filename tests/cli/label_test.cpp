@@ -199,6 +199,17 @@ TEST(CliLabel, BadInputsExitTwoNamingTheFileOrOption) {
                    q(kSource / "tests/fixtures/encode/dinov2/gelu_p4"),
                "is a dinov2 model; the clip labeller needs a CLIP model");
   expect_usage(images + out + " --attributes gender --model " + q(temp_dir()), temp_dir().string());
+  // An open_clip folder whose image tower is a ModifiedResNet (vision_cfg.layers a list).
+  const fs::path resnet = temp_dir() / "resnet";
+  fs::create_directories(resnet);
+  for (const char* f : {"open_clip_model.safetensors", "vocab.json", "merges.txt"}) {
+    fs::copy_file(kE2e / "open_clip" / f, resnet / f, fs::copy_options::overwrite_existing);
+  }
+  json config = json::parse(read_file(kE2e / "open_clip" / "open_clip_config.json"));
+  config["model_cfg"]["vision_cfg"]["layers"] = {1, 1, 1, 1};
+  std::ofstream(resnet / "open_clip_config.json") << config.dump();
+  expect_usage(images + out + " --attributes gender --model " + q(resnet),
+               "ModifiedResNet vision towers are not supported (ViT only)");
   // An empty table, a margin outside [0, 1], --out a folder.
   const fs::path empty = temp_dir() / "empty.csv";
   std::ofstream(empty) << "path\n";
