@@ -257,6 +257,7 @@ int run(int argc, char** argv) {
   add_encode_command(app);
   add_features_command(app);
   add_faces_command(app);
+  add_label_command(app);
   add_explain_command(app);
   add_merge_command(app);
   add_convert_weights_command(app);

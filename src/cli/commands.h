@@ -19,6 +19,8 @@ struct JudgeJob;
 namespace vlbias::cli_internal {
 
 void add_compare_command(CLI::App& app);
+// `vlbias label --images T|FACES_DIR --out LABELS.csv`: perceived attributes (label_command.cpp).
+void add_label_command(CLI::App& app);
 void add_describe_command(CLI::App& app);
 // `vlbias correlate --table T --x a,b --y c,d`: correlation tables (correlate_command.cpp).
 void add_correlate_command(CLI::App& app);

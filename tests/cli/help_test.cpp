@@ -21,9 +21,9 @@ using vlbias::cli_util::run_cli;
 using vlbias::cli_util::temp_dir;
 
 constexpr const char* kCommands[] = {
-    "compare", "compare-runs",    "correlate", "power",  "describe", "prompts", "dataset",
-    "metric",  "audit",           "report",    "encode", "features", "faces",   "explain",
-    "merge",   "convert-weights", "generate",  "score",  "spec",     "help"};
+    "compare", "compare-runs", "correlate",       "power",    "describe", "prompts", "dataset",
+    "metric",  "audit",        "report",          "encode",   "features", "faces",   "label",
+    "explain", "merge",        "convert-weights", "generate", "score",    "spec",    "help"};
 
 // The stdout of a shell command (empty when it fails).
 std::string shell_output(const std::string& command) {

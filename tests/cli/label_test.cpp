@@ -1,0 +1,240 @@
+// `vlbias label --labeller clip` end to end. Parity: on the tiny random CLIP models of the encode
+// end-to-end fixtures (tests/fixtures/encode/e2e, HF and open_clip layouts), LABELS.csv's
+// probabilities, margins and labels (abstentions included) equal the float64 PyTorch computation
+// of tools/make_label_clip_fixtures.py within 1e-5, with its provenance on every row; images that
+// fail to decode are named and skipped. A FACES_DIR made by `vlbias faces` on real photographs is
+// labelled face by face, each chip as it is when given as an image. Bad inputs exit 2 naming the
+// problem.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_util.h"
+#include "test_util.h"
+#include "vlbias/core/sha256.h"
+#include "vlbias/io/table.h"
+
+namespace {
+namespace in_label_test {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using vlbias::Table;
+using vlbias::cli_util::CliResult;
+using vlbias::cli_util::read_file;
+using vlbias::cli_util::run_cli;
+using vlbias::cli_util::shell_quote;
+using vlbias::cli_util::temp_dir;
+
+const fs::path kSource = fs::path(VLBIAS_SOURCE_DIR);
+const fs::path kE2e = kSource / "tests/fixtures/encode/e2e";
+const fs::path kFixtures = kSource / "tests/fixtures/labels";
+const fs::path kReal = kSource / "tests/data/images/real";
+
+std::string q(const fs::path& p) {
+  return shell_quote(p.string());
+}
+
+CliResult label(const std::string& args) {
+  return run_cli("--quiet label " + args);
+}
+
+json expected_json() {
+  return json::parse(read_file(kFixtures / "expected.json"));
+}
+
+// A number cell of `t` (NaN when empty).
+double cell(const Table& t, const std::string& column, std::size_t row) {
+  const vlbias::Column& c = t.column(column);
+  return c.missing(row) ? std::nan("") : std::stod(c.text(row));
+}
+
+void expect_fixture_parity(const std::string& model) {
+  SCOPED_TRACE(model);
+  const fs::path out = temp_dir() / ("labels_" + model + ".csv");
+  const CliResult r =
+      run_cli("label --images " + q(kE2e / "images.csv") + " --model " + q(kE2e / model) +
+              " --prompts " + q(kFixtures / "prompts.json") + " --attributes tone,mood --margin " +
+              expected_json()["margin"].dump() + " --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The truncated JPEG and the missing file: named, skipped; the four good images labelled.
+  EXPECT_NE(r.err.find("broken.jpg"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("missing.png"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("4 of 6 images labelled (2 unreadable, skipped), 8 rows"), std::string::npos)
+      << r.err;
+  const Table got = vlbias::read_table(out.string());
+  const Table want = vlbias::read_table((kFixtures / ("expected_" + model + ".csv")).string());
+  ASSERT_EQ(got.rows, want.rows);
+  std::vector<std::string> header;
+  for (const vlbias::Column& c : got.columns) header.push_back(c.name);
+  EXPECT_EQ(header,
+            (std::vector<std::string>{"image", "face", "attribute", "label", "margin", "p_warm",
+                                      "p_cold", "p_grey", "p_happy", "p_sad", "labeller", "model",
+                                      "weights_sha256", "prompt_set", "options"}));
+  const std::string weights = vlbias::sha256_file(
+      (kE2e / model / (model == "hf" ? "model.safetensors" : "open_clip_model.safetensors"))
+          .string());
+  const std::string prompt_set = (kFixtures / "prompts.json").string() + " sha256:" +
+                                 vlbias::sha256_file((kFixtures / "prompts.json").string());
+  const double scale = expected_json()["logit_scale"][model].get<double>();
+  double worst = 0.0;
+  std::size_t unclear = 0;
+  for (std::size_t i = 0; i < got.rows; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(got.column("image").text(i), want.column("image").text(i));
+    EXPECT_TRUE(got.column("face").missing(i));
+    EXPECT_EQ(got.column("attribute").text(i), want.column("attribute").text(i));
+    EXPECT_EQ(got.column("label").text(i), want.column("label").text(i));
+    unclear += got.column("label").text(i) == "unclear";
+    for (const std::string c : {"margin", "p_warm", "p_cold", "p_grey", "p_happy", "p_sad"}) {
+      const double g = cell(got, c, i), w = cell(want, c, i);
+      EXPECT_EQ(std::isnan(g), std::isnan(w)) << c;
+      if (std::isnan(w)) continue;
+      worst = std::max(worst, std::abs(g - w));
+      EXPECT_NEAR(g, w, 1e-5) << c;
+    }
+    EXPECT_EQ(got.column("labeller").text(i), "clip");
+    EXPECT_EQ(got.column("model").text(i), (kE2e / model).string());
+    EXPECT_EQ(got.column("weights_sha256").text(i), weights);
+    EXPECT_EQ(got.column("prompt_set").text(i), prompt_set);
+    const std::string options = got.column("options").text(i);
+    ASSERT_EQ(options.rfind("logit_scale=", 0), 0u) << options;
+    EXPECT_NEAR(std::stod(options.substr(12)), scale, 1e-5 * scale) << options;
+    EXPECT_NE(options.find(";margin=" + expected_json()["margin"].dump()), std::string::npos);
+  }
+  EXPECT_GT(unclear, 0u);  // the margin abstains on some rows, not all
+  EXPECT_LT(unclear, got.rows);
+  std::cout << "[ parity ] " << model << ": largest |ours - PyTorch float64| = " << worst << "\n";
+}
+
+TEST(CliLabel, ClipProbabilitiesEqualTheFloat64PyTorchReferenceWithProvenance) {
+  expect_fixture_parity("hf");
+  expect_fixture_parity("open_clip");
+}
+
+// `vlbias faces` on two photographs with faces, then their FACES_DIR labelled.
+TEST(CliLabel, AFacesDirIsLabelledFaceByFaceAsItsChipsAreAsImages) {
+  const fs::path photos = temp_dir() / "photos.csv";
+  std::ofstream(photos) << "path\n"
+                        << (kReal / "grace_hopper.jpg").string() << "\n"
+                        << (kReal / "astronaut.png").string() << "\n";
+  const fs::path faces = temp_dir() / "faces";
+  const CliResult f = run_cli("--quiet faces --images " + q(photos) + " --out " + q(faces));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  const Table face_rows = vlbias::read_table((faces / "faces.csv").string());
+  ASSERT_GE(face_rows.rows, 2u);
+  const std::string common = " --model " + q(kE2e / "hf") + " --attributes gender,age";
+  const fs::path out = temp_dir() / "faces_labels.csv";
+  const CliResult r = label("--images " + q(faces) + " --out " + q(out) + common);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The same chips as an images table.
+  const fs::path chips = temp_dir() / "chips.csv";
+  {
+    std::ofstream c(chips);
+    c << "path\n";
+    for (std::size_t i = 0; i < face_rows.rows; ++i) {
+      c << (faces / face_rows.column("chip").text(i)).string() << "\n";
+    }
+  }
+  const fs::path out_chips = temp_dir() / "chip_labels.csv";
+  const CliResult rc = label("--images " + q(chips) + " --out " + q(out_chips) + common);
+  ASSERT_EQ(rc.exit_code, 0) << rc.err;
+  const Table got = vlbias::read_table(out.string());
+  const Table as_images = vlbias::read_table(out_chips.string());
+  ASSERT_EQ(got.rows, 2 * face_rows.rows);
+  ASSERT_EQ(as_images.rows, got.rows);
+  for (std::size_t i = 0; i < got.rows; ++i) {
+    SCOPED_TRACE(i);
+    const std::size_t face = i / 2;
+    EXPECT_EQ(got.column("image").text(i), face_rows.column("image").text(face));
+    EXPECT_EQ(got.column("face").text(i), face_rows.column("face").text(face));
+    EXPECT_EQ(got.column("attribute").text(i), i % 2 == 0 ? "gender" : "age");
+    EXPECT_TRUE(as_images.column("face").missing(i));
+    EXPECT_EQ(got.column("label").text(i), as_images.column("label").text(i));
+    for (const std::string c : {"p_Male", "p_Female", "p_0-2", "p_70+"}) {
+      const double g = cell(got, c, i), w = cell(as_images, c, i);
+      EXPECT_EQ(std::isnan(g), std::isnan(w)) << c;
+      if (!std::isnan(w)) {
+        EXPECT_NEAR(g, w, 1e-6) << c;
+      }
+    }
+    EXPECT_EQ(got.column("prompt_set").text(i), "fairface");
+    EXPECT_EQ(got.column("options").text(i).substr(got.column("options").text(i).find(";")),
+              ";margin=0");
+  }
+}
+
+// Exit code 2 and the message's key phrase.
+void expect_usage(const std::string& args, const std::string& phrase) {
+  SCOPED_TRACE(args);
+  const CliResult r = label(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(phrase), std::string::npos) << r.err;
+}
+
+TEST(CliLabel, BadInputsExitTwoNamingTheFileOrOption) {
+  const std::string images = " --images " + q(kE2e / "images.csv");
+  const std::string model = " --model " + q(kE2e / "hf");
+  const std::string out = " --out " + q(temp_dir() / "labels.csv");
+  const std::string fixture = " --prompts " + q(kFixtures / "prompts.json");
+  // An attribute the set has no prompts for, an unknown one, colliding classes.
+  expect_usage(images + model + out + fixture + " --attributes gender",
+               "--attributes gender: the prompt set " + (kFixtures / "prompts.json").string());
+  expect_usage(images + model + out + " --attributes gender,skin",
+               "--attributes skin: the prompt set fairface has no prompts for it");
+  expect_usage(images + model + out + " --attributes race,race4",
+               "the class \"White\" of race4 is also a class of race");
+  expect_usage(images + model + out + " --prompts nonesuch --attributes gender",
+               "--prompts nonesuch: is neither a shipped prompt set");
+  // A model folder of another architecture, and no model at all.
+  expect_usage(images + out + " --attributes gender --model " +
+                   q(kSource / "tests/fixtures/encode/dinov2/gelu_p4"),
+               "is a dinov2 model; the clip labeller needs a CLIP model");
+  expect_usage(images + out + " --attributes gender --model " + q(temp_dir()), temp_dir().string());
+  // An open_clip folder whose image tower is a ModifiedResNet (vision_cfg.layers a list).
+  const fs::path resnet = temp_dir() / "resnet";
+  fs::create_directories(resnet);
+  for (const char* f : {"open_clip_model.safetensors", "vocab.json", "merges.txt"}) {
+    fs::copy_file(kE2e / "open_clip" / f, resnet / f, fs::copy_options::overwrite_existing);
+  }
+  json config = json::parse(read_file(kE2e / "open_clip" / "open_clip_config.json"));
+  config["model_cfg"]["vision_cfg"]["layers"] = {1, 1, 1, 1};
+  std::ofstream(resnet / "open_clip_config.json") << config.dump();
+  expect_usage(images + out + " --attributes gender --model " + q(resnet),
+               "ModifiedResNet vision towers are not supported (ViT only)");
+  // An empty table, a margin outside [0, 1], --out a folder.
+  const fs::path empty = temp_dir() / "empty.csv";
+  std::ofstream(empty) << "path\n";
+  expect_usage(" --images " + q(empty) + model + out + " --attributes gender", empty.string());
+  expect_usage(images + model + out + " --attributes gender --margin 1.5", "--margin 1.5");
+  expect_usage(images + model + " --attributes gender --out " + q(temp_dir()), "is a folder");
+  // A prompt file with a template missing its slot.
+  const fs::path bad = temp_dir() / "bad.json";
+  std::ofstream(bad) << R"({"attributes": [{"name": "x", "templates": ["no slot"],)"
+                     << R"( "classes": [{"name": "a"}, {"name": "b"}]}]})";
+  expect_usage(images + model + out + " --attributes x --prompts " + q(bad), "exactly once");
+  EXPECT_FALSE(fs::exists(temp_dir() / "labels.csv"));
+}
+
+TEST(CliLabel, AFacesDirWithoutChipsIsRefusedNamingItsFacesTable) {
+  const fs::path photos = temp_dir() / "photos.csv";
+  std::ofstream(photos) << "path\n" << (kReal / "grace_hopper.jpg").string() << "\n";
+  const fs::path faces = temp_dir() / "faces";
+  const CliResult f =
+      run_cli("--quiet faces --no-chips --images " + q(photos) + " --out " + q(faces));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  expect_usage(" --images " + q(faces) + " --model " + q(kE2e / "hf") +
+                   " --attributes gender --out " + q(temp_dir() / "l.csv"),
+               (faces / "faces.csv").string() + ", line 2: the face has no chip");
+}
+
+}  // namespace in_label_test
+}  // namespace
