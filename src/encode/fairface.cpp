@@ -55,7 +55,9 @@ void rename_fairface_classes(const std::filesystem::path& path, std::vector<Fair
   VLBIAS_CHECK(doc.is_object(), UsageError,
                "'{}' is not a JSON object; expected {{\"race\": [class names], ...}}",
                path.string());
-  for (const auto& [attribute, names] : doc.items()) {
+  for (const auto& item : doc.items()) {
+    const std::string attribute = item.key();
+    const Json& names = item.value();
     auto head = std::find_if(heads.begin(), heads.end(),
                              [&](const FairFaceHead& h) { return h.attribute == attribute; });
     VLBIAS_CHECK(head != heads.end(), UsageError,
