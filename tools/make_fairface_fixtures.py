@@ -43,7 +43,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_clip_fixtures import write_safetensors  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IMAGES = ["astronaut.png", "grace_hopper.jpg", "chelsea.png"]
+# Photographs larger than 224 (downscaled, with antialiasing) and one smaller (upscaled).
+IMAGES = ["astronaut.png", "grace_hopper.jpg", "chelsea.png", "derived/bilevel.png"]
 
 RACE7 = {"race": (0, ["White", "Black", "Latino_Hispanic", "East Asian", "Southeast Asian",
                       "Indian", "Middle Eastern"]),
