@@ -165,7 +165,7 @@ TEST(FairFace, BottleneckResNet50FromSafetensorsEqualsTorchvision) {
   EXPECT_GT(model.macs_per_image(kFairFaceInputSize), 1e6);
 }
 
-TEST(FairFace, AModelFolderWithPytorchModelBinGivesTheSameProbabilities) {
+TEST(FairFace, AModelFolderWithPytorchModelBinOrConvertedSafetensorsGivesTheSameLogits) {
   const auto dir = testing_util::fresh_test_dir("fairface_folder");
   std::filesystem::copy_file(kDir + "resnet34_w8.pt", dir / "pytorch_model.bin");
   const auto& expected = fixture_json("encode/fairface/expected.json");
@@ -174,7 +174,14 @@ TEST(FairFace, AModelFolderWithPytorchModelBinGivesTheSameProbabilities) {
   const FairFaceClassifier from_folder(dir);
   EXPECT_EQ(from_folder.weights_file(), dir / "pytorch_model.bin");
   EXPECT_EQ(from_folder.weights_sha256(), from_file.weights_sha256());
-  EXPECT_EQ(from_folder.classify(images).logits.data, from_file.classify(images).logits.data);
+  const std::vector<float> want = from_file.classify(images).logits.data;
+  EXPECT_EQ(from_folder.classify(images).logits.data, want);
+  // The folder `vlbias convert-weights` makes (its library call), safetensors first.
+  write_torch_as_safetensors(TorchCheckpoint::open(kDir + "resnet34_w8.pt"),
+                             dir / "model.safetensors", WeightsDtype::Keep);
+  const FairFaceClassifier converted(dir);
+  EXPECT_EQ(converted.weights_file(), dir / "model.safetensors");
+  EXPECT_EQ(converted.classify(images).logits.data, want);
   std::filesystem::remove_all(dir);
 }
 
