@@ -1,6 +1,7 @@
-// Bicubic resize bit-exact with Pillow 9.4 (src/libImaging/Resample.c, ImagingResample with
-// the BICUBIC filter and box (0, 0, width, height)), plus the shortest-edge size rule and the
-// two center-crop conventions (HF image_transforms.center_crop, torchvision F.center_crop).
+// Bicubic and bilinear resizes bit-exact with Pillow 9.4 (src/libImaging/Resample.c,
+// ImagingResample with the BICUBIC or BILINEAR filter and box (0, 0, width, height)), plus the
+// shortest-edge size rule and the two center-crop conventions (HF image_transforms.center_crop,
+// torchvision F.center_crop).
 //
 // The floating-point steps are written in Pillow's order and types (double coefficients from
 // float box edges, int truncation, 22-bit fixed point) so that every coefficient, and hence every
@@ -24,7 +25,6 @@ namespace {
 
 // Resample.c: 8 bits for the result, 2 for overflow and sign, the rest for the fraction.
 constexpr int kPrecisionBits = 32 - 8 - 2;
-constexpr double kBicubicSupport = 2.0;
 
 // Resample.c bicubic_filter, a = -0.5 (Keys' cubic convolution), same expression order.
 double bicubic_filter(double x) {
@@ -34,6 +34,21 @@ double bicubic_filter(double x) {
   if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
   return 0.0;
 }
+
+// Resample.c bilinear_filter (the triangle).
+double pil_bilinear_filter(double x) {
+  if (x < 0.0) x = -x;
+  if (x < 1.0) return 1.0 - x;
+  return 0.0;
+}
+
+// Resample.c's struct filter: the kernel and its support at scale 1 (BICUBIC 2, BILINEAR 1).
+struct PilFilter {
+  double (*kernel)(double);
+  double support;
+};
+constexpr PilFilter kPilBicubic{bicubic_filter, 2.0};
+constexpr PilFilter kPilBilinear{pil_bilinear_filter, 1.0};
 
 // Filter taps for one axis: output i reads input[first[i] .. first[i] + count[i]) with the
 // weights coeffs[i * ksize ..] (normalised doubles, or 22-bit fixed point for 8-bit images).
@@ -47,11 +62,12 @@ struct AxisTaps {
 
 // Resample.c precompute_coeffs for box [in0, in1) of an axis of in_size pixels mapped onto
 // out_size pixels: each output's weights divided by their sum (what 32-bit float images use).
-AxisTaps<double> precompute_taps(int in_size, float in0, float in1, int out_size) {
+AxisTaps<double> precompute_taps(int in_size, float in0, float in1, int out_size,
+                                 const PilFilter& filter = kPilBicubic) {
   double scale = static_cast<double>(in1 - in0) / out_size;
   double filterscale = scale;
   if (filterscale < 1.0) filterscale = 1.0;
-  const double support = kBicubicSupport * filterscale;
+  const double support = filter.support * filterscale;
   AxisTaps<double> taps;
   taps.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
   const auto ksize = static_cast<std::size_t>(taps.ksize);
@@ -70,7 +86,7 @@ AxisTaps<double> precompute_taps(int in_size, float in0, float in1, int out_size
     xmax -= xmin;
     double* k = &taps.coeffs[static_cast<std::size_t>(xx) * ksize];
     for (int x = 0; x < xmax; ++x) {
-      const double w = bicubic_filter((x + xmin - center + 0.5) * ss);
+      const double w = filter.kernel((x + xmin - center + 0.5) * ss);
       k[x] = w;
       ww += w;
     }
@@ -181,9 +197,9 @@ std::size_t half_round_even(std::size_t d) {
   return q % 2 == 0 ? q : q + 1;
 }
 
-}  // namespace
-
-RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t height) {
+// Image.resize((width, height), filter) of an RGB image (ImagingResample's 8-bit path).
+RgbImage resize_pil_8bit(const RgbImage& image, std::size_t width, std::size_t height,
+                         const PilFilter& filter) {
   VLBIAS_CHECK(
       image.width > 0 && image.height > 0 && image.pixels.size() == image.width * image.height * 3,
       InputError, "cannot resize an image of {} x {} pixels with {} bytes", image.width,
@@ -205,7 +221,7 @@ RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t he
   const bool need_horizontal = out_w != in_w;
   const bool need_vertical = out_h != in_h;
   AxisTaps<std::int32_t> vert =
-      fixed_point(precompute_taps(in_h, 0.0f, static_cast<float>(in_h), out_h));
+      fixed_point(precompute_taps(in_h, 0.0f, static_cast<float>(in_h), out_h, filter));
   // ImagingResampleInner: the horizontal pass only produces the source rows the vertical
   // pass reads, and the vertical taps are shifted to that band.
   const int ybox_first = vert.first.front();
@@ -215,7 +231,7 @@ RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t he
   const RgbImage* source = &image;
   if (need_horizontal) {
     const AxisTaps<std::int32_t> horiz =
-        fixed_point(precompute_taps(in_w, 0.0f, static_cast<float>(in_w), out_w));
+        fixed_point(precompute_taps(in_w, 0.0f, static_cast<float>(in_w), out_w, filter));
     for (int& f : vert.first) f -= ybox_first;
     const auto row0 = static_cast<std::size_t>(ybox_first);
     const auto rows = static_cast<std::size_t>(ybox_last - ybox_first);
@@ -229,6 +245,16 @@ RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t he
                             : resample_vertical<std::int64_t>(*source, vert, height);
   }
   return horizontal;
+}
+
+}  // namespace
+
+RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t height) {
+  return resize_pil_8bit(image, width, height, kPilBicubic);
+}
+
+RgbImage resize_bilinear_pil(const RgbImage& image, std::size_t width, std::size_t height) {
+  return resize_pil_8bit(image, width, height, kPilBilinear);
 }
 
 std::vector<float> resize_bicubic_float(const float* plane, std::size_t width, std::size_t height,

@@ -94,6 +94,11 @@ std::vector<std::uint8_t> encode_png(const RgbImage& image);
 // UsageError for a zero target size; InputError for an empty image.
 RgbImage resize_bicubic(const RgbImage& image, std::size_t width, std::size_t height);
 
+// Image.resize((width, height), Image.BILINEAR) of Pillow 9.4, bit-exact: resize_bicubic with
+// Pillow's triangle filter (support 1, scaled by the downscale factor: antialiased). What
+// torchvision 0.x's transforms.Resize does to a PIL image by default (FairFace's predict.py).
+RgbImage resize_bilinear_pil(const RgbImage& image, std::size_t width, std::size_t height);
+
 // Image.resize((out_width, out_height), Image.BICUBIC) of a mode "F" (32-bit float) image in
 // Pillow 9.4: resize_bicubic's taps unquantised (normalised double weights, each pass a double sum
 // stored as float; horizontal first, only the rows the vertical pass reads). clean-fid resizes
