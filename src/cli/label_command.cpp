@@ -1,6 +1,7 @@
 // `vlbias label`: perceived attributes per image or face into LABELS.csv (issue 41;
 // include/vlbias/labels/labels_table.h). The clip labeller: zero-shot prompts of a shipped or
-// given prompt set (include/vlbias/labels/clip_labels.h).
+// given prompt set (include/vlbias/labels/clip_labels.h); the fairface labeller: the FairFace
+// classifier's heads (include/vlbias/labels/fairface_labels.h).
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
@@ -9,6 +10,7 @@
 #include "vlbias/core/terminal.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/labels/clip_labels.h"
+#include "vlbias/labels/fairface_labels.h"
 
 namespace vlbias::cli_internal {
 
@@ -16,9 +18,10 @@ namespace {
 
 struct LabelArgs {
   std::string images, column, image_root, out, model, labeller = "clip", prompts = "fairface";
+  std::string variant = "race7", classes;
   std::vector<std::string> attributes;
   double margin = 0.0;
-  std::size_t batch = 32, max_image_pixels = kPillowMaxImagePixels;
+  std::size_t batch = 0, max_image_pixels = kPillowMaxImagePixels;
   bool exif_transpose = false;
 };
 
@@ -29,17 +32,26 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
       ->required();
   cmd->add_option("--out", a.out, "LABELS.csv: one row per image (or face) and attribute")
       ->required();
-  cmd->add_option("--labeller", a.labeller, "Who labels: clip (CLIP zero-shot prompts)")
-      ->check(CLI::IsMember({"clip"}))
+  cmd->add_option("--labeller", a.labeller,
+                  "Who labels: clip (CLIP zero-shot prompts) or fairface (the FairFace\n"
+                  "ResNet-34 classifier)")
+      ->check(CLI::IsMember({"clip", "fairface"}))
       ->capture_default_str();
   cmd->add_option("--model", a.model,
-                  "A CLIP model folder (Hugging Face or open_clip layout, with its tokenizer)")
+                  "clip: a CLIP model folder (Hugging Face or open_clip layout, with its\n"
+                  "tokenizer); fairface: the .pt state_dict (e.g. res34_fair_align_multi_7_\n"
+                  "20190809.pt), a .safetensors file or a converted folder")
       ->required();
   cmd->add_option("--attributes", a.attributes,
-                  "Attributes of the prompt set to label, comma-separated (fairface: gender,\n"
-                  "race, race4, age; heim: gender; dalleval: gender, race)")
-      ->delimiter(',')
-      ->required();
+                  "Attributes to label, comma-separated. clip (required), of the prompt set:\n"
+                  "fairface: gender, race, race4, age; heim: gender; dalleval: gender, race.\n"
+                  "fairface (default: every head): gender, age, race (7-race) or race4")
+      ->delimiter(',');
+  cmd->add_option("--variant", a.variant,
+                  "fairface: race7 (the 7-race model) or race4 (the 4-race model)")
+      ->capture_default_str();
+  cmd->add_option("--classes", a.classes,
+                  "fairface: a JSON file renaming the heads' classes ({\"race\": [...], ...})");
   cmd->add_option("--prompts", a.prompts,
                   "A shipped prompt set (fairface, heim, dalleval) or a JSON file of your own\n"
                   "(docs/methods.md#clip-zero-shot-labels)")
@@ -51,13 +63,46 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
   cmd->add_option("--column", a.column, "The path column of the table (default: path)");
   cmd->add_option("--image-root", a.image_root,
                   "Folder that relative paths resolve against (default: the table's folder)");
-  cmd->add_option("--batch", a.batch, "Images per forward pass")->capture_default_str();
+  cmd->add_option("--batch", a.batch, "Images per forward pass (default: clip 32, fairface 16)");
   cmd->add_option("--max-image-pixels", a.max_image_pixels,
                   "Pillow's MAX_IMAGE_PIXELS rule: images over twice this are refused, over it\n"
                   "warned")
       ->capture_default_str();
   cmd->add_flag("--exif-transpose", a.exif_transpose,
                 "Rotate / flip each image by its EXIF orientation as PIL.ImageOps.exif_transpose");
+}
+
+ClipLabelOptions clip_label_options(const LabelArgs& a) {
+  ClipLabelOptions o;
+  o.input = a.images;
+  o.column = a.column;
+  o.image_root = a.image_root;
+  o.model = a.model;
+  o.prompts = a.prompts;
+  o.attributes = a.attributes;
+  o.margin = a.margin;
+  o.out = a.out;
+  if (a.batch > 0) o.batch = a.batch;
+  o.max_image_pixels = a.max_image_pixels;
+  o.exif_transpose = a.exif_transpose;
+  return o;
+}
+
+FairFaceLabelOptions fairface_label_options(const LabelArgs& a) {
+  FairFaceLabelOptions o;
+  o.input = a.images;
+  o.column = a.column;
+  o.image_root = a.image_root;
+  o.model = a.model;
+  o.variant = parse_fairface_variant(a.variant);
+  o.classes = a.classes;
+  o.attributes = a.attributes;
+  o.margin = a.margin;
+  o.out = a.out;
+  if (a.batch > 0) o.batch = a.batch;
+  o.max_image_pixels = a.max_image_pixels;
+  o.exif_transpose = a.exif_transpose;
+  return o;
 }
 
 }  // namespace
@@ -69,25 +114,25 @@ void add_label_command(CLI::App& app) {
       "Perceived attributes (gender, race, age, ...) per image or face into LABELS.csv: CLIP\n"
       "zero-shot prompt ensembles with their provenance (model, weights SHA-256, prompt set)");
   add_label_options(cmd, *args);
-  cmd->callback([args] {
+  cmd->callback([args, cmd] {
     const LabelArgs& a = *args;
-    ClipLabelOptions o;
-    o.input = a.images;
-    o.column = a.column;
-    o.image_root = a.image_root;
-    o.model = a.model;
-    o.prompts = a.prompts;
-    o.attributes = a.attributes;
-    o.margin = a.margin;
-    o.out = a.out;
-    o.batch = a.batch;
-    o.max_image_pixels = a.max_image_pixels;
-    o.exif_transpose = a.exif_transpose;
-    const ClipLabelResult r = run_clip_labels(o);
+    LabelRunCounts r;
+    if (a.labeller == "fairface") {
+      VLBIAS_CHECK(cmd->count("--prompts") == 0, UsageError,
+                   "--prompts is for --labeller clip; the fairface labeller's classes are its "
+                   "heads' (rename them with --classes).");
+      r = run_fairface_labels(fairface_label_options(a));
+    } else {
+      VLBIAS_CHECK(!a.attributes.empty(), UsageError,
+                   "--labeller clip needs --attributes (e.g. gender,race,age of --prompts {}).",
+                   a.prompts);
+      VLBIAS_CHECK(cmd->count("--variant") == 0 && a.classes.empty(), UsageError,
+                   "--variant and --classes are for --labeller fairface.");
+      r = run_clip_labels(clip_label_options(a));
+    }
     if (quiet()) return;
     eprint("vlbias: {} of {} {} labelled ({} unreadable, skipped), {} rows in {:.1f} s -> {}\n",
-           r.labelled, r.items, r.faces ? "faces" : "images", r.failed, r.rows, r.seconds,
-           o.out.string());
+           r.labelled, r.items, r.faces ? "faces" : "images", r.failed, r.rows, r.seconds, a.out);
   });
 }
 

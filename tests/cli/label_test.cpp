@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,8 @@
 #include "cli/cli_util.h"
 #include "test_util.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/encode/fairface.h"
+#include "vlbias/encode/image.h"
 #include "vlbias/io/table.h"
 
 namespace {
@@ -234,6 +237,105 @@ TEST(CliLabel, AFacesDirWithoutChipsIsRefusedNamingItsFacesTable) {
   expect_usage(" --images " + q(faces) + " --model " + q(kE2e / "hf") +
                    " --attributes gender --out " + q(temp_dir() / "l.csv"),
                (faces / "faces.csv").string() + ", line 2: the face has no chip");
+}
+
+// --labeller fairface: one row per head and image, its probabilities the library classifier's
+// (include/vlbias/encode/fairface.h, itself checked against torchvision) on the same decoded
+// images, the label their argmax, the provenance of the .pt file; the 4-race model's race head is
+// the attribute race4. The fixture models are width-reduced ResNets of FairFace's layout
+// (tools/make_fairface_fixtures.py).
+const fs::path kFairFace = kSource / "tests/fixtures/encode/fairface";
+
+TEST(CliLabel, FairFaceProbabilitiesAreTheClassifiersWithProvenance) {
+  const std::vector<fs::path> photos = {kReal / "grace_hopper.jpg", kReal / "astronaut.png"};
+  const fs::path table = temp_dir() / "photos.csv";
+  std::ofstream(table) << "path\n" << photos[0].string() << "\n" << photos[1].string() << "\n";
+  const fs::path model = kFairFace / "resnet34_w8.pt";
+  const fs::path out = temp_dir() / "fairface.csv";
+  const CliResult r = label("--labeller fairface --model " + q(model) + " --images " + q(table) +
+                            " --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const vlbias::FairFaceClassifier classifier(model);
+  const vlbias::FairFaceResult want = classifier.classify(
+      {vlbias::decode_image_file(photos[0]), vlbias::decode_image_file(photos[1])});
+  const Table got = vlbias::read_table(out.string());
+  const auto& heads = classifier.heads();
+  ASSERT_EQ(got.rows, photos.size() * heads.size());
+  for (std::size_t i = 0; i < got.rows; ++i) {
+    const std::size_t image = i / heads.size(), h = i % heads.size();
+    SCOPED_TRACE(got.column("image").text(i) + " " + heads[h].attribute);
+    EXPECT_EQ(got.column("image").text(i), photos[image].string());
+    EXPECT_TRUE(got.column("face").missing(i));
+    EXPECT_EQ(got.column("attribute").text(i), heads[h].attribute);
+    std::size_t best = 0;
+    for (std::size_t c = 0; c < heads[h].classes.size(); ++c) {
+      const double p = want.probabilities[h].at(image, c);
+      EXPECT_NEAR(cell(got, "p_" + heads[h].classes[c], i), p, 1e-6) << heads[h].classes[c];
+      if (p > want.probabilities[h].at(image, best)) best = c;
+    }
+    EXPECT_EQ(got.column("label").text(i), heads[h].classes[best]);
+    EXPECT_EQ(got.column("labeller").text(i), "fairface");
+    EXPECT_EQ(got.column("weights_sha256").text(i), vlbias::sha256_file(model.string()));
+    EXPECT_EQ(got.column("options").text(i), "margin=0;variant=race7");
+  }
+  // The 4-race model, its race head alone.
+  const fs::path out4 = temp_dir() / "fairface4.csv";
+  const CliResult r4 =
+      label("--labeller fairface --variant race4 --attributes race4 --model " +
+            q(kFairFace / "race4_resnet18_w16.pt") + " --images " + q(table) + " --out " + q(out4));
+  ASSERT_EQ(r4.exit_code, 0) << r4.err;
+  const Table got4 = vlbias::read_table(out4.string());
+  ASSERT_EQ(got4.rows, 2u);
+  EXPECT_EQ(got4.column("attribute").text(0), "race4");
+  std::vector<std::string> header;
+  for (const vlbias::Column& c : got4.columns) header.push_back(c.name);
+  EXPECT_EQ(std::vector<std::string>(header.begin() + 5, header.begin() + 9),
+            (std::vector<std::string>{"p_White", "p_Black", "p_Asian", "p_Indian"}));
+  // Options of the other labeller, and heads the model lacks, are usage errors.
+  const std::string ff = "--labeller fairface --model " + q(model) + " --images " + q(table) +
+                         " --out " + q(temp_dir() / "x.csv");
+  expect_usage(ff + " --attributes hair", "not a head of the FairFace race7 model");
+  expect_usage(ff + " --prompts heim", "--prompts is for --labeller clip");
+  expect_usage("--model " + q(kE2e / "hf") + " --attributes gender --variant race4 --images " +
+                   q(table) + " --out " + q(temp_dir() / "y.csv"),
+               "--variant and --classes are for --labeller fairface");
+  expect_usage("--labeller fairface --model " + q(kE2e / "hf") + " --images " + q(table) +
+                   " --out " + q(temp_dir() / "z.csv"),
+               "");
+}
+
+// README's chain: faces -> label (CLIP) and label (FairFace) on the same chips -> the two tables
+// stacked -> metric agreement with one unit per face and attribute and one rater per labeller.
+TEST(CliLabel, ClipAndFairFaceLabelsOfOneFacesDirGoIntoMetricAgreement) {
+  const fs::path photos = temp_dir() / "photos.csv";
+  std::ofstream(photos) << "path\n"
+                        << (kReal / "grace_hopper.jpg").string() << "\n"
+                        << (kReal / "astronaut.png").string() << "\n";
+  const fs::path faces = temp_dir() / "faces";
+  ASSERT_EQ(run_cli("--quiet faces --images " + q(photos) + " --out " + q(faces)).exit_code, 0);
+  const fs::path clip = temp_dir() / "clip.csv", fairface = temp_dir() / "fairface.csv";
+  ASSERT_EQ(label("--images " + q(faces) + " --model " + q(kE2e / "hf") +
+                  " --attributes gender --out " + q(clip))
+                .exit_code,
+            0);
+  ASSERT_EQ(label("--labeller fairface --attributes gender --images " + q(faces) + " --model " +
+                  q(kFairFace / "resnet34_w8.pt") + " --out " + q(fairface))
+                .exit_code,
+            0);
+  const std::string a = read_file(clip), b = read_file(fairface);
+  ASSERT_EQ(a.substr(0, a.find('\n')), b.substr(0, b.find('\n')));  // one header
+  const fs::path both = temp_dir() / "both.csv";
+  std::ofstream(both) << a << b.substr(b.find('\n') + 1);
+  const fs::path agreement = temp_dir() / "agreement.json";
+  const CliResult r = run_cli("--quiet metric agreement --table " + q(both) +
+                              " --rating label --unit image,face,attribute --rater labeller"
+                              " --bootstrap 50 --out " +
+                              q(agreement));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Table faces_table = vlbias::read_table((faces / "faces.csv").string());
+  const json j = json::parse(read_file(agreement));
+  EXPECT_NE(j.dump().find("\"units\":" + std::to_string(faces_table.rows)), std::string::npos)
+      << j.dump().substr(0, 600);
 }
 
 }  // namespace in_label_test

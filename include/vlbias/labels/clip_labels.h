@@ -14,6 +14,7 @@
 #include "vlbias/core/matrix.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/labels/label_prompts.h"
+#include "vlbias/labels/labels_table.h"
 
 namespace vlbias {
 
@@ -59,14 +60,7 @@ struct ClipLabelOptions {
   bool exif_transpose = false;
 };
 
-struct ClipLabelResult {
-  std::size_t items = 0;     // images, or faces of a FACES_DIR
-  std::size_t labelled = 0;  // items with rows in LABELS.csv
-  std::size_t failed = 0;    // unreadable items: warned about and left out
-  std::size_t rows = 0;
-  bool faces = false;  // the input was a FACES_DIR
-  double seconds = 0.0;
-};
+using ClipLabelResult = LabelRunCounts;
 
 // Checks every input (model, prompts, attributes, images, --out) before the first image, then
 // labels every readable item in input order. UsageError for a model folder that is not a CLIP

@@ -50,6 +50,16 @@ struct LabelRow {
   std::vector<double> probabilities;
 };
 
+// What a labelling run did, for its summary line.
+struct LabelRunCounts {
+  std::size_t items = 0;     // images, or faces of a FACES_DIR
+  std::size_t labelled = 0;  // items with rows in LABELS.csv
+  std::size_t failed = 0;    // unreadable items: warned about and left out
+  std::size_t rows = 0;
+  bool faces = false;  // the input was a FACES_DIR
+  double seconds = 0.0;
+};
+
 // A class name's column: "p_" + the name as written in the class list.
 std::string label_probability_column(const std::string& class_name);
 
