@@ -11,6 +11,7 @@
 #include "vlbias/encode/image.h"
 #include "vlbias/labels/clip_labels.h"
 #include "vlbias/labels/fairface_labels.h"
+#include "vlbias/labels/vlm_labels.h"
 
 namespace vlbias::cli_internal {
 
@@ -18,7 +19,7 @@ namespace {
 
 struct LabelArgs {
   std::string images, column, image_root, out, model, labeller = "clip", prompts = "fairface";
-  std::string variant = "race7", classes;
+  std::string variant = "race7", classes, answers, image_column = "image", face_column;
   std::vector<std::string> attributes;
   double margin = 0.0;
   std::size_t batch = 0, max_image_pixels = kPillowMaxImagePixels;
@@ -28,25 +29,30 @@ struct LabelArgs {
 void add_label_options(CLI::App* cmd, LabelArgs& a) {
   cmd->add_option("--images", a.images,
                   "A table with a path column, a folder of .jpg/.jpeg/.png (as `vlbias encode\n"
-                  "--images`), or a FACES_DIR of `vlbias faces` (each face's chip is labelled)")
-      ->required();
+                  "--images`), or a FACES_DIR of `vlbias faces` (each face's chip is labelled)");
   cmd->add_option("--out", a.out, "LABELS.csv: one row per image (or face) and attribute")
       ->required();
   cmd->add_option("--labeller", a.labeller,
                   "Who labels: clip (CLIP zero-shot prompts) or fairface (the FairFace\n"
                   "ResNet-34 classifier)")
-      ->check(CLI::IsMember({"clip", "fairface"}))
+      ->check(CLI::IsMember({"clip", "fairface", "vlm"}))
       ->capture_default_str();
   cmd->add_option("--model", a.model,
                   "clip: a CLIP model folder (Hugging Face or open_clip layout, with its\n"
                   "tokenizer); fairface: the .pt state_dict (e.g. res34_fair_align_multi_7_\n"
-                  "20190809.pt), a .safetensors file or a converted folder")
-      ->required();
+                  "20190809.pt), a .safetensors file or a converted folder");
   cmd->add_option("--attributes", a.attributes,
                   "Attributes to label, comma-separated. clip (required), of the prompt set:\n"
                   "fairface: gender, race, race4, age; heim: gender; dalleval: gender, race.\n"
                   "fairface (default: every head): gender, age, race (7-race) or race4")
       ->delimiter(',');
+  cmd->add_option("--answers", a.answers,
+                  "vlm: a `vlbias score choice` RUN_DIR (scored.jsonl, manifest.json) of a closed\n"
+                  "question about one attribute");
+  cmd->add_option("--image-column", a.image_column, "vlm: the answers' image column")
+      ->capture_default_str();
+  cmd->add_option("--face-column", a.face_column,
+                  "vlm: the answers' face column (faces.csv's face index; default: none)");
   cmd->add_option("--variant", a.variant,
                   "fairface: race7 (the 7-race model) or race4 (the 4-race model)")
       ->capture_default_str();
@@ -117,7 +123,23 @@ void add_label_command(CLI::App& app) {
   cmd->callback([args, cmd] {
     const LabelArgs& a = *args;
     LabelRunCounts r;
-    if (a.labeller == "fairface") {
+    VLBIAS_CHECK((a.labeller == "vlm") == !a.answers.empty(), UsageError,
+                 "--answers (a `score choice` RUN_DIR) is what --labeller vlm labels from, and "
+                 "only it.");
+    VLBIAS_CHECK(a.labeller == "vlm" || (!a.images.empty() && !a.model.empty()), UsageError,
+                 "--labeller {} needs --images and --model.", a.labeller);
+    if (a.labeller == "vlm") {
+      VLBIAS_CHECK(a.attributes.size() == 1 && a.images.empty() && a.model.empty(), UsageError,
+                   "--labeller vlm takes --answers and one --attributes (what the question asked "
+                   "about), no --images or --model (the answers name them).");
+      VlmLabelOptions o;
+      o.answers = a.answers;
+      o.attribute = a.attributes[0];
+      o.image_column = a.image_column;
+      o.face_column = a.face_column;
+      o.out = a.out;
+      r = run_vlm_labels(o);
+    } else if (a.labeller == "fairface") {
       VLBIAS_CHECK(cmd->count("--prompts") == 0, UsageError,
                    "--prompts is for --labeller clip; the fairface labeller's classes are its "
                    "heads' (rename them with --classes).");

@@ -338,5 +338,53 @@ TEST(CliLabel, ClipAndFairFaceLabelsOfOneFacesDirGoIntoMetricAgreement) {
       << j.dump().substr(0, 600);
 }
 
+// --labeller vlm: the answers of a closed question, mapped by `score choice`, as LABELS.csv: the
+// label `score choice` decided (never guessed), no probabilities without top log-probabilities,
+// the model and prompt of the answers as provenance; its header equals the CLIP labeller's for
+// the same attribute and classes, so the tables stack for `metric agreement`.
+TEST(CliLabel, VlmAnswersMappedByScoreChoiceBecomeLabels) {
+  const fs::path answers = temp_dir() / "answers.csv";
+  std::ofstream(answers) << "image,face,text,model,prompt\n"
+                         << "a.png,0,A man.,llava,gender_q\n"
+                         << "a.png,1,woman,llava,gender_q\n"
+                         << "b.png,0,I can't tell.,llava,gender_q\n"
+                         << "b.png,1,not a man,llava,gender_q\n";
+  const fs::path run = temp_dir() / "choice";
+  const CliResult c =
+      run_cli("--quiet score choice " + q(answers) +
+              " --choices Male,Female --synonyms Male=man,Female=woman --out " + q(run));
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const fs::path out = temp_dir() / "vlm.csv";
+  const CliResult r = label("--labeller vlm --answers " + q(run) +
+                            " --attributes gender --face-column face --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Table got = vlbias::read_table(out.string());
+  ASSERT_EQ(got.rows, 4u);
+  const std::vector<std::string> want = {"Male", "Female", "refused", "unparseable"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(got.column("label").text(i), want[i]);
+    EXPECT_EQ(got.column("face").text(i), i % 2 == 0 ? "0" : "1");
+    EXPECT_EQ(got.column("attribute").text(i), "gender");
+    EXPECT_TRUE(got.column("p_Male").missing(i));
+    EXPECT_TRUE(got.column("margin").missing(i));
+    EXPECT_EQ(got.column("labeller").text(i), "vlm");
+    EXPECT_EQ(got.column("model").text(i), "llava");
+    EXPECT_EQ(got.column("prompt_set").text(i), "gender_q");
+  }
+  const std::string text = read_file(out);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "image,face,attribute,label,margin,p_Male,p_Female,labeller,model,weights_sha256,"
+            "prompt_set,options");
+  // Its inputs are the answers, and one attribute.
+  expect_usage("--labeller vlm --answers " + q(run) + " --attributes gender,age --out " +
+                   q(temp_dir() / "x.csv"),
+               "one --attributes");
+  expect_usage("--labeller vlm --attributes gender --out " + q(temp_dir() / "x.csv"), "--answers");
+  expect_usage("--answers " + q(run) + " --attributes gender --model " + q(kE2e / "hf") +
+                   " --images " + q(answers) + " --out " + q(temp_dir() / "x.csv"),
+               "--answers");
+}
+
 }  // namespace in_label_test
 }  // namespace

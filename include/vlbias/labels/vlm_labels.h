@@ -1,0 +1,29 @@
+#pragma once
+// VLM labels (issue 41): a closed question's answers, mapped onto its choices by `vlbias score
+// choice` (include/vlbias/score/choice_job.h), written as LABELS.csv
+// (include/vlbias/labels/labels_table.h) so that a VLM's perceived attributes compare with
+// CLIP's and FairFace's in `metric agreement`. One row per answer: the attribute named here, the
+// label `score choice` decided (a choice, unclear, refused or unparseable: never guessed), and
+// the first-token probabilities of the choices where the endpoint returned them (margin and
+// p_<choice> empty otherwise).
+#include <filesystem>
+#include <string>
+
+#include "vlbias/labels/labels_table.h"
+
+namespace vlbias {
+
+struct VlmLabelOptions {
+  std::filesystem::path answers;  // a `vlbias score choice` RUN_DIR: scored.jsonl, manifest.json
+  std::string attribute;          // what the question asked about, e.g. gender
+  std::string image_column = "image";
+  std::string face_column;  // "" = whole images
+  std::filesystem::path out;
+};
+
+// UsageError for an empty attribute or --out as check_label_out refuses it; InputError naming the
+// file for a RUN_DIR without scored.jsonl or manifest.json, a manifest without choices, a missing
+// image or face column, a face cell that is not a whole number.
+LabelRunCounts run_vlm_labels(const VlmLabelOptions& options);
+
+}  // namespace vlbias
