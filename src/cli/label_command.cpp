@@ -78,30 +78,14 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
                 "Rotate / flip each image by its EXIF orientation as PIL.ImageOps.exif_transpose");
 }
 
-ClipLabelOptions clip_label_options(const LabelArgs& a) {
-  ClipLabelOptions o;
+// The options both image labellers share (ClipLabelOptions, FairFaceLabelOptions).
+template <typename Options>
+Options image_label_options(const LabelArgs& a) {
+  Options o;
   o.input = a.images;
   o.column = a.column;
   o.image_root = a.image_root;
   o.model = a.model;
-  o.prompts = a.prompts;
-  o.attributes = a.attributes;
-  o.margin = a.margin;
-  o.out = a.out;
-  if (a.batch > 0) o.batch = a.batch;
-  o.max_image_pixels = a.max_image_pixels;
-  o.exif_transpose = a.exif_transpose;
-  return o;
-}
-
-FairFaceLabelOptions fairface_label_options(const LabelArgs& a) {
-  FairFaceLabelOptions o;
-  o.input = a.images;
-  o.column = a.column;
-  o.image_root = a.image_root;
-  o.model = a.model;
-  o.variant = parse_fairface_variant(a.variant);
-  o.classes = a.classes;
   o.attributes = a.attributes;
   o.margin = a.margin;
   o.out = a.out;
@@ -143,14 +127,19 @@ void add_label_command(CLI::App& app) {
       VLBIAS_CHECK(cmd->count("--prompts") == 0, UsageError,
                    "--prompts is for --labeller clip; the fairface labeller's classes are its "
                    "heads' (rename them with --classes).");
-      r = run_fairface_labels(fairface_label_options(a));
+      FairFaceLabelOptions o = image_label_options<FairFaceLabelOptions>(a);
+      o.variant = parse_fairface_variant(a.variant);
+      o.classes = a.classes;
+      r = run_fairface_labels(o);
     } else {
       VLBIAS_CHECK(!a.attributes.empty(), UsageError,
                    "--labeller clip needs --attributes (e.g. gender,race,age of --prompts {}).",
                    a.prompts);
       VLBIAS_CHECK(cmd->count("--variant") == 0 && a.classes.empty(), UsageError,
                    "--variant and --classes are for --labeller fairface.");
-      r = run_clip_labels(clip_label_options(a));
+      ClipLabelOptions o = image_label_options<ClipLabelOptions>(a);
+      o.prompts = a.prompts;
+      r = run_clip_labels(o);
     }
     if (quiet()) return;
     eprint("vlbias: {} of {} {} labelled ({} unreadable, skipped), {} rows in {:.1f} s -> {}\n",

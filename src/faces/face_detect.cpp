@@ -151,8 +151,8 @@ void check_detector_options(const FaceDetectorOptions& o) {
 struct FaceDetector::Impl {
   FaceDetectorOptions options;
   ShapePredictorInfo info;
-  // The predictor as read_shape_predictor read it, with the two lists that dlib's feature
-  // extraction takes in its own types.
+  // The predictor as read_shape_predictor read it, its mean shape and feature offsets moved
+  // into the types dlib's feature extraction takes.
   faces_internal::ShapePredictorModel predictor;
   dlib::matrix<float, 0, 1> initial_shape;
   std::vector<std::vector<dlib::vector<float, 2>>> deltas;
@@ -192,6 +192,9 @@ void FaceDetector::Impl::take_predictor(faces_internal::ShapePredictorModel mode
   for (std::size_t c = 0; c < deltas.size(); ++c) {
     for (const std::array<float, 2>& d : predictor.deltas[c]) deltas[c].emplace_back(d[0], d[1]);
   }
+  // Held once, in dlib's types above.
+  predictor.initial_shape = {};
+  predictor.deltas = {};
 }
 
 // dlib::shape_predictor::operator()(img, rect) (dlib/image_processing/shape_predictor.h) on the
@@ -201,7 +204,7 @@ void FaceDetector::Impl::take_predictor(faces_internal::ShapePredictorModel mode
 dlib::full_object_detection FaceDetector::Impl::predict_shape(const DlibRgbView& image,
                                                               const dlib::rectangle& box) const {
   dlib::matrix<float, 0, 1> shape = initial_shape;
-  const std::size_t rows = predictor.initial_shape.size();
+  const auto rows = static_cast<std::size_t>(initial_shape.size());
   std::vector<float> pixels;
   for (std::size_t c = 0; c < predictor.forests.size(); ++c) {
     dlib::impl::extract_feature_pixel_values(image, box, shape, initial_shape,

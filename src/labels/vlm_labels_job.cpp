@@ -53,14 +53,15 @@ double vlm_number(const Table& t, const std::string& column, std::size_t row) {
   return v;
 }
 
-// The row's probabilities of the choices, or none when any cell is empty.
-std::vector<double> vlm_probabilities(const Table& t, const std::vector<std::string>& choices,
+// The row's probabilities of the choices (`p_columns`: each choice's p_<choice> column, null when
+// the answers lack it), or none when any cell is empty.
+std::vector<double> vlm_probabilities(const Table& t,
+                                      const std::vector<const std::string*>& p_columns,
                                       std::size_t row) {
   std::vector<double> p;
-  for (const std::string& c : choices) {
-    const std::string name = "p_" + c;
-    if (!t.find(name) || t.column(name).missing(row)) return {};
-    p.push_back(vlm_number(t, name, row));
+  for (const std::string* name : p_columns) {
+    if (name == nullptr || t.column(*name).missing(row)) return {};
+    p.push_back(vlm_number(t, *name, row));
   }
   return p;
 }
@@ -81,14 +82,20 @@ LabelRunCounts run_vlm_labels(const VlmLabelOptions& o) {
   LabelsSchema schema;
   schema.attributes = {o.attribute};
   schema.classes = {choices};
+  std::vector<std::string> p_names;
+  for (const std::string& c : choices) p_names.push_back("p_" + c);
+  std::vector<const std::string*> p_columns;
+  for (const std::string& name : p_names) p_columns.push_back(t.find(name) ? &name : nullptr);
+  const bool faces = !o.face_column.empty();
+  const Column* face = faces ? &t.column(o.face_column) : nullptr;
   LabelRunCounts result;
   result.items = t.rows;
-  result.faces = !o.face_column.empty();
+  result.faces = faces;
   std::vector<LabelRow> rows;
   for (std::size_t r = 0; r < t.rows; ++r) {
     LabelRow row;
     row.image = image.text(r);
-    if (!o.face_column.empty() && !t.column(o.face_column).missing(r)) {
+    if (face != nullptr && !face->missing(r)) {
       const double f = vlm_number(t, o.face_column, r);
       VLBIAS_CHECK(f >= 0 && f == std::floor(f) && f < 1e9, InputError,
                    "{}, row {}: face {} is not a face index (a whole number >= 0).", t.source,
@@ -96,7 +103,7 @@ LabelRunCounts run_vlm_labels(const VlmLabelOptions& o) {
       row.face = static_cast<std::size_t>(f);
     }
     row.label = label.text(r);
-    row.probabilities = vlm_probabilities(t, choices, r);
+    row.probabilities = vlm_probabilities(t, p_columns, r);
     rows.push_back(std::move(row));
     ++result.labelled;
   }
