@@ -36,6 +36,7 @@ bash scripts/setup.sh --deps-only --test-deps || exit 1
 run_ctest() {
   local dir=$1 log
   log=$(mktemp)
+  rm -rf "$dir/gtest-xml"
   (cd "$dir" && ctest --output-on-failure -j "$jobs") 2>&1 | tee "$log" | grep -vE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed' || true
   local line
   line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)
@@ -48,6 +49,15 @@ run_ctest() {
     fails=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$line")
     passed=$((passed + total - fails))
     failed=$((failed + fails))
+  fi
+  # With VLBIAS_TESTS_PER_SUITE each ctest test is a googletest suite, which wrote its results
+  # to gtest-xml/: count the tests inside them (a suite that crashed wrote none, and failed above).
+  if [ -d "$dir/gtest-xml" ]; then
+    local suites cases case_failures
+    suites=$(find "$dir/gtest-xml" -name '*.xml' | wc -l)
+    cases=$(cat "$dir"/gtest-xml/*.xml | grep -c '<testcase ' || true)
+    case_failures=$(cat "$dir"/gtest-xml/*.xml | grep -c '<failure ' || true)
+    echo "googletest: $cases tests in $suites suites, $case_failures failures"
   fi
   rm -f "$log"
 }
@@ -117,7 +127,8 @@ release_dir=()
 [ "$release_built" -eq 1 ] && release_dir=("-DVLBIAS_RELEASE_DIR=$PWD/build")
 if CC=clang CXX=clang++ build build-asan -DCMAKE_BUILD_TYPE=Debug \
     "-DCMAKE_C_FLAGS_DEBUG=$sanitizer_flags" "-DCMAKE_CXX_FLAGS_DEBUG=$sanitizer_flags" \
-    -DVLBIAS_SANITIZE=ON -DVLBIAS_FUZZ=ON -DVLBIAS_BENCH=OFF "${release_dir[@]}"; then
+    -DVLBIAS_SANITIZE=ON -DVLBIAS_FUZZ=ON -DVLBIAS_BENCH=OFF -DVLBIAS_TESTS_PER_SUITE=ON \
+    "${release_dir[@]}"; then
   asan_built=1
   phase "Tests: the Release suite and the ASan+UBSan suite"
   # malloc_context_size=5: allocation stacks of 5 frames in a report instead of 30 (detection is

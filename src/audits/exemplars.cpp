@@ -137,7 +137,8 @@ std::vector<std::vector<std::pair<std::uint32_t, std::string>>> pick_exemplars(
   std::vector<std::vector<std::pair<std::uint32_t, std::string>>> picks(cells.size());
   for (std::size_t i = 0; i < cells.size(); ++i) {
     auto& p = picks[i];
-    for (const std::uint32_t row : sample_rows(cells[i].rows, r.per_cell, derive_seed(seed, i))) {
+    const std::size_t sampled = score != nullptr && score->only_extremes ? 0 : r.per_cell;
+    for (const std::uint32_t row : sample_rows(cells[i].rows, sampled, derive_seed(seed, i))) {
       p.emplace_back(row, "random sample");
     }
     if (score == nullptr) continue;
@@ -192,7 +193,8 @@ Json exemplars_json(const std::vector<ExemplarCell>& cells, const ExemplarImages
     out["score"] = {{"key", score->key},
                     {"label", score->label},
                     {"about", score->about},
-                    {"pick", score->highest ? "highest" : "lowest"}};
+                    {"pick", score->highest ? "highest" : "lowest"},
+                    {"only", score->only_extremes}};
   }
   out["cells"] = std::move(out_cells);
   return out;

@@ -36,6 +36,9 @@ struct ExemplarImages {
 struct ExemplarScore {
   std::string key, label, about;
   bool highest = false;
+  // The grids show only the extreme-scored images, no random sample (the explain overlays: the
+  // most confident images of each group).
+  bool only_extremes = false;
 };
 
 // One grid: its labels in order ({"region", "Africa"}, {"object", "ball"}) and its images
@@ -69,9 +72,9 @@ std::vector<std::uint32_t> extreme_scored(const std::vector<std::uint32_t>& rows
                                           bool highest);
 
 // The picks of each cell, as (row, why): up to r.per_cell drawn by sample_rows (vlbias/io/sample.h)
-// with derive_seed(seed, cell index) in draw order, then, with a score, the cell's up to
-// r.per_cell extreme-scored rows not already drawn (an image in both is listed once, with both
-// reasons).
+// with derive_seed(seed, cell index) in draw order (none when score->only_extremes), then, with
+// a score, the cell's up to r.per_cell extreme-scored rows not already drawn (an image in both is
+// listed once, with both reasons).
 std::vector<std::vector<std::pair<std::uint32_t, std::string>>> pick_exemplars(
     const std::vector<ExemplarCell>& cells, const ExemplarImages& images, const ReportImagesSpec& r,
     std::uint64_t seed, const ExemplarScore* score);

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
@@ -57,8 +59,10 @@ bool entry_exists(const fs::path& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-// Moves the staged outputs into RUN_DIR, results.json last (see run_output.h).
-void publish(const fs::path& staged, const fs::path& run_dir) {
+// Moves the staged outputs into RUN_DIR, results.json last (see run_output.h); `folders` are
+// stage_folder's, each moved in as RUN_DIR/<name>.
+void publish(const fs::path& staged, const fs::path& run_dir,
+             const std::vector<std::pair<std::string, fs::path>>& folders) {
   const fs::path results = run_dir / "results.json";
   VLBIAS_CHECK(::unlink(results.c_str()) == 0 || errno == ENOENT, InternalError,
                "cannot replace '{}': {}", results.string(), std::strerror(errno));
@@ -68,6 +72,11 @@ void publish(const fs::path& staged, const fs::path& run_dir) {
   move_entry(staged / "tables", run_dir / "tables");
   if (entry_exists(run_dir / "units")) move_entry(run_dir / "units", staged / "old-units");
   move_entry(staged / "units", run_dir / "units");
+  for (const char* name : kAnalysisFolders) {
+    if (entry_exists(run_dir / name))
+      move_entry(run_dir / name, staged / ("old-" + std::string(name)));
+  }
+  for (const auto& [name, folder] : folders) move_entry(folder / name, run_dir / name);
   move_entry(staged / "report.html", run_dir / "report.html");
   move_entry(staged / "summary.json", run_dir / "summary.json");
   move_entry(staged / "results.json", results);
@@ -157,7 +166,25 @@ void RunOutput::write(Json results, Provenance& provenance, const Json& paramete
   write_file_atomically(staging.path() / "report.html", rendered.html);
   write_file_atomically(staging.path() / "summary.json", summary_text);
   write_file_atomically(staging.path() / "results.json", results_text);
-  publish(staging.path(), dir_);
+  publish(staging.path(), dir_, folders_);
+}
+
+fs::path RunOutput::stage_folder(const std::string& name) {
+  VLBIAS_CHECK(std::find(std::begin(kAnalysisFolders), std::end(kAnalysisFolders), name) !=
+                   std::end(kAnalysisFolders),
+               InternalError, "run folder: '{}' is not an analysis folder", name);
+  std::string pattern = (dir_ / (std::string(kStagingPrefix) + name + "-XXXXXX")).string();
+  VLBIAS_CHECK(::mkdtemp(pattern.data()) != nullptr, InputError,
+               "{}: cannot create a staging folder in the run folder: {}", dir_.string(),
+               std::strerror(errno));
+  folders_.emplace_back(name, pattern);
+  fs::create_directory(fs::path(pattern) / name);
+  return fs::path(pattern) / name;
+}
+
+RunOutput::~RunOutput() {
+  std::error_code ignored;
+  for (const auto& [name, folder] : folders_) fs::remove_all(folder, ignored);
 }
 
 }  // namespace vlbias::audits_internal

@@ -28,6 +28,9 @@ class RunOutput {
   // Locks RUN_DIR (created when absent) before any input is read: UsageError when it names a
   // file or another process holds it (RunLock).
   explicit RunOutput(const std::filesystem::path& run_dir);
+  ~RunOutput();  // removes stage_folder's folders that write() did not move into place
+  RunOutput(const RunOutput&) = delete;
+  RunOutput& operator=(const RunOutput&) = delete;
 
   // Keeps every section's tables for write() (as tables/<name>.csv; its units tables as
   // units/<name>.csv; names that two tables share are left out, with a note) and returns the
@@ -35,6 +38,13 @@ class RunOutput {
   // `tables`, and appends the sections' notes to `notes`.
   Json add_sections(std::vector<std::pair<std::string, AnalysisOutput>>& sections, Json& tables,
                     std::vector<std::string>& notes);
+
+  // An output folder that an analysis fills itself (RUN_DIR/<name>/, e.g. explain/): created
+  // empty in a staging folder of its own now, moved into place by write() with the other outputs
+  // (an earlier run's folder of that name is replaced as a whole, like tables/), removed with
+  // the run's other staging folders if write() is never reached. `name` must be one of
+  // kAnalysisFolders.
+  std::filesystem::path stage_folder(const std::string& name);
 
   // Adds the provenance block (parameters, seed, input hashes) to `results` (with the spec's
   // title and about, when set, right after "kind"), renders the report (report.h), and writes
@@ -46,6 +56,13 @@ class RunOutput {
   RunLock lock_;
   std::vector<std::pair<std::string, Table>> tables_;  // file name -> table
   std::vector<std::pair<std::string, Table>> units_;   // file name -> table
+  // stage_folder's folders: name -> the staging folder holding it (removed by the destructor
+  // when still there).
+  std::vector<std::pair<std::string, std::filesystem::path>> folders_;
 };
+
+// The folders an analysis may fill itself (stage_folder); an earlier run's folder of one of
+// these names never outlives a new run, whether or not the new run has it.
+inline constexpr const char* kAnalysisFolders[] = {"explain"};
 
 }  // namespace vlbias::audits_internal

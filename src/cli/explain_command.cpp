@@ -1,15 +1,15 @@
 // `vlbias explain`: class activation maps of a CLIP ViT for one trait pair (issue 40; paper 004,
 // A.3), one map per image with the overlays of the most confident images per group
-// (src/cli/explain_job.h; docs/methods.md#clip-cam).
+// (include/vlbias/explain/explain.h; docs/methods.md#clip-cam).
 #include <cmath>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
-#include "explain_job.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
+#include "vlbias/explain/explain.h"
 
 namespace vlbias::cli_internal {
 

@@ -53,7 +53,7 @@ AtomicWriter::AtomicWriter(std::filesystem::path path) : path_(std::move(path)) 
   int err = 0;
   for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
     tmp_name_ = "." + stem + "." + random_suffix() + ".tmp";
-    fd = ::openat(dir_fd_, tmp_name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+    fd = ::openat(dir_fd_, tmp_name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                   0666);
     err = errno;
     if (fd < 0 && err != EEXIST) break;
@@ -65,7 +65,7 @@ AtomicWriter::AtomicWriter(std::filesystem::path path) : path_(std::move(path)) 
     VLBIAS_FAIL(InputError, "cannot write '{}': cannot create a file in '{}': {}", path_.string(),
                 dir.string(), std::strerror(err));
   }
-  file_.reset(::fdopen(fd, "wb"));
+  file_.reset(::fdopen(fd, "w+b"));
   if (file_ == nullptr) {
     err = errno;
     ::close(fd);
@@ -88,6 +88,41 @@ void AtomicWriter::write(const void* data, std::size_t n) {
   if (n == 0) return;
   VLBIAS_CHECK(std::fwrite(data, 1, n, file_.get()) == n, InternalError, "cannot write '{}': {}",
                tmp_.string(), std::strerror(errno));
+  written_ += n;
+}
+
+// Both go around stdio's buffer with pwrite/pread after flushing it: they leave the stream's
+// position (the end, where write() appends) as it was.
+void AtomicWriter::overwrite(std::size_t offset, const void* data, std::size_t n) {
+  VLBIAS_CHECK(file_ != nullptr && offset <= written_ && n <= written_ - offset, InternalError,
+               "cannot overwrite bytes {} to {} of '{}': {} written", offset, offset + n,
+               tmp_.string(), written_);
+  VLBIAS_CHECK(std::fflush(file_.get()) == 0, InternalError, "cannot write '{}': {}", tmp_.string(),
+               std::strerror(errno));
+  const auto* bytes = static_cast<const char*>(data);
+  for (std::size_t done = 0; done < n;) {
+    const ssize_t k =
+        ::pwrite(::fileno(file_.get()), bytes + done, n - done, static_cast<off_t>(offset + done));
+    VLBIAS_CHECK(k > 0 || (k < 0 && errno == EINTR), InternalError, "cannot write '{}': {}",
+                 tmp_.string(), std::strerror(errno));
+    if (k > 0) done += static_cast<std::size_t>(k);
+  }
+}
+
+void AtomicWriter::read_back(std::size_t offset, void* out, std::size_t n) {
+  VLBIAS_CHECK(file_ != nullptr && offset <= written_ && n <= written_ - offset, InternalError,
+               "cannot read bytes {} to {} of '{}': {} written", offset, offset + n, tmp_.string(),
+               written_);
+  VLBIAS_CHECK(std::fflush(file_.get()) == 0, InternalError, "cannot write '{}': {}", tmp_.string(),
+               std::strerror(errno));
+  auto* bytes = static_cast<char*>(out);
+  for (std::size_t done = 0; done < n;) {
+    const ssize_t k =
+        ::pread(::fileno(file_.get()), bytes + done, n - done, static_cast<off_t>(offset + done));
+    VLBIAS_CHECK(k > 0 || (k < 0 && errno == EINTR), InternalError, "cannot read '{}': {}",
+                 tmp_.string(), k == 0 ? "it ended early" : std::strerror(errno));
+    if (k > 0) done += static_cast<std::size_t>(k);
+  }
 }
 
 void AtomicWriter::write_f32le(const float* values, std::size_t n) {

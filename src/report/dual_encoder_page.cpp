@@ -573,6 +573,7 @@ void build_trait_pairs(Page& page) {
   confidence_section(page);
   association_section(page, "Association");
   scweat_section(page);
+  explain_section(page);
   exemplars_section(page, page.root()["exemplars"], "images");
 }
 

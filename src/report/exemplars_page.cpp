@@ -85,7 +85,8 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
-void exemplars_section(Page& page, const Node& x, const std::string& what) {
+void exemplars_section(Page& page, const Node& x, const std::string& what, const std::string& id,
+                       const std::string& title) {
   if (x.null()) return;
   const std::vector<std::string> labels = label_names(x);
   const Node score = x["score"];
@@ -98,12 +99,17 @@ void exemplars_section(Page& page, const Node& x, const std::string& what) {
       score.null() ? ""
                    : fmt::format(", then the cell's {}-{} images ({})", score["pick"].str(),
                                  score["label"].str(), score["about"].str());
+  // Only the extreme-scored images (the explain overlays), or a seeded sample first.
+  const std::string chosen = score["only"].boolean()
+                                 ? fmt::format("the cell's {}-{} images ({})", score["pick"].str(),
+                                               score["label"].str(), score["about"].str())
+                                 : "a random sample drawn with the audit's seed" + picks;
   page.section(
-      "exemplars", "Exemplar images per " + joined(labels),
-      fmt::format("Up to {} {} per cell, a random sample drawn with the audit's seed{}; "
+      id, title.empty() ? "Exemplar images per " + joined(labels) : title,
+      fmt::format("Up to {} {} per cell, {}; "
                   "thumbnails {} px on the long side (JPEG quality {}), {} bytes of a {}-byte "
                   "budget.",
-                  format_number(x["per_cell"].number(), Fmt::integer), what, picks,
+                  format_number(x["per_cell"].number(), Fmt::integer), what, chosen,
                   format_number(x["thumbnail_px"].number(), Fmt::integer),
                   format_number(x["quality"].number(), Fmt::integer),
                   format_number(x["bytes"].number(), Fmt::integer),
@@ -116,7 +122,7 @@ void exemplars_section(Page& page, const Node& x, const std::string& what) {
         format_number(dropped, Fmt::integer)));
   }
   DataTable paths;
-  paths.name = "exemplars";
+  paths.name = id;
   paths.columns = labels;
   paths.columns.insert(paths.columns.end(), {"path", "why"});
   if (!score_key.empty()) paths.columns.push_back(score_key);

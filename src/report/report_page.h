@@ -136,6 +136,9 @@ void build_social_perception(Page& page);
 // The social-perception sections about prompts and valences (dual_encoder_page_prompts.cpp).
 void prompt_sections(Page& page);
 void build_trait_pairs(Page& page);
+// The trait-pairs analyses.explain section: CAM mass per group and the overlays
+// (explain_page.cpp).
+void explain_section(Page& page);
 void build_geo_diversity(Page& page);
 void build_lvlm_counterfactual(Page& page);
 void build_visual_stereotypes(Page& page);
@@ -189,7 +192,9 @@ void power_section(Page& page);
 // results.json's "exemplars" block (src/audits/exemplars.h; exemplars_page.cpp): a section
 // "Exemplar images per <labels>" with each cell's grid of embedded thumbnails, a line naming the
 // images not shown and why, and the table of every picked image's path. `what` names the images
-// ("generated images"). Nothing when the block is null.
-void exemplars_section(Page& page, const Node& block, const std::string& what);
+// ("generated images"); `id` names the section and its table, `title` ("" = "Exemplar images per
+// <labels>") heads it. Nothing when the block is null.
+void exemplars_section(Page& page, const Node& block, const std::string& what,
+                       const std::string& id = "exemplars", const std::string& title = "");
 
 }  // namespace vlbias::report_internal

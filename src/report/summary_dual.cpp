@@ -155,6 +155,40 @@ void confidence(SummaryBuilder& b, const Node& c) {
   }
 }
 
+// Trait-pairs analyses.explain with faces: per group the mean share of the class activation
+// map inside the faces (and inside their skin) with its bootstrap interval, and Kruskal-Wallis
+// across the groups (cam_mass.json, src/explain/explain_mass.cpp).
+void explain(SummaryBuilder& b, const Node& x) {
+  const Node mass = x["cam_mass"];
+  if (mass.null()) return;
+  for (const std::string measure : {"cam_in_face", "cam_in_skin"}) {
+    const Node m = mass[measure];
+    const std::string where = measure == "cam_in_skin" ? "the faces' skin" : "the faces";
+    for (std::size_t g = 0; g < m["groups"].size(); ++g) {
+      const Node grp = m["groups"][g];
+      if (!(grp["n"].number() > 0)) continue;  // no image of the group has a face
+      const std::string label = group_label(grp["key"]);
+      b.add("explain/" + measure + "/" + label, "explain",
+            "mean share of the class activation map of \"" + x["pair"].str() + "\" inside " +
+                where + " (the group's images with a face)",
+            {label}, grp["mean"])
+          .ci(grp["mean_ci"]);
+    }
+    if (m["test"].null()) continue;
+    const Node c = m["test"]["comparisons"][std::size_t{0}];
+    std::vector<std::string> groups;
+    for (std::size_t g = 0; g < c["groups"].size(); ++g) {
+      groups.push_back(group_label(c["groups"][g]["key"]));
+    }
+    b.add("explain_test/" + measure, "explain",
+          c["effect_name"].str() + " of the map's share inside " + where + " across groups (" +
+              c["test"].str() + ")",
+          groups, c["effect_size"])
+        .p(c["p_value"], c["p_holm"])
+        .better("closer_to_zero");
+  }
+}
+
 }  // namespace
 
 void summarize_dual_encoder(SummaryBuilder& b) {
@@ -166,6 +200,7 @@ void summarize_dual_encoder(SummaryBuilder& b) {
   if (!a["neutral"].null()) neutral(b, a["neutral"]);
   if (!a["ranking"].null()) ranking(b, a["ranking"]);
   if (!a["absdiff"].null()) absdiff(b, a["absdiff"]);
+  if (!a["explain"].null()) explain(b, a["explain"]);
 }
 
 }  // namespace vlbias::report_internal

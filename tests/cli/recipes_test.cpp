@@ -29,8 +29,8 @@ CliResult run_paper004(const fs::path& dataset, const fs::path& out) {
                   shell_quote(out.string()));
 }
 
-const char* const kPaper004Steps[] = {"dataset", "sample", "encode-images", "encode-prompts",
-                                      "audit"};
+const char* const kPaper004Steps[] = {"dataset",        "sample", "encode-images",
+                                      "encode-prompts", "faces",  "audit"};
 
 TEST(RecipePaper004, RunsFromTheMiniatureFairFaceToTheReportAndSkipsEveryStepTheSecondTime) {
   const fs::path out = temp_dir() / "run 004";  // a space: every path is quoted
@@ -48,6 +48,10 @@ TEST(RecipePaper004, RunsFromTheMiniatureFairFaceToTheReportAndSkipsEveryStepThe
   EXPECT_TRUE(fs::exists(out / "audit" / "tables" / "confidence_tests.csv"));
   EXPECT_TRUE(fs::exists(out / "audit" / "report.html"));
   EXPECT_NE(first.out.find("report.html"), std::string::npos) << first.out;
+  // Fig. 2: one map per sampled image, the overlays of each group's most confident.
+  EXPECT_NE(results.find("\"explain\": {"), std::string::npos);
+  EXPECT_TRUE(fs::exists(out / "audit" / "explain" / "maps.npy"));
+  EXPECT_TRUE(fs::exists(out / "audit" / "explain" / "overlays"));
 
   const CliResult second = run_paper004("tests/data/datasets/fairface", out);
   ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
@@ -84,7 +88,7 @@ TEST(RecipePaper004, RerunsTheStepsAfterTheDatasetWhenALabelChangesButNotWhenFil
 
   const CliResult edited = run_paper004(dataset, out);
   ASSERT_EQ(edited.exit_code, 0) << edited.out << edited.err;
-  for (const char* name : {"dataset", "sample", "encode-images", "audit"}) {
+  for (const char* name : {"dataset", "sample", "encode-images", "faces", "audit"}) {
     SCOPED_TRACE(name);
     EXPECT_NE(edited.out.find(std::string("step ") + name + ": running"), std::string::npos)
         << edited.out;

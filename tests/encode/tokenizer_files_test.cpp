@@ -59,7 +59,7 @@ nlohmann::ordered_json tiny_vocab(const std::vector<std::pair<std::string, std::
   return v;
 }
 
-class TokenizerFiles : public TokenizerDirTest {
+class ClipBpeFiles : public TokenizerDirTest {
  protected:
   ClipTokenizer load(std::string_view vocab, std::string_view merges,
                      TextCleaning cleaning = TextCleaning::OpenClip) {
@@ -80,7 +80,7 @@ class TokenizerFiles : public TokenizerDirTest {
   std::string good_merges() { return read_text(fixture_dir() / "merges.txt"); }
 };
 
-TEST_F(TokenizerFiles, RanksDecideTheMergeOrder) {
+TEST_F(ClipBpeFiles, RanksDecideTheMergeOrder) {
   // "low": with (l,o) ranked first the word becomes lo + w</w>; with (o,w</w>)
   // first it becomes l + ow</w>.
   const auto a = tiny_vocab({{"l", "o"}, {"o", "w</w>"}});
@@ -104,7 +104,7 @@ TEST_F(TokenizerFiles, RanksDecideTheMergeOrder) {
                 b.at("a</w>").get<std::int32_t>(), b.at("<|endoftext|>").get<std::int32_t>()}));
 }
 
-TEST_F(TokenizerFiles, MissingAndEmptyFiles) {
+TEST_F(ClipBpeFiles, MissingAndEmptyFiles) {
   EXPECT_THROW(ClipTokenizer::from_files(dir_ / "nope.json", fixture_dir() / "merges.txt",
                                          TextCleaning::OpenClip),
                InputError);
@@ -118,7 +118,7 @@ TEST_F(TokenizerFiles, MissingAndEmptyFiles) {
   expect_error(good_vocab(), "", {"merges.txt", "is empty"});
 }
 
-TEST_F(TokenizerFiles, MalformedJson) {
+TEST_F(ClipBpeFiles, MalformedJson) {
   const std::string v = good_vocab();
   expect_error(v.substr(0, v.size() / 2), good_merges(), {"vocab.json", "is not valid JSON"});
   expect_error("{\"a\": 1,}", good_merges(), {"vocab.json", "is not valid JSON"});
@@ -129,7 +129,7 @@ TEST_F(TokenizerFiles, MalformedJson) {
   expect_error("{\"\xff\": 1}", good_merges(), {"vocab.json", "is not valid JSON"});
 }
 
-TEST_F(TokenizerFiles, BadIds) {
+TEST_F(ClipBpeFiles, BadIds) {
   expect_error("{\"a\": 1.5}", good_merges(), {"token 'a'", "non-integer number 1.5"});
   expect_error("{\"a\": \"1\"}", good_merges(), {"token 'a'", "a string"});
   expect_error("{\"a\": -3}", good_merges(), {"token 'a'", "negative number -3"});
@@ -141,7 +141,7 @@ TEST_F(TokenizerFiles, BadIds) {
   expect_error("{\"a\": 1, \"a\": 2}", good_merges(), {"lists the token 'a' twice"});
 }
 
-TEST_F(TokenizerFiles, MissingSpecialOrByteTokens) {
+TEST_F(ClipBpeFiles, MissingSpecialOrByteTokens) {
   auto v = tiny_vocab({});
   v.erase("<|endoftext|>");
   expect_error(v.dump(), "#version: 0.2\n",
@@ -151,7 +151,7 @@ TEST_F(TokenizerFiles, MissingSpecialOrByteTokens) {
   expect_error(v.dump(), "#version: 0.2\n", {"lacks the byte symbol", "of byte 0x00"});
 }
 
-TEST_F(TokenizerFiles, BadMerges) {
+TEST_F(ClipBpeFiles, BadMerges) {
   const std::string v = tiny_vocab({{"l", "o"}}).dump();
   expect_error(v, "#version: 0.2\nl o\nq z\n",
                {"merges.txt' line 3 merges 'q' and 'z', but 'qz' is not a token"});
@@ -163,7 +163,7 @@ TEST_F(TokenizerFiles, BadMerges) {
   expect_error(v, "x\xc4\x80 o\n", {"'x\\xc4\\x80' is not a token"});
 }
 
-TEST_F(TokenizerFiles, TruncatedFixtureFiles) {
+TEST_F(ClipBpeFiles, TruncatedFixtureFiles) {
   const std::string m = good_merges();
   // Cutting merges.txt mid-line leaves a line that is not a merge (or one whose
   // result is missing): either way a named InputError, or a valid shorter file.

@@ -90,6 +90,31 @@ TEST(AtomicWriter, LongFileNamesStillGetATemporary) {
   EXPECT_EQ(read_file(dir.path(name)), "ok");
 }
 
+TEST(AtomicWriter, OverwritesAndReadsBackWhatWasWrittenWithoutMovingTheEnd) {
+  TempDir dir;
+  AtomicWriter w(dir.path("maps.npy"));
+  w.write("HEADER:0000|", 12);
+  const float values[3] = {1.5f, -2.0f, 3.25f};
+  w.write_f32le(values, 3);
+  float back[2] = {0, 0};
+  w.read_back(12 + sizeof(float), back, sizeof back);  // what stdio still buffers
+  EXPECT_EQ(back[0], -2.0f);
+  EXPECT_EQ(back[1], 3.25f);
+  w.overwrite(7, "0003", 4);
+  w.write("|end", 4);  // appends after the floats, not after the overwritten bytes
+  char head[12];
+  w.read_back(0, head, sizeof head);
+  EXPECT_EQ(std::string(head, sizeof head), "HEADER:0003|");
+  // Past the end: an internal error, nothing written.
+  EXPECT_THROW(w.overwrite(26, "xyz", 3), InternalError);
+  EXPECT_THROW(w.read_back(24, back, 8), InternalError);
+  w.commit();
+  const std::string file = read_file(dir.path("maps.npy"));
+  ASSERT_EQ(file.size(), 12 + 3 * sizeof(float) + 4);
+  EXPECT_EQ(file.substr(0, 12), "HEADER:0003|");
+  EXPECT_EQ(file.substr(file.size() - 4), "|end");
+}
+
 TEST(MakeOutputFolders, RefusesLinksAndFilesOnTheWay) {
   TempDir dir;
   fs::create_directory(dir.path("elsewhere"));

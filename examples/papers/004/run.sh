@@ -65,10 +65,27 @@ step encode-images --in "$OUT_DIR/sample.csv" "$DATASET_DIR" "$MODEL_DIR" \
 step encode-prompts --in "$OUT_DIR/pairs.csv" "$MODEL_DIR" --out "$OUT_DIR/pairs.npy" -- \
   "$VLBIAS" encode --model "$MODEL_DIR" --texts "$OUT_DIR/pairs.csv" --out "$OUT_DIR/pairs.npy"
 
+# The sample's faces (dlib's HOG detector and 68 landmarks, Debian's weights), for the share of
+# each class activation map inside the faces (analyses.explain.faces); a folder left by an
+# interrupted attempt for the same inputs is resumed.
+find_faces() {
+  local resume=()
+  if resume_or_fresh "$OUT_DIR/faces"; then resume=(--resume); fi
+  "$VLBIAS" faces --images "$OUT_DIR/sample.csv" --no-chips --out "$OUT_DIR/faces" \
+    ${resume[@]+"${resume[@]}"}
+}
+step faces --in "$OUT_DIR/sample.csv" "$DATASET_DIR" --out "$OUT_DIR/faces/manifest.json" -- \
+  find_faces
+
+# The spec names the model as model/ (analyses.explain.model), a link to MODEL_DIR.
+ln -sfn -- "$(cd -- "$MODEL_DIR" && pwd)" "$OUT_DIR/model"
+
 step audit --in "$OUT_DIR/spec.yaml" "$OUT_DIR/sample.csv" "$OUT_DIR/images.npy" \
-  "$OUT_DIR/pairs.csv" "$OUT_DIR/pairs.npy" \
+  "$OUT_DIR/pairs.csv" "$OUT_DIR/pairs.npy" "$MODEL_DIR" "$OUT_DIR/faces/faces.csv" \
+  "$OUT_DIR/faces/images.csv" \
   --out "$OUT_DIR/audit/results.json" "$OUT_DIR/audit/report.html" -- \
   "$VLBIAS" audit "$OUT_DIR/spec.yaml" --out "$OUT_DIR/audit"
 
 echo "report:  $OUT_DIR/audit/report.html"
 echo "results: $OUT_DIR/audit/results.json (tables: $OUT_DIR/audit/tables/)"
+echo "maps:    $OUT_DIR/audit/explain/ (maps.npy, rows.csv, overlays/, cam_mass.json)"

@@ -185,6 +185,22 @@ struct DualEncoderAuditSpec {
     std::string test_across = "anova";
     std::string test_within = "welch";
   } confidence;
+
+  // trait-pairs only, off unless named: class activation maps of a CLIP ViT for one trait pair
+  // of prompts.manifest over the images of images.image (include/vlbias/explain/explain.h),
+  // written to RUN_DIR/explain/; the report shows the overlays of the `top` most confident images
+  // per group (factors.groups) and, with `faces` (a `vlbias faces` run over images.table), the
+  // share of the maps' mass in the faces per group with its tests.
+  struct Explain {
+    AnalysisToggle toggle{false, false};
+    std::filesystem::path model;     // a CLIP ViT folder, resolved against the spec's folder
+    std::string pair;                // a dimension of prompts.manifest with '+' and '-' poles
+    std::string method = "gradcam";  // gradcam | gradcam++ | occlusion
+    std::size_t top = 5;             // overlays per group
+    std::filesystem::path faces;     // "" = none
+    double logit_scale = 0.0;        // 0 = the model's
+    std::size_t bootstrap = 1000;    // resamples of each group's mean CAM mass
+  } explain;
 };
 
 // Runs a social-perception or trait-pairs audit (src/audits/dual_encoder/dual_encoder_audit.cpp);

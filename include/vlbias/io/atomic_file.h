@@ -29,6 +29,12 @@ class AtomicWriter {
   void write(const void* data, std::size_t n);
   // Appends n little-endian float32 values (byte-swapped on big-endian hosts).
   void write_f32le(const float* values, std::size_t n);
+  // Replaces n bytes at `offset` of what was written so far (a header whose size is fixed but
+  // whose content is known only at the end); offset + n must not pass the end. InternalError on
+  // failure.
+  void overwrite(std::size_t offset, const void* data, std::size_t n);
+  // Reads back n bytes at `offset` of what was written so far. InternalError on failure.
+  void read_back(std::size_t offset, void* out, std::size_t n);
   // Flushes, closes and renames onto the final path. InternalError on failure.
   void commit();
 
@@ -42,6 +48,7 @@ class AtomicWriter {
   int dir_fd_ = -1;  // the folder, held so the temporary and the rename stay in it
   std::unique_ptr<std::FILE, FileCloser> file_;
   bool committed_ = false;
+  std::size_t written_ = 0;  // bytes appended so far
 };
 
 // Writes `text` to `path` through an AtomicWriter.

@@ -43,6 +43,7 @@ enum SeedStream : std::uint64_t {
   kSeedNeutral = 6,
   kSeedPower = 7,  // not kPowerSeedStream (power_pilot.h): results already written use 7
   kSeedExemplars = 8,
+  kSeedExplain = 9,
 };
 
 Json spec_json(const AuditSpec& spec) {
@@ -55,6 +56,13 @@ Json spec_json(const AuditSpec& spec) {
          {"seed", spec.seed},
          {"min_group_size", spec.min_group_size},
          {"factors", factors}};
+  if (s.explain.toggle.enabled) {
+    const DualEncoderAuditSpec::Explain& e = s.explain;
+    j["explain"] = Json{{"model", e.model.string()}, {"pair", e.pair},
+                        {"method", e.method},        {"top", e.top},
+                        {"faces", e.faces.string()}, {"logit_scale", e.logit_scale},
+                        {"bootstrap", e.bootstrap},  {"image_column", s.image_path_column}};
+  }
   if (spec.report_images.per_cell > 0) {
     j["report"] = audits_internal::report_images_json(spec.report_images);
     j["report"]["image_column"] = s.image_path_column;
@@ -260,6 +268,7 @@ void refuse_other_kind_analyses(const AuditSpec& spec) {
   } else {
     refuse(d.confidence.toggle, "confidence");
   }
+  check_explain_spec(spec);
 }
 
 StudyFiles study_files(const DualEncoderAuditSpec& d) {
@@ -305,7 +314,8 @@ using namespace audits_internal;
 struct Sections {
   explicit Sections(const AuditSpec& spec)
       : progress(std::string(to_string(spec.kind)) + " analyses",
-                 spec.kind == AuditKind::TraitPairs ? 3 : 7) {}
+                 spec.kind == AuditKind::TraitPairs ? 3 + spec.dual_encoder.explain.toggle.enabled
+                                                    : 7) {}
   void add(const char* name, AnalysisOutput output) {
     list.emplace_back(name, std::move(output));
     progress.advance();
@@ -524,6 +534,10 @@ void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& 
   }
   if (spec.kind == AuditKind::SocialPerception) {
     add_social_perception_sections(study, scores, spec, sections);
+  }
+  if (d.explain.toggle.enabled) {
+    sections.add("explain", explain_analysis(spec, output.stage_folder("explain"),
+                                             derive_seed(spec.seed, kSeedExplain)));
   }
   sections.progress.finish();
   Json exemplars;

@@ -4,6 +4,7 @@
 // in dual_encoder_audit_confidence.cpp (trait-pair confidence).
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +51,14 @@ void refuse_other_kind_analyses(const AuditSpec& spec);
 StudyFiles study_files(const DualEncoderAuditSpec& d);
 std::vector<std::string> provenance_inputs(const AuditSpec& spec, const StudyFiles& files);
 void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d);
+// analyses.explain (dual_encoder_audit_explain.cpp). check_explain_spec: UsageError when it is
+// named in a social-perception spec or images.image is not set. explain_analysis: runs the
+// explain job into `folder` (RUN_DIR/explain/ once the run is written) with `seed` for the CAM
+// mass intervals, and returns the section: counts, each group's mean probability of the first
+// trait, the overlays as an exemplars block, and with faces cam_mass.json.
+void check_explain_spec(const AuditSpec& spec);
+AnalysisOutput explain_analysis(const AuditSpec& spec, const std::filesystem::path& folder,
+                                std::uint64_t seed);
 // InputError naming the spec's role of the first of `columns` the image table lacks.
 void require_columns(const Table& images, const std::vector<std::string>& columns,
                      const std::string& role);

@@ -162,12 +162,36 @@ void parse_confidence(Context& ctx, const YAML::Node& value, const std::string& 
   }
 }
 
+void parse_explain(Context& ctx, const YAML::Node& value, const std::string& path,
+                   Spec::Explain& e) {
+  const Entries entries =
+      parse_toggle(ctx, value, path, e.toggle,
+                   {"model", "pair", "method", "top", "faces", "logit_scale", "bootstrap"});
+  for (const auto& [k, v] : entries) {
+    const std::string p = join_path(path, k);
+    if (k == "model") e.model = as_path(ctx, v, p);
+    if (k == "pair") e.pair = as_string(ctx, v, p);
+    if (k == "method") e.method = as_choice(ctx, v, p, {"gradcam", "gradcam++", "occlusion"});
+    if (k == "top") e.top = as_positive_size(ctx, v, p);
+    if (k == "faces") e.faces = as_path(ctx, v, p);
+    if (k == "logit_scale") e.logit_scale = as_finite_positive(ctx, v, p);
+    if (k == "bootstrap") e.bootstrap = as_resamples(ctx, v, p, true);
+  }
+  if (!e.toggle.enabled) return;
+  for (const char* key : {"model", "pair"}) {
+    if (find(entries, key) == nullptr) {
+      fail(ctx, value, path,
+           fmt::format("needs {} (explain: {{model: CLIP_DIR, pair: smart/dumb}})", key));
+    }
+  }
+}
+
 void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
   const std::string base = "analyses";
-  const Entries entries =
-      check_map(ctx, node, base,
-                {"association", "scweat", "markedness", "ranking", "absdiff", "trends", "ellipses",
-                 "confidence", "neutral", "prompt_geometry", "valence_correlation", "power"});
+  const Entries entries = check_map(
+      ctx, node, base,
+      {"association", "scweat", "markedness", "ranking", "absdiff", "trends", "ellipses",
+       "confidence", "neutral", "prompt_geometry", "valence_correlation", "power", "explain"});
   for (const auto& [name, value] : entries) {
     const std::string path = join_path(base, name);
     if (name == "association") parse_association(ctx, value, path, spec.association);
@@ -184,6 +208,7 @@ void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
       parse_valence_correlation(ctx, value, path, spec.valence_correlation);
     }
     if (name == "power") parse_power(ctx, value, path, spec.power);
+    if (name == "explain") parse_explain(ctx, value, path, spec.explain);
   }
 }
 

@@ -1,35 +1,20 @@
 #pragma once
-// `vlbias explain --faces FACES_DIR`: the share of each map's mass inside the image's face boxes
-// of a `vlbias faces` run over the same images (explain_faces.cpp).
+// Where a class activation map's mass lies: the share inside an image's face boxes, moved into
+// the model's input crop (issue 40, item 4; docs/methods.md#clip-cam). Maps are row-major
+// float32 width x height arrays in the crop's pixels, as maps.npy holds them
+// (include/vlbias/explain/explain.h); boxes are in pixels of the same grid.
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <vector>
 
 #include "vlbias/encode/image.h"
-#include "vlbias/encode/job_items.h"
 
-namespace vlbias::cli_internal {
+namespace vlbias {
 
 // A face box in pixels: [x, x + w) x [y, y + h).
 struct ExplainFaceBox {
   double x = 0, y = 0, w = 0, h = 0;
 };
-
-// The boxes of FACES_DIR per input row of the images, and the decoded size the faces run saw.
-struct ExplainFaces {
-  std::filesystem::path dir;
-  std::vector<std::vector<ExplainFaceBox>> boxes;  // per input row
-  std::vector<bool> searched;                      // the faces run read the image
-  std::vector<std::size_t> width, height;          // of the image as the faces run decoded it
-};
-
-// Reads FACES_DIR's faces.csv and images.csv. UsageError when the folder holds no finished faces
-// run or its --exif-transpose differs from `exif_transpose` (its boxes would be in another
-// image); InputError naming the file and line for a row whose input row and image are not those
-// of `items` (faces of another images table), or a box that is not finite with w, h > 0.
-ExplainFaces read_explain_faces(const std::filesystem::path& dir, const JobItems& items,
-                                bool exif_transpose);
 
 // A box of a width x height image in the coordinates of the model's input crop: the shortest
 // side resized to p.shortest_edge (shortest_edge_size's scale on each axis), then the centre crop
@@ -46,4 +31,4 @@ double cam_mass_in_boxes(const float* map, std::size_t width, std::size_t height
                          const std::vector<ExplainFaceBox>& boxes,
                          const std::uint8_t* skin = nullptr);
 
-}  // namespace vlbias::cli_internal
+}  // namespace vlbias

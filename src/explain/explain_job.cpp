@@ -1,6 +1,6 @@
 // `vlbias explain`: the inputs checked (model, pair, images, groups, output folder), then one
-// class activation map per readable image, in input order (src/cli/explain_job.h).
-#include "explain_job.h"
+// class activation map per readable image, in input order (include/vlbias/explain/explain.h).
+#include "explain_internal.h"
 
 #include <algorithm>
 #include <chrono>
@@ -21,7 +21,7 @@
 #include "vlbias/io/table.h"
 #include "vlbias/metrics/social_perception.h"
 
-namespace vlbias::cli_internal {
+namespace vlbias::explain_internal {
 
 namespace fs = std::filesystem;
 
@@ -164,7 +164,7 @@ void explain_face_share(const ExplainContext& ctx, std::size_t row, const RgbIma
 
 // One image's map into `maps` (appended), or the reason it has none.
 ExplainRow explain_one(const ExplainContext& ctx, std::size_t row, std::vector<float>& pixels,
-                       std::vector<float>& maps) {
+                       ExplainMaps& maps) {
   ExplainRow r;
   if (ctx.items.missing[row]) {
     r.error = "the path cell is empty";
@@ -176,9 +176,12 @@ ExplainRow explain_one(const ExplainContext& ctx, std::size_t row, std::vector<f
     const ClipCams cams =
         clip_cams(ctx.encoder.model(), pixels.data(), 1, ctx.target, ctx.o.method);
     r.probability = cams.target.at(0);
-    r.map_row = maps.size() / cams.maps.size();
+    VLBIAS_CHECK(cams.maps.size() == maps.side * maps.side, InternalError,
+                 "{}: a map of {} values, not {} x {}", ctx.items.display[row], cams.maps.size(),
+                 maps.side, maps.side);
     if (ctx.faces != nullptr) explain_face_share(ctx, row, image, cams.maps.data(), r);
-    maps.insert(maps.end(), cams.maps.begin(), cams.maps.end());
+    r.map_row = maps.rows;
+    maps.append(cams.maps.data());
   } catch (const Error& e) {
     r.error = e.what();
   } catch (const std::bad_alloc&) {
@@ -204,6 +207,12 @@ RgbImage decode_explain_image(const ExplainContext& ctx, std::size_t row, bool f
                            reserve);
 }
 
+}  // namespace vlbias::explain_internal
+
+namespace vlbias {
+
+using namespace explain_internal;
+
 ExplainResult run_explain(const ExplainOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   check_explain_out(o.out);
@@ -225,16 +234,19 @@ ExplainResult run_explain(const ExplainOptions& o) {
   const ExplainContext ctx{o, encoder, items, target, pair, groups, faces ? &*faces : nullptr};
   std::vector<ExplainRow> rows(items.values.size());
   std::vector<float> pixels(encoder.pixels_per_image());
-  std::vector<float> maps;
+  ExplainMaps maps(o.out / kExplainMaps, encoder.model().config().image_size);
   ExplainResult result;
   result.images = rows.size();
+  Progress progress("explain", rows.size());
   for (std::size_t r = 0; r < rows.size(); ++r) {
     rows[r] = explain_one(ctx, r, pixels, maps);
+    progress.advance();
     if (!rows[r].error.empty()) {
       warn("image {} ({}) skipped: {}", r, items.display[r], rows[r].error);
       ++result.failed;
     }
   }
+  progress.finish();
   result.explained = result.images - result.failed;
   result.groups = groups.names.size();
   write_explain_outputs(ctx, rows, maps, result);
@@ -247,4 +259,4 @@ ExplainResult run_explain(const ExplainOptions& o) {
   return result;
 }
 
-}  // namespace vlbias::cli_internal
+}  // namespace vlbias

@@ -1,10 +1,6 @@
 #pragma once
-// `vlbias explain` (issue 40): class activation maps of a CLIP ViT for one trait pair of a prompt
-// manifest, over a table or folder of images (explain_job.cpp, explain_outputs.cpp). The target is
-// `vlbias metric trait-confidence --scale logit`'s (docs/methods.md#trait-confidence), with the
-// model's own logit scale unless given; the maps are include/vlbias/encode/clip_cam.h's
-// (docs/methods.md#clip-cam), one image at a time, so an image's map does not depend on the
-// others, nor on --threads.
+// What the files of the explain job share (include/vlbias/explain/explain.h): the trait pair,
+// the groups, each row's outcome and the context every step reads.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -15,36 +11,12 @@
 #include "vlbias/encode/clip_cam.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/encode/job_items.h"
+#include "vlbias/explain/explain.h"
+#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/table.h"
 
-namespace vlbias::cli_internal {
-
-struct ExplainOptions {
-  std::filesystem::path model;   // a CLIP ViT folder with its tokenizer and preprocessing
-  std::filesystem::path images;  // a table with a path column, or a folder (load_job_items)
-  std::string column;            // the path column ("" = "path")
-  std::filesystem::path image_root;
-  std::filesystem::path manifest;  // a prompt manifest (`vlbias prompts trait-pairs`)
-  std::string pair;                // a dimension of the manifest with '+' and '-' poles
-  CamMethod method = CamMethod::GradCam;
-  std::filesystem::path out;    // MAPS_DIR, new or empty
-  std::size_t top = 5;          // overlays per group
-  std::vector<std::string> by;  // group columns of the images table
-  double logit_scale = 0.0;     // 0: the model's exp(logit_scale)
-  std::size_t max_image_pixels = 0;
-  bool exif_transpose = false;
-  std::filesystem::path faces;  // a `vlbias faces` folder of the same images ("" = none)
-  // With faces: cam_mass.json's percentile bootstrap of each group's mean (0: no interval) and
-  // the seed of its resamples.
-  std::size_t bootstrap = 1000;
-  std::uint64_t seed = 0;
-};
-
-struct ExplainResult {
-  std::size_t images = 0, explained = 0, failed = 0, overlays = 0, groups = 0;
-  double seconds = 0.0;
-};
+namespace vlbias::explain_internal {
 
 // What each input row became: its probability of the first trait and its map's row in maps.npy.
 struct ExplainRow {
@@ -58,20 +30,6 @@ struct ExplainRow {
   // include/vlbias/faces/skin_tone.h on the model's input crop; NaN as cam_in_face).
   double cam_in_skin = 0.0;
 };
-
-// The output files' names in MAPS_DIR.
-inline constexpr const char* kExplainMaps = "maps.npy";
-inline constexpr const char* kExplainRows = "rows.csv";
-inline constexpr const char* kExplainManifest = "manifest.json";
-inline constexpr const char* kExplainOverlays = "overlays";
-inline constexpr const char* kExplainCamMass = "cam_mass.json";
-inline constexpr const char* kExplainCamInFace = "cam_in_face";
-inline constexpr const char* kExplainCamInSkin = "cam_in_skin";
-
-// Runs the command: checks every input before the first map, then writes MAPS_DIR.
-ExplainResult run_explain(const ExplainOptions& options);
-
-// ---------------------------------------------------------------- shared by the job's files
 
 // The trait pair: the manifest texts of its poles, in manifest order.
 struct ExplainPair {
@@ -108,10 +66,27 @@ bool is_explain_rows_column(const std::string& name);
 // The names of a table's columns, for messages.
 std::vector<std::string> explain_table_columns(const Table& table);
 
-// maps.npy (rows of the explained images, input order), rows.csv and the overlays of the top
-// --top images of each group (counted into result.overlays) (explain_outputs.cpp).
+// maps.npy written as the maps are made, so that the job holds one image's map at a time, not
+// the run's (explain_outputs.cpp): np.save's header for (0, side, side) first (numpy leaves room
+// for the first axis to grow to 21 digits, so the header keeps its size), each map appended as
+// row `rows`, the header rewritten with the final count by commit(), which gives the file its
+// name. Until then it is a temporary in MAPS_DIR, removed if the job fails; the overlays read
+// their maps back with read().
+struct ExplainMaps {
+  ExplainMaps(const std::filesystem::path& path, std::size_t side);
+  void append(const float* map);             // side x side values
+  std::vector<float> read(std::size_t row);  // a row appended before
+  void commit();
+
+  AtomicWriter file;
+  std::size_t side = 0, rows = 0, header_bytes = 0;
+};
+
+// maps.npy (rows of the explained images, input order: `maps`, committed here), rows.csv and the
+// overlays of the top --top images of each group (counted into result.overlays)
+// (explain_outputs.cpp).
 void write_explain_outputs(const ExplainContext& ctx, const std::vector<ExplainRow>& rows,
-                           const std::vector<float>& maps, ExplainResult& result);
+                           ExplainMaps& maps, ExplainResult& result);
 // cam_mass.json's content: for each of rows.csv's cam_in_face and cam_in_skin, the value per
 // `by` group (n, mean, sd, percentiles, a percentile bootstrap interval of the mean with
 // `bootstrap` resamples), Kruskal-Wallis across the groups and Mann-Whitney U per pair with
@@ -121,4 +96,4 @@ Json explain_cam_mass(const Table& rows, const std::vector<std::string>& by, std
 // manifest.json, written last.
 void write_explain_manifest(const ExplainContext& ctx, const ExplainResult& result);
 
-}  // namespace vlbias::cli_internal
+}  // namespace vlbias::explain_internal

@@ -1,15 +1,17 @@
 // `vlbias explain`'s outputs: maps.npy, the overlays of the most confident images per group,
-// rows.csv and manifest.json (src/cli/explain_job.h).
+// rows.csv and manifest.json (include/vlbias/explain/explain.h).
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "explain_job.h"
+#include "explain_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/sha256.h"
@@ -18,7 +20,7 @@
 #include "vlbias/io/npy.h"
 #include "vlbias/version.h"
 
-namespace vlbias::cli_internal {
+namespace vlbias::explain_internal {
 
 namespace fs = std::filesystem;
 using ExplainJson = nlohmann::ordered_json;
@@ -36,15 +38,43 @@ std::size_t explain_side(const ExplainContext& ctx) {
   return ctx.encoder.model().config().image_size;
 }
 
-void write_explain_maps(const fs::path& path, const std::vector<float>& maps, std::size_t n,
-                        std::size_t side) {
-  const std::array<std::size_t, 3> shape{n, side, side};
+}  // namespace
+
+ExplainMaps::ExplainMaps(const fs::path& path, std::size_t side_) : file(path), side(side_) {
+  const std::array<std::size_t, 3> shape{0, side, side};
   const std::string header = npy_float32_header(shape);
-  AtomicWriter w(path);
-  w.write(header.data(), header.size());
-  w.write_f32le(maps.data(), maps.size());
-  w.commit();
+  file.write(header.data(), header.size());
+  header_bytes = header.size();
 }
+
+void ExplainMaps::append(const float* map) {
+  file.write_f32le(map, side * side);
+  ++rows;
+}
+
+std::vector<float> ExplainMaps::read(std::size_t row) {
+  VLBIAS_CHECK(row < rows, InternalError, "maps.npy: row {} of {}", row, rows);
+  std::vector<float> map(side * side);
+  file.read_back(header_bytes + row * map.size() * sizeof(float), map.data(),
+                 map.size() * sizeof(float));
+  if constexpr (std::endian::native != std::endian::little) {
+    for (float& v : map)
+      v = std::bit_cast<float>(__builtin_bswap32(std::bit_cast<std::uint32_t>(v)));
+  }
+  return map;
+}
+
+void ExplainMaps::commit() {
+  const std::array<std::size_t, 3> shape{rows, side, side};
+  const std::string header = npy_float32_header(shape);
+  VLBIAS_CHECK(header.size() == header_bytes, InternalError,
+               "maps.npy: the header for {} rows has {} bytes, not {}", rows, header.size(),
+               header_bytes);
+  file.overwrite(0, header.data(), header.size());
+  file.commit();
+}
+
+namespace {
 
 // overlays/<input row>_<stem>.png, the stem's bytes other than ASCII letters, digits, '-', '_'
 // and '.' written '_' (a name that is safe on every file system and in a shell).
@@ -89,8 +119,8 @@ std::vector<std::size_t> overlay_rows(const ExplainContext& ctx,
 }
 
 // The overlay of one explained row; "" (and a warning) when the image cannot be read again.
-std::string write_overlay(const ExplainContext& ctx, std::size_t row,
-                          const std::vector<float>& maps, std::size_t map_row) {
+std::string write_overlay(const ExplainContext& ctx, std::size_t row, ExplainMaps& maps,
+                          std::size_t map_row) {
   const std::size_t side = explain_side(ctx);
   const std::string name = overlay_name(row, ctx.items.display[row]);
   try {
@@ -99,7 +129,7 @@ std::string write_overlay(const ExplainContext& ctx, std::size_t row,
     VLBIAS_CHECK(crop.width == side && crop.height == side, InputError,
                  "{}: the preprocessing gives a {} x {} crop, not the model's {} x {} input",
                  ctx.items.display[row], crop.width, crop.height, side, side);
-    const RgbImage overlay = clip_cam_overlay(crop, maps.data() + map_row * side * side);
+    const RgbImage overlay = clip_cam_overlay(crop, maps.read(map_row).data());
     const std::vector<std::uint8_t> png = encode_png(overlay);
     write_file_atomically(ctx.o.out / name,
                           std::string_view(reinterpret_cast<const char*>(png.data()), png.size()));
@@ -160,15 +190,14 @@ std::vector<std::string> explain_table_columns(const Table& table) {
 }
 
 void write_explain_outputs(const ExplainContext& ctx, const std::vector<ExplainRow>& rows,
-                           const std::vector<float>& maps, ExplainResult& result) {
-  const std::size_t side = explain_side(ctx);
-  write_explain_maps(ctx.o.out / kExplainMaps, maps, result.explained, side);
+                           ExplainMaps& maps, ExplainResult& result) {
   make_output_folders(ctx.o.out, kExplainOverlays);
   std::vector<std::string> overlays(rows.size());
   for (std::size_t r : overlay_rows(ctx, rows)) {
     overlays[r] = write_overlay(ctx, r, maps, rows[r].map_row);
     result.overlays += !overlays[r].empty();
   }
+  maps.commit();
   const Table table = write_explain_rows(ctx, rows, overlays);
   if (ctx.faces != nullptr) {
     const Json mass = explain_cam_mass(table, ctx.groups.columns, ctx.o.bootstrap, ctx.o.seed);
@@ -234,4 +263,4 @@ void write_explain_manifest(const ExplainContext& ctx, const ExplainResult& resu
   write_file_atomically(o.out / kExplainManifest, m.dump(2) + "\n");
 }
 
-}  // namespace vlbias::cli_internal
+}  // namespace vlbias::explain_internal

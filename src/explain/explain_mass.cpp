@@ -4,11 +4,11 @@
 // interval of the mean, and compared across groups with Kruskal-Wallis and pairwise Mann-Whitney
 // U tests, Holm-adjusted over the pairs: the engine of `vlbias describe` and `vlbias compare` on
 // rows.csv, so the numbers are those commands' numbers.
-#include "explain_job.h"
+#include "explain_internal.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/stats/compare.h"
 
-namespace vlbias::cli_internal {
+namespace vlbias::explain_internal {
 
 namespace {
 
@@ -69,4 +69,4 @@ Json explain_cam_mass(const Table& rows, const std::vector<std::string>& by, std
       {kExplainCamInSkin, explain_cam_mass_of(rows, kExplainCamInSkin, by, bootstrap, seed)}};
 }
 
-}  // namespace vlbias::cli_internal
+}  // namespace vlbias::explain_internal

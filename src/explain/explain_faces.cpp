@@ -1,5 +1,5 @@
 // `vlbias explain --faces FACES_DIR`: face boxes of a faces run, moved into the model's input crop,
-// and the share of a map's mass inside them (src/cli/explain_faces.h).
+// and the share of a map's mass inside them (src/explain/explain_faces.h).
 #include "explain_faces.h"
 
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "vlbias/io/json.h"
 #include "vlbias/io/table.h"
 
-namespace vlbias::cli_internal {
+namespace vlbias::explain_internal {
 
 namespace fs = std::filesystem;
 
@@ -98,6 +98,12 @@ ExplainFaces read_explain_faces(const fs::path& dir, const JobItems& items, bool
   return f;
 }
 
+}  // namespace vlbias::explain_internal
+
+namespace vlbias {
+
+using explain_internal::explain_crop_start;
+
 ExplainFaceBox face_box_in_crop(const ExplainFaceBox& box, std::size_t width, std::size_t height,
                                 const ImagePreprocess& p) {
   std::size_t rw = width, rh = height;
@@ -133,4 +139,4 @@ double cam_mass_in_boxes(const float* map, std::size_t width, std::size_t height
   return total > 0 ? inside / total : std::numeric_limits<double>::quiet_NaN();
 }
 
-}  // namespace vlbias::cli_internal
+}  // namespace vlbias
