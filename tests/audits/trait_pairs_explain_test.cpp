@@ -230,7 +230,11 @@ TEST(TraitPairsExplain, BadSpecsExitWithTheUsageCodeAndLeaveTheRunAsItWas) {
       {spec_text("{model: " + model + "}"), "needs pair"},
       {spec_text("{model: " + model + ", pair: smart/dumb, method: lime}"), "method"},
       {spec_text("{model: " + model + ", pair: smart/dumb, top: 0}"), "top"},
-      {spec_text("{model: " + model + ", pair: clever/dumb}"), "clever/dumb"},
+      {spec_text("{model: " + model + ", pair: clever/dumb}"),
+       "analyses.explain.pair clever/dumb: prompts.manifest has no trait pair"},
+      {spec_text("{model: " + model + "/nowhere, pair: smart/dumb}"), "analyses.explain.model"},
+      {spec_text("{model: " + model + ", pair: smart/dumb, faces: " + model + "}"),
+       "analyses.explain.faces"},
       {spec_text("{model: " + model + ", pair: smart/dumb}", "trait-pairs", "image: picture, "),
        "picture"},
       {spec_text("{model: " + model + ", pair: smart/dumb}", "social-perception"),
@@ -238,6 +242,13 @@ TEST(TraitPairsExplain, BadSpecsExitWithTheUsageCodeAndLeaveTheRunAsItWas) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.spec);
+    // `audit --check` says the same before anything runs (the spec's own keys aside, which the
+    // parser refuses for both).
+    const fs::path file = cli_util::temp_dir() / "check.yaml";
+    std::ofstream(file) << c.spec;
+    const CliResult check = run_cli("--quiet audit " + shell_quote(file.string()) + " --check");
+    EXPECT_EQ(check.exit_code, 2) << check.err;
+    EXPECT_NE(check.err.find(c.message), std::string::npos) << check.err;
     const CliResult r = audit(c.spec, run);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;

@@ -518,6 +518,7 @@ void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& 
   start_hashing_inputs(provenance);
   const Study study = load_study(files);
   check_factor_columns(study, d);
+  check_explain_inputs(spec, study);  // before the first analysis runs
 
   Sections sections(spec);
   const GroupingOptions grouping = association_grouping(spec);

@@ -3,6 +3,7 @@
 // factors, into RUN_DIR/explain/; results.json gets what the report draws: the overlays of each
 // group's most confident images as thumbnails, and with faces the CAM mass in the faces per
 // group with its tests (cam_mass.json).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dual_encoder_audit_internal.h"
 #include "exemplars.h"
@@ -118,6 +120,36 @@ void check_explain_spec(const AuditSpec& spec) {
   VLBIAS_CHECK(!d.image_path_column.empty(), UsageError,
                "analyses.explain needs images.image, the column of images.table that names each "
                "image's file");
+}
+
+void check_explain_inputs(const AuditSpec& spec, const Study& study) {
+  const DualEncoderAuditSpec& d = spec.dual_encoder;
+  const DualEncoderAuditSpec::Explain& e = d.explain;
+  if (!e.toggle.enabled) return;
+  require_columns(study.images, {d.image_path_column}, "images.image");
+  // The pair: a dimension of the manifest with both valences, as the confidence reads it.
+  std::vector<std::string> pairs;
+  bool plus = false, minus = false;
+  for (const PromptManifest::Dimension& dim : study.manifest.dimensions) {
+    if (dim.valence == "+" || dim.valence == "-") {
+      if (std::find(pairs.begin(), pairs.end(), dim.dimension) == pairs.end()) {
+        pairs.push_back(dim.dimension);
+      }
+      if (dim.dimension == e.pair) (dim.valence == "+" ? plus : minus) = true;
+    }
+  }
+  VLBIAS_CHECK(plus && minus, UsageError,
+               "analyses.explain.pair {}: prompts.manifest has no trait pair of that name (a "
+               "dimension with '+' and '-' prompts); its pairs: {}.",
+               e.pair,
+               pairs.empty() ? std::string("none") : fmt::format("{}", fmt::join(pairs, ", ")));
+  VLBIAS_CHECK(fs::is_directory(e.model), UsageError,
+               "analyses.explain.model {}: is not a folder; expected a CLIP ViT folder (Hugging "
+               "Face or open_clip)",
+               e.model.string());
+  VLBIAS_CHECK(e.faces.empty() || fs::is_regular_file(e.faces / "manifest.json"), UsageError,
+               "analyses.explain.faces {}: holds no finished `vlbias faces` run (no manifest.json)",
+               e.faces.string());
 }
 
 AnalysisOutput explain_analysis(const AuditSpec& spec, const fs::path& folder, std::uint64_t seed) {

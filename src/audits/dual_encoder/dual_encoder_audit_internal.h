@@ -56,7 +56,10 @@ void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d);
 // explain job into `folder` (RUN_DIR/explain/ once the run is written) with `seed` for the CAM
 // mass intervals, and returns the section: counts, each group's mean probability of the first
 // trait, the overlays as an exemplars block, and with faces cam_mass.json.
+// check_explain_inputs (the run and `audit --check`): UsageError naming the spec key when the
+// image column, the pair, the model folder or the faces folder is not there.
 void check_explain_spec(const AuditSpec& spec);
+void check_explain_inputs(const AuditSpec& spec, const Study& study);
 AnalysisOutput explain_analysis(const AuditSpec& spec, const std::filesystem::path& folder,
                                 std::uint64_t seed);
 // InputError naming the spec's role of the first of `columns` the image table lacks.

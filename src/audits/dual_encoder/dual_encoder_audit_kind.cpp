@@ -46,6 +46,7 @@ std::size_t check_dual_encoder_inputs(const AuditSpec& spec) {
   if (d.scweat.toggle.enabled) {
     for (const auto& grouping : d.scweat.groupings) require_table_columns(study.images, grouping);
   }
+  if (traits) check_explain_inputs(spec, study);
   if (!traits) {
     if (d.markedness.toggle.enabled) {
       require_table_columns(study.images, d.markedness.attributes);
