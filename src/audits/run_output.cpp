@@ -27,16 +27,20 @@ namespace {
 
 constexpr std::string_view kStagingPrefix = ".staging-";
 
+// A fresh RUN_DIR/.staging-<infix><random> folder (mkdtemp replaces the six X's); the next
+// audit on the folder removes any a killed run left.
+fs::path make_staging_folder(const fs::path& run_dir, const std::string& infix) {
+  std::string pattern = (run_dir / (std::string(kStagingPrefix) + infix + "XXXXXX")).string();
+  VLBIAS_CHECK(::mkdtemp(pattern.data()) != nullptr, InputError,
+               "{}: cannot create a staging folder in the run folder: {}", run_dir.string(),
+               std::strerror(errno));
+  return pattern;
+}
+
 // The staging folder: removed on every exit unless its contents were moved into place.
 class Staging {
  public:
-  explicit Staging(const fs::path& run_dir) {
-    std::string pattern = (run_dir / (std::string(kStagingPrefix) + "XXXXXX")).string();
-    VLBIAS_CHECK(::mkdtemp(pattern.data()) != nullptr, InputError,
-                 "{}: cannot create a staging folder in the run folder: {}", run_dir.string(),
-                 std::strerror(errno));
-    path_ = pattern;
-  }
+  explicit Staging(const fs::path& run_dir) : path_(make_staging_folder(run_dir, "")) {}
   ~Staging() {
     std::error_code ignored;
     fs::remove_all(path_, ignored);  // does not follow links
@@ -173,13 +177,10 @@ fs::path RunOutput::stage_folder(const std::string& name) {
   VLBIAS_CHECK(std::find(std::begin(kAnalysisFolders), std::end(kAnalysisFolders), name) !=
                    std::end(kAnalysisFolders),
                InternalError, "run folder: '{}' is not an analysis folder", name);
-  std::string pattern = (dir_ / (std::string(kStagingPrefix) + name + "-XXXXXX")).string();
-  VLBIAS_CHECK(::mkdtemp(pattern.data()) != nullptr, InputError,
-               "{}: cannot create a staging folder in the run folder: {}", dir_.string(),
-               std::strerror(errno));
-  folders_.emplace_back(name, pattern);
-  fs::create_directory(fs::path(pattern) / name);
-  return fs::path(pattern) / name;
+  const fs::path staging = make_staging_folder(dir_, name + "-");
+  folders_.emplace_back(name, staging);
+  make_output_folders(staging, name);
+  return staging / name;
 }
 
 RunOutput::~RunOutput() {
