@@ -97,11 +97,18 @@ build/vlbias prompts social-perception --out "$out/prompts.csv"
 build/vlbias encode --model "$model" --texts "$out/prompts.csv" --out "$out/prompt_embeddings.npy"
 build/vlbias encode --model "$model" --images tests/fixtures/encode/e2e/images \
   --out "$out/image_embeddings.npy"
+# Who appears per prompt (issue 42's representation audit): the SYNTHETIC labels of
+# "a photo of a {occupation}" x 16 seeds for the 60 WinoGender occupations
+# (tools/make_representation_example.py; a planted model that exaggerates the real shares),
+# against the US 2015 shares of women (data/winogender/, BLS): shares per prompt with
+# simultaneous intervals, MAD and entropy bias, exact and chi-square tests, the gap to the real
+# share and the slope of generated on real (above 1: amplified), agreement of two labellers.
+build/vlbias audit examples/representation/spec.yaml --out "$out/representation"
 echo "example outputs (each audit: results.json, tables/*.csv, report.html, summary.json, units/*.csv):"
 ls -1 "$out"/*.json "$out"/*.npy "$out"/visual_stereotype_prompts.csv
 echo
 echo "reports (open in a browser; self-contained, printable):"
 for run in social_perception trait_pairs geo_diversity geo_diversity_images lvlm_counterfactual lvlm_classifier \
-  visual_stereotypes comparison; do
+  visual_stereotypes representation comparison; do
   echo "  $out/$run/report.html"
 done

@@ -14,18 +14,25 @@
                         0.5) and skin-tone imbalance sum(abs(p - 0.1)) / 10 as HEIM writes them
   entropy_bias          1 - scipy.stats.entropy(p) / log(K) (OpenBias)
   kl_to_target          scipy.stats.entropy(p, q)
+  goodness of fit       scipy.stats.chisquare, power_divergence(lambda_="log-likelihood"),
+                        binomtest (k = 2) and, for k > 2, every outcome enumerated with
+                        itertools and scipy.stats.multinomial.pmf; power by scipy.stats.ncx2
+                        and the minimum detectable w by scipy.optimize.brentq on it
 
-Writes tests/fixtures/stats/multinomial_intervals.json and
+Writes tests/fixtures/stats/multinomial_intervals.json, tests/fixtures/stats/goodness_of_fit.json
+(tests/stats/goodness_of_fit_test.cpp) and
 tests/fixtures/metrics/representation.json, read by tests/stats/multinomial_intervals_test.cpp
 and tests/metrics/representation_test.cpp.
 
   apt-get install python3-statsmodels python3-scipy
   /usr/bin/python3 tools/make_representation_fixtures.py
 """
+import itertools
 import json
 import os
 
 import numpy as np
+import scipy.optimize
 import scipy.stats
 from statsmodels.stats.proportion import multinomial_proportions_confint
 
@@ -131,6 +138,65 @@ def measures_fixture():
                        for c in counts]}
 
 
+GOF_CASES = [
+    ("parity, two classes", [14, 6], [0.5, 0.5]),
+    ("parity, a perfect fit", [10, 10], [0.5, 0.5]),
+    ("census share of women", [3, 37], [0.9, 0.1]),
+    ("all one class", [0, 25], [0.5, 0.5]),
+    ("seven classes", [5, 2, 9, 0, 3, 1, 4], [1 / 7] * 7),
+    ("four races, uneven target", [12, 3, 2, 3], [0.6, 0.13, 0.19, 0.08]),
+    ("a zero share never observed", [8, 4, 0], [0.5, 0.5, 0.0]),
+    ("large n", [612, 388], [0.5, 0.5]),
+]
+
+
+def exact_multinomial(counts, shares):
+    """Sum of the probabilities of outcomes no more probable than the observed one."""
+    keep = [i for i, q in enumerate(shares) if q > 0]
+    x = [counts[i] for i in keep]
+    q = [shares[i] for i in keep]
+    n = sum(x)
+    if len(x) == 2:
+        return scipy.stats.binomtest(x[0], n, q[0]).pvalue
+    observed = scipy.stats.multinomial.pmf(x, n, q)
+    total = 0.0
+    for cut in itertools.combinations(range(n + len(x) - 1), len(x) - 1):
+        parts = np.diff([-1] + list(cut) + [n + len(x) - 1]) - 1
+        pr = scipy.stats.multinomial.pmf(parts, n, q)
+        if pr <= observed * (1 + 1e-7):
+            total += pr
+    return min(1.0, total)
+
+
+def gof_fixture():
+    cases = []
+    for name, counts, shares in GOF_CASES:
+        keep = [i for i, q in enumerate(shares) if q > 0]
+        x = np.array([counts[i] for i in keep], dtype=float)
+        q = np.array([shares[i] for i in keep])
+        e = x.sum() * q
+        chi = scipy.stats.chisquare(x, e)
+        g = scipy.stats.power_divergence(x, e, lambda_="log-likelihood")
+        cases.append({"name": name, "counts": counts, "shares": shares,
+                      "chi_square": [float(chi.statistic), float(chi.pvalue)],
+                      "g_test": [max(0.0, float(g.statistic)), float(g.pvalue)],
+                      "df": len(x) - 1, "cohens_w": float(np.sqrt(chi.statistic / x.sum())),
+                      "exact_p": float(exact_multinomial(counts, shares))})
+    power = []
+    for n, df, w, alpha in [(50, 1, 0.3, 0.05), (200, 6, 0.2, 0.05), (20, 1, 0.0, 0.05),
+                            (1000, 3, 0.1, 0.01)]:
+        crit = scipy.stats.chi2.isf(alpha, df)
+        pw = alpha if w == 0 else float(scipy.stats.ncx2.sf(crit, df, n * w * w))
+        power.append({"n": n, "df": df, "w": w, "alpha": alpha, "power": pw})
+    mde = []
+    for n, df, alpha, target in [(50, 1, 0.05, 0.8), (200, 6, 0.05, 0.9), (12, 1, 0.05, 0.8)]:
+        crit = scipy.stats.chi2.isf(alpha, df)
+        w = scipy.optimize.brentq(lambda w: scipy.stats.ncx2.sf(crit, df, n * w * w) - target,
+                                  1e-9, 50, xtol=1e-14)
+        mde.append({"n": n, "df": df, "alpha": alpha, "power": target, "w": w})
+    return {"cases": cases, "power": power, "mde": mde}
+
+
 def write(path, data):
     full = os.path.join(REPO, path)
     os.makedirs(os.path.dirname(full), exist_ok=True)
@@ -143,3 +209,4 @@ def write(path, data):
 if __name__ == "__main__":
     write("tests/fixtures/stats/multinomial_intervals.json", interval_fixture())
     write("tests/fixtures/metrics/representation.json", measures_fixture())
+    write("tests/fixtures/stats/goodness_of_fit.json", gof_fixture())

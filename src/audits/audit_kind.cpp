@@ -8,9 +8,9 @@ namespace vlbias::audits_internal {
 namespace {
 
 // In the order messages list the kinds.
-const AuditKindOps* const kAuditKinds[] = {&kSocialPerceptionKind, &kTraitPairsKind,
-                                           &kGeoDiversityKind, &kLvlmCounterfactualKind,
-                                           &kVisualStereotypesKind};
+const AuditKindOps* const kAuditKinds[] = {&kSocialPerceptionKind,  &kTraitPairsKind,
+                                           &kGeoDiversityKind,      &kLvlmCounterfactualKind,
+                                           &kVisualStereotypesKind, &kRepresentationKind};
 
 }  // namespace
 

@@ -1,9 +1,9 @@
 #pragma once
 // One audit kind: what `vlbias audit` does with a spec of that kind. Each kind implements it in
 // its own folder (src/audits/<kind>/: dual_encoder for social-perception and trait-pairs, geo,
-// lvlm, visual) as one AuditKindOps constant, and audit_kind.cpp registers every kind once in one
-// table, which parse_audit_spec (audit_yaml.cpp), check_audit_inputs (audit_check.cpp), run_audit
-// and to_string (audit.cpp) read instead of switching on the kind.
+// lvlm, visual, representation) as one AuditKindOps constant, and audit_kind.cpp registers every
+// kind once in one table, which parse_audit_spec (audit_yaml.cpp), check_audit_inputs
+// (audit_check.cpp), run_audit and to_string (audit.cpp) read instead of switching on the kind.
 //
 // Adding a kind: its folder (spec keys, runner, --check, its AuditKindOps) and one row of the
 // table in audit_kind.cpp, plus the enumerator in audit.h. Its report page and summary.json
@@ -44,6 +44,7 @@ extern const AuditKindOps kTraitPairsKind;          // dual_encoder/dual_encoder
 extern const AuditKindOps kGeoDiversityKind;        // geo/geo_audit_kind.cpp
 extern const AuditKindOps kLvlmCounterfactualKind;  // lvlm/lvlm_audit_kind.cpp
 extern const AuditKindOps kVisualStereotypesKind;   // visual/visual_audit_kind.cpp
+extern const AuditKindOps kRepresentationKind;      // representation/representation_audit_kind.cpp
 
 // What every kind's --check shares (audit_check.cpp). The inputs are readable files (or pipes),
 // as start_hashing_inputs checks them before any work; returns their number.

@@ -58,5 +58,7 @@ void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
 void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
 // visual-stereotypes (visual_audit_yaml.cpp).
 void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
+// representation (representation_audit_yaml.cpp).
+void parse_representation_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
 
 }  // namespace vlbias::audits_internal

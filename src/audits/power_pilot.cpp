@@ -372,6 +372,13 @@ std::vector<Json> unsupported_tests(const Json& results) {
           "variance to simulate");
     }
   }
+  const Json* rep = member(*a, "tests");
+  if (rep != nullptr && member(*rep, "attributes") != nullptr) {
+    add("/analyses/tests/attributes/*/hypotheses/*/prompts/*",
+        "the representation audit's goodness-of-fit tests of one prompt's class counts have an "
+        "analytic power (noncentral chi-square, Cohen's w), which the audit reports itself: "
+        "rerun it with analyses.power for each prompt's minimum detectable departure");
+  }
   const Json* pull = member(*a, "pull");
   if (pull != nullptr && member(*pull, "per_identity") != nullptr) {
     add("/analyses/pull/per_identity/*/test",

@@ -24,7 +24,7 @@ void add_audit_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "audit",
       "Run the audit a YAML spec describes (kind: social-perception | trait-pairs |\n"
-      "geo-diversity | lvlm-counterfactual | visual-stereotypes) and write\n"
+      "geo-diversity | lvlm-counterfactual | visual-stereotypes | representation) and write\n"
       "RUN_DIR/results.json, RUN_DIR/tables/*.csv and RUN_DIR/report.html. Every key of\n"
       "every kind: docs/specs.md; a starter: 'vlbias spec template KIND'");
   cmd->add_option("spec", *spec_path, "The audit spec (YAML)")->required();

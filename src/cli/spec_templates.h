@@ -143,6 +143,48 @@ analyses:                          # each: true, false or a map of options
   paired: {column: mitigation, baseline: none, bootstrap: 1000, ci: 0.95}
 )";
 
+inline constexpr std::string_view kRepresentationTemplate =
+    R"(# vlbias audit spec, kind representation: who appears in text-to-image generations, per
+# prompt, against parity and real-world shares (labels of the images or faces from vlbias
+# label). Every key: docs/specs.md. Paths are relative to this file.
+# Check it without running: vlbias audit --check THIS.yaml
+version: 1
+kind: representation
+title: "Who my text-to-image model draws for each occupation"
+about: "What was audited, on which data"
+seed: 0
+min_group_size: 10       # prompts with fewer labelled faces are flagged
+labels:                  # one row per (image, face, attribute): vlbias label's LABELS.csv
+  table: LABELS.csv
+  image: image
+  face: face             # null = whole-image labels
+  attribute: attribute
+  label: label
+  labeller: labeller     # null = no labeller column
+  use: null              # the labeller audited when the table holds several
+  attributes: [gender]   # default: every attribute of the table
+  classes: {gender: [female, male]}  # default: the p_<class> columns, then labels seen
+manifest:                # one row per generated image: generate t2i's manifest.csv
+  table: manifest.csv
+  image: image
+  prompt: prompt
+  group: null            # a prompt-group column (null = none)
+  key: occupation        # the column matched to targets.key (null = the prompt)
+targets:                 # real-world shares per key (optional)
+  table: occupations-stats.tsv  # data/winogender/occupations-stats.tsv: BLS 2015
+  key: occupation
+  attribute: gender
+  columns: {female: bls_pct_female}  # class -> column; all classes, or all but one
+  scale: percent         # percent | share
+analyses:
+  distribution: {interval: sison-glaz, ci: 0.95}  # sison-glaz | goodman
+  measures: {bootstrap: 1000, ci: 0.95}
+  tests: {test: auto, exact_below: 50, correction: holm}  # auto | chi-square | g | exact; holm | bh
+  amplification: {bootstrap: 1000, ci: 0.95}      # needs targets
+  agreement: true        # when the labels table holds several labellers
+  power: {power: 0.8, alpha: 0.05}
+)";
+
 inline constexpr std::string_view kVisualStereotypesTemplate =
     R"(# vlbias audit spec, kind visual-stereotypes (paper 000, ViSAGe): visual stereotypes in
 # text-to-image generations. Give annotations, captions or pull (at least one); each enables
@@ -284,6 +326,7 @@ inline constexpr std::pair<std::string_view, std::string_view> kSpecTemplates[] 
     {"geo-diversity", kGeoDiversityTemplate},
     {"lvlm-counterfactual", kLvlmCounterfactualTemplate},
     {"visual-stereotypes", kVisualStereotypesTemplate},
+    {"representation", kRepresentationTemplate},
     {"generate-lvlm", kGenerateLvlmTemplate},
     {"generate-llm", kGenerateLlmTemplate},
     {"generate-t2i", kGenerateT2iTemplate},

@@ -73,14 +73,16 @@ RenderedReport render_report(const Json& results) {
     report_internal::power_section(page);
   } else if (kind == "visual-stereotypes") {
     report_internal::build_visual_stereotypes(page);
+  } else if (kind == "representation") {
+    report_internal::build_representation(page);
   } else if (kind == "comparison") {
     report_internal::build_comparison(page);
   } else {
-    VLBIAS_FAIL(
-        InputError,
-        "results.json has kind '{}'; reports exist for social-perception, trait-pairs, "
-        "geo-diversity, lvlm-counterfactual, visual-stereotypes and comparison (compare-runs)",
-        kind);
+    VLBIAS_FAIL(InputError,
+                "results.json has kind '{}'; reports exist for social-perception, trait-pairs, "
+                "geo-diversity, lvlm-counterfactual, visual-stereotypes, representation and "
+                "comparison (compare-runs)",
+                kind);
   }
   RenderedReport out;
   out.html = page.render();

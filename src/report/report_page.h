@@ -142,6 +142,8 @@ void explain_section(Page& page);
 void build_geo_diversity(Page& page);
 void build_lvlm_counterfactual(Page& page);
 void build_visual_stereotypes(Page& page);
+// The representation audit (issue 42; representation_page.cpp).
+void build_representation(Page& page);
 // The comparison of runs (`vlbias compare-runs`, kind "comparison"; compare_runs_page.cpp).
 void build_comparison(Page& page);
 

@@ -3,6 +3,7 @@
 //   summary_json.cpp   the run block, the dispatch by kind, units table names, this builder
 //   summary_dual.cpp   social-perception and trait-pairs
 //   summary_kinds.cpp  geo-diversity, lvlm-counterfactual and visual-stereotypes
+//   summary_representation.cpp  representation
 #include <set>
 #include <string>
 #include <vector>
@@ -60,5 +61,6 @@ void summarize_dual_encoder(SummaryBuilder& b);
 void summarize_geo_diversity(SummaryBuilder& b);
 void summarize_lvlm_counterfactual(SummaryBuilder& b);
 void summarize_visual_stereotypes(SummaryBuilder& b);
+void summarize_representation(SummaryBuilder& b);  // summary_representation.cpp
 
 }  // namespace vlbias::report_internal

@@ -128,7 +128,7 @@ std::string units_table_name(const std::string& stem, const std::vector<std::str
 
 bool has_summary(const std::string& kind) {
   return kind == "social-perception" || kind == "trait-pairs" || kind == "geo-diversity" ||
-         kind == "lvlm-counterfactual" || kind == "visual-stereotypes";
+         kind == "lvlm-counterfactual" || kind == "visual-stereotypes" || kind == "representation";
 }
 
 Json build_summary(const Json& results, const std::set<std::string>& units) {
@@ -137,7 +137,7 @@ Json build_summary(const Json& results, const std::set<std::string>& units) {
   const std::string kind = results["kind"].get<std::string>();
   VLBIAS_CHECK(has_summary(kind), InputError,
                "results.json has kind '{}'; summaries exist for social-perception, trait-pairs, "
-               "geo-diversity, lvlm-counterfactual and visual-stereotypes",
+               "geo-diversity, lvlm-counterfactual, visual-stereotypes and representation",
                kind);
   report_internal::SummaryBuilder b(results, units);
   if (kind == "social-perception" || kind == "trait-pairs") {
@@ -146,6 +146,8 @@ Json build_summary(const Json& results, const std::set<std::string>& units) {
     report_internal::summarize_geo_diversity(b);
   } else if (kind == "lvlm-counterfactual") {
     report_internal::summarize_lvlm_counterfactual(b);
+  } else if (kind == "representation") {
+    report_internal::summarize_representation(b);
   } else {
     report_internal::summarize_visual_stereotypes(b);
   }

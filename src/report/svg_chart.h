@@ -42,6 +42,17 @@ struct BarChart {
 };
 std::string svg_bar_chart(const BarChart& chart);
 
+// Horizontal stacked bars of shares: one row per category, its segments (one per series, in
+// series order, left to right) summing to at most 1 on a 0-1 axis labelled in percent. A row
+// whose values are all NaN shows "n/a".
+struct StackedBarChart {
+  std::string title;
+  std::string x_label;
+  std::vector<std::string> categories;
+  std::vector<BarSeries> series;  // value[i]: the share of series s in row i (lower/upper unused)
+};
+std::string svg_stacked_bar_chart(const StackedBarChart& chart);
+
 // Horizontal box plots (Tukey boxes from precomputed quantiles): whiskers, the
 // interquartile box, the median line and the mean as a diamond.
 struct BoxItem {

@@ -528,7 +528,8 @@ TEST(AuditSpec, UnknownKindIsNamedWithTheKindsAndANearMiss) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()),
               "spec.yaml line 1: kind must be one of social-perception, trait-pairs, "
-              "geo-diversity, lvlm-counterfactual, visual-stereotypes, got 'geo-diversty', which "
+              "geo-diversity, lvlm-counterfactual, visual-stereotypes, representation, got "
+              "'geo-diversty', which "
               "is not a kind of audit (did you mean 'geo-diversity'?).");
   }
   expect_usage("kind: lvlm\ngenerations: g.jsonl\n", {"got 'lvlm'", "'lvlm-counterfactual'?"});

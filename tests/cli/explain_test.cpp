@@ -416,7 +416,9 @@ TEST(CliExplain, CamMassComparesTheFaceShareAcrossGroups) {
   std::sort(ranked.begin(), ranked.end());
   double rank_sum[2] = {0, 0};
   for (std::size_t k = 0; k < ranked.size(); ++k) {
-    if (k > 0) ASSERT_NE(ranked[k].first, ranked[k - 1].first) << "a tie: H needs its correction";
+    if (k > 0) {
+      ASSERT_NE(ranked[k].first, ranked[k - 1].first) << "a tie: H needs its correction";
+    }
     rank_sum[ranked[k].second] += static_cast<double>(k + 1);
   }
   const double big_n = static_cast<double>(ranked.size());

@@ -7,6 +7,7 @@
 //   geo-diversity (paper 002)                               geo_audit.h
 //   lvlm-counterfactual (paper 003)                         lvlm_audit.h
 //   visual-stereotypes (paper 000)                          visual_audit.h
+//   representation (issue 42: who appears in T2I images)    representation_audit.h
 //
 // A spec is YAML (yaml-cpp). Relative paths are relative to the spec file's folder.
 // Unknown keys anywhere are a UsageError naming the key and the keys allowed there,
@@ -27,6 +28,7 @@
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/audits/geo_audit.h"
 #include "vlbias/audits/lvlm_audit.h"
+#include "vlbias/audits/representation_audit.h"
 #include "vlbias/audits/visual_audit.h"
 
 namespace vlbias {
@@ -36,10 +38,11 @@ enum class AuditKind {
   TraitPairs,
   GeoDiversity,
   LvlmCounterfactual,
-  VisualStereotypes
+  VisualStereotypes,
+  Representation
 };
 // "social-perception", "trait-pairs", "geo-diversity", "lvlm-counterfactual",
-// "visual-stereotypes"
+// "visual-stereotypes", "representation"
 const char* to_string(AuditKind kind);
 
 // A parsed spec: the common keys, and one member per kind of which only `kind`'s is read.
@@ -56,10 +59,11 @@ struct AuditSpec {
   // have them (geo-diversity, visual-stereotypes, lvlm-counterfactual).
   ReportImagesSpec report_images;
 
-  DualEncoderAuditSpec dual_encoder;  // kind: social-perception, trait-pairs
-  GeoAuditSpec geo;                   // kind: geo-diversity
-  LvlmAuditSpec lvlm;                 // kind: lvlm-counterfactual
-  VisualAuditSpec visual;             // kind: visual-stereotypes
+  DualEncoderAuditSpec dual_encoder;       // kind: social-perception, trait-pairs
+  GeoAuditSpec geo;                        // kind: geo-diversity
+  LvlmAuditSpec lvlm;                      // kind: lvlm-counterfactual
+  VisualAuditSpec visual;                  // kind: visual-stereotypes
+  RepresentationAuditSpec representation;  // kind: representation
 };
 
 // Parses a spec from YAML text; `base_dir` resolves relative paths, `source` names

@@ -1,0 +1,195 @@
+// The representation audit (include/vlbias/audits/representation_audit.h): the labels joined
+// to the manifest, then each analysis, written as a run (run_output.h).
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "representation_audit_internal.h"
+#include "run_output.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/core/log.h"
+#include "vlbias/io/table.h"
+#include "vlbias/stats/rater_agreement.h"
+
+namespace vlbias {
+
+namespace audits_internal {
+
+namespace {
+
+Json representation_spec_json(const AuditSpec& spec) {
+  const RepresentationAuditSpec& r = spec.representation;
+  Json classes = Json::object();
+  for (const auto& [a, c] : r.classes) classes[a] = c;
+  Json j{{"kind", "representation"},
+         {"seed", spec.seed},
+         {"min_group_size", spec.min_group_size},
+         {"labels",
+          {{"table", r.labels.string()},
+           {"image", r.image_column},
+           {"face", r.face_column},
+           {"attribute", r.attribute_column},
+           {"label", r.label_column},
+           {"labeller", r.labeller_column},
+           {"use", r.labeller},
+           {"attributes", r.attributes},
+           {"classes", classes}}},
+         {"manifest",
+          {{"table", r.manifest.string()},
+           {"image", r.manifest_image_column},
+           {"prompt", r.prompt_column},
+           {"group", r.group_column},
+           {"key", r.key_column}}}};
+  if (!r.targets.empty()) {
+    Json columns = Json::object();
+    for (const auto& [c, col] : r.target_columns) columns[c] = col;
+    j["targets"] = {{"table", r.targets.string()},
+                    {"key", r.target_key_column},
+                    {"attribute", r.target_attribute},
+                    {"columns", columns},
+                    {"scale", r.target_scale}};
+  }
+  Json analyses = Json::object();
+  if (r.distribution.toggle.enabled)
+    analyses["distribution"] = {{"interval", r.distribution.interval}, {"ci", r.distribution.ci}};
+  if (r.measures.toggle.enabled)
+    analyses["measures"] = {{"bootstrap", r.measures.bootstrap}, {"ci", r.measures.ci}};
+  if (r.tests.toggle.enabled)
+    analyses["tests"] = {{"test", r.tests.test},
+                         {"exact_below", r.tests.exact_below},
+                         {"correction", r.tests.correction}};
+  if (r.amplification.toggle.enabled)
+    analyses["amplification"] = {{"bootstrap", r.amplification.bootstrap},
+                                 {"ci", r.amplification.ci}};
+  if (r.agreement.enabled) analyses["agreement"] = true;
+  if (r.power.toggle.enabled)
+    analyses["power"] = {{"power", r.power.power}, {"alpha", r.power.alpha}};
+  j["analyses"] = analyses;
+  return j;
+}
+
+Json coefficient_json(const stats::AgreementCoefficient& c) {
+  Json j{{"estimate", json_number(c.estimate)}, {"units", c.units}, {"ci", to_json(c.ci)}};
+  if (!c.note.empty()) j["note"] = c.note;
+  return j;
+}
+
+}  // namespace
+
+AnalysisOutput representation_agreement(const AuditSpec& spec) {
+  const RepresentationAuditSpec& r = spec.representation;
+  const Table t = read_table(r.labels.string());
+  const Column& attribute = t.column(r.attribute_column);
+  const bool faces = !r.face_column.empty() && t.find(r.face_column);
+  std::vector<std::string> attributes = r.attributes;
+  for (std::size_t row = 0; row < t.rows && r.attributes.empty(); ++row) {
+    const std::string a = attribute.text(row);
+    if (std::find(attributes.begin(), attributes.end(), a) == attributes.end())
+      attributes.push_back(a);
+  }
+  AnalysisOutput out;
+  Json list = Json::array();
+  for (const std::string& a : attributes) {
+    // The rows of this attribute, as a long table of ratings: unit = (image, face).
+    std::vector<std::string> image, face, labeller, label;
+    for (std::size_t row = 0; row < t.rows; ++row) {
+      if (attribute.text(row) != a) continue;
+      image.push_back(t.column(r.image_column).text(row));
+      face.push_back(faces ? t.column(r.face_column).text(row) : "");
+      labeller.push_back(t.column(r.labeller_column).text(row));
+      label.push_back(t.column(r.label_column).text(row));
+    }
+    Table ratings;
+    ratings.source = t.source;
+    ratings.rows = image.size();
+    for (std::size_t i = 0; i < ratings.rows; ++i) ratings.line_of_row.push_back(i + 2);
+    add_string_column(ratings, "image", image);
+    add_string_column(ratings, "face", face);
+    add_string_column(ratings, "labeller", labeller);
+    add_string_column(ratings, "label", label);
+    stats::RaterAgreementOptions o;
+    o.bootstrap = {1000, 0.95, derive_seed(spec.seed, 4)};
+    const stats::RatingData names =
+        stats::ratings_from_long_table(ratings, {"image", "face"}, "labeller", "label", false);
+    const stats::RaterAgreement ag = stats::rater_agreement(names, o);
+    Json pairs = Json::array();
+    for (const stats::PairKappa& k : ag.cohen) {
+      pairs.push_back({{"a", names.raters[k.rater_a]},
+                       {"b", names.raters[k.rater_b]},
+                       {"cohen_kappa", coefficient_json(k.kappa)}});
+    }
+    list.push_back({{"attribute", a},
+                    {"units", ag.units},
+                    {"labellers", names.raters},
+                    {"krippendorff_alpha", coefficient_json(ag.alpha)},
+                    {"pairs", std::move(pairs)}});
+  }
+  out.json = {{"attributes", std::move(list)},
+              {"scale", "nominal (labels as categories, unclear included)"}};
+  return out;
+}
+
+}  // namespace audits_internal
+
+void run_representation_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+  using namespace audits_internal;  // NOLINT(build/namespaces): representation_audit_internal.h
+  const RepresentationAuditSpec& r = spec.representation;
+  RunOutput output(run_dir);  // locks the folder before any input is read
+  Provenance provenance;
+  provenance.command = "audit";
+  if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
+  for (const auto* p : {&r.labels, &r.manifest, &r.targets}) {
+    if (!p->empty()) provenance.inputs.push_back(p->string());
+  }
+  start_hashing_inputs(provenance);
+  Progress progress("representation", 6);
+  const RepresentationData data = read_representation_data(r);
+  std::optional<RepresentationTargets> targets;
+  if (!r.targets.empty()) targets = read_representation_targets(r, data);
+  const RepresentationTargets* t = targets ? &*targets : nullptr;
+  progress.advance(1);
+  std::vector<std::pair<std::string, AnalysisOutput>> sections;
+  if (r.distribution.toggle.enabled)
+    sections.emplace_back("distribution", representation_distribution(spec, data));
+  progress.advance(1);
+  if (r.measures.toggle.enabled)
+    sections.emplace_back("measures", representation_measures(spec, data, t));
+  progress.advance(1);
+  if (r.tests.toggle.enabled) sections.emplace_back("tests", representation_tests(spec, data, t));
+  if (t != nullptr && r.amplification.toggle.enabled)
+    sections.emplace_back("amplification", representation_amplification(spec, data, *t));
+  progress.advance(1);
+  if (r.agreement.enabled && data.labellers.size() >= 2)
+    sections.emplace_back("agreement", representation_agreement(spec));
+  if (r.power.toggle.enabled) sections.emplace_back("power", representation_power(spec, data, t));
+  progress.advance(2);
+  progress.finish();
+
+  std::vector<std::string> notes = data.notes;
+  if (t != nullptr && !t->missing.empty()) {
+    notes.push_back(fmt::format(
+        "targets: {} prompt key{} had no row in '{}' (their target tests and amplification are "
+        "left out): {}",
+        t->missing.size(), t->missing.size() == 1 ? "" : "s", r.targets.string(),
+        fmt::join(t->missing, ", ")));
+  }
+  Json tables;
+  Json analyses = output.add_sections(sections, tables, notes);
+  const Json spec_json = representation_spec_json(spec);
+  Json results{{"kind", to_string(spec.kind)},
+               {"spec", spec_json},
+               {"labellers", data.labellers},
+               {"labeller", data.labeller},
+               {"label_rows", data.label_rows},
+               {"prompts", data.prompts.size()},
+               {"analyses", analyses},
+               {"tables", tables},
+               {"notes", notes}};
+  output.write(std::move(results), provenance, spec_json, spec);
+}
+
+}  // namespace vlbias

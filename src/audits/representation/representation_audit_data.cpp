@@ -1,0 +1,229 @@
+// The labels joined to the generation manifest (representation_audit_internal.h).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "representation_audit_internal.h"
+#include "vlbias/core/error.h"
+#include "vlbias/io/table.h"
+#include "vlbias/labels/labels_table.h"
+
+namespace vlbias::audits_internal {
+
+namespace {
+
+bool is_other_label(const std::string& label) {
+  return label == kLabelUnclear || label == kLabelRefused || label == kLabelUnparseable;
+}
+
+// The prompts and their images; `where` maps an image to (prompt, index within the prompt).
+void read_manifest_prompts(
+    const RepresentationAuditSpec& r, RepresentationData& d,
+    std::unordered_map<std::string, std::pair<std::uint32_t, std::uint32_t>>& where) {
+  const Table m = read_table(r.manifest.string());
+  VLBIAS_CHECK(m.rows > 0, InputError, "'{}' has no rows: there are no generated images", m.source);
+  const Column& image = m.column(r.manifest_image_column);
+  const Column& prompt = m.column(r.prompt_column);
+  const Column* group = r.group_column.empty() ? nullptr : &m.column(r.group_column);
+  const Column* key = r.key_column.empty() ? nullptr : &m.column(r.key_column);
+  std::unordered_map<std::string, std::uint32_t> prompt_index;
+  for (std::size_t row = 0; row < m.rows; ++row) {
+    const std::string id = image.text(row), text = prompt.text(row);
+    VLBIAS_CHECK(!id.empty() && !text.empty(), InputError,
+                 "'{}' row {}: an empty {} cell; every generated image needs its {} and its {}",
+                 m.source, m.line_of_row[row], id.empty() ? "image" : "prompt",
+                 r.manifest_image_column, r.prompt_column);
+    auto [it, added] = prompt_index.emplace(text, static_cast<std::uint32_t>(d.prompts.size()));
+    if (added) {
+      RepresentationPrompt p;
+      p.prompt = text;
+      p.group = group ? group->text(row) : "";
+      p.key = key ? key->text(row) : text;
+      d.prompts.push_back(std::move(p));
+    }
+    RepresentationPrompt& p = d.prompts[it->second];
+    const auto at = std::make_pair(it->second, static_cast<std::uint32_t>(p.images.size()));
+    VLBIAS_CHECK(where.emplace(id, at).second, InputError,
+                 "'{}' row {}: image '{}' is listed twice; each generated image needs one row",
+                 m.source, m.line_of_row[row], id);
+    p.images.push_back(id);
+  }
+}
+
+// The labeller audited: labels.use, or the table's only one.
+std::vector<bool> audited_rows(const RepresentationAuditSpec& r, const Table& t,
+                               RepresentationData& d) {
+  std::vector<bool> keep(t.rows, true);
+  if (r.labeller_column.empty() || !t.find(r.labeller_column)) {
+    VLBIAS_CHECK(r.labeller.empty(), UsageError,
+                 "labels.use names labeller '{}' but '{}' has no {} column", r.labeller, t.source,
+                 r.labeller_column.empty() ? "labeller" : r.labeller_column);
+    return keep;
+  }
+  const Column& c = t.column(r.labeller_column);
+  for (std::size_t row = 0; row < t.rows; ++row) {
+    const std::string l = c.text(row);
+    if (std::find(d.labellers.begin(), d.labellers.end(), l) == d.labellers.end())
+      d.labellers.push_back(l);
+  }
+  if (r.labeller.empty()) {
+    VLBIAS_CHECK(d.labellers.size() <= 1, UsageError,
+                 "'{}' holds the labels of {} labellers ({}); choose the one to audit with "
+                 "labels.use",
+                 t.source, d.labellers.size(), fmt::join(d.labellers, ", "));
+    d.labeller = d.labellers.empty() ? "" : d.labellers[0];
+    return keep;
+  }
+  VLBIAS_CHECK(std::find(d.labellers.begin(), d.labellers.end(), r.labeller) != d.labellers.end(),
+               UsageError, "labels.use: '{}' has no rows of labeller '{}' (it has {})", t.source,
+               r.labeller, fmt::join(d.labellers, ", "));
+  d.labeller = r.labeller;
+  for (std::size_t row = 0; row < t.rows; ++row) keep[row] = c.text(row) == r.labeller;
+  return keep;
+}
+
+// The classes of attribute `name`: the spec's, else its rows' non-empty p_<class> columns, then
+// any other label seen.
+std::vector<std::string> attribute_classes(const RepresentationAuditSpec& r, const Table& t,
+                                           const std::string& name,
+                                           const std::vector<std::size_t>& rows,
+                                           const Column& label) {
+  for (const auto& [a, classes] : r.classes) {
+    if (a == name) return classes;
+  }
+  std::vector<std::string> classes;
+  for (const std::size_t row : rows) {
+    for (const Column& c : t.columns) {
+      if (c.name.rfind("p_", 0) != 0 || c.missing(row)) continue;
+      const std::string cls = c.name.substr(2);
+      if (std::find(classes.begin(), classes.end(), cls) == classes.end()) classes.push_back(cls);
+    }
+    if (!classes.empty()) break;
+  }
+  for (const std::size_t row : rows) {
+    const std::string l = label.text(row);
+    if (!l.empty() && !is_other_label(l) &&
+        std::find(classes.begin(), classes.end(), l) == classes.end())
+      classes.push_back(l);
+  }
+  VLBIAS_CHECK(classes.size() >= 2, InputError,
+               "'{}': attribute '{}' has {} class{} ({}); shares need at least two: list them in "
+               "labels.classes",
+               t.source, name, classes.size(), classes.size() == 1 ? "" : "es",
+               fmt::join(classes, ", "));
+  return classes;
+}
+
+}  // namespace
+
+RepresentationData read_representation_data(const RepresentationAuditSpec& r) {
+  RepresentationData d;
+  std::unordered_map<std::string, std::pair<std::uint32_t, std::uint32_t>> where;
+  read_manifest_prompts(r, d, where);
+  const Table t = read_table(r.labels.string());
+  const Column& image = t.column(r.image_column);
+  const Column& attribute = t.column(r.attribute_column);
+  const Column& label = t.column(r.label_column);
+  const Column* face =
+      !r.face_column.empty() && t.find(r.face_column) ? &t.column(r.face_column) : nullptr;
+  const std::vector<bool> keep = audited_rows(r, t, d);
+  // The attributes and their rows.
+  std::vector<std::string> names = r.attributes;
+  std::vector<std::vector<std::size_t>> rows_of(names.size());
+  for (std::size_t row = 0; row < t.rows; ++row) {
+    if (!keep[row]) continue;
+    const std::string a = attribute.text(row);
+    auto it = std::find(names.begin(), names.end(), a);
+    if (it == names.end()) {
+      if (!r.attributes.empty()) continue;
+      names.push_back(a);
+      rows_of.emplace_back();
+      it = names.end() - 1;
+    }
+    rows_of[static_cast<std::size_t>(it - names.begin())].push_back(row);
+    ++d.label_rows;
+  }
+  VLBIAS_CHECK(d.label_rows > 0, InputError, "'{}' has no label rows{}", t.source,
+               r.attributes.empty() ? "" : fmt::format(" of {}", fmt::join(r.attributes, ", ")));
+  d.counts.resize(names.size());
+  d.faces.resize(d.prompts.size());
+  for (std::size_t p = 0; p < d.prompts.size(); ++p)
+    d.faces[p].assign(d.prompts[p].images.size(), 0);
+  std::unordered_set<std::uint64_t> seen_faces;
+  std::vector<std::size_t> first_image(d.prompts.size(), 0);
+  for (std::size_t p = 1; p < d.prompts.size(); ++p)
+    first_image[p] = first_image[p - 1] + d.prompts[p - 1].images.size();
+  d.whole_images = face == nullptr;
+  for (std::size_t a = 0; a < names.size(); ++a) {
+    VLBIAS_CHECK(!rows_of[a].empty(), InputError, "'{}' has no label rows of attribute '{}'",
+                 t.source, names[a]);
+    RepresentationAttribute attr;
+    attr.name = names[a];
+    attr.classes = attribute_classes(r, t, names[a], rows_of[a], label);
+    const std::size_t width = attr.classes.size() + 1;
+    for (std::size_t p = 0; p < d.prompts.size(); ++p)
+      d.counts[a].emplace_back(d.prompts[p].images.size() * width, 0);
+    for (const std::size_t row : rows_of[a]) {
+      const auto found = where.find(image.text(row));
+      VLBIAS_CHECK(found != where.end(), InputError,
+                   "'{}' row {}: image '{}' is not in the manifest '{}' (its {} column)", t.source,
+                   t.line_of_row[row], image.text(row), r.manifest.string(),
+                   r.manifest_image_column);
+      const auto [p, i] = found->second;
+      const std::string l = label.text(row);
+      const auto cls = std::find(attr.classes.begin(), attr.classes.end(), l);
+      std::size_t k = attr.classes.size();
+      if (cls != attr.classes.end()) {
+        k = static_cast<std::size_t>(cls - attr.classes.begin());
+      } else {
+        VLBIAS_CHECK(is_other_label(l), InputError,
+                     "'{}' row {}: label '{}' is not a class of '{}' ({}) nor unclear, refused or "
+                     "unparseable",
+                     t.source, t.line_of_row[row], l, attr.name, fmt::join(attr.classes, ", "));
+        ++attr.other_labels[l];
+      }
+      ++d.counts[a][p][i * width + k];
+      if (face != nullptr && !face->missing(row)) {
+        // A face is (the image's number over every prompt, the face cell).
+        double code = 0;
+        if (face->type == ColumnType::Numeric) {
+          code = face->numbers[row];
+          VLBIAS_CHECK(code >= 0 && code < 4294967296.0 &&
+                           code == static_cast<double>(static_cast<std::uint64_t>(code)),
+                       InputError, "'{}' row {}: face '{}' is not a face index (0, 1, ...)",
+                       t.source, t.line_of_row[row], face->text(row));
+        } else {
+          code = face->codes[row];
+        }
+        const std::uint64_t key = (static_cast<std::uint64_t>(first_image[p] + i) << 32) |
+                                  static_cast<std::uint64_t>(code);
+        if (seen_faces.insert(key).second) ++d.faces[p][i];
+      }
+    }
+    d.attributes.push_back(std::move(attr));
+  }
+  if (face != nullptr) {
+    bool any = false;
+    for (const auto& f : d.faces)
+      any = any || std::any_of(f.begin(), f.end(), [](std::uint32_t x) { return x > 0; });
+    d.whole_images = !any;
+  }
+  return d;
+}
+
+std::vector<std::uint64_t> prompt_counts(const RepresentationData& d, std::size_t a,
+                                         std::size_t p) {
+  const std::size_t width = d.attributes[a].classes.size() + 1;
+  std::vector<std::uint64_t> out(width, 0);
+  const std::vector<std::uint32_t>& c = d.counts[a][p];
+  for (std::size_t j = 0; j < c.size(); ++j) out[j % width] += c[j];
+  return out;
+}
+
+}  // namespace vlbias::audits_internal

@@ -1,0 +1,178 @@
+// The label distribution per prompt (analyses.distribution), and the image resampling behind
+// every interval of the audit (representation_audit_internal.h).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "representation_audit_internal.h"
+#include "table_builder.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/stats/intervals.h"
+#include "vlbias/stats/multinomial_intervals.h"
+
+namespace vlbias::audits_internal {
+
+std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData& d, std::size_t p,
+                                                        std::size_t replicates,
+                                                        std::uint64_t seed) {
+  const std::size_t m = d.prompts[p].images.size();
+  std::vector<std::vector<std::uint32_t>> out(d.attributes.size());
+  for (std::size_t a = 0; a < d.attributes.size(); ++a)
+    out[a].assign(replicates * (d.attributes[a].classes.size() + 1), 0);
+  std::vector<std::uint32_t> drawn(m);
+  for (std::size_t b = 0; b < replicates; ++b) {
+    Rng rng(derive_seed(seed, p), b);
+    for (std::size_t j = 0; j < m; ++j) drawn[j] = static_cast<std::uint32_t>(rng.uniform_index(m));
+    for (std::size_t a = 0; a < d.attributes.size(); ++a) {
+      const std::size_t width = d.attributes[a].classes.size() + 1;
+      const std::uint32_t* image = d.counts[a][p].data();
+      std::uint32_t* sum = out[a].data() + b * width;
+      for (const std::uint32_t i : drawn) {
+        for (std::size_t k = 0; k < width; ++k) sum[k] += image[i * width + k];
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Per image of prompt p: whether it has any label row, over every attribute.
+std::vector<bool> labelled_images(const RepresentationData& d, std::size_t p) {
+  std::vector<bool> any(d.prompts[p].images.size(), false);
+  for (std::size_t a = 0; a < d.attributes.size(); ++a) {
+    const std::size_t width = d.attributes[a].classes.size() + 1;
+    const std::vector<std::uint32_t>& c = d.counts[a][p];
+    for (std::size_t j = 0; j < c.size(); ++j) {
+      if (c[j] > 0) any[j / width] = true;
+    }
+  }
+  return any;
+}
+
+Json share_intervals_json(const std::vector<stats::Interval>& v) {
+  Json out = Json::array();
+  for (const stats::Interval& i : v)
+    out.push_back({{"lower", json_number(i.lower)}, {"upper", json_number(i.upper)}});
+  return out;
+}
+
+}  // namespace
+
+AnalysisOutput representation_distribution(const AuditSpec& spec, const RepresentationData& d) {
+  const RepresentationAuditSpec& r = spec.representation;
+  AnalysisOutput out;
+  TableBuilder shares_table("representation_shares"), prompts_table("representation_prompts");
+  Json attributes = Json::array();
+  std::vector<std::string> empty_prompts, small_prompts;
+  for (std::size_t a = 0; a < d.attributes.size(); ++a) {
+    const RepresentationAttribute& attr = d.attributes[a];
+    const std::size_t k = attr.classes.size();
+    Json prompts = Json::array();
+    for (std::size_t p = 0; p < d.prompts.size(); ++p) {
+      const RepresentationPrompt& pr = d.prompts[p];
+      const std::vector<std::uint64_t> all = prompt_counts(d, a, p);
+      const std::vector<std::uint64_t> counts(all.begin(), all.begin() + static_cast<long>(k));
+      std::uint64_t n = 0;
+      for (const std::uint64_t c : counts) n += c;
+      const double observations = static_cast<double>(n + all[k]);
+      const std::vector<bool> labelled = labelled_images(d, p);
+      const double images = static_cast<double>(pr.images.size());
+      const double with_rows =
+          static_cast<double>(std::count(labelled.begin(), labelled.end(), true));
+      double several = 0;
+      for (const std::uint32_t f : d.faces[p]) several += f >= 2;
+      Json j{{"prompt", pr.prompt},
+             {"group", pr.group},
+             {"key", pr.key},
+             {"images", pr.images.size()},
+             {"labelled_images", with_rows},
+             {"no_face_rate", d.whole_images ? Json() : json_number(1 - with_rows / images)},
+             {"several_faces_rate",
+              d.whole_images || with_rows == 0 ? Json() : json_number(several / with_rows)},
+             {"n", n},
+             {"other", all[k]},
+             {"other_rate", observations > 0 ? json_number(all[k] / observations) : Json()},
+             {"counts", counts},
+             {"small", n < spec.min_group_size}};
+      std::vector<stats::Interval> wilson(k), simultaneous(k);
+      if (n > 0) {
+        j["shares"] = Json::array();
+        for (std::size_t c = 0; c < k; ++c) {
+          j["shares"].push_back(static_cast<double>(counts[c]) / static_cast<double>(n));
+          wilson[c] = stats::wilson_interval(counts[c], n, r.distribution.ci);
+        }
+        simultaneous = r.distribution.interval == "goodman"
+                           ? stats::goodman_intervals(counts, r.distribution.ci)
+                           : stats::sison_glaz_intervals(counts, r.distribution.ci);
+        j["wilson"] = share_intervals_json(wilson);
+        j["simultaneous"] = share_intervals_json(simultaneous);
+        if (n < spec.min_group_size) small_prompts.push_back(attr.name + ": " + pr.prompt);
+      } else {
+        j["shares"] = Json();
+        empty_prompts.push_back(attr.name + ": " + pr.prompt);
+      }
+      for (std::size_t c = 0; c < k; ++c) {
+        shares_table.row();
+        shares_table.put("attribute", attr.name);
+        shares_table.put("prompt", pr.prompt);
+        shares_table.put("group", pr.group);
+        shares_table.put("class", attr.classes[c]);
+        shares_table.put("count", static_cast<double>(counts[c]));
+        shares_table.put("n", static_cast<double>(n));
+        shares_table.put("share", n > 0 ? static_cast<double>(counts[c]) / n : stats::kNaN);
+        shares_table.put("wilson_lower", wilson[c].lower);
+        shares_table.put("wilson_upper", wilson[c].upper);
+        shares_table.put("simultaneous_lower", simultaneous[c].lower);
+        shares_table.put("simultaneous_upper", simultaneous[c].upper);
+      }
+      prompts_table.row();
+      prompts_table.put("attribute", attr.name);
+      prompts_table.put("prompt", pr.prompt);
+      prompts_table.put("group", pr.group);
+      prompts_table.put("images", images);
+      prompts_table.put("labelled_images", with_rows);
+      prompts_table.put("n", static_cast<double>(n));
+      prompts_table.put("other", static_cast<double>(all[k]));
+      prompts_table.put("no_face_rate", j["no_face_rate"].is_null()
+                                            ? stats::kNaN
+                                            : j["no_face_rate"].get<double>());
+      prompts_table.put("several_faces_rate", j["several_faces_rate"].is_null()
+                                                  ? stats::kNaN
+                                                  : j["several_faces_rate"].get<double>());
+      prompts.push_back(std::move(j));
+    }
+    Json other = Json::object();
+    for (const auto& [label, count] : attr.other_labels) other[label] = count;
+    attributes.push_back({{"attribute", attr.name},
+                          {"classes", attr.classes},
+                          {"other_labels", other},
+                          {"prompts", std::move(prompts)}});
+  }
+  out.json = {{"interval", r.distribution.interval},
+              {"ci", r.distribution.ci},
+              {"unit", d.whole_images ? "image" : "face"},
+              {"labeller", d.labeller},
+              {"attributes", std::move(attributes)}};
+  if (!empty_prompts.empty()) {
+    out.notes.push_back(fmt::format(
+        "distribution: {} prompt{} had no observation labelled with a class (their shares, "
+        "measures and tests are undefined, never 0): {}",
+        empty_prompts.size(), empty_prompts.size() == 1 ? "" : "s",
+        fmt::join(empty_prompts, "; ")));
+  }
+  if (!small_prompts.empty()) {
+    out.notes.push_back(fmt::format(
+        "distribution: {} prompt{} had fewer than min_group_size = {} labelled observations: {}",
+        small_prompts.size(), small_prompts.size() == 1 ? "" : "s", spec.min_group_size,
+        fmt::join(small_prompts, "; ")));
+  }
+  out.tables.emplace_back("representation_shares", shares_table.build());
+  out.tables.emplace_back("representation_prompts", prompts_table.build());
+  return out;
+}
+
+}  // namespace vlbias::audits_internal

@@ -1,0 +1,94 @@
+#pragma once
+// The representation audit's parts (include/vlbias/audits/representation_audit.h): the joined
+// data (representation_audit_data.cpp), the per-prompt resampling behind every interval
+// (representation_audit_resample.cpp), the sections (representation_audit_sections.cpp,
+// representation_audit_targets.cpp) and the runner (representation_audit.cpp).
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "audit_yaml.h"
+#include "vlbias/audits/audit.h"
+#include "vlbias/audits/audit_types.h"
+
+namespace vlbias::audits_internal {
+
+// One audited attribute and its classes, in column order.
+struct RepresentationAttribute {
+  std::string name;
+  std::vector<std::string> classes;
+  // Rows whose label is not a class (unclear, refused, unparseable), by label, over every prompt.
+  std::map<std::string, std::size_t> other_labels;
+};
+
+// One prompt of the manifest and its images, in manifest order.
+struct RepresentationPrompt {
+  std::string prompt, group, key;
+  std::vector<std::string> images;
+};
+
+// The labels joined to the manifest. counts[a][p] holds, for image i of prompt p, K + 1 counts
+// at [i * (K + 1), (i + 1) * (K + 1)): its label rows of attribute a per class, then those whose
+// label is not a class. faces[p][i]: the distinct faces of image i with a label row (0 for
+// whole-image labels: then `whole_images`).
+struct RepresentationData {
+  std::vector<RepresentationAttribute> attributes;
+  std::vector<RepresentationPrompt> prompts;
+  std::vector<std::vector<std::vector<std::uint32_t>>> counts;
+  std::vector<std::vector<std::uint32_t>> faces;
+  bool whole_images = false;
+  std::vector<std::string> labellers;  // every labeller of the table, first-seen order
+  std::string labeller;                // the one audited ("" = no labeller column)
+  std::size_t label_rows = 0;          // rows of the audited labeller
+  std::vector<std::string> notes;
+};
+
+// Reads labels.table and manifest.table and joins them (InputError for a label row whose image
+// is not in the manifest, a label outside given classes, an empty manifest or no label row).
+RepresentationData read_representation_data(const RepresentationAuditSpec& r);
+
+// The class counts of prompt p for attribute a, summed over its images (K + 1 values: the
+// classes, then the other labels).
+std::vector<std::uint64_t> prompt_counts(const RepresentationData& d, std::size_t a,
+                                         std::size_t p);
+
+// Real-world shares per prompt of targets.attribute (representation_audit_targets.cpp): for
+// each prompt, its K shares in class order, or none (its key is not in the table: listed in
+// `missing`).
+struct RepresentationTargets {
+  std::size_t attribute = 0;                       // index into RepresentationData::attributes
+  std::vector<std::optional<std::vector<double>>> shares;  // per prompt
+  std::vector<std::size_t> given_classes;           // the classes targets.columns names
+  std::vector<std::string> missing;                 // keys without a row, first-seen order
+};
+RepresentationTargets read_representation_targets(const RepresentationAuditSpec& r,
+                                                  const RepresentationData& d);
+
+// Bootstrap replicates of a prompt's counts: replicate b resamples the prompt's images with
+// replacement (Rng(derive_seed(seed, p), b)), every attribute from the same draw; out[a][b]
+// holds the K + 1 counts of attribute a in replicate b, flattened: [b * (K + 1) + k].
+std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData& d,
+                                                        std::size_t p, std::size_t replicates,
+                                                        std::uint64_t seed);
+
+// The sections (results.json's analyses.<name>, their tables and notes).
+AnalysisOutput representation_distribution(const AuditSpec& spec, const RepresentationData& d);
+AnalysisOutput representation_measures(const AuditSpec& spec, const RepresentationData& d,
+                                       const RepresentationTargets* targets);
+AnalysisOutput representation_tests(const AuditSpec& spec, const RepresentationData& d,
+                                    const RepresentationTargets* targets);
+AnalysisOutput representation_amplification(const AuditSpec& spec, const RepresentationData& d,
+                                            const RepresentationTargets& targets);
+AnalysisOutput representation_agreement(const AuditSpec& spec);
+AnalysisOutput representation_power(const AuditSpec& spec, const RepresentationData& d,
+                                    const RepresentationTargets* targets);
+
+// Seed streams (derive_seed(spec.seed, ...)).
+inline constexpr std::uint64_t kRepresentationSeedMeasures = 1;
+inline constexpr std::uint64_t kRepresentationSeedAmplification = 2;
+inline constexpr std::uint64_t kRepresentationSeedSlope = 3;
+
+}  // namespace vlbias::audits_internal

@@ -1,0 +1,188 @@
+// Imbalance measures per prompt and per prompt group with bootstrap intervals
+// (analyses.measures), and the tests of each prompt's distribution against parity and the
+// target (analyses.tests). Definitions: docs/methods.md#representation-audit.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "representation_audit_internal.h"
+#include "table_builder.h"
+#include "vlbias/core/parallel.h"
+#include "vlbias/core/rng.h"
+#include "vlbias/metrics/representation.h"
+#include "vlbias/stats/goodness_of_fit.h"
+
+namespace vlbias::audits_internal {
+
+namespace {
+
+constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
+
+// The three measures of one distribution of class counts (the first K of `counts`); NaN when no
+// observation has a class. kl is NaN without a target.
+struct MeasureValues {
+  double mad = kUndefined, entropy = kUndefined, kl = kUndefined;
+};
+
+MeasureValues measure_values(const std::uint32_t* counts, std::size_t k,
+                             const std::vector<double>* target) {
+  MeasureValues v;
+  double n = 0;
+  for (std::size_t c = 0; c < k; ++c) n += counts[c];
+  if (n == 0) return v;
+  std::vector<double> p(k);
+  for (std::size_t c = 0; c < k; ++c) p[c] = counts[c] / n;
+  v.mad = parity_mad(p);
+  v.entropy = entropy_bias(p);
+  if (target != nullptr) v.kl = kl_to_target(p, *target);
+  return v;
+}
+
+// A measure's estimate with the percentile interval of its replicates (null without them).
+Json measure_json(double estimate, std::vector<double> replicates, double level, std::uint64_t seed,
+                  std::size_t resamples) {
+  Json j{{"estimate", json_number(estimate)}};
+  if (resamples == 0 || std::isnan(estimate)) {
+    j["ci"] = Json();
+    return j;
+  }
+  stats::Interval ci = stats::percentile_interval(std::move(replicates), level, seed);
+  ci.resamples = resamples;
+  j["ci"] = to_json(ci);
+  return j;
+}
+
+// The measures' replicates of every prompt of one attribute: values[p][b].
+struct PromptReplicates {
+  std::vector<std::vector<MeasureValues>> values;
+  std::vector<std::vector<std::uint32_t>> counts;  // [p][b * (K + 1) + k]
+};
+
+const std::vector<double>* prompt_target(const RepresentationTargets* targets, std::size_t a,
+                                         std::size_t p) {
+  if (targets == nullptr || targets->attribute != a || !targets->shares[p]) return nullptr;
+  return &*targets->shares[p];
+}
+
+}  // namespace
+
+AnalysisOutput representation_measures(const AuditSpec& spec, const RepresentationData& d,
+                                       const RepresentationTargets* targets) {
+  const RepresentationAuditSpec::Measures& o = spec.representation.measures;
+  const std::size_t B = o.bootstrap, P = d.prompts.size();
+  const std::uint64_t seed = derive_seed(spec.seed, kRepresentationSeedMeasures);
+  // Every prompt's image resamples, all attributes from one draw.
+  std::vector<std::vector<std::vector<std::uint32_t>>> drawn(P);
+  parallel_for(P, [&](std::size_t p) { drawn[p] = resample_prompt(d, p, B, seed); });
+  AnalysisOutput out;
+  TableBuilder table("representation_measures");
+  Json attributes = Json::array();
+  for (std::size_t a = 0; a < d.attributes.size(); ++a) {
+    const std::size_t k = d.attributes[a].classes.size(), width = k + 1;
+    Json prompts = Json::array();
+    // Group sums: pooled counts and per-prompt measure sums, observed and per replicate.
+    struct GroupSums {
+      std::vector<std::uint32_t> pooled;                          // width, then B * width
+      std::vector<double> mad, entropy, kl, defined, kl_defined;  // 1 + B each: [0] observed
+      std::size_t prompts = 0;
+    };
+    std::map<std::string, GroupSums> groups;
+    for (std::size_t p = 0; p < P; ++p) {
+      const std::vector<double>* target = prompt_target(targets, a, p);
+      const std::vector<std::uint64_t> all = prompt_counts(d, a, p);
+      std::vector<std::uint32_t> observed(all.begin(), all.end());
+      const MeasureValues est = measure_values(observed.data(), k, target);
+      std::vector<double> mad(B), entropy(B), kl(B);
+      for (std::size_t b = 0; b < B; ++b) {
+        const MeasureValues v = measure_values(drawn[p][a].data() + b * width, k, target);
+        mad[b] = v.mad;
+        entropy[b] = v.entropy;
+        kl[b] = v.kl;
+      }
+      const std::uint64_t ci_seed = derive_seed(seed, p);
+      Json j{{"prompt", d.prompts[p].prompt},
+             {"group", d.prompts[p].group},
+             {"mad", measure_json(est.mad, mad, o.ci, ci_seed, B)},
+             {"entropy_bias", measure_json(est.entropy, entropy, o.ci, ci_seed, B)},
+             {"kl_target", target ? measure_json(est.kl, kl, o.ci, ci_seed, B) : Json()}};
+      table.row();
+      table.put("attribute", d.attributes[a].name);
+      table.put("prompt", d.prompts[p].prompt);
+      table.put("group", d.prompts[p].group);
+      table.put("mad", est.mad);
+      table.put("entropy_bias", est.entropy);
+      table.put("kl_target", est.kl);
+      prompts.push_back(std::move(j));
+      // "\x01" sorts the whole set first and never meets a group's name ("\x02" + name).
+      std::vector<std::string> member_of = {"\x01"};
+      if (!d.prompts[p].group.empty()) member_of.push_back("\x02" + d.prompts[p].group);
+      for (const std::string& g : member_of) {
+        GroupSums& s = groups[g];
+        if (s.pooled.empty()) {
+          s.pooled.assign((1 + B) * width, 0);
+          for (auto* v : {&s.mad, &s.entropy, &s.kl, &s.defined, &s.kl_defined})
+            v->assign(1 + B, 0.0);
+        }
+        ++s.prompts;
+        for (std::size_t c = 0; c < width; ++c) s.pooled[c] += observed[c];
+        for (std::size_t j2 = 0; j2 < B * width; ++j2) s.pooled[width + j2] += drawn[p][a][j2];
+        const auto add = [&](std::size_t slot, const MeasureValues& v) {
+          if (std::isnan(v.mad)) return;
+          s.mad[slot] += v.mad;
+          s.entropy[slot] += v.entropy;
+          s.defined[slot] += 1;
+          if (std::isnan(v.kl)) return;
+          s.kl[slot] += v.kl;
+          s.kl_defined[slot] += 1;
+        };
+        add(0, est);
+        for (std::size_t b = 0; b < B; ++b) add(1 + b, {mad[b], entropy[b], kl[b]});
+      }
+    }
+    Json group_json = Json::array();
+    for (auto& [name, s] : groups) {
+      const auto mean_of = [&](const std::vector<double>& sum, std::size_t slot) {
+        const double n = (&sum == &s.kl ? s.kl_defined : s.defined)[slot];
+        return n > 0 ? sum[slot] / n : kUndefined;
+      };
+      std::vector<double> pooled_mad(B), pooled_entropy(B), mean_mad(B), mean_entropy(B),
+          mean_kl(B);
+      for (std::size_t b = 0; b < B; ++b) {
+        const MeasureValues v = measure_values(s.pooled.data() + (1 + b) * width, k, nullptr);
+        pooled_mad[b] = v.mad;
+        pooled_entropy[b] = v.entropy;
+        mean_mad[b] = mean_of(s.mad, 1 + b);
+        mean_entropy[b] = mean_of(s.entropy, 1 + b);
+        mean_kl[b] = mean_of(s.kl, 1 + b);
+      }
+      const MeasureValues pooled = measure_values(s.pooled.data(), k, nullptr);
+      const std::uint64_t gs = derive_seed(seed, P + group_json.size());
+      group_json.push_back(
+          {{"group", name == "\x01" ? Json() : Json(name.substr(1))},
+           {"prompts", s.prompts},
+           {"pooled",
+            {{"mad", measure_json(pooled.mad, pooled_mad, o.ci, gs, B)},
+             {"entropy_bias", measure_json(pooled.entropy, pooled_entropy, o.ci, gs, B)}}},
+           {"mean_over_prompts",
+            {{"mad", measure_json(mean_of(s.mad, 0), mean_mad, o.ci, gs, B)},
+             {"entropy_bias", measure_json(mean_of(s.entropy, 0), mean_entropy, o.ci, gs, B)},
+             {"kl_target", measure_json(mean_of(s.kl, 0), mean_kl, o.ci, gs, B)}}}});
+    }
+    attributes.push_back({{"attribute", d.attributes[a].name},
+                          {"prompts", std::move(prompts)},
+                          {"groups", std::move(group_json)}});
+  }
+  out.json = {{"bootstrap", B},
+              {"ci", o.ci},
+              {"resampling", "the images (seeds) of each prompt, with their faces"},
+              {"attributes", std::move(attributes)}};
+  out.tables.emplace_back("representation_measures", table.build());
+  return out;
+}
+
+}  // namespace vlbias::audits_internal

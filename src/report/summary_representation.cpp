@@ -1,0 +1,104 @@
+// summary.json findings of the representation audit (issue 42; include/vlbias/report/summary.h):
+// per prompt the share of each class and its MAD from parity, the gap to the real share and
+// the generated-on-real slope, so that compare-runs can set two models side by side.
+#include <string>
+
+#include "summary_internal.h"
+
+namespace vlbias::report_internal {
+
+namespace {
+
+// The test of `hypothesis` for prompt i of `attribute`, or a null node.
+Node representation_test(const Node& tests, const std::string& attribute, const char* hypothesis,
+                         std::size_t i) {
+  for (std::size_t a = 0; a < tests["attributes"].size(); ++a) {
+    const Node at = tests["attributes"][a];
+    if (at["attribute"].str() != attribute) continue;
+    for (std::size_t h = 0; h < at["hypotheses"].size(); ++h) {
+      if (at["hypotheses"][h]["hypothesis"].str() == hypothesis)
+        return at["hypotheses"][h]["prompts"][i];
+    }
+  }
+  return Node(nullptr, "");
+}
+
+void representation_shares(SummaryBuilder& b, const Node& dist) {
+  for (std::size_t a = 0; a < dist["attributes"].size(); ++a) {
+    const Node at = dist["attributes"][a];
+    const std::string attr = at["attribute"].str();
+    for (std::size_t i = 0; i < at["prompts"].size(); ++i) {
+      const Node p = at["prompts"][i];
+      for (std::size_t c = 0; c < at["classes"].size(); ++c) {
+        const std::string cls = at["classes"][c].str();
+        b.add("share/" + attr + "/" + cls + "/" + p["prompt"].str(), "distribution",
+              "share of the prompt's labelled " + dist["unit"].str() + "s labelled " + cls,
+              {p["prompt"].str()}, p["shares"][c])
+            .ci(p["wilson"][c], dist["ci"].number());
+      }
+    }
+  }
+}
+
+void representation_mad(SummaryBuilder& b, const Node& measures, const Node& tests) {
+  for (std::size_t a = 0; a < measures["attributes"].size(); ++a) {
+    const Node at = measures["attributes"][a];
+    const std::string attr = at["attribute"].str();
+    for (std::size_t i = 0; i < at["prompts"].size(); ++i) {
+      const Node p = at["prompts"][i];
+      const Node test = representation_test(tests, attr, "parity", i);
+      b.add("mad/" + attr + "/" + p["prompt"].str(), "measures",
+            "mean absolute deviation of the prompt's " + attr + " shares from parity",
+            {p["prompt"].str()}, p["mad"]["estimate"])
+          .ci(p["mad"]["ci"])
+          .p(test["result"]["p_value"], test["p_holm"])
+          .better("lower");
+    }
+    for (std::size_t g = 0; g < at["groups"].size(); ++g) {
+      const Node x = at["groups"][g];
+      const std::string name = x["group"].null() ? "all prompts" : x["group"].str();
+      b.add("mad_mean/" + attr + "/" + name, "measures",
+            "mean over prompts of the MAD of " + attr + " from parity", {name},
+            x["mean_over_prompts"]["mad"]["estimate"])
+          .ci(x["mean_over_prompts"]["mad"]["ci"])
+          .better("lower");
+    }
+  }
+}
+
+void representation_gaps(SummaryBuilder& b, const Node& amp, const Node& tests) {
+  const std::string attr = amp["attribute"].str();
+  for (std::size_t c = 0; c < amp["classes"].size(); ++c) {
+    const Node cls = amp["classes"][c];
+    const std::string name = cls["class"].str();
+    for (std::size_t i = 0; i < cls["prompts"].size(); ++i) {
+      const Node p = cls["prompts"][i];
+      b.add("gap/" + attr + "/" + name + "/" + p["prompt"].str(), "amplification",
+            "generated minus real share of " + name, {p["prompt"].str()}, p["gap"]["estimate"])
+          .ci(p["gap"]["ci"])
+          .better("closer_to_zero");
+    }
+    b.add("gap_mean/" + attr + "/" + name, "amplification",
+          "mean over prompts of the generated minus real share of " + name, {},
+          cls["mean_gap"]["estimate"])
+        .ci(cls["mean_gap"]["ci"])
+        .better("closer_to_zero");
+    b.add("slope/" + attr + "/" + name, "amplification",
+          "least-squares slope of the generated on the real share of " + name +
+              " across prompts (1 = faithful, above 1 = amplified)",
+          {}, cls["slope"]["estimate"])
+        .ci(cls["slope"]["ci"]);
+  }
+  (void)tests;
+}
+
+}  // namespace
+
+void summarize_representation(SummaryBuilder& b) {
+  const Node a = b.root()["analyses"];
+  if (!a["distribution"].null()) representation_shares(b, a["distribution"]);
+  if (!a["measures"].null()) representation_mad(b, a["measures"], a["tests"]);
+  if (!a["amplification"].null()) representation_gaps(b, a["amplification"], a["tests"]);
+}
+
+}  // namespace vlbias::report_internal
