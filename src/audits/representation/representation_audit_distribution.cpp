@@ -2,6 +2,7 @@
 // every interval of the audit (representation_audit_internal.h).
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,23 +16,43 @@
 
 namespace vlbias::audits_internal {
 
-std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData& d, std::size_t p,
-                                                        std::size_t replicates,
+std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData& d,
+                                                        std::size_t p, std::size_t replicates,
                                                         std::uint64_t seed) {
   const std::size_t m = d.prompts[p].images.size();
+  // Images with equal counts in every attribute are interchangeable (most show one face): each
+  // replicate counts how often each distinct kind of image was drawn and adds its counts that
+  // many times, instead of adding every drawn image's counts. The draws are the same.
+  std::size_t total = 0;
+  for (const RepresentationAttribute& a : d.attributes) total += a.classes.size() + 1;
+  std::map<std::vector<std::uint32_t>, std::uint32_t> kinds;
+  std::vector<std::uint32_t> kind_of(m);
+  std::vector<std::uint32_t> key(total);
+  for (std::size_t i = 0; i < m; ++i) {
+    std::size_t at = 0;
+    for (std::size_t a = 0; a < d.attributes.size(); ++a) {
+      const std::size_t width = d.attributes[a].classes.size() + 1;
+      for (std::size_t k = 0; k < width; ++k) key[at++] = d.counts[a][p][i * width + k];
+    }
+    kind_of[i] = kinds.emplace(key, static_cast<std::uint32_t>(kinds.size())).first->second;
+  }
+  std::vector<std::vector<std::uint32_t>> kind_counts(kinds.size());
+  for (const auto& [counts, k] : kinds) kind_counts[k] = counts;
   std::vector<std::vector<std::uint32_t>> out(d.attributes.size());
   for (std::size_t a = 0; a < d.attributes.size(); ++a)
     out[a].assign(replicates * (d.attributes[a].classes.size() + 1), 0);
-  std::vector<std::uint32_t> drawn(m);
+  std::vector<std::uint32_t> drawn(kinds.size());
   for (std::size_t b = 0; b < replicates; ++b) {
     Rng rng(derive_seed(seed, p), b);
-    for (std::size_t j = 0; j < m; ++j) drawn[j] = static_cast<std::uint32_t>(rng.uniform_index(m));
-    for (std::size_t a = 0; a < d.attributes.size(); ++a) {
-      const std::size_t width = d.attributes[a].classes.size() + 1;
-      const std::uint32_t* image = d.counts[a][p].data();
-      std::uint32_t* sum = out[a].data() + b * width;
-      for (const std::uint32_t i : drawn) {
-        for (std::size_t k = 0; k < width; ++k) sum[k] += image[i * width + k];
+    std::fill(drawn.begin(), drawn.end(), 0);
+    for (std::size_t j = 0; j < m; ++j) ++drawn[kind_of[rng.uniform_index(m)]];
+    for (std::size_t k = 0; k < drawn.size(); ++k) {
+      if (drawn[k] == 0) continue;
+      std::size_t at = 0;
+      for (std::size_t a = 0; a < d.attributes.size(); ++a) {
+        const std::size_t width = d.attributes[a].classes.size() + 1;
+        std::uint32_t* sum = out[a].data() + b * width;
+        for (std::size_t c = 0; c < width; ++c) sum[c] += drawn[k] * kind_counts[k][at++];
       }
     }
   }
