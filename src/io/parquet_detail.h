@@ -212,6 +212,8 @@ PqCell pq_cell_kind(const PqLeaf& leaf);
 // An open Parquet file: mapped, its footer parsed and checked (parquet_file.cpp).
 struct PqFile {
   explicit PqFile(const std::string& file);
+  // Bytes in memory (the fuzzer), named `name` in messages; they must outlive the object.
+  PqFile(PqBytes bytes, const std::string& name);
 
   std::string path;
   std::string where;  // "'x.parquet'"
@@ -228,6 +230,9 @@ struct PqFile {
   const PqLeaf& leaf(std::string_view name) const;
   // Every page of the leaf, row group by row group. InputError for repeated and INT96 leaves.
   void read_column(const PqLeaf& leaf, const std::function<void(const PqPage&)>& on_page) const;
+
+ private:
+  void open(PqBytes bytes);
 };
 
 // The files a path names: itself, or a folder's .parquet files in name order.

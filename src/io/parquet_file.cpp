@@ -32,6 +32,8 @@ struct PqSchemaWalk {
     VLBIAS_CHECK(depth <= kPqMaxSchemaDepth, InputError,
                  "{}: the schema nests deeper than {} levels", where, kPqMaxSchemaDepth);
     const PqSchemaElement& e = schema[next++];
+    VLBIAS_CHECK(!e.name.empty(), InputError, "{}: the schema holds a column without a name",
+                 where);
     const std::string name = prefix.empty() ? e.name : prefix + "." + e.name;
     if (e.repetition == kPqOptional) ++def;
     if (e.repetition == kPqRepeated) ++def, ++rep;
@@ -112,11 +114,20 @@ bool has_pq_extension(const std::filesystem::path& p) {
 
 PqFile::PqFile(const std::string& file) : path(file), where(fmt::format("'{}'", file)) {
   map = MappedFile(file, MapAccess::Sequential);
-  const std::size_t size = map.size();
+  open(map.bytes());
+}
+
+PqFile::PqFile(PqBytes bytes, const std::string& name)
+    : path(name), where(fmt::format("'{}'", name)) {
+  open(bytes);
+}
+
+void PqFile::open(PqBytes bytes) {
+  const std::size_t size = bytes.size();
   VLBIAS_CHECK(size >= 12, InputError,
                "{} is not a Parquet file: it holds {} bytes, fewer than the 12 of the smallest one",
                where, size);
-  const std::uint8_t* d = map.data();
+  const std::uint8_t* d = bytes.data();
   VLBIAS_CHECK(std::memcmp(d + size - 4, "PARE", 4) != 0, InputError,
                "{} is an encrypted Parquet file, which vlbias does not read", where);
   VLBIAS_CHECK(
@@ -128,7 +139,7 @@ PqFile::PqFile(const std::string& file) : path(file), where(fmt::format("'{}'", 
                "{} is not a valid Parquet file: its footer claims {} bytes of metadata but the "
                "file holds {} bytes",
                where, meta_length, size);
-  source.file = map.bytes();
+  source.file = bytes;
   source.data_end = size - 8 - meta_length;
   source.where = where;
   meta = parse_pq_file_meta(source.file.subspan(source.data_end, meta_length), where);
@@ -159,12 +170,12 @@ PqFile::PqFile(const std::string& file) : path(file), where(fmt::format("'{}'", 
 }
 
 void PqFile::check_cells(std::size_t columns) const {
-  const std::uint64_t limit = 256 * std::uint64_t{map.size()} + (std::uint64_t{1} << 22);
+  const std::uint64_t limit = 256 * std::uint64_t{source.file.size()} + (std::uint64_t{1} << 22);
   const auto rows = static_cast<std::uint64_t>(meta.num_rows);
   VLBIAS_CHECK(columns == 0 || rows <= limit / columns, InputError,
                "{} declares {} rows of {} columns, more cells than a file of {} bytes may hold "
                "(at most {})",
-               where, rows, columns, map.size(), limit);
+               where, rows, columns, source.file.size(), limit);
 }
 
 std::string PqFile::chunk_where(const PqLeaf& leaf, std::size_t row_group) const {
@@ -260,7 +271,7 @@ ParquetBytes read_parquet_bytes(const std::string& path, std::string_view column
   std::uint64_t input_bytes = 0;
   for (const std::string& shard : pq_inputs(path)) {
     const PqFile file(shard);
-    input_bytes += file.map.size();
+    input_bytes += file.source.file.size();
     const std::uint64_t limit = 16 * input_bytes + (std::uint64_t{64} << 20);
     const PqLeaf& leaf = file.leaf(column);
     VLBIAS_CHECK(leaf.element.type == static_cast<int>(PqType::ByteArray) ||

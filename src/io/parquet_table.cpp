@@ -261,8 +261,7 @@ class PqColumnBuilder {
   std::size_t row_ = 0;
 };
 
-Table read_pq_file_table(const std::string& path, const std::vector<std::string>& names) {
-  const PqFile file(path);
+Table read_pq_file_table(const PqFile& file, const std::vector<std::string>& names) {
   std::vector<const PqLeaf*> chosen;
   if (names.empty()) {
     for (const PqLeaf& leaf : file.leaves) {
@@ -280,7 +279,7 @@ Table read_pq_file_table(const std::string& path, const std::vector<std::string>
   }
   file.check_cells(chosen.size());
   Table table;
-  table.source = path;
+  table.source = file.path;
   table.rows = static_cast<std::size_t>(file.meta.num_rows);
   for (const PqLeaf* leaf : chosen) {
     VLBIAS_CHECK(!table.find(leaf->name), InputError, "{} has two columns named '{}'", file.where,
@@ -391,13 +390,18 @@ namespace vlbias {
 
 Table read_parquet(const std::string& path, const std::vector<std::string>& columns) {
   const std::vector<std::string> files = io_internal::pq_inputs(path);
-  Table table = io_internal::read_pq_file_table(files[0], columns);
+  Table table = io_internal::read_pq_file_table(io_internal::PqFile(files[0]), columns);
   for (std::size_t f = 1; f < files.size(); ++f) {
-    io_internal::append_pq_shard(table, io_internal::read_pq_file_table(files[f], columns),
-                                 files[f]);
+    io_internal::append_pq_shard(
+        table, io_internal::read_pq_file_table(io_internal::PqFile(files[f]), columns), files[f]);
   }
   table.source = path;
   return table;
+}
+
+Table parse_parquet(std::span<const std::uint8_t> bytes, const std::string& source,
+                    const std::vector<std::string>& columns) {
+  return io_internal::read_pq_file_table(io_internal::PqFile(bytes, source), columns);
 }
 
 }  // namespace vlbias

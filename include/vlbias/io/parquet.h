@@ -34,6 +34,7 @@
 // page plus 16 MiB. Files are memory-mapped (pipes are refused) and decoded page by page.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,10 @@ ParquetInfo read_parquet_info(const std::string& path);
 // InputError for files that are not valid Parquet, unsupported features in the columns
 // read, and shards whose columns differ (naming the shard and the column).
 Table read_parquet(const std::string& path, const std::vector<std::string>& columns = {});
+
+// The same for the bytes of one file in memory, named `source` in messages (the fuzzer).
+Table parse_parquet(std::span<const std::uint8_t> bytes, const std::string& source,
+                    const std::vector<std::string>& columns = {});
 
 // The cells of one BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY column (binary or text), e.g. the image
 // bytes of "image.bytes": cell r is data[offsets[r], offsets[r + 1]), null where present[r] is
