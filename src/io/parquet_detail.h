@@ -3,6 +3,7 @@
 // the Thrift compact-protocol metadata (parquet_thrift.cpp), the value encodings
 // (parquet_encoding.cpp), pages and codecs (parquet_pages.cpp) and the table (parquet.cpp).
 // Every length read from a file is checked against the bytes present before it is used.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -113,14 +114,30 @@ PqPageHeader parse_pq_page_header(PqBytes bytes, const std::string& where, std::
 // The values of one page that are not null, in order. BOOLEAN, INT32 and INT64 go to ints,
 // FLOAT and DOUBLE to reals, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY to bytes (views into the
 // page's or the dictionary's bytes, valid while the page is handed to the caller).
+// A dictionary-encoded page holds instead `indices` into `dictionary` (checked to be in
+// range), whose `dictionary_id` differs from that of every other dictionary read.
 struct PqValues {
   std::vector<std::int64_t> ints;
   std::vector<double> reals;
   std::vector<std::string_view> bytes;
+  const PqValues* dictionary = nullptr;
+  std::uint64_t dictionary_id = 0;
+  std::vector<std::uint32_t> indices;
+
+  std::size_t size() const {
+    return dictionary != nullptr ? indices.size()
+                                 : std::max({ints.size(), reals.size(), bytes.size()});
+  }
+  // Value i of the page as bytes (BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY).
+  std::string_view byte_value(std::size_t i) const {
+    return dictionary != nullptr ? dictionary->bytes[indices[i]] : bytes[i];
+  }
   void clear() {
     ints.clear();
     reals.clear();
     bytes.clear();
+    dictionary = nullptr;
+    indices.clear();
   }
 };
 

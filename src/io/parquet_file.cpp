@@ -284,7 +284,7 @@ ParquetBytes read_parquet_bytes(const std::string& path, std::string_view column
         const bool present = page.present->empty() || (*page.present)[r] != 0;
         out.present.push_back(present);
         if (present) {
-          const std::string_view cell = page.values->bytes[v++];
+          const std::string_view cell = page.values->byte_value(v++);
           VLBIAS_CHECK(out.data.size() + cell.size() <= limit, InputError,
                        "{}: the cells of column '{}' exceed {} bytes, more than the reader "
                        "allows for {} bytes of input",

@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -63,6 +64,7 @@ struct PqChunkState {
   PqValues dictionary;
   std::vector<std::uint8_t> dictionary_bytes;
   bool has_dictionary = false;
+  std::uint64_t dictionary_id = 0;
   std::vector<std::uint8_t> page;     // the page, decompressed
   std::vector<std::uint8_t> present;  // per row of the page
   std::vector<std::uint32_t> levels;
@@ -102,6 +104,8 @@ void read_pq_dictionary(PqChunkState& s, const PqPageHeader& h, PqBytes body) {
   decode_pq_plain(s.dictionary_bytes, s.leaf, static_cast<std::size_t>(h.num_values), s.dictionary,
                   s.where);
   s.has_dictionary = true;
+  static std::atomic<std::uint64_t> dictionaries_read{0};
+  s.dictionary_id = ++dictionaries_read;
 }
 
 void gather_pq_dictionary(PqChunkState& s, PqBytes bytes, std::size_t count) {
@@ -110,20 +114,15 @@ void gather_pq_dictionary(PqChunkState& s, PqBytes bytes, std::size_t count) {
   if (count == 0) return;
   VLBIAS_CHECK(!bytes.empty(), InputError, "{}: a dictionary-encoded page is empty", s.where);
   PqHybridReader reader(bytes.subspan(1), bytes[0], s.where);
-  s.levels.clear();
-  reader.read(count, s.levels);
-  const PqValues& d = s.dictionary;
-  const std::size_t size = std::max({d.ints.size(), d.reals.size(), d.bytes.size()});
-  for (const std::uint32_t index : s.levels) {
+  reader.read(count, s.values.indices);
+  const std::size_t size = s.dictionary.size();
+  for (const std::uint32_t index : s.values.indices) {
     VLBIAS_CHECK(index < size, InputError,
                  "{}: dictionary index {} is out of range (the dictionary has {} values)", s.where,
                  index, size);
   }
-  for (const std::uint32_t index : s.levels) {
-    if (!d.ints.empty()) s.values.ints.push_back(d.ints[index]);
-    if (!d.reals.empty()) s.values.reals.push_back(d.reals[index]);
-    if (!d.bytes.empty()) s.values.bytes.push_back(d.bytes[index]);
-  }
+  s.values.dictionary = &s.dictionary;
+  s.values.dictionary_id = s.dictionary_id;
 }
 
 void decode_pq_values(PqChunkState& s, int encoding, PqBytes bytes, std::size_t count,
@@ -176,7 +175,8 @@ void decode_pq_values(PqChunkState& s, int encoding, PqBytes bytes, std::size_t 
               s.where, pq_encoding_name(encoding), encoding, pq_type_name(s.leaf.element.type));
 }
 
-// Definition levels -> s.present; returns the number of rows that are not null.
+// Definition levels -> s.present (empty when no row is null); returns the number of rows
+// that are not null.
 std::size_t read_pq_levels(PqChunkState& s, PqBytes levels, std::size_t count) {
   s.present.clear();
   if (s.leaf.max_def == 0) return count;
@@ -193,6 +193,7 @@ std::size_t read_pq_levels(PqChunkState& s, PqBytes levels, std::size_t count) {
     s.present[i] = level == static_cast<std::uint32_t>(s.leaf.max_def);
     defined += s.present[i];
   }
+  if (defined == count) s.present.clear();  // no null: the page's values are its rows
   return defined;
 }
 
@@ -290,7 +291,7 @@ void read_pq_chunk(const PqSource& source, const PqColumnMeta& meta, const PqLea
                where, start, start, meta.total_compressed_size, end);
   const PqBytes chunk = source.file.subspan(static_cast<std::size_t>(start),
                                             static_cast<std::size_t>(meta.total_compressed_size));
-  PqChunkState s{meta, leaf, where, {}, {}, false, {}, {}, {}, {}, {}};
+  PqChunkState s{meta, leaf, where, {}, {}, false, 0, {}, {}, {}, {}, {}};
   std::size_t pos = 0;
   std::int64_t done = 0;
   while (done < rows) {

@@ -116,7 +116,9 @@ std::string pq_uuid_text(std::string_view b) {
   return out;
 }
 
-// One table column being filled from a leaf's pages.
+// One table column being filled from a leaf's pages. Dictionary-encoded pages convert each
+// dictionary value once: the codes (text) are cached per dictionary, and filled in the order
+// the rows first use them, so that levels keep the order of first appearance.
 class PqColumnBuilder {
  public:
   PqColumnBuilder(const PqFile& file, const PqLeaf& leaf)
@@ -136,34 +138,61 @@ class PqColumnBuilder {
                       kind_ == PqCell::Timestamp || kind_ == PqCell::Time ||
                       kind_ == PqCell::Text || kind_ == PqCell::Uuid;
     column_.type = text ? ColumnType::String : ColumnType::Numeric;
+    const auto rows = static_cast<std::size_t>(file.meta.num_rows);  // bounded by check_cells
+    if (text) {
+      column_.codes.reserve(rows);
+    } else {
+      column_.numbers.reserve(rows);
+    }
   }
 
   void add_page(const PqPage& page) {
+    const PqValues& values = *page.values;
+    const PqValues* dict = values.dictionary;
+    if (dict != nullptr && values.dictionary_id != dictionary_id_) {
+      dictionary_id_ = values.dictionary_id;
+      dictionary_codes_.assign(column_.type == ColumnType::String ? dict->size() : 0, kUnset);
+    }
+    const bool all_present = page.present->empty();
+    if (all_present && dict == nullptr && kind_ == PqCell::Number) {
+      add_plain_numbers(values, page.count);
+      return;
+    }
     std::size_t v = 0;
     for (std::size_t r = 0; r < page.count; ++r, ++row_) {
-      if (!page.present->empty() && (*page.present)[r] == 0) {
+      if (!all_present && (*page.present)[r] == 0) {
         if (column_.type == ColumnType::Numeric) {
           column_.numbers.push_back(kNaN);
-          special_.push_back(0);
         } else {
           column_.codes.push_back(Column::kMissing);
         }
         continue;
       }
-      add_value(*page.values, v++);
+      const std::size_t i = v++;
+      if (column_.type == ColumnType::Numeric) {
+        add_number(dict != nullptr ? number(*dict, values.indices[i]) : number(values, i));
+      } else if (dict == nullptr) {
+        column_.codes.push_back(code(values, i));
+      } else {
+        std::uint32_t& cached = dictionary_codes_[values.indices[i]];
+        if (cached == kUnset) cached = code(*dict, values.indices[i]);
+        column_.codes.push_back(cached);
+      }
     }
   }
 
   Column finish() {
-    if (column_.type == ColumnType::Numeric && has_special_) {
+    if (column_.type == ColumnType::Numeric && !special_rows_.empty()) {
       // NaN or an infinity: the column is text, as CSV would have it.
+      std::vector<bool> special(column_.numbers.size());
+      for (const std::size_t r : special_rows_) special[r] = true;
       Column text;
       text.name = column_.name;
       text.type = ColumnType::String;
       Dictionary dict;
       for (std::size_t r = 0; r < column_.numbers.size(); ++r) {
         const double x = column_.numbers[r];
-        if (std::isnan(x) && special_[r] == 0) {
+        if (std::isnan(x) && !special[r]) {
           text.codes.push_back(Column::kMissing);
           continue;
         }
@@ -178,56 +207,80 @@ class PqColumnBuilder {
   }
 
  private:
+  static constexpr std::uint32_t kUnset = Column::kMissing - 1;
+
   void add_number(double x) {
+    if (!std::isfinite(x)) special_rows_.push_back(column_.numbers.size());
     column_.numbers.push_back(x);
-    const bool special = !std::isfinite(x);
-    special_.push_back(special);
-    has_special_ = has_special_ || special;
   }
 
-  void add_text(std::string_view s) {
-    if (s.empty()) {
-      column_.codes.push_back(Column::kMissing);
-      return;
+  // A page of INT32, INT64 or DOUBLE values without nulls, appended whole.
+  void add_plain_numbers(const PqValues& values, std::size_t count) {
+    const std::size_t start = column_.numbers.size();
+    if (!values.reals.empty()) {
+      column_.numbers.insert(column_.numbers.end(), values.reals.begin(),
+                             values.reals.begin() + static_cast<std::ptrdiff_t>(count));
+    } else {
+      for (std::size_t i = 0; i < count; ++i) {
+        column_.numbers.push_back(static_cast<double>(values.ints[i]));
+      }
     }
+    for (std::size_t r = start; r < column_.numbers.size(); ++r) {
+      if (!std::isfinite(column_.numbers[r])) special_rows_.push_back(r);
+    }
+    row_ += count;
+  }
+
+  // The level code of a text (kMissing for ""), checking new levels for UTF-8.
+  std::uint32_t text_code(std::string_view s) {
+    if (s.empty()) return Column::kMissing;
     const std::size_t before = column_.levels.size();
-    const std::uint32_t code = dict_.intern(column_.levels, s);
+    const std::uint32_t c = dict_.intern(column_.levels, s);
     if (column_.levels.size() > before) {
       const std::size_t bad = first_invalid_utf8(s);
       VLBIAS_CHECK(bad == s.size(), InputError,
                    "{}: column '{}' holds text that is not valid UTF-8 at row {} (byte {})",
                    file_.where, leaf_.name, row_ + 1, bad);
     }
-    column_.codes.push_back(code);
+    return c;
   }
 
-  void add_value(const PqValues& values, std::size_t i) {
+  // Value i of `values` (a page's or a dictionary's) for a Numeric column.
+  double number(const PqValues& values, std::size_t i) const {
     switch (kind_) {
       case PqCell::Number:
-        return add_number(values.reals.empty() ? static_cast<double>(values.ints[i])
-                                               : values.reals[i]);
+        return values.reals.empty() ? static_cast<double>(values.ints[i]) : values.reals[i];
       case PqCell::Float32:
-        return add_number(pq_float_as_double(static_cast<float>(values.reals[i])));
+        return pq_float_as_double(static_cast<float>(values.reals[i]));
       case PqCell::Unsigned:
-        return add_number(leaf_.element.type == static_cast<int>(PqType::Int32)
-                              ? static_cast<double>(static_cast<std::uint32_t>(values.ints[i]))
-                              : static_cast<double>(static_cast<std::uint64_t>(values.ints[i])));
+        return leaf_.element.type == static_cast<int>(PqType::Int32)
+                   ? static_cast<double>(static_cast<std::uint32_t>(values.ints[i]))
+                   : static_cast<double>(static_cast<std::uint64_t>(values.ints[i]));
       case PqCell::Decimal: {
         const double unscaled = values.bytes.empty() ? static_cast<double>(values.ints[i])
                                                      : pq_big_endian_number(values.bytes[i]);
-        return add_number(unscaled / pq_pow10(scale_));
+        return unscaled / pq_pow10(scale_);
       }
       case PqCell::Float16: {
         std::uint16_t h;
         std::memcpy(&h, values.bytes[i].data(), 2);
-        return add_number(pq_float_as_double(pq_half_to_float(h)));
+        return pq_float_as_double(pq_half_to_float(h));
       }
+      default:
+        break;
+    }
+    VLBIAS_FAIL(InternalError, "column '{}' of {} is not numeric", leaf_.name, file_.where);
+  }
+
+  // Value i of `values` for a String column: its level code.
+  std::uint32_t code(const PqValues& values, std::size_t i) {
+    switch (kind_) {
       case PqCell::Bool:
-        return add_text(values.ints[i] != 0 ? "true" : "false");
+        return text_code(values.ints[i] != 0 ? "true" : "false");
       case PqCell::Date:
-        return add_text(pq_date_text(values.ints[i]));
+        return text_code(pq_date_text(values.ints[i]));
       case PqCell::Timestamp:
-        return add_text(pq_timestamp_text(values.ints[i], unit_, utc_));
+        return text_code(pq_timestamp_text(values.ints[i], unit_, utc_));
       case PqCell::Time: {
         int digits = 0;
         const std::int64_t per = pq_unit_per_second(unit_, digits);
@@ -235,18 +288,16 @@ class PqColumnBuilder {
         VLBIAS_CHECK(v >= 0 && v <= 86400 * per, InputError,
                      "{}: column '{}' holds a TIME of {} at row {}, outside one day", file_.where,
                      leaf_.name, v, row_ + 1);
-        return add_text(pq_clock_text(v / per, v % per, digits));
+        return text_code(pq_clock_text(v / per, v % per, digits));
       }
       case PqCell::Text:
-        return add_text(values.bytes[i]);
+        return text_code(values.bytes[i]);
       case PqCell::Uuid:
-        return add_text(pq_uuid_text(values.bytes[i]));
-      case PqCell::Binary:
-      case PqCell::Int96:
+        return text_code(pq_uuid_text(values.bytes[i]));
+      default:
         break;
     }
-    VLBIAS_FAIL(InternalError, "column '{}' of {} cannot be a table column", leaf_.name,
-                file_.where);
+    VLBIAS_FAIL(InternalError, "column '{}' of {} is not text", leaf_.name, file_.where);
   }
 
   const PqFile& file_;
@@ -256,9 +307,10 @@ class PqColumnBuilder {
   bool utc_ = false;
   Column column_;
   Dictionary dict_;
-  std::vector<std::uint8_t> special_;  // per row of a Numeric column: NaN or infinite value
-  bool has_special_ = false;
+  std::vector<std::size_t> special_rows_;  // rows of a Numeric column holding NaN or infinity
   std::size_t row_ = 0;
+  std::uint64_t dictionary_id_ = 0;
+  std::vector<std::uint32_t> dictionary_codes_;  // per dictionary value, kUnset until used
 };
 
 Table read_pq_file_table(const PqFile& file, const std::vector<std::string>& names) {
