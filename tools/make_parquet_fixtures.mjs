@@ -8,6 +8,14 @@
 //   DUCKDB_NODE_DIR=/work/npm-duckdb node tools/make_parquet_fixtures.mjs
 // Written with @duckdb/node-api 1.5.6-r.1 (DuckDB v1.5.6). The data is deterministic (no random
 // draws), so a rerun with the same DuckDB writes the same files.
+//
+// A second, independent writer writes the arrow_*.parquet files: arrow-rs (the Rust Parquet
+// writer) compiled to WebAssembly, npm parquet-wasm 0.8.0 with apache-arrow 21:
+//   mkdir -p /work/npm-pqwasm && (cd /work/npm-pqwasm && npm install parquet-wasm apache-arrow)
+//   (PARQUET_WASM_DIR=/work/npm-pqwasm, the default). It covers what DuckDB does not write:
+// DELTA_BYTE_ARRAY, dictionary pages that fall back to PLAIN within a chunk, unannotated binary
+// columns (as pyarrow writes bytes), timestamps adjusted to UTC, unsigned and 8-bit integers,
+// many small pages and an empty file. Their expected values are DuckDB's reading as well.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,6 +24,10 @@ import { fileURLToPath } from 'node:url';
 const nodeDir = process.env.DUCKDB_NODE_DIR || '/work/npm-duckdb';
 const require = createRequire(path.join(path.resolve(nodeDir), 'package.json'));
 const { DuckDBInstance } = require('@duckdb/node-api');
+const wasmDir = process.env.PARQUET_WASM_DIR || '/work/npm-pqwasm';
+const requireWasm = createRequire(path.join(path.resolve(wasmDir), 'package.json'));
+const pq = requireWasm('parquet-wasm');
+const arrow = requireWasm('apache-arrow');
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'tests/fixtures/io/parquet');
@@ -109,6 +121,49 @@ for (let s = 0; s < 3; ++s) {
              (FORMAT parquet, COMPRESSION zstd)`);
 }
 
+// arrow-rs: one file from columns of apache-arrow vectors, with writer properties.
+function writeArrow(name, columns, props) {
+  const table = pq.Table.fromIPCStream(arrow.tableToIPC(new arrow.Table(columns), 'stream'));
+  fs.writeFileSync(path.join(out, name), pq.writeParquet(table, props.build()));
+  written.push(name);
+}
+const vec = (values, type) => arrow.vectorFromArray(values, type);
+const range = (n, f) => Array.from({ length: n }, (_, i) => f(i));
+{
+  const n = 120;
+  writeArrow('arrow_delta_v2.parquet', {
+    id: vec(range(n, (i) => i * 3 - 100), new arrow.Int32()),
+    big: vec(range(n, (i) => (i % 7 === 0 ? null : BigInt(i - 60) * 987654321987n)), new arrow.Int64()),
+    word: vec(range(n, (i) => (i % 9 === 4 ? null : 'prefix/common/' + String((i * 37) % 1000).padStart(4, '0'))),
+              new arrow.Utf8()),
+    name: vec(range(n, (i) => 'n' + 'x'.repeat(i % 5) + i), new arrow.Utf8()),
+  }, new pq.WriterPropertiesBuilder().setDictionaryEnabled(false)
+         .setColumnEncoding('id', pq.Encoding.DELTA_BINARY_PACKED)
+         .setColumnEncoding('big', pq.Encoding.DELTA_BINARY_PACKED)
+         .setColumnEncoding('word', pq.Encoding.DELTA_BYTE_ARRAY)
+         .setColumnEncoding('name', pq.Encoding.DELTA_LENGTH_BYTE_ARRAY)
+         .setWriterVersion(pq.WriterVersion.V2).setCompression(pq.Compression.ZSTD)
+         .setDataPageSizeLimit(200).setWriteBatchSize(16));
+}
+{
+  const n = 100;
+  writeArrow('arrow_fallback_v1.parquet', {
+    label: vec(range(n, (i) => (i % 11 === 5 ? null : 'label number ' + ((i * 7) % 61))), new arrow.Utf8()),
+    flag: vec(range(n, (i) => (i % 13 === 0 ? null : i % 3 === 1)), new arrow.Bool()),
+    f32: vec(range(n, (i) => i / 16 - 2.2), new arrow.Float32()),
+    u32: vec(range(n, (i) => 4000000000 - i * 12345), new arrow.Uint32()),
+    i8: vec(range(n, (i) => (i % 200) - 100), new arrow.Int8()),
+    stamp: vec(range(n, (i) => Date.UTC(2023, 11, 31, 23, 59, 0) + i * 1250), new arrow.TimestampMillisecond('UTC')),
+    day: vec(range(n, (i) => new Date(Date.UTC(1999, 11, 20) + i * 86400000)), new arrow.DateDay()),
+    blob: vec(range(n, (i) => (i % 6 === 2 ? null : Uint8Array.from(range(i % 5 + 1, (k) => (i * 31 + k) % 256)))),
+              new arrow.Binary()),
+  }, new pq.WriterPropertiesBuilder().setDictionaryEnabled(true).setDictionaryPageSizeLimit(64)
+         .setCompression(pq.Compression.SNAPPY).setMaxRowGroupSize(40).setDataPageSizeLimit(128)
+         .setWriteBatchSize(8).setWriterVersion(pq.WriterVersion.V1));
+}
+writeArrow('arrow_empty.parquet', { id: vec([], new arrow.Int32()), s: vec([], new arrow.Utf8()) },
+           new pq.WriterPropertiesBuilder());
+
 // DuckDB's reading of one file (or glob): per column its kind and every cell as text.
 async function expected(glob) {
   const described = await rows(`DESCRIBE SELECT * FROM read_parquet('${glob}')`);
@@ -120,7 +175,7 @@ async function expected(glob) {
                        : [[d.column_name, `"${d.column_name}"`, d.column_type]];
     for (const [name, expr, type] of leaves) {
       const kind = type === 'BLOB' ? 'bytes'
-                   : /^(TINYINT|SMALLINT|INTEGER|BIGINT|UBIGINT|FLOAT|DOUBLE|DECIMAL)/.test(type)
+                   : /^(U?TINYINT|U?SMALLINT|U?INTEGER|U?BIGINT|FLOAT|DOUBLE|DECIMAL)/.test(type)
                        ? 'number'
                        : 'text';
       const cell = kind === 'bytes' ? `hex(${expr})` : `CAST(${expr} AS VARCHAR)`;

@@ -1,5 +1,6 @@
 // The Parquet reader (include/vlbias/io/parquet.h): every fixture of
-// tools/make_parquet_fixtures.mjs (written by DuckDB 1.5.6) read as DuckDB reads it, and
+// tools/make_parquet_fixtures.mjs (written by DuckDB 1.5.6 and by arrow-rs through
+// parquet-wasm 0.8.0) read as DuckDB reads it, and
 // hostile files, built here with a small Thrift compact-protocol writer, refused with one
 // InputError sentence naming the file.
 #include <gmock/gmock.h>
@@ -105,7 +106,10 @@ const char* const kFixtures[] = {"types_uncompressed_v1",
                                  "many_row_groups_zstd_v1",
                                  "many_row_groups_snappy_v2",
                                  "image_struct",
-                                 "nonfinite"};
+                                 "nonfinite",
+                                 "arrow_delta_v2",
+                                 "arrow_fallback_v1",
+                                 "arrow_empty"};
 
 TEST(Parquet, EveryFixtureReadsAsDuckDBReadsIt) {
   std::set<std::string> encodings, codecs;
@@ -114,16 +118,39 @@ TEST(Parquet, EveryFixtureReadsAsDuckDBReadsIt) {
     const auto& expected = fixture_json(std::string("io/parquet/") + name + ".expected.json");
     expect_duckdb_values(fixture(std::string(name) + ".parquet"), expected);
     for (const auto& chunk : expected["chunks"]) {
-      encodings.insert(chunk["encodings"].get<std::string>());
+      const std::string list = chunk["encodings"].get<std::string>();  // "PLAIN, RLE"
+      for (std::size_t at = 0; at < list.size();) {
+        const std::size_t comma = std::min(list.find(", ", at), list.size());
+        encodings.insert(list.substr(at, comma - at));
+        at = comma + 2;
+      }
       codecs.insert(chunk["compression"].get<std::string>());
     }
   }
-  // The fixtures cover what they are meant to (DELTA_BYTE_ARRAY: DeltaByteArrayPagesRead).
-  for (const char* e : {"PLAIN", "PLAIN_DICTIONARY", "RLE_DICTIONARY", "DELTA_BINARY_PACKED",
-                        "DELTA_LENGTH_BYTE_ARRAY", "BYTE_STREAM_SPLIT"}) {
+  // The fixtures cover what they are meant to.
+  for (const char* e : {"PLAIN", "PLAIN_DICTIONARY", "RLE_DICTIONARY", "RLE", "DELTA_BINARY_PACKED",
+                        "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", "BYTE_STREAM_SPLIT"}) {
     EXPECT_TRUE(encodings.count(e)) << e;
   }
   EXPECT_EQ(codecs, (std::set<std::string>{"GZIP", "SNAPPY", "UNCOMPRESSED", "ZSTD"}));
+}
+
+TEST(Parquet, ADictionaryThatFallsBackToPlainWithinAChunkReads) {
+  // arrow-rs with a 64-byte dictionary limit: each chunk starts dictionary-encoded and
+  // continues PLAIN (both encodings in one chunk), over three row groups.
+  const auto& expected = fixture_json("io/parquet/arrow_fallback_v1.expected.json");
+  EXPECT_EQ(expected["chunks"][0]["encodings"], "PLAIN, RLE, RLE_DICTIONARY");
+  EXPECT_EQ(read_parquet_info(fixture("arrow_fallback_v1.parquet")).row_groups, 3u);
+  const Table t = read_table(fixture("arrow_fallback_v1.parquet"));
+  EXPECT_EQ(t.column("stamp").text(1), "2023-12-31 23:59:01.25+00");
+  EXPECT_EQ(t.column("u32").numbers[0], 4000000000.0);
+}
+
+TEST(Parquet, AFileWithoutRowsReadsAsAnEmptyTable) {
+  const Table t = read_table(fixture("arrow_empty.parquet"));
+  EXPECT_EQ(t.rows, 0u);
+  ASSERT_EQ(t.columns.size(), 2u);
+  EXPECT_EQ(t.columns[1].name, "s");
 }
 
 TEST(Parquet, SeveralRowGroupsReadAsOneTable) {
