@@ -15,12 +15,13 @@ namespace {
 
 constexpr int kPqMaxDepth = 64;
 // Compact protocol wire types.
-constexpr int kTStop = 0, kTTrue = 1, kTFalse = 2, kTByte = 3, kTI16 = 4, kTI32 = 5, kTI64 = 6,
-              kTDouble = 7, kTBinary = 8, kTList = 9, kTSet = 10, kTMap = 11, kTStruct = 12;
+constexpr int kPqTStop = 0, kPqTTrue = 1, kPqTFalse = 2, kPqTByte = 3, kPqTI16 = 4, kPqTI32 = 5,
+              kPqTI64 = 6, kPqTDouble = 7, kPqTBinary = 8, kPqTList = 9, kPqTSet = 10, kPqTMap = 11,
+              kPqTStruct = 12;
 
-class ThriftReader {
+class PqThriftReader {
  public:
-  ThriftReader(PqBytes bytes, const std::string& where) : bytes_(bytes), where_(where) {}
+  PqThriftReader(PqBytes bytes, const std::string& where) : bytes_(bytes), where_(where) {}
 
   std::size_t position() const { return pos_; }
 
@@ -59,7 +60,7 @@ class ThriftReader {
   bool next_field(int& last, int& id, int& type) {
     const std::uint8_t head = byte();
     type = head & 0x0f;
-    if (type == kTStop) return false;
+    if (type == kPqTStop) return false;
     const int delta = head >> 4;
     if (delta != 0) {
       id = last + delta;
@@ -73,8 +74,8 @@ class ThriftReader {
   }
 
   std::int64_t integer(int type) {
-    if (type == kTByte) return static_cast<std::int8_t>(byte());
-    if (type != kTI16 && type != kTI32 && type != kTI64)
+    if (type == kPqTByte) return static_cast<std::int8_t>(byte());
+    if (type != kPqTI16 && type != kPqTI32 && type != kPqTI64)
       fail("holds a non-integer where an integer belongs");
     return zigzag();
   }
@@ -84,12 +85,12 @@ class ThriftReader {
     return static_cast<int>(v);
   }
   bool boolean(int type) {
-    if (type != kTTrue && type != kTFalse) fail("holds a non-boolean where a boolean belongs");
-    return type == kTTrue;
+    if (type != kPqTTrue && type != kPqTFalse) fail("holds a non-boolean where a boolean belongs");
+    return type == kPqTTrue;
   }
 
   std::string_view binary(int type) {
-    if (type != kTBinary) fail("holds a non-string where a string belongs");
+    if (type != kPqTBinary) fail("holds a non-string where a string belongs");
     const std::uint64_t n = varint();
     if (n > bytes_.size() - pos_) fail("holds a string longer than the bytes that remain");
     const std::string_view s(reinterpret_cast<const char*>(bytes_.data() + pos_), n);
@@ -99,7 +100,7 @@ class ThriftReader {
 
   // A list or set header: its size (bounded: each element takes at least one byte).
   std::size_t list(int type, int& element_type) {
-    if (type != kTList && type != kTSet) fail("holds a non-list where a list belongs");
+    if (type != kPqTList && type != kPqTSet) fail("holds a non-list where a list belongs");
     const std::uint8_t head = byte();
     element_type = head & 0x0f;
     std::uint64_t n = head >> 4;
@@ -110,31 +111,31 @@ class ThriftReader {
   }
 
   void expect_struct(int type) {
-    if (type != kTStruct) fail("holds a non-struct where a struct belongs");
+    if (type != kPqTStruct) fail("holds a non-struct where a struct belongs");
   }
 
   void skip(int type) {
     switch (type) {
-      case kTTrue:
-      case kTFalse:
+      case kPqTTrue:
+      case kPqTFalse:
         return;
-      case kTByte:
+      case kPqTByte:
         byte();
         return;
-      case kTI16:
-      case kTI32:
-      case kTI64:
+      case kPqTI16:
+      case kPqTI32:
+      case kPqTI64:
         varint();
         return;
-      case kTDouble:
+      case kPqTDouble:
         if (bytes_.size() - pos_ < 8) fail("ends in the middle of a double");
         pos_ += 8;
         return;
-      case kTBinary:
+      case kPqTBinary:
         binary(type);
         return;
-      case kTList:
-      case kTSet: {
+      case kPqTList:
+      case kPqTSet: {
         int element = 0;
         const std::size_t n = list(type, element);
         enter();
@@ -142,7 +143,7 @@ class ThriftReader {
         leave();
         return;
       }
-      case kTMap: {
+      case kPqTMap: {
         const std::uint64_t n = varint();
         if (n == 0) return;
         if (n > bytes_.size() - pos_) fail("holds a map larger than the bytes that remain");
@@ -155,7 +156,7 @@ class ThriftReader {
         leave();
         return;
       }
-      case kTStruct: {
+      case kPqTStruct: {
         enter();
         int last = 0, id = 0, t = 0;
         while (next_field(last, id, t)) skip(t);
@@ -170,11 +171,11 @@ class ThriftReader {
  private:
   // Booleans inside lists, sets and maps take one byte.
   void skip_element(int type) {
-    if (type == kTTrue || type == kTFalse) {
+    if (type == kPqTTrue || type == kPqTFalse) {
       byte();
       return;
     }
-    if (type == kTStop) fail("holds a collection of an unknown element type");
+    if (type == kPqTStop) fail("holds a collection of an unknown element type");
     skip(type);
   }
 
@@ -186,7 +187,7 @@ class ThriftReader {
 
 // Calls on_field(id, type) for each field of the struct at the reader's position.
 template <typename OnField>
-void read_pq_struct(ThriftReader& in, OnField&& on_field) {
+void read_pq_struct(PqThriftReader& in, OnField&& on_field) {
   in.enter();
   int last = 0, id = 0, type = 0;
   while (in.next_field(last, id, type)) on_field(id, type);
@@ -194,7 +195,7 @@ void read_pq_struct(ThriftReader& in, OnField&& on_field) {
 }
 
 // A union of empty structs (TimeUnit): the member's id.
-int read_pq_union_member(ThriftReader& in) {
+int read_pq_union_member(PqThriftReader& in) {
   int member = 0;
   read_pq_struct(in, [&](int id, int type) {
     member = id;
@@ -203,7 +204,7 @@ int read_pq_union_member(ThriftReader& in) {
   return member;
 }
 
-PqLogicalType read_pq_logical(ThriftReader& in) {
+PqLogicalType read_pq_logical(PqThriftReader& in) {
   PqLogicalType t;
   read_pq_struct(in, [&](int id, int type) {
     t.kind = id;
@@ -228,7 +229,7 @@ PqLogicalType read_pq_logical(ThriftReader& in) {
   return t;
 }
 
-PqSchemaElement read_pq_schema_element(ThriftReader& in) {
+PqSchemaElement read_pq_schema_element(PqThriftReader& in) {
   PqSchemaElement e;
   read_pq_struct(in, [&](int id, int type) {
     switch (id) {
@@ -264,11 +265,11 @@ PqSchemaElement read_pq_schema_element(ThriftReader& in) {
   return e;
 }
 
-std::int64_t read_pq_i64(ThriftReader& in, int type) {
+std::int64_t read_pq_i64(PqThriftReader& in, int type) {
   return in.integer(type);
 }
 
-PqColumnMeta read_pq_column_meta(ThriftReader& in) {
+PqColumnMeta read_pq_column_meta(PqThriftReader& in) {
   PqColumnMeta m;
   read_pq_struct(in, [&](int id, int type) {
     switch (id) {
@@ -304,7 +305,7 @@ PqColumnMeta read_pq_column_meta(ThriftReader& in) {
   return m;
 }
 
-PqColumnMeta read_pq_column_chunk(ThriftReader& in) {
+PqColumnMeta read_pq_column_chunk(PqThriftReader& in) {
   PqColumnMeta m;
   bool external = false;
   read_pq_struct(in, [&](int id, int type) {
@@ -321,7 +322,7 @@ PqColumnMeta read_pq_column_chunk(ThriftReader& in) {
   return m;
 }
 
-PqRowGroup read_pq_row_group(ThriftReader& in) {
+PqRowGroup read_pq_row_group(PqThriftReader& in) {
   PqRowGroup g;
   read_pq_struct(in, [&](int id, int type) {
     if (id == 1) {
@@ -343,7 +344,7 @@ PqRowGroup read_pq_row_group(ThriftReader& in) {
 }  // namespace
 
 PqFileMeta parse_pq_file_meta(PqBytes bytes, const std::string& where) {
-  ThriftReader in(bytes, where);
+  PqThriftReader in(bytes, where);
   PqFileMeta meta;
   bool has_schema = false, has_rows = false;
   read_pq_struct(in, [&](int id, int type) {
@@ -375,7 +376,7 @@ PqFileMeta parse_pq_file_meta(PqBytes bytes, const std::string& where) {
 }
 
 PqPageHeader parse_pq_page_header(PqBytes bytes, const std::string& where, std::size_t* consumed) {
-  ThriftReader in(bytes, where);
+  PqThriftReader in(bytes, where);
   PqPageHeader h;
   read_pq_struct(in, [&](int id, int type) {
     switch (id) {

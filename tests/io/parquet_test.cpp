@@ -309,6 +309,7 @@ std::string page_bytes(const Page& p) {
 // One required column "x" of `type` (INT32 by default) in one row group.
 struct Craft {
   int type = 1;
+  int repetition = 0;  // REQUIRED
   int converted = -1;
   int codec = 0;
   std::int64_t rows = 3;
@@ -329,7 +330,7 @@ std::string craft_file(const Craft& c) {
   t.end();
   t.begin_element();
   t.i32(1, c.type);
-  t.i32(3, 0);
+  t.i32(3, c.repetition);
   t.str(4, "x");
   if (c.converted >= 0) t.i32(6, c.converted);
   t.end();
@@ -464,9 +465,29 @@ TEST(ParquetHostile, DictionaryIndicesOutOfRangeAndWideBitWidthsAreRefused) {
               HasSubstr("dictionary index 3 is out of range (the dictionary has 2 values)"));
   c.pages[1].body = std::string("\x28\x06\x03", 3);
   EXPECT_THAT(refusal(dir, craft_file(c)), HasSubstr("bit width of 40"));
+  Craft huge;  // a dictionary of 2^30 values in 8 bytes
+  huge.pages.push_back(Page{2, 0, std::int64_t{1} << 30, int32s({10, 20})});
+  huge.pages.push_back(Page{0, 8, 3, std::string("\x01\x06\x01", 3)});
+  EXPECT_THAT(refusal(dir, craft_file(huge)), HasSubstr("too few for 1073741824 INT32 values"));
   Craft no_dictionary;
   no_dictionary.pages.push_back(Page{0, 8, 3, std::string("\x01\x06\x01", 3)});
   EXPECT_THAT(refusal(dir, craft_file(no_dictionary)), HasSubstr("no dictionary page"));
+}
+
+TEST(ParquetHostile, NullsComeFromDefinitionLevelsAndLevelsBeyondTheBitWidthAreRefused) {
+  TempDir dir;
+  Craft c;
+  c.repetition = 1;  // OPTIONAL: levels 1 (present), 0 (null), 1, as one bit-packed group
+  const std::string levels("\x03\x05", 2);
+  const std::string length("\x02\x00\x00\x00", 4);
+  c.pages.push_back(Page{0, 0, 3, length + levels + int32s({4, 6})});
+  const Table t = read_table(dir.write("nulls.parquet", craft_file(c)));
+  EXPECT_EQ(t.column("x").numbers[0], 4);
+  EXPECT_TRUE(t.column("x").missing(1));
+  EXPECT_EQ(t.column("x").numbers[2], 6);
+  c.pages[0].body = length + std::string("\x06\x02", 2) + int32s({4, 6});  // RLE run of 2s
+  EXPECT_THAT(refusal(dir, craft_file(c)),
+              HasSubstr("an RLE run repeats 2, which does not fit its bit width 1"));
 }
 
 TEST(ParquetHostile, AbsurdThriftSizesAndDeepNestingAreRefused) {
