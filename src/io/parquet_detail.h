@@ -245,7 +245,7 @@ struct PqFile {
   std::string chunk_where(const PqLeaf& leaf, std::size_t row_group) const;
   // The leaf named `name`; InputError naming the columns when there is none.
   const PqLeaf& leaf(std::string_view name) const;
-  // Every page of the leaf, row group by row group. InputError for repeated and INT96 leaves.
+  // Every page of the leaf, row group by row group. InputError for repeated leaves.
   void read_column(const PqLeaf& leaf, const std::function<void(const PqPage&)>& on_page) const;
 
  private:

@@ -199,10 +199,6 @@ void PqFile::read_column(const PqLeaf& leaf,
                "{}: column '{}' is repeated (a list or map), which vlbias does not read; only "
                "flat columns and struct fields are supported",
                where, leaf.name);
-  VLBIAS_CHECK(leaf.element.type != static_cast<int>(PqType::Int96), InputError,
-               "{}: column '{}' is INT96 (legacy timestamps), which vlbias does not read; "
-               "write it as an INT64 TIMESTAMP",
-               where, leaf.name);
   const std::size_t index = static_cast<std::size_t>(&leaf - leaves.data());
   for (std::size_t g = 0; g < meta.row_groups.size(); ++g) {
     const PqColumnMeta& chunk = meta.row_groups[g].columns[index];

@@ -54,15 +54,31 @@ std::int64_t pq_unit_per_second(int unit, int& digits) {
   return unit == 1 ? 1000 : unit == 3 ? 1000000000 : 1000000;
 }
 
+// `v` units since 1970-01-01 00:00 (no multiplication: any int64 is safe).
 std::string pq_timestamp_text(std::int64_t v, int unit, bool utc) {
   int digits = 0;
   const std::int64_t per = pq_unit_per_second(unit, digits);
-  const std::int64_t seconds = floor_div_pq(v, per);
-  const std::int64_t fraction = v - seconds * per;
-  const std::int64_t days = floor_div_pq(seconds, 86400);
-  std::string out =
-      pq_date_text(days) + " " + pq_clock_text(seconds - days * 86400, fraction, digits);
+  std::int64_t seconds = v / per, fraction = v % per;
+  if (fraction < 0) fraction += per, --seconds;
+  std::int64_t days = seconds / 86400, second_of_day = seconds % 86400;
+  if (second_of_day < 0) second_of_day += 86400, --days;
+  std::string out = pq_date_text(days) + " " + pq_clock_text(second_of_day, fraction, digits);
   return utc ? out + "+00" : out;
+}
+
+// INT96 (legacy Impala/Spark timestamps): nanoseconds of the day, then the Julian day number,
+// little-endian; Julian day 2440588 is 1970-01-01.
+std::string pq_int96_text(std::string_view b, const std::string& where, std::size_t row) {
+  std::int64_t nanos;
+  std::int32_t julian;
+  std::memcpy(&nanos, b.data(), 8);
+  std::memcpy(&julian, b.data() + 8, 4);
+  constexpr std::int64_t kNanosPerDay = std::int64_t{86400} * 1000000000;
+  VLBIAS_CHECK(nanos >= 0 && nanos < kNanosPerDay, InputError,
+               "{} holds an INT96 timestamp at row {} whose time of day ({} ns) is outside one day",
+               where, row, nanos);
+  return pq_date_text(std::int64_t{julian} - 2440588) + " " +
+         pq_clock_text(nanos / 1000000000, nanos % 1000000000, 9);
 }
 
 double pq_pow10(int scale) {
@@ -136,7 +152,7 @@ class PqColumnBuilder {
                  leaf.name, scale_);
     const bool text = kind_ == PqCell::Bool || kind_ == PqCell::Date ||
                       kind_ == PqCell::Timestamp || kind_ == PqCell::Time ||
-                      kind_ == PqCell::Text || kind_ == PqCell::Uuid;
+                      kind_ == PqCell::Text || kind_ == PqCell::Uuid || kind_ == PqCell::Int96;
     column_.type = text ? ColumnType::String : ColumnType::Numeric;
     const auto rows = static_cast<std::size_t>(file.meta.num_rows);  // bounded by check_cells
     if (text) {
@@ -292,6 +308,9 @@ class PqColumnBuilder {
       }
       case PqCell::Text:
         return text_code(values.bytes[i]);
+      case PqCell::Int96:
+        return text_code(
+            pq_int96_text(values.bytes[i], file_.where + " column '" + leaf_.name + "'", row_ + 1));
       case PqCell::Uuid:
         return text_code(pq_uuid_text(values.bytes[i]));
       default:
@@ -399,7 +418,10 @@ PqCell pq_cell_kind(const PqLeaf& leaf) {
     case PqType::Int32:
     case PqType::Int64:
       if (decimal) return PqCell::Decimal;
-      if (logical == kPqLogicalDate || (logical == 0 && converted == kPqDate)) return PqCell::Date;
+      if ((logical == kPqLogicalDate || (logical == 0 && converted == kPqDate)) &&
+          e.type == static_cast<int>(PqType::Int32)) {
+        return PqCell::Date;
+      }
       if (logical == kPqLogicalTimestamp ||
           (logical == 0 && (converted == kPqTimestampMillis || converted == kPqTimestampMicros))) {
         return PqCell::Timestamp;

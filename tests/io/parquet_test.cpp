@@ -407,6 +407,29 @@ TEST(ParquetHostile, DeltaByteArrayPagesRead) {
   EXPECT_EQ(table_test::texts(t, "x"), (std::vector<std::string>{"apple", "applesauce", "apply"}));
 }
 
+std::string int96(std::int64_t nanos_of_day, std::int32_t julian_day) {
+  std::string out(12, '\0');
+  std::memcpy(out.data(), &nanos_of_day, 8);
+  std::memcpy(out.data() + 8, &julian_day, 4);
+  return out;
+}
+
+TEST(ParquetHostile, Int96TimestampsReadAsText) {
+  // Spark's legacy layout: nanoseconds of the day, then the Julian day (2440588 = 1970-01-01).
+  TempDir dir;
+  Craft c;
+  c.type = 3;
+  c.rows = 2;
+  c.pages.push_back(Page{0, 0, 2,
+                         int96(std::int64_t{11045} * 1000000000 + 500000000, 2440588 + 19724) +
+                             int96(std::int64_t{86399} * 1000000000 + 1, 2440587)});
+  const Table t = read_table(dir.write("int96.parquet", craft_file(c)));
+  EXPECT_EQ(table_test::texts(t, "x"),
+            (std::vector<std::string>{"2024-01-02 03:04:05.5", "1969-12-31 23:59:59.000000001"}));
+  c.pages[0].body = int96(-1, 2440588) + int96(0, 0);
+  EXPECT_THAT(refusal(dir, craft_file(c)), HasSubstr("outside one day"));
+}
+
 TEST(ParquetHostile, EmptyTruncatedAndMagiclessFilesAreRefused) {
   TempDir dir;
   EXPECT_THAT(refusal(dir, ""), HasSubstr("fewer than the 12"));

@@ -11,8 +11,8 @@
 // fields of structs named by their path joined with '.' (Hugging Face's Image feature,
 // struct<bytes: binary, path: string> "image", reads as "image.bytes" and "image.path").
 // Not supported, each a clear InputError naming the file and column: repeated columns
-// (lists, maps), INT96, the codecs LZO, BROTLI and LZ4, chunks stored in other files and
-// encrypted files.
+// (lists, maps), the codecs LZO, BROTLI and LZ4, chunks stored in other files and encrypted
+// files.
 //
 // Data convention (as the CSV and JSONL readers, table.h): integers, floats and decimals are
 // Numeric (a FLOAT is the double nearest its shortest decimal text, 0.1f reads as 0.1;
@@ -21,8 +21,9 @@
 // would be. Strings (BYTE_ARRAY annotated STRING, ENUM or JSON) are String columns, and
 // must be valid UTF-8; an empty string is missing, as an empty CSV cell is. BOOLEAN reads
 // as "true"/"false", DATE as "2024-01-31", TIMESTAMP as "2024-01-31 12:00:05.25" (fraction
-// without trailing zeros; "+00" after one adjusted to UTC), TIME as "12:00:05", UUID as its
-// 36-character text: DuckDB's texts for them. A null is missing (NaN or kMissing).
+// without trailing zeros; "+00" after one adjusted to UTC; INT96, Spark's legacy timestamps,
+// the same to the nanosecond), TIME as "12:00:05", UUID as its 36-character text: DuckDB's
+// texts for them. A null is missing (NaN or kMissing).
 // Binary columns (BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY without a text or number annotation,
 // BSON) stay out of tables; read_parquet_bytes() returns their cells.
 //
