@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 packages=(
   g++ cmake ninja-build clang lld pkg-config
   libopenblas-dev libboost-math-dev libsimdjson-dev nlohmann-json3-dev
-  libyaml-cpp-dev libcli11-dev libjpeg62-turbo-dev libpng-dev libxml2-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libyaml-cpp-dev libcli11-dev libjpeg62-turbo-dev libpng-dev zlib1g-dev libsnappy-dev libzstd-dev libxml2-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdlib-dev libdlib-data
   python3-dev pybind11-dev python3-numpy
 )

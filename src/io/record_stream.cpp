@@ -2,8 +2,10 @@
 // record parser, JSONL with one simdjson DOM parse per line.
 #include "vlbias/io/record_stream.h"
 
+#include "vlbias/io/parquet.h"
 #include "vlbias/io/table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,6 +14,7 @@
 #include <simdjson.h>
 
 #include "jsonl_parser.h"
+#include "parquet_detail.h"
 #include "table_detail.h"
 #include "vlbias/core/error.h"
 
@@ -188,10 +191,24 @@ std::size_t for_each_record(const std::string& path, const std::vector<std::stri
                                    on_progress, required);
   } else if (ext == ".jsonl" || ext == ".ndjson") {
     rows = stream_jsonl(path, columns, record, on_row, on_progress, required);
+  } else if (ext == ".parquet" || is_parquet_folder(path)) {
+    // Parquet: the columns asked for (optional ones when the first shard has them) are read
+    // as a table and handed out row by row.
+    const ParquetInfo info = read_parquet_info(io_internal::pq_inputs(path).front());
+    std::vector<std::string> wanted;
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      const bool present =
+          std::any_of(info.columns.begin(), info.columns.end(),
+                      [&](const ParquetColumnInfo& c) { return c.name == columns[k]; });
+      const bool repeated = std::find(wanted.begin(), wanted.end(), columns[k]) != wanted.end();
+      if ((k < required || present) && !repeated) wanted.push_back(columns[k]);
+    }
+    rows = for_each_record(read_parquet(path, wanted), columns, on_row, required);
+    if (on_progress) on_progress(1, 1);
   } else {
     VLBIAS_FAIL(InputError,
                 "cannot read '{}' as a table: unsupported extension '{}'; expected .csv, .tsv, "
-                ".jsonl or .ndjson",
+                ".jsonl, .ndjson or .parquet",
                 path, ext);
   }
   VLBIAS_CHECK(rows > 0, InputError, "'{}' has no rows; expected at least one", path);

@@ -9,6 +9,7 @@
 
 #include "table_detail.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/parquet.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {
@@ -153,9 +154,10 @@ Table read_table(const std::string& path) {
   if (ext == ".csv") return read_csv(path);
   if (ext == ".tsv") return read_csv(path, CsvOptions{'\t'});
   if (ext == ".jsonl" || ext == ".ndjson") return read_jsonl(path);
+  if (ext == ".parquet" || is_parquet_folder(path)) return read_parquet(path);
   VLBIAS_FAIL(InputError,
               "cannot read '{}' as a table: unsupported extension '{}'; expected .csv, .tsv, "
-              ".jsonl or .ndjson",
+              ".jsonl, .ndjson or .parquet (or a folder of .parquet shards)",
               path, ext);
 }
 

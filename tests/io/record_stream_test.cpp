@@ -145,7 +145,7 @@ TEST(RecordStream, ErrorsNameFileLineAndColumn) {
                 .find("line 2 is not valid JSON (nested deeper than 256 levels"),
             std::string::npos);
   EXPECT_NE(msg(write("absent.jsonl", "{\"a\":1}\n"), {"zz"}).find("'zz'"), std::string::npos);
-  EXPECT_NE(msg(write("x.parquet", "PAR1"), {"a"}).find("unsupported extension"),
+  EXPECT_NE(msg(write("x.parquet", "PAR1"), {"a"}).find("is not a Parquet file"),
             std::string::npos);
   EXPECT_NE(msg("/nonexistent/dir/x.csv", {"a"}).find("x.csv"), std::string::npos);
   const std::string text_num = write("t.csv", "s\nhigh\n");

@@ -1,5 +1,5 @@
 #pragma once
-// Tables (src/io): CSV or JSONL, one row per item, columns are its labels.
+// Tables (src/io): CSV, JSONL or Parquet (parquet.h), one row per item, columns are its labels.
 //
 // A column is Numeric when every non-missing cell parses completely as a finite
 // number; otherwise it is String (dictionary-encoded). An empty CSV cell or a
@@ -85,10 +85,12 @@ struct CsvOptions {
 };
 
 // Reads a table, choosing the format by extension: .csv / .tsv (tab) / .jsonl /
-// .ndjson. Throws InputError for unreadable files, unknown extensions and
-// malformed content (one sentence naming file and line). A regular file or a pipe
-// (named pipe, /dev/stdin) is read, a pipe once and hashed as read for provenance;
-// a device, folder or socket is a UsageError before anything is read (input_file.h).
+// .ndjson / .parquet, or a folder of .parquet shards read as one table (parquet.h).
+// Throws InputError for unreadable files, unknown extensions and malformed content
+// (one sentence naming file and line). A regular file or a pipe (named pipe,
+// /dev/stdin) is read, a pipe once and hashed as read for provenance (Parquet is
+// memory-mapped: pipes refused); a device, socket or folder (other than one of
+// .parquet shards) is a UsageError before anything is read (input_file.h).
 Table read_table(const std::string& path);
 // RFC 4180 CSV with a header row, UTF-8 (a BOM is skipped). Quoted fields may
 // contain delimiters, doubled quotes and newlines. Errors: empty file, header
