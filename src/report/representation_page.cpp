@@ -113,39 +113,47 @@ void measures_section(Page& page, const Node& measures) {
                "intervals over each prompt's images.");
   for (std::size_t ai = 0; ai < measures["attributes"].size(); ++ai) {
     const Node a = measures["attributes"][ai];
+    const std::string name = a["attribute"].str();
+    // Narrow tables (the page never scrolls sideways): MAD and entropy bias per prompt, KL to
+    // the target where there is one, then each measure over the prompt groups.
     DataTable t;
-    t.name = "measures_" + a["attribute"].str();
-    t.columns = {"prompt",        "mad",           "mad_lower", "mad_upper", "entropy_bias",
-                 "entropy_lower", "entropy_upper", "kl_target", "kl_lower",  "kl_upper"};
+    t.name = "measures_" + name;
+    t.columns = {"prompt", "mad", "lower", "upper", "entropy_bias", "lower", "upper"};
+    DataTable kl;
+    kl.name = "measures_kl_" + name;
+    kl.columns = {"prompt", "kl_target", "lower", "upper"};
     for (std::size_t i = 0; i < a["prompts"].size(); ++i) {
       const Node p = a["prompts"][i];
       std::vector<Cell> row = {cell(p["prompt"].str())};
       measure_cells(row, p["mad"]);
       measure_cells(row, p["entropy_bias"]);
-      measure_cells(row, p["kl_target"]);
       t.add(std::move(row));
+      if (p["kl_target"].null()) continue;
+      std::vector<Cell> k = {cell(p["prompt"].str())};
+      measure_cells(k, p["kl_target"]);
+      kl.add(std::move(k));
     }
-    page.table(fmt::format("Measures of {} per prompt", a["attribute"].str()), std::move(t));
-    DataTable g;
-    g.name = "measures_groups_" + a["attribute"].str();
-    g.columns = {"group", "prompts", "pooled_mad",        "lo", "hi", "pooled_entropy_bias",
-                 "lo",    "hi",      "mean_entropy_bias", "lo", "hi", "mean_mad",
-                 "lo",    "hi"};
-    for (std::size_t i = 0; i < a["groups"].size(); ++i) {
-      const Node x = a["groups"][i];
-      std::vector<Cell> row = {cell(x["group"].null() ? "all prompts" : x["group"].str()),
-                               cell(x["prompts"], Fmt::integer)};
-      measure_cells(row, x["pooled"]["mad"]);
-      measure_cells(row, x["pooled"]["entropy_bias"]);
-      measure_cells(row, x["mean_over_prompts"]["entropy_bias"]);
-      measure_cells(row, x["mean_over_prompts"]["mad"]);
-      g.add(std::move(row));
+    page.table(fmt::format("MAD and entropy bias of {} per prompt", name), std::move(t));
+    if (!kl.rows.empty())
+      page.table(fmt::format("KL (nats) of {} to the target per prompt", name), std::move(kl));
+    for (const char* measure : {"mad", "entropy_bias"}) {
+      DataTable g;
+      g.name = fmt::format("measures_groups_{}_{}", measure, name);
+      g.columns = {"group", "prompts", "pooled", "lower", "upper", "mean", "lower", "upper"};
+      for (std::size_t i = 0; i < a["groups"].size(); ++i) {
+        const Node x = a["groups"][i];
+        std::vector<Cell> row = {cell(x["group"].null() ? "all prompts" : x["group"].str()),
+                                 cell(x["prompts"], Fmt::integer)};
+        measure_cells(row, x["pooled"][measure]);
+        measure_cells(row, x["mean_over_prompts"][measure]);
+        g.add(std::move(row));
+      }
+      page.table(fmt::format("{} of {} over prompt groups: pooled = the group's counts as one "
+                             "distribution (without context), mean = the mean of its prompts' "
+                             "values (with context)",
+                             measure == std::string("mad") ? "MAD" : "Entropy bias", name),
+                 std::move(g));
     }
-    page.table(fmt::format("Measures of {} over prompt groups: pooled = the group's counts as one "
-                           "distribution (without context), mean = the mean over its prompts "
-                           "(with context)",
-                           a["attribute"].str()),
-               std::move(g));
   }
 }
 
@@ -287,6 +295,7 @@ void build_representation(Page& page) {
   if (!a["tests"].null()) tests_section(page, a["tests"]);
   if (!a["amplification"].null()) amplification_section(page, a["amplification"], a["tests"]);
   agreement_and_power(page, a["agreement"], a["power"]);
+  exemplars_section(page, root["exemplars"], "generated images");
 }
 
 }  // namespace vlbias::report_internal

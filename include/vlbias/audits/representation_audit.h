@@ -46,6 +46,8 @@
 //     amplification: {bootstrap: 1000, ci: 0.95}      # needs targets
 //     agreement: true                                  # when the table holds several labellers
 //     power: {power: 0.8, alpha: 0.05}                 # the smallest departure each prompt detects
+//   report: {images: 4}              # a grid of each prompt's images (manifest.image),
+//   audit_types.h
 //
 // Observations are label rows: one per face (or per image for whole-image labels) and
 // attribute. Labels that are not a class (unclear, refused, unparseable) are counted and left out

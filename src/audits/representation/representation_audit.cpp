@@ -1,6 +1,7 @@
 // The representation audit (include/vlbias/audits/representation_audit.h): the labels joined
 // to the manifest, then each analysis, written as a run (run_output.h).
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "exemplars.h"
 #include "representation_audit_internal.h"
 #include "run_output.h"
 #include "vlbias/audits/audit.h"
@@ -69,6 +71,7 @@ Json representation_spec_json(const AuditSpec& spec) {
   if (r.power.toggle.enabled)
     analyses["power"] = {{"power", r.power.power}, {"alpha", r.power.alpha}};
   j["analyses"] = analyses;
+  if (spec.report_images.per_cell > 0) j["report"] = report_images_json(spec.report_images);
   return j;
 }
 
@@ -133,6 +136,26 @@ AnalysisOutput representation_agreement(const AuditSpec& spec) {
   return out;
 }
 
+// report.images: one grid per prompt of the manifest's images (its image column, relative to the
+// manifest's folder or report.image_root), a seeded sample drawn with derive_seed(seed, 5).
+Json representation_exemplars(const AuditSpec& spec, std::vector<std::string>& notes) {
+  const RepresentationAuditSpec& r = spec.representation;
+  const Table m = read_table(r.manifest.string());
+  std::optional<ExemplarImages> images = table_images(m, r.manifest_image_column, r.manifest,
+                                                      spec.report_images, "manifest.image", notes);
+  if (!images) return Json();
+  const Column& prompt = m.column(r.prompt_column);
+  std::vector<ExemplarCell> cells;
+  std::map<std::string, std::size_t> cell_of;
+  for (std::size_t row = 0; row < m.rows; ++row) {
+    const auto [it, added] = cell_of.emplace(prompt.text(row), cells.size());
+    if (added) cells.push_back({{{"prompt", prompt.text(row)}}, {}});
+    cells[it->second].rows.push_back(static_cast<std::uint32_t>(row));
+  }
+  return exemplars_json(cells, *images, spec.report_images, derive_seed(spec.seed, 5), nullptr,
+                        notes);
+}
+
 }  // namespace audits_internal
 
 void run_representation_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
@@ -170,6 +193,8 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
   progress.finish();
 
   std::vector<std::string> notes = data.notes;
+  Json exemplars;
+  if (spec.report_images.per_cell > 0) exemplars = representation_exemplars(spec, notes);
   if (t != nullptr && !t->missing.empty()) {
     notes.push_back(fmt::format(
         "targets: {} prompt key{} had no row in '{}' (their target tests and amplification are "
@@ -189,6 +214,8 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
+  // Last: the thumbnails are the bulk of the file.
+  if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
   output.write(std::move(results), provenance, spec_json, spec);
 }
 

@@ -151,7 +151,7 @@ void parse_representation_root(Context& ctx, const YAML::Node& root, AuditSpec& 
   check_version(ctx, root["version"]);
   const Entries entries = check_map(ctx, root, "",
                                     {"version", "kind", "title", "about", "seed", "min_group_size",
-                                     "labels", "manifest", "targets", "analyses"});
+                                     "labels", "manifest", "targets", "analyses", "report"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
   RepresentationAuditSpec& r = spec.representation;
@@ -160,6 +160,7 @@ void parse_representation_root(Context& ctx, const YAML::Node& root, AuditSpec& 
   if (const YAML::Node* x = find(entries, "targets")) parse_targets(ctx, *x, r);
   r.amplification.toggle.enabled = !r.targets.empty();
   if (const YAML::Node* x = find(entries, "analyses")) parse_representation_analyses(ctx, *x, r);
+  if (const YAML::Node* x = find(entries, "report")) parse_report_images(ctx, *x, spec);
   VLBIAS_CHECK(!r.amplification.toggle.enabled || !r.targets.empty(), UsageError,
                "{}: analyses.amplification compares with real-world shares: give a `targets` "
                "section, or amplification: false",
