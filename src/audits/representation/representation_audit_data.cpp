@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -21,6 +20,40 @@ namespace {
 bool is_other_label(const std::string& label) {
   return label == kLabelUnclear || label == kLabelRefused || label == kLabelUnparseable;
 }
+
+// A column's cells as codes into `texts`: a String column's own dictionary (a missing cell is
+// the code of ""), a Numeric column's texts interned here. Joins and label lookups then work on
+// each distinct text once instead of once per row (a labels table has a row per face and
+// attribute: millions).
+struct CodedColumn {
+  std::vector<std::uint32_t> codes;
+  std::vector<std::string> texts;
+};
+
+CodedColumn coded_column(const Column& c) {
+  CodedColumn out;
+  if (c.type == ColumnType::String) {
+    out.texts = c.levels;
+    out.texts.emplace_back();  // missing
+    out.codes = c.codes;
+    const auto missing = static_cast<std::uint32_t>(c.levels.size());
+    for (std::uint32_t& code : out.codes) {
+      if (code == Column::kMissing) code = missing;
+    }
+    return out;
+  }
+  std::unordered_map<std::string, std::uint32_t> index;
+  out.codes.resize(c.size());
+  for (std::size_t row = 0; row < c.size(); ++row) {
+    const auto [it, added] =
+        index.emplace(c.text(row), static_cast<std::uint32_t>(out.texts.size()));
+    if (added) out.texts.push_back(it->first);
+    out.codes[row] = it->second;
+  }
+  return out;
+}
+
+constexpr std::uint32_t kNotFound = 0xFFFFFFFFu;
 
 // The prompts and their images; `where` maps an image to (prompt, index within the prompt).
 void read_manifest_prompts(
@@ -93,7 +126,7 @@ std::vector<bool> audited_rows(const RepresentationAuditSpec& r, const Table& t,
 std::vector<std::string> attribute_classes(const RepresentationAuditSpec& r, const Table& t,
                                            const std::string& name,
                                            const std::vector<std::size_t>& rows,
-                                           const Column& label) {
+                                           const CodedColumn& label) {
   for (const auto& [a, classes] : r.classes) {
     if (a == name) return classes;
   }
@@ -106,8 +139,12 @@ std::vector<std::string> attribute_classes(const RepresentationAuditSpec& r, con
     }
     if (!classes.empty()) break;
   }
+  std::vector<bool> seen(label.texts.size(), false);
   for (const std::size_t row : rows) {
-    const std::string l = label.text(row);
+    const std::uint32_t code = label.codes[row];
+    if (seen[code]) continue;
+    seen[code] = true;
+    const std::string& l = label.texts[code];
     if (!l.empty() && !is_other_label(l) &&
         std::find(classes.begin(), classes.end(), l) == classes.end())
       classes.push_back(l);
@@ -133,21 +170,37 @@ RepresentationData read_representation_data(const RepresentationAuditSpec& r) {
   const Column* face =
       !r.face_column.empty() && t.find(r.face_column) ? &t.column(r.face_column) : nullptr;
   const std::vector<bool> keep = audited_rows(r, t, d);
+  const CodedColumn attribute_codes = coded_column(attribute), label_codes = coded_column(label),
+                    image_codes = coded_column(image);
   // The attributes and their rows.
   std::vector<std::string> names = r.attributes;
+  std::vector<std::uint32_t> attribute_of(attribute_codes.texts.size(), kNotFound);
+  std::vector<bool> attribute_seen(attribute_codes.texts.size(), false);
   std::vector<std::vector<std::size_t>> rows_of(names.size());
   for (std::size_t row = 0; row < t.rows; ++row) {
     if (!keep[row]) continue;
-    const std::string a = attribute.text(row);
-    auto it = std::find(names.begin(), names.end(), a);
-    if (it == names.end()) {
-      if (!r.attributes.empty()) continue;
-      names.push_back(a);
-      rows_of.emplace_back();
-      it = names.end() - 1;
+    const std::uint32_t code = attribute_codes.codes[row];
+    if (!attribute_seen[code]) {
+      attribute_seen[code] = true;
+      const std::string& a = attribute_codes.texts[code];
+      auto it = std::find(names.begin(), names.end(), a);
+      if (it == names.end() && r.attributes.empty()) {
+        names.push_back(a);
+        rows_of.emplace_back();
+        it = names.end() - 1;
+      }
+      if (it != names.end()) attribute_of[code] = static_cast<std::uint32_t>(it - names.begin());
     }
-    rows_of[static_cast<std::size_t>(it - names.begin())].push_back(row);
+    if (attribute_of[code] == kNotFound) continue;
+    rows_of[attribute_of[code]].push_back(row);
     ++d.label_rows;
+  }
+  // Each distinct image text's place in the manifest, looked up once.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> image_at(image_codes.texts.size(),
+                                                                {kNotFound, 0});
+  for (std::size_t code = 0; code < image_codes.texts.size(); ++code) {
+    const auto found = where.find(image_codes.texts[code]);
+    if (found != where.end()) image_at[code] = found->second;
   }
   VLBIAS_CHECK(d.label_rows > 0, InputError, "'{}' has no label rows{}", t.source,
                r.attributes.empty() ? "" : fmt::format(" of {}", fmt::join(r.attributes, ", ")));
@@ -155,7 +208,7 @@ RepresentationData read_representation_data(const RepresentationAuditSpec& r) {
   d.faces.resize(d.prompts.size());
   for (std::size_t p = 0; p < d.prompts.size(); ++p)
     d.faces[p].assign(d.prompts[p].images.size(), 0);
-  std::unordered_set<std::uint64_t> seen_faces;
+  std::vector<std::uint64_t> face_keys;  // (image number over every prompt, face cell)
   std::vector<std::size_t> first_image(d.prompts.size(), 0);
   for (std::size_t p = 1; p < d.prompts.size(); ++p)
     first_image[p] = first_image[p - 1] + d.prompts[p - 1].images.size();
@@ -165,32 +218,36 @@ RepresentationData read_representation_data(const RepresentationAuditSpec& r) {
                  t.source, names[a]);
     RepresentationAttribute attr;
     attr.name = names[a];
-    attr.classes = attribute_classes(r, t, names[a], rows_of[a], label);
+    attr.classes = attribute_classes(r, t, names[a], rows_of[a], label_codes);
     const std::size_t width = attr.classes.size() + 1;
     for (std::size_t p = 0; p < d.prompts.size(); ++p)
       d.counts[a].emplace_back(d.prompts[p].images.size() * width, 0);
+    // Each distinct label text's class (K: not a class; kNotFound: not allowed), once.
+    std::vector<std::uint32_t> class_of(label_codes.texts.size(), kNotFound);
+    for (std::size_t code = 0; code < label_codes.texts.size(); ++code) {
+      const std::string& l = label_codes.texts[code];
+      const auto cls = std::find(attr.classes.begin(), attr.classes.end(), l);
+      if (cls != attr.classes.end()) {
+        class_of[code] = static_cast<std::uint32_t>(cls - attr.classes.begin());
+      } else if (is_other_label(l)) {
+        class_of[code] = static_cast<std::uint32_t>(attr.classes.size());
+      }
+    }
     for (const std::size_t row : rows_of[a]) {
-      const auto found = where.find(image.text(row));
-      VLBIAS_CHECK(found != where.end(), InputError,
+      const auto [p, i] = image_at[image_codes.codes[row]];
+      VLBIAS_CHECK(p != kNotFound, InputError,
                    "'{}' row {}: image '{}' is not in the manifest '{}' (its {} column)", t.source,
                    t.line_of_row[row], image.text(row), r.manifest.string(),
                    r.manifest_image_column);
-      const auto [p, i] = found->second;
-      const std::string l = label.text(row);
-      const auto cls = std::find(attr.classes.begin(), attr.classes.end(), l);
-      std::size_t k = attr.classes.size();
-      if (cls != attr.classes.end()) {
-        k = static_cast<std::size_t>(cls - attr.classes.begin());
-      } else {
-        VLBIAS_CHECK(is_other_label(l), InputError,
-                     "'{}' row {}: label '{}' is not a class of '{}' ({}) nor unclear, refused or "
-                     "unparseable",
-                     t.source, t.line_of_row[row], l, attr.name, fmt::join(attr.classes, ", "));
-        ++attr.other_labels[l];
-      }
+      const std::uint32_t k = class_of[label_codes.codes[row]];
+      VLBIAS_CHECK(k != kNotFound, InputError,
+                   "'{}' row {}: label '{}' is not a class of '{}' ({}) nor unclear, refused or "
+                   "unparseable",
+                   t.source, t.line_of_row[row], label.text(row), attr.name,
+                   fmt::join(attr.classes, ", "));
+      if (k == attr.classes.size()) ++attr.other_labels[label_codes.texts[label_codes.codes[row]]];
       ++d.counts[a][p][i * width + k];
       if (face != nullptr && !face->missing(row)) {
-        // A face is (the image's number over every prompt, the face cell).
         double code = 0;
         if (face->type == ColumnType::Numeric) {
           code = face->numbers[row];
@@ -201,12 +258,19 @@ RepresentationData read_representation_data(const RepresentationAuditSpec& r) {
         } else {
           code = face->codes[row];
         }
-        const std::uint64_t key = (static_cast<std::uint64_t>(first_image[p] + i) << 32) |
-                                  static_cast<std::uint64_t>(code);
-        if (seen_faces.insert(key).second) ++d.faces[p][i];
+        face_keys.push_back((static_cast<std::uint64_t>(first_image[p] + i) << 32) |
+                            static_cast<std::uint64_t>(code));
       }
     }
     d.attributes.push_back(std::move(attr));
+  }
+  // The distinct faces of each image (over every attribute).
+  std::sort(face_keys.begin(), face_keys.end());
+  face_keys.erase(std::unique(face_keys.begin(), face_keys.end()), face_keys.end());
+  for (std::size_t p = 0, j = 0; p < d.prompts.size(); ++p) {
+    const std::uint64_t end = first_image[p] + d.prompts[p].images.size();
+    for (; j < face_keys.size() && (face_keys[j] >> 32) < end; ++j)
+      ++d.faces[p][(face_keys[j] >> 32) - first_image[p]];
   }
   if (face != nullptr) {
     bool any = false;
