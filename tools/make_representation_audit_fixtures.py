@@ -22,13 +22,13 @@ planted share of women per occupation; they are synthetic.
   /usr/bin/python3 tools/make_representation_audit_fixtures.py
 """
 import csv
-import itertools
 import json
 import os
 
 import numpy as np
 import scipy.optimize
 import scipy.stats
+from make_representation_fixtures import exact_multinomial
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import (multinomial_proportions_confint,
                                           proportion_confint)
@@ -104,17 +104,8 @@ def np_mad(data):  # DALL-Eval biases/compute_mad.py
 
 
 def exact_p(counts, shares):
-    n = sum(counts)
-    if len(counts) == 2:
-        return scipy.stats.binomtest(counts[0], n, shares[0]).pvalue
-    observed = scipy.stats.multinomial.pmf(counts, n, shares)
-    total = 0.0
-    for cut in itertools.combinations(range(n + len(counts) - 1), len(counts) - 1):
-        parts = np.diff([-1] + list(cut) + [n + len(counts) - 1]) - 1
-        pr = scipy.stats.multinomial.pmf(parts, n, shares)
-        if pr <= observed * (1 + 1e-7):
-            total += pr
-    return min(1.0, total)
+    # The independent enumeration of the stats fixtures (binomtest for two classes).
+    return exact_multinomial(counts, shares)
 
 
 def mde_w(n, df, alpha, power):
