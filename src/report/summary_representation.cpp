@@ -57,11 +57,12 @@ void representation_mad(SummaryBuilder& b, const Node& measures, const Node& tes
     for (std::size_t g = 0; g < at["groups"].size(); ++g) {
       const Node x = at["groups"][g];
       const std::string name = x["group"].null() ? "all prompts" : x["group"].str();
-      b.add("mad_mean/" + attr + "/" + name, "measures",
-            "mean over prompts of the MAD of " + attr + " from parity", {name},
-            x["mean_over_prompts"]["mad"]["estimate"])
-          .ci(x["mean_over_prompts"]["mad"]["ci"])
-          .better("lower");
+      SummaryFinding f = b.add("mad_mean/" + attr + "/" + name, "measures",
+                               "mean over prompts of the MAD of " + attr + " from parity", {name},
+                               x["mean_over_prompts"]["mad"]["estimate"]);
+      f.ci(x["mean_over_prompts"]["mad"]["ci"]).better("lower");
+      // Over every prompt: the mean of units/mad__ATTR.csv, paired by prompt in compare-runs.
+      if (x["group"].null()) f.units_mean(units_table_name("mad", {attr}), "prompt", "mad");
     }
   }
 }
@@ -82,7 +83,8 @@ void representation_gaps(SummaryBuilder& b, const Node& amp, const Node& tests) 
           "mean over prompts of the generated minus real share of " + name, {},
           cls["mean_gap"]["estimate"])
         .ci(cls["mean_gap"]["ci"])
-        .better("closer_to_zero");
+        .better("closer_to_zero")
+        .units_mean(units_table_name("gap", {attr, name}), "prompt", "gap");
     b.add("slope/" + attr + "/" + name, "amplification",
           "least-squares slope of the generated on the real share of " + name +
               " across prompts (1 = faithful, above 1 = amplified)",

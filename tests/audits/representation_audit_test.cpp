@@ -366,6 +366,38 @@ TEST(RepresentationAudit, CompareRunsSetsTwoLabellersRunsSideBySide) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json c = json::parse(read_file(dir / "cmp" / "results.json"));
   EXPECT_NE(c.dump().find("mad/gender/a photo of a nurse"), std::string::npos);
+  // The means over prompts are paired by prompt (units/mad__gender.csv, units/gap__...).
+  std::size_t paired = 0;
+  for (const json& q : c.at("quantities")) {
+    if (q["id"] != "mad_mean/gender/all prompts" && q["id"] != "gap_mean/gender/female") continue;
+    SCOPED_TRACE(q["id"].get<std::string>());
+    EXPECT_EQ(q["differences"][0]["method"], "paired");
+    EXPECT_EQ(q["differences"][0]["units"]["only_a"], 0);
+    ++paired;
+  }
+  EXPECT_EQ(paired, 2u);
+}
+
+TEST(RepresentationAudit, SkinToneFromFacesCsvIsHeimsImbalanceWithUnknownLeftOut) {
+  // faces.csv's layout: one row per face, a monk column (empty: no skin pixels, unknown).
+  const fs::path dir = cli_util::temp_dir();
+  std::ofstream(dir / "manifest.csv") << "image,prompt\na.png,p\nb.png,p\nc.png,p\nd.png,p\n";
+  std::ofstream(dir / "faces.csv") << "image,face,monk,ita\na.png,0,2,40\na.png,1,2,41\n"
+                                      "b.png,0,5,10\nc.png,0,,\nd.png,0,9,-30\n";
+  std::ofstream(dir / "spec.yaml")
+      << "kind: representation\nlabels: {table: faces.csv, columns: [monk],\n"
+         "  classes: {monk: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}}\nmanifest: {table: manifest.csv}\n";
+  const json r = audit(dir / "spec.yaml", dir / "run");
+  const json& p = r["analyses"]["distribution"]["attributes"][0]["prompts"][0];
+  EXPECT_EQ(p["counts"], json::array({0, 2, 0, 0, 1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(p["other"], 1);  // the face without skin pixels
+  EXPECT_NEAR(p["several_faces_rate"].get<double>(), 1.0 / 4, 1e-15);
+  // HEIM (skin_tone_metrics.py): sum_k |p_k - 0.1| / 10 over the ten Monk tones, unknown out.
+  const double shares[10] = {0, 0.5, 0, 0, 0.25, 0, 0, 0, 0.25, 0};
+  double heim = 0;
+  for (const double s : shares) heim += std::fabs(s - 0.1) / 10;
+  const json& mad = r["analyses"]["measures"]["attributes"][0]["prompts"][0]["mad"];
+  EXPECT_NEAR(mad["estimate"].get<double>(), heim, 1e-15);
 }
 
 }  // namespace in_representation_audit_test

@@ -23,6 +23,9 @@
 //     label: label
 //     labeller: labeller             # "" = no labeller column
 //     use: clip                      # the labeller audited when the table holds several
+//     columns: [monk]                # a wide table instead (faces.csv): each column an attribute,
+//                                    # each cell its label (empty: unclear); attribute, label and
+//                                    # labeller columns are then not read
 //     attributes: [gender]           # default: every attribute of the table, in first-seen order
 //     classes: {gender: [female, male]}  # default: the attribute's p_<class> columns (LABELS.csv),
 //                                    # then any other label seen, in first-seen order
@@ -69,8 +72,9 @@ struct RepresentationAuditSpec {
   std::filesystem::path labels;
   std::string image_column = "image", face_column = "face", attribute_column = "attribute",
               label_column = "label", labeller_column = "labeller";
-  std::string labeller;                 // labels.use; "" = the table's only labeller
-  std::vector<std::string> attributes;  // "" = every attribute of the table
+  std::string labeller;                    // labels.use; "" = the table's only labeller
+  std::vector<std::string> label_columns;  // labels.columns: a wide table; empty = long
+  std::vector<std::string> attributes;     // "" = every attribute of the table
   std::vector<std::pair<std::string, std::vector<std::string>>> classes;  // attribute -> classes
 
   std::filesystem::path manifest;

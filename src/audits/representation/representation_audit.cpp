@@ -38,6 +38,7 @@ Json representation_spec_json(const AuditSpec& spec) {
            {"label", r.label_column},
            {"labeller", r.labeller_column},
            {"use", r.labeller},
+           {"columns", r.label_columns},
            {"attributes", r.attributes},
            {"classes", classes}}},
          {"manifest",

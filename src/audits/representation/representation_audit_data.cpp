@@ -157,13 +157,45 @@ std::vector<std::string> attribute_classes(const RepresentationAuditSpec& r, con
   return classes;
 }
 
+// The labels table in the long layout the audit reads: as written, or, with labels.columns (a
+// wide table such as faces.csv with its monk column), one row per (row, column) whose attribute
+// is the column's name and whose label is the cell (an empty cell: unclear, e.g. a face without
+// skin pixels, which HEIM leaves out of its skin-tone shares).
+Table read_labels_table(const RepresentationAuditSpec& r) {
+  Table wide = read_table(r.labels.string());
+  if (r.label_columns.empty()) return wide;
+  const Column& image = wide.column(r.image_column);
+  const Column* face =
+      !r.face_column.empty() && wide.find(r.face_column) ? &wide.column(r.face_column) : nullptr;
+  std::vector<const Column*> columns;
+  for (const std::string& c : r.label_columns) columns.push_back(&wide.column(c));
+  std::vector<std::string> images, faces, attributes, labels;
+  Table t;
+  t.source = wide.source;
+  for (std::size_t row = 0; row < wide.rows; ++row) {
+    for (const Column* c : columns) {
+      images.push_back(image.text(row));
+      if (face != nullptr) faces.push_back(face->text(row));
+      attributes.push_back(c->name);
+      labels.push_back(c->missing(row) ? std::string(kLabelUnclear) : c->text(row));
+      t.line_of_row.push_back(wide.line_of_row[row]);
+    }
+  }
+  t.rows = images.size();
+  add_string_column(t, r.image_column, images);
+  if (face != nullptr) add_string_column(t, r.face_column, faces);
+  add_string_column(t, r.attribute_column, attributes);
+  add_string_column(t, r.label_column, labels);
+  return t;
+}
+
 }  // namespace
 
 RepresentationData read_representation_data(const RepresentationAuditSpec& r) {
   RepresentationData d;
   std::unordered_map<std::string, std::pair<std::uint32_t, std::uint32_t>> where;
   read_manifest_prompts(r, d, where);
-  const Table t = read_table(r.labels.string());
+  const Table t = read_labels_table(r);
   const Column& image = t.column(r.image_column);
   const Column& attribute = t.column(r.attribute_column);
   const Column& label = t.column(r.label_column);

@@ -16,8 +16,8 @@
 
 namespace vlbias::audits_internal {
 
-std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData& d,
-                                                        std::size_t p, std::size_t replicates,
+std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData& d, std::size_t p,
+                                                        std::size_t replicates,
                                                         std::uint64_t seed) {
   const std::size_t m = d.prompts[p].images.size();
   // Images with equal counts in every attribute are interchangeable (most show one face): each

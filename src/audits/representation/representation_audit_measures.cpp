@@ -15,6 +15,7 @@
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/metrics/representation.h"
+#include "vlbias/report/summary.h"
 #include "vlbias/stats/goodness_of_fit.h"
 
 namespace vlbias::audits_internal {
@@ -85,6 +86,10 @@ AnalysisOutput representation_measures(const AuditSpec& spec, const Representati
   for (std::size_t a = 0; a < d.attributes.size(); ++a) {
     const std::size_t k = d.attributes[a].classes.size(), width = k + 1;
     Json prompts = Json::array();
+    // The units behind summary.json's mean MAD over every prompt (compare-runs pairs two runs'
+    // prompts by them): each prompt with a defined MAD.
+    TableBuilder units("units");
+    std::size_t unit_rows = 0;
     // Group sums: pooled counts and per-prompt measure sums, observed and per replicate.
     struct GroupSums {
       std::vector<std::uint32_t> pooled;                          // width, then B * width
@@ -118,6 +123,12 @@ AnalysisOutput representation_measures(const AuditSpec& spec, const Representati
       table.put("entropy_bias", est.entropy);
       table.put("kl_target", est.kl);
       prompts.push_back(std::move(j));
+      if (!std::isnan(est.mad)) {
+        units.row();
+        units.put("prompt", d.prompts[p].prompt);
+        units.put("mad", est.mad);
+        ++unit_rows;
+      }
       // "\x01" sorts the whole set first and never meets a group's name ("\x02" + name).
       std::vector<std::string> member_of = {"\x01"};
       if (!d.prompts[p].group.empty()) member_of.push_back("\x02" + d.prompts[p].group);
@@ -176,6 +187,8 @@ AnalysisOutput representation_measures(const AuditSpec& spec, const Representati
     attributes.push_back({{"attribute", d.attributes[a].name},
                           {"prompts", std::move(prompts)},
                           {"groups", std::move(group_json)}});
+    if (unit_rows > 0)
+      out.units.emplace_back(units_table_name("mad", {d.attributes[a].name}), units.build());
   }
   out.json = {{"bootstrap", B},
               {"ci", o.ci},

@@ -15,6 +15,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/io/table.h"
+#include "vlbias/report/summary.h"
 
 namespace vlbias::audits_internal {
 
@@ -153,6 +154,7 @@ AnalysisOutput representation_amplification(const AuditSpec& spec, const Represe
     std::vector<double> real, generated;
     std::vector<std::vector<double>> gap_replicates(B);  // [b][prompt]
     Json prompts = Json::array();
+    TableBuilder units("units");  // summary.json's mean gap, per prompt (compare-runs pairs them)
     for (std::size_t i = 0; i < compared.size(); ++i) {
       const std::size_t p = compared[i];
       const std::vector<std::uint64_t> all = prompt_counts(d, a, p);
@@ -188,7 +190,12 @@ AnalysisOutput representation_amplification(const AuditSpec& spec, const Represe
       table.put("real", q);
       table.put("generated", g);
       table.put("gap", g - q);
+      units.row();
+      units.put("prompt", d.prompts[p].prompt);
+      units.put("gap", g - q);
     }
+    if (!compared.empty())
+      out.units.emplace_back(units_table_name("gap", {d.attributes[a].name, name}), units.build());
     // The mean gap over prompts (images resampled within each), and the slope (prompts resampled).
     const auto mean_defined = [](const std::vector<double>& v) {
       double s = 0, m = 0;

@@ -43,9 +43,9 @@ std::vector<std::pair<std::string, T>> representation_map(Context& ctx, const YA
 
 void parse_labels(Context& ctx, const YAML::Node& node, RepresentationAuditSpec& r) {
   const std::string p = "labels";
-  const Entries e = check_map(
-      ctx, node, p,
-      {"table", "image", "face", "attribute", "label", "labeller", "use", "attributes", "classes"});
+  const Entries e = check_map(ctx, node, p,
+                              {"table", "image", "face", "attribute", "label", "labeller", "use",
+                               "attributes", "classes", "columns"});
   r.labels = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
   representation_strings(ctx, e, p,
                          {{"image", &r.image_column},
@@ -57,6 +57,14 @@ void parse_labels(Context& ctx, const YAML::Node& node, RepresentationAuditSpec&
   if (const YAML::Node* x = find(e, "attributes")) {
     r.attributes = x->IsScalar() ? std::vector<std::string>{as_string(ctx, *x, p + ".attributes")}
                                  : as_string_list(ctx, *x, p + ".attributes", true);
+  }
+  if (const YAML::Node* x = find(e, "columns")) {
+    r.label_columns = x->IsScalar() ? std::vector<std::string>{as_string(ctx, *x, p + ".columns")}
+                                    : as_string_list(ctx, *x, p + ".columns", true);
+    VLBIAS_CHECK(r.labeller.empty(), UsageError,
+                 "{}: labels.use picks a labeller of a long labels table; a wide table "
+                 "(labels.columns) has none",
+                 ctx.source);
   }
   if (const YAML::Node* x = find(e, "classes")) {
     r.classes = representation_map<std::vector<std::string>>(
