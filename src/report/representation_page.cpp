@@ -197,6 +197,8 @@ void amplification_section(Page& page, const Node& amp, const Node& tests) {
     chart.x_label = "real share";
     chart.y_label = "generated share";
     chart.diagonal = true;
+    chart.fit_intercept = c["slope"]["intercept"].number();
+    chart.fit_slope = c["slope"]["estimate"].number();
     EllipseSeries s;
     s.name = "prompts";
     DataTable t;
@@ -220,10 +222,12 @@ void amplification_section(Page& page, const Node& amp, const Node& tests) {
                     value_span(slope["intercept"]), value_span(slope["r"]),
                     value_span(slope["prompts"], Fmt::integer),
                     value_span(c["mean_gap"]["estimate"]), ci_text(c["mean_gap"]["ci"])));
-    page.figure(svg_scatter_chart(chart),
-                "Generated against real share of " + cls +
-                    " per prompt (labelled by its key); the diagonal is y = x.",
-                std::move(t));
+    page.figure(
+        svg_scatter_chart(chart),
+        "Generated against real share of " + cls +
+            " per prompt (labelled by its key); the dashed diagonal is y = x, the solid line the "
+            "least-squares fit.",
+        std::move(t));
     if (!slope["ci"].null() &&
         (slope["ci"]["lower"].number() > 1 || slope["ci"]["upper"].number() < 1)) {
       const bool amplified = slope["ci"]["lower"].number() > 1;

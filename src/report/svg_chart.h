@@ -11,6 +11,7 @@
 // - Colours come from the Okabe-Ito palette (colour-blind safe) in series order; the
 //   heatmap uses a diverging purple-white-orange (PuOr) or a sequential blue scale.
 // - Text is at least 11px, sized for reading at 100% zoom in an 800px-wide column.
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,6 +106,9 @@ struct ScatterChart {
   // Draw the diagonal y = x on equal x and y ranges (a comparison of two measures of one
   // thing, e.g. paper 000 Fig. 5's S(d,s) against S(d,ns)).
   bool diagonal = false;
+  // A fitted line y = intercept + slope x drawn across the x range (the representation audit's
+  // generated-on-real slope); NaN = none.
+  double fit_intercept = NAN, fit_slope = NAN;
 };
 std::string svg_scatter_chart(const ScatterChart& chart);
 

@@ -303,6 +303,15 @@ std::string svg_scatter_chart(const ScatterChart& chart) {
   out += legend(series_names(chart.series), 84, kTitleHeight + 14, "circle");
   out += axes(p, chart.x_label, chart.y_label);
   if (chart.diagonal) out += diagonal_line(p);
+  double x0 = rx.lo, x1 = rx.hi;  // the fitted line, cut where it leaves the y range
+  if (clip_line(chart.fit_intercept, chart.fit_slope, ry.lo, ry.hi, x0, x1)) {
+    out += fmt::format(
+        "<line class=\"fit\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d55e00\" "
+        "stroke-width=\"1.5\"><title>fitted: y = {} + {} x</title></line>\n",
+        px(p.x(x0)), px(p.y(chart.fit_intercept + chart.fit_slope * x0)), px(p.x(x1)),
+        px(p.y(chart.fit_intercept + chart.fit_slope * x1)), num(chart.fit_intercept),
+        num(chart.fit_slope));
+  }
   out += "<g class=\"marks\">\n";
   for (std::size_t si = 0; si < chart.series.size(); ++si) {
     const EllipseSeries& s = chart.series[si];

@@ -115,6 +115,9 @@ std::vector<std::string> series_names(const auto& series) {
 }
 
 // "what: v [lo, hi]", or "what: v" without an interval.
+// The part [x0, x1] (narrowed in place) of the line y = intercept + slope x whose y lies in
+// [ylo, yhi]; false when none does or the line is not finite (svg_chart_stacked.cpp).
+bool clip_line(double intercept, double slope, double ylo, double yhi, double& x0, double& x1);
 std::string interval_title(const std::string& what, double v, double lo, double hi);
 
 }  // namespace vlbias::report_internal::svg

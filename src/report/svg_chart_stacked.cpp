@@ -1,4 +1,5 @@
-// Stacked share bars (svg_chart.h's StackedBarChart), drawn with svg_chart_primitives.h.
+// Stacked share bars (svg_chart.h's StackedBarChart), drawn with svg_chart_primitives.h, and the
+// clipping of a scatter's fitted line.
 #include <algorithm>
 #include <cmath>
 
@@ -58,5 +59,21 @@ std::string svg_stacked_bar_chart(const StackedBarChart& chart) {
   out += "</g>\n</svg>\n";
   return out;
 }
+
+namespace svg {
+
+bool clip_line(double intercept, double slope, double ylo, double yhi, double& x0, double& x1) {
+  if (!finite(intercept) || !finite(slope) || !(x0 < x1)) return false;
+  if (slope != 0) {
+    const double xa = (ylo - intercept) / slope, xb = (yhi - intercept) / slope;
+    x0 = std::max(x0, std::min(xa, xb));
+    x1 = std::min(x1, std::max(xa, xb));
+  } else if (intercept < ylo || intercept > yhi) {
+    return false;
+  }
+  return x0 < x1;
+}
+
+}  // namespace svg
 
 }  // namespace vlbias::report_internal

@@ -11,6 +11,7 @@
 #include "report_checks.h"
 #include "report_page.h"
 #include "svg_chart.h"
+#include "svg_chart_primitives.h"
 #include "vlbias/core/error.h"
 
 namespace vlbias::report_internal {
@@ -150,6 +151,36 @@ TEST(Node, PointersAndMissingKeys) {
   EXPECT_EQ(group_label(Node(&j["a"], "/a")), "[1,null,\"x\"] 2");
 }
 
+TEST(StackedBarChart, OneMarkPerPositiveShareAndNaRowsSaySo) {
+  StackedBarChart c;
+  c.title = "gender per prompt";
+  c.x_label = "share";
+  c.categories = {"a photo of a nurse", "<b>empty</b>", "a photo of a pilot"};
+  c.series = {{"female", {0.9, NAN, 0.0}, {}, {}}, {"male", {0.1, NAN, 1.0}, {}, {}}};
+  const std::string svg = svg_stacked_bar_chart(c);
+  EXPECT_EQ(marks_of(svg), 3u);  // 0.9 + 0.1, and 1.0: a share of 0 draws nothing
+  EXPECT_NE(svg.find("n/a"), std::string::npos);
+  EXPECT_EQ(svg.find("<b>"), std::string::npos);
+}
+
+TEST(ScatterChart, TheFittedLineKeepsItsSlopeWhereItIsCutToThePlot) {
+  double x0 = 0, x1 = 1;
+  // y = -0.1 + 1.2 x leaves [0, 1] at x = 1/12 and x = 11/12.
+  ASSERT_TRUE(svg::clip_line(-0.1, 1.2, 0.0, 1.0, x0, x1));
+  EXPECT_NEAR(x0, 1.0 / 12, 1e-15);
+  EXPECT_NEAR(x1, 11.0 / 12, 1e-15);
+  x0 = 0, x1 = 1;
+  EXPECT_FALSE(svg::clip_line(2.0, 0.0, 0.0, 1.0, x0, x1));  // flat, above the plot
+  EXPECT_FALSE(svg::clip_line(NAN, 1.0, 0.0, 1.0, x0, x1));
+  ScatterChart c;
+  c.title = "generated vs real";
+  c.series = {{"prompts", {0.1, 0.5, 0.9}, {0.05, 0.5, 0.97}}};
+  c.diagonal = true;
+  c.fit_intercept = -0.1;
+  c.fit_slope = 1.2;
+  EXPECT_NE(svg_scatter_chart(c).find("<line class=\"fit\""), std::string::npos);
+}
+
 }  // namespace in_svg_chart_test
 }  // namespace
 }  // namespace vlbias::report_internal
@@ -171,7 +202,6 @@ TEST(ForestChart, ManyRowsKeepTheSignificantAndTheLargest) {
   EXPECT_NE(svg.find(">r199<"), std::string::npos);  // the largest
   EXPECT_EQ(svg.find(">r100<"), std::string::npos);  // neither
 }
-
 }  // namespace in_svg_chart_test
 }  // namespace
 }  // namespace vlbias::report_internal

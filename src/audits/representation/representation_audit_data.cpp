@@ -189,6 +189,20 @@ Table read_labels_table(const RepresentationAuditSpec& r) {
   return t;
 }
 
+// d.faces from the (image number, face) keys of every label row; whole_images when no row
+// named a face.
+void count_faces(std::vector<std::uint64_t>& face_keys, const std::vector<std::size_t>& first_image,
+                 RepresentationData& d) {
+  std::sort(face_keys.begin(), face_keys.end());
+  face_keys.erase(std::unique(face_keys.begin(), face_keys.end()), face_keys.end());
+  for (std::size_t p = 0, j = 0; p < d.prompts.size(); ++p) {
+    const std::uint64_t end = first_image[p] + d.prompts[p].images.size();
+    for (; j < face_keys.size() && (face_keys[j] >> 32) < end; ++j)
+      ++d.faces[p][(face_keys[j] >> 32) - first_image[p]];
+  }
+  d.whole_images = face_keys.empty();
+}
+
 }  // namespace
 
 RepresentationData read_representation_data(const RepresentationAuditSpec& r) {
@@ -244,7 +258,6 @@ RepresentationData read_representation_data(const RepresentationAuditSpec& r) {
   std::vector<std::size_t> first_image(d.prompts.size(), 0);
   for (std::size_t p = 1; p < d.prompts.size(); ++p)
     first_image[p] = first_image[p - 1] + d.prompts[p - 1].images.size();
-  d.whole_images = face == nullptr;
   for (std::size_t a = 0; a < names.size(); ++a) {
     VLBIAS_CHECK(!rows_of[a].empty(), InputError, "'{}' has no label rows of attribute '{}'",
                  t.source, names[a]);
@@ -296,20 +309,8 @@ RepresentationData read_representation_data(const RepresentationAuditSpec& r) {
     }
     d.attributes.push_back(std::move(attr));
   }
-  // The distinct faces of each image (over every attribute).
-  std::sort(face_keys.begin(), face_keys.end());
-  face_keys.erase(std::unique(face_keys.begin(), face_keys.end()), face_keys.end());
-  for (std::size_t p = 0, j = 0; p < d.prompts.size(); ++p) {
-    const std::uint64_t end = first_image[p] + d.prompts[p].images.size();
-    for (; j < face_keys.size() && (face_keys[j] >> 32) < end; ++j)
-      ++d.faces[p][(face_keys[j] >> 32) - first_image[p]];
-  }
-  if (face != nullptr) {
-    bool any = false;
-    for (const auto& f : d.faces)
-      any = any || std::any_of(f.begin(), f.end(), [](std::uint32_t x) { return x > 0; });
-    d.whole_images = !any;
-  }
+  count_faces(face_keys, first_image, d);
+  if (face == nullptr) d.whole_images = true;
   return d;
 }
 

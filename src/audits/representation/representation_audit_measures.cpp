@@ -58,16 +58,71 @@ Json measure_json(double estimate, std::vector<double> replicates, double level,
   return j;
 }
 
-// The measures' replicates of every prompt of one attribute: values[p][b].
-struct PromptReplicates {
-  std::vector<std::vector<MeasureValues>> values;
-  std::vector<std::vector<std::uint32_t>> counts;  // [p][b * (K + 1) + k]
-};
-
 const std::vector<double>* prompt_target(const RepresentationTargets* targets, std::size_t a,
                                          std::size_t p) {
   if (targets == nullptr || targets->attribute != a || !targets->shares[p]) return nullptr;
   return &*targets->shares[p];
+}
+
+// A prompt group's sums: pooled counts and per-prompt measure sums, observed and per replicate.
+struct GroupSums {
+  std::vector<std::uint32_t> pooled;                          // width, then B * width
+  std::vector<double> mad, entropy, kl, defined, kl_defined;  // 1 + B each: [0] observed
+  std::size_t prompts = 0;
+
+  // Adds one prompt: its observed counts, its replicates' counts and measure values.
+  void add_prompt(const std::vector<std::uint32_t>& observed,
+                  const std::vector<std::uint32_t>& drawn, const MeasureValues& est,
+                  const std::vector<MeasureValues>& replicates) {
+    const std::size_t width = observed.size(), B = replicates.size();
+    if (pooled.empty()) {
+      pooled.assign((1 + B) * width, 0);
+      for (auto* v : {&mad, &entropy, &kl, &defined, &kl_defined}) v->assign(1 + B, 0.0);
+    }
+    ++prompts;
+    for (std::size_t c = 0; c < width; ++c) pooled[c] += observed[c];
+    for (std::size_t j = 0; j < B * width; ++j) pooled[width + j] += drawn[j];
+    add(0, est);
+    for (std::size_t b = 0; b < B; ++b) add(1 + b, replicates[b]);
+  }
+  void add(std::size_t slot, const MeasureValues& v) {
+    if (std::isnan(v.mad)) return;
+    mad[slot] += v.mad;
+    entropy[slot] += v.entropy;
+    defined[slot] += 1;
+    if (std::isnan(v.kl)) return;
+    kl[slot] += v.kl;
+    kl_defined[slot] += 1;
+  }
+  double mean_of(const std::vector<double>& sum, std::size_t slot) const {
+    const double n = (&sum == &kl ? kl_defined : defined)[slot];
+    return n > 0 ? sum[slot] / n : kUndefined;
+  }
+};
+
+// A group's measures with their intervals: of its pooled counts (without context) and the mean
+// of its prompts' values (with context).
+Json group_measures_json(const GroupSums& s, std::size_t k, std::size_t B, double level,
+                         std::uint64_t seed) {
+  const std::size_t width = k + 1;
+  std::vector<double> pooled_mad(B), pooled_entropy(B), mean_mad(B), mean_entropy(B), mean_kl(B);
+  for (std::size_t b = 0; b < B; ++b) {
+    const MeasureValues v = measure_values(s.pooled.data() + (1 + b) * width, k, nullptr);
+    pooled_mad[b] = v.mad;
+    pooled_entropy[b] = v.entropy;
+    mean_mad[b] = s.mean_of(s.mad, 1 + b);
+    mean_entropy[b] = s.mean_of(s.entropy, 1 + b);
+    mean_kl[b] = s.mean_of(s.kl, 1 + b);
+  }
+  const MeasureValues pooled = measure_values(s.pooled.data(), k, nullptr);
+  return {{"prompts", s.prompts},
+          {"pooled",
+           {{"mad", measure_json(pooled.mad, pooled_mad, level, seed, B)},
+            {"entropy_bias", measure_json(pooled.entropy, pooled_entropy, level, seed, B)}}},
+          {"mean_over_prompts",
+           {{"mad", measure_json(s.mean_of(s.mad, 0), mean_mad, level, seed, B)},
+            {"entropy_bias", measure_json(s.mean_of(s.entropy, 0), mean_entropy, level, seed, B)},
+            {"kl_target", measure_json(s.mean_of(s.kl, 0), mean_kl, level, seed, B)}}}};
 }
 
 }  // namespace
@@ -90,24 +145,19 @@ AnalysisOutput representation_measures(const AuditSpec& spec, const Representati
     // prompts by them): each prompt with a defined MAD.
     TableBuilder units("units");
     std::size_t unit_rows = 0;
-    // Group sums: pooled counts and per-prompt measure sums, observed and per replicate.
-    struct GroupSums {
-      std::vector<std::uint32_t> pooled;                          // width, then B * width
-      std::vector<double> mad, entropy, kl, defined, kl_defined;  // 1 + B each: [0] observed
-      std::size_t prompts = 0;
-    };
     std::map<std::string, GroupSums> groups;
     for (std::size_t p = 0; p < P; ++p) {
       const std::vector<double>* target = prompt_target(targets, a, p);
       const std::vector<std::uint64_t> all = prompt_counts(d, a, p);
       std::vector<std::uint32_t> observed(all.begin(), all.end());
       const MeasureValues est = measure_values(observed.data(), k, target);
+      std::vector<MeasureValues> replicates(B);
       std::vector<double> mad(B), entropy(B), kl(B);
       for (std::size_t b = 0; b < B; ++b) {
-        const MeasureValues v = measure_values(drawn[p][a].data() + b * width, k, target);
-        mad[b] = v.mad;
-        entropy[b] = v.entropy;
-        kl[b] = v.kl;
+        replicates[b] = measure_values(drawn[p][a].data() + b * width, k, target);
+        mad[b] = replicates[b].mad;
+        entropy[b] = replicates[b].entropy;
+        kl[b] = replicates[b].kl;
       }
       const std::uint64_t ci_seed = derive_seed(seed, p);
       Json j{{"prompt", d.prompts[p].prompt},
@@ -132,57 +182,14 @@ AnalysisOutput representation_measures(const AuditSpec& spec, const Representati
       // "\x01" sorts the whole set first and never meets a group's name ("\x02" + name).
       std::vector<std::string> member_of = {"\x01"};
       if (!d.prompts[p].group.empty()) member_of.push_back("\x02" + d.prompts[p].group);
-      for (const std::string& g : member_of) {
-        GroupSums& s = groups[g];
-        if (s.pooled.empty()) {
-          s.pooled.assign((1 + B) * width, 0);
-          for (auto* v : {&s.mad, &s.entropy, &s.kl, &s.defined, &s.kl_defined})
-            v->assign(1 + B, 0.0);
-        }
-        ++s.prompts;
-        for (std::size_t c = 0; c < width; ++c) s.pooled[c] += observed[c];
-        for (std::size_t j2 = 0; j2 < B * width; ++j2) s.pooled[width + j2] += drawn[p][a][j2];
-        const auto add = [&](std::size_t slot, const MeasureValues& v) {
-          if (std::isnan(v.mad)) return;
-          s.mad[slot] += v.mad;
-          s.entropy[slot] += v.entropy;
-          s.defined[slot] += 1;
-          if (std::isnan(v.kl)) return;
-          s.kl[slot] += v.kl;
-          s.kl_defined[slot] += 1;
-        };
-        add(0, est);
-        for (std::size_t b = 0; b < B; ++b) add(1 + b, {mad[b], entropy[b], kl[b]});
-      }
+      for (const std::string& g : member_of)
+        groups[g].add_prompt(observed, drawn[p][a], est, replicates);
     }
     Json group_json = Json::array();
-    for (auto& [name, s] : groups) {
-      const auto mean_of = [&](const std::vector<double>& sum, std::size_t slot) {
-        const double n = (&sum == &s.kl ? s.kl_defined : s.defined)[slot];
-        return n > 0 ? sum[slot] / n : kUndefined;
-      };
-      std::vector<double> pooled_mad(B), pooled_entropy(B), mean_mad(B), mean_entropy(B),
-          mean_kl(B);
-      for (std::size_t b = 0; b < B; ++b) {
-        const MeasureValues v = measure_values(s.pooled.data() + (1 + b) * width, k, nullptr);
-        pooled_mad[b] = v.mad;
-        pooled_entropy[b] = v.entropy;
-        mean_mad[b] = mean_of(s.mad, 1 + b);
-        mean_entropy[b] = mean_of(s.entropy, 1 + b);
-        mean_kl[b] = mean_of(s.kl, 1 + b);
-      }
-      const MeasureValues pooled = measure_values(s.pooled.data(), k, nullptr);
-      const std::uint64_t gs = derive_seed(seed, P + group_json.size());
-      group_json.push_back(
-          {{"group", name == "\x01" ? Json() : Json(name.substr(1))},
-           {"prompts", s.prompts},
-           {"pooled",
-            {{"mad", measure_json(pooled.mad, pooled_mad, o.ci, gs, B)},
-             {"entropy_bias", measure_json(pooled.entropy, pooled_entropy, o.ci, gs, B)}}},
-           {"mean_over_prompts",
-            {{"mad", measure_json(mean_of(s.mad, 0), mean_mad, o.ci, gs, B)},
-             {"entropy_bias", measure_json(mean_of(s.entropy, 0), mean_entropy, o.ci, gs, B)},
-             {"kl_target", measure_json(mean_of(s.kl, 0), mean_kl, o.ci, gs, B)}}}});
+    for (const auto& [name, s] : groups) {
+      Json g = group_measures_json(s, k, B, o.ci, derive_seed(seed, P + group_json.size()));
+      g["group"] = name == "\x01" ? Json() : Json(name.substr(1));
+      group_json.push_back(std::move(g));
     }
     attributes.push_back({{"attribute", d.attributes[a].name},
                           {"prompts", std::move(prompts)},

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -62,6 +63,59 @@ double target_cell(const Table& t, const Column& c, std::size_t row, const std::
                t.line_of_row[row], c.name, v, top, scale,
                scale == "share" && v <= 100 ? "; a percent? set targets.scale: percent" : "");
   return v / top;
+}
+
+// Across the prompts compared: the mean gap (its replicates: images resampled within each
+// prompt) and the least-squares slope of generated on real share (its replicates: prompts
+// resampled with replacement, Rng(derive_seed(slope_seed, class), b)).
+std::pair<Json, Json> gap_summary_json(const std::vector<double>& real,
+                                       const std::vector<double>& generated,
+                                       const std::vector<std::vector<double>>& gap_replicates,
+                                       double level, std::uint64_t seed, std::uint64_t slope_seed,
+                                       std::size_t c, std::size_t B) {
+  const auto mean_defined = [](const std::vector<double>& v) {
+    double s = 0, m = 0;
+    for (const double x : v) {
+      if (!std::isnan(x)) s += x, m += 1;
+    }
+    return m > 0 ? s / m : stats::kNaN;
+  };
+  double mean_gap = 0;
+  for (std::size_t i = 0; i < real.size(); ++i) mean_gap += generated[i] - real[i];
+  mean_gap = real.empty() ? stats::kNaN : mean_gap / static_cast<double>(real.size());
+  std::vector<double> mean_gaps(B), slopes(B);
+  for (std::size_t b = 0; b < B; ++b) mean_gaps[b] = mean_defined(gap_replicates[b]);
+  const LineFit fit = fit_line(real, generated);
+  std::vector<double> xs(real.size()), ys(real.size());
+  for (std::size_t b = 0; b < B && real.size() >= 3; ++b) {
+    Rng rng(derive_seed(slope_seed, c), b);
+    for (std::size_t i = 0; i < real.size(); ++i) {
+      const std::size_t j = rng.uniform_index(real.size());
+      xs[i] = real[j];
+      ys[i] = generated[j];
+    }
+    slopes[b] = fit_line(xs, ys).slope;
+  }
+  Json mean_json{{"estimate", json_number(mean_gap)}};
+  Json slope_json{{"estimate", json_number(fit.slope)},
+                  {"intercept", json_number(fit.intercept)},
+                  {"r", json_number(fit.r)},
+                  {"prompts", real.size()}};
+  if (B > 0 && !real.empty()) {
+    stats::Interval mci = stats::percentile_interval(mean_gaps, level, seed);
+    mci.resamples = B;
+    mean_json["ci"] = to_json(mci);
+  }
+  if (B > 0 && real.size() >= 3 && !std::isnan(fit.slope)) {
+    stats::Interval sci = stats::percentile_interval(slopes, level, slope_seed);
+    sci.resamples = B;
+    slope_json["ci"] = to_json(sci);
+  } else {
+    slope_json["note"] =
+        "a slope with an interval needs at least 3 prompts with targets and two distinct real "
+        "shares";
+  }
+  return {std::move(mean_json), std::move(slope_json)};
 }
 
 }  // namespace
@@ -196,50 +250,9 @@ AnalysisOutput representation_amplification(const AuditSpec& spec, const Represe
     }
     if (!compared.empty())
       out.units.emplace_back(units_table_name("gap", {d.attributes[a].name, name}), units.build());
-    // The mean gap over prompts (images resampled within each), and the slope (prompts resampled).
-    const auto mean_defined = [](const std::vector<double>& v) {
-      double s = 0, m = 0;
-      for (const double x : v) {
-        if (!std::isnan(x)) s += x, m += 1;
-      }
-      return m > 0 ? s / m : stats::kNaN;
-    };
-    double mean_gap = 0;
-    for (std::size_t i = 0; i < real.size(); ++i) mean_gap += generated[i] - real[i];
-    mean_gap = real.empty() ? stats::kNaN : mean_gap / static_cast<double>(real.size());
-    std::vector<double> mean_gaps(B), slopes(B);
-    for (std::size_t b = 0; b < B; ++b) mean_gaps[b] = mean_defined(gap_replicates[b]);
-    const LineFit fit = fit_line(real, generated);
-    const std::uint64_t slope_seed = derive_seed(spec.seed, kRepresentationSeedSlope);
-    std::vector<double> xs(real.size()), ys(real.size());
-    for (std::size_t b = 0; b < B && real.size() >= 3; ++b) {
-      Rng rng(derive_seed(slope_seed, c), b);
-      for (std::size_t i = 0; i < real.size(); ++i) {
-        const std::size_t j = rng.uniform_index(real.size());
-        xs[i] = real[j];
-        ys[i] = generated[j];
-      }
-      slopes[b] = fit_line(xs, ys).slope;
-    }
-    Json mean_json{{"estimate", json_number(mean_gap)}};
-    Json slope_json{{"estimate", json_number(fit.slope)},
-                    {"intercept", json_number(fit.intercept)},
-                    {"r", json_number(fit.r)},
-                    {"prompts", real.size()}};
-    if (B > 0 && !real.empty()) {
-      stats::Interval mci = stats::percentile_interval(mean_gaps, o.ci, seed);
-      mci.resamples = B;
-      mean_json["ci"] = to_json(mci);
-    }
-    if (B > 0 && real.size() >= 3 && !std::isnan(fit.slope)) {
-      stats::Interval sci = stats::percentile_interval(slopes, o.ci, slope_seed);
-      sci.resamples = B;
-      slope_json["ci"] = to_json(sci);
-    } else {
-      slope_json["note"] =
-          "a slope with an interval needs at least 3 prompts with targets and "
-          "two distinct real shares";
-    }
+    const auto [mean_json, slope_json] =
+        gap_summary_json(real, generated, gap_replicates, o.ci, seed,
+                         derive_seed(spec.seed, kRepresentationSeedSlope), c, B);
     classes.push_back({{"class", name},
                        {"prompts", std::move(prompts)},
                        {"mean_gap", std::move(mean_json)},
