@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/stats/goodness_of_fit.h"
 
 namespace vlbias {
 
@@ -372,13 +374,6 @@ std::vector<Json> unsupported_tests(const Json& results) {
           "variance to simulate");
     }
   }
-  const Json* rep = member(*a, "tests");
-  if (rep != nullptr && member(*rep, "attributes") != nullptr) {
-    add("/analyses/tests/attributes/*/hypotheses/*/prompts/*",
-        "the representation audit's goodness-of-fit tests of one prompt's class counts have an "
-        "analytic power (noncentral chi-square, Cohen's w), which the audit reports itself: "
-        "rerun it with analyses.power for each prompt's minimum detectable departure");
-  }
   const Json* pull = member(*a, "pull");
   if (pull != nullptr && member(*pull, "per_identity") != nullptr) {
     add("/analyses/pull/per_identity/*/test",
@@ -469,6 +464,56 @@ std::size_t add_power_to_null_tests(Json& results, double alpha, const PowerQues
     ++added;
   }
   return added;
+}
+
+std::vector<Json> representation_power_answers(const Json& results, double alpha,
+                                               const PowerQuestions& q) {
+  std::vector<Json> out;
+  const Json* kind = member(results, "kind");
+  if (kind == nullptr || *kind != "representation") return out;
+  const Json* a = member(results, "analyses");
+  const Json* dist = a != nullptr ? member(*a, "distribution") : nullptr;
+  VLBIAS_CHECK(dist != nullptr && member(*dist, "attributes") != nullptr, InputError,
+               "a representation audit without analyses.distribution: rerun it with the "
+               "distribution analysis on (it holds each prompt's counts)");
+  for (std::size_t ai = 0; ai < (*dist)["attributes"].size(); ++ai) {
+    const Json& at = (*dist)["attributes"][ai];
+    const double k = static_cast<double>(at.value("classes", Json::array()).size());
+    const Json& prompts = at.value("prompts", Json::array());
+    const double level = alpha / static_cast<double>(std::max<std::size_t>(1, prompts.size()));
+    for (std::size_t pi = 0; pi < prompts.size(); ++pi) {
+      const Json& p = prompts[pi];
+      const double n = number_or_nan(p, "n");
+      Json j{{"analysis", "tests"},
+             {"label", fmt::format("{}: '{}'", at.value("attribute", ""), p.value("prompt", ""))},
+             {"pointer", fmt::format("/analyses/distribution/attributes/{}/prompts/{}", ai, pi)},
+             {"n", json_number(n)},
+             {"classes", k},
+             {"alpha", level}};
+      if (!(n >= 1) || k < 2) {
+        j["mde"] = Json();
+        j["note"] = "no observation labelled with a class: no test";
+        out.push_back(std::move(j));
+        continue;
+      }
+      const double w = stats::gof_minimum_detectable_w(n, k - 1, level, q.power);
+      j["mde"] = {{"cohens_w", w}, {"share_gap_from_parity", k == 2 ? Json(w / 2) : Json()}};
+      if (q.effect > 0) {
+        j["at_effect"] = {{"effect", q.effect},
+                          {"power", stats::gof_power(n, k - 1, q.effect, level)}};
+        // The smallest n whose power at the effect reaches the target (power rises with n).
+        double lo = 1, hi = 1;
+        while (stats::gof_power(hi, k - 1, q.effect, level) < q.power && hi < 1e12) hi *= 2;
+        while (hi - lo > 1) {
+          const double mid = std::floor((lo + hi) / 2);
+          (stats::gof_power(mid, k - 1, q.effect, level) < q.power ? lo : hi) = mid;
+        }
+        j["sample_size"] = {{"n", hi}, {"power", stats::gof_power(hi, k - 1, q.effect, level)}};
+      }
+      out.push_back(std::move(j));
+    }
+  }
+  return out;
 }
 
 }  // namespace vlbias

@@ -56,38 +56,48 @@ void run_power(const PowerArgs& a) {
   p.inputs = {path.string()};
   start_hashing_inputs(p);
   const Json results = parse_json(read_file_text(path, "an audit's results.json"), path.string());
-  std::vector<PilotTest> tests = pilot_tests(results, a.alpha, path.string());
-  std::erase_if(tests, [&](const PilotTest& t) {
-    return (a.analysis != "all" && t.analysis != a.analysis) ||
-           (a.tests == "null" && t.p_holm <= a.alpha);
-  });
-  VLBIAS_CHECK(!tests.empty(), UsageError,
-               "{}: no {} test of analysis '{}' to analyse; try --analysis all --tests all",
-               path.string(), a.tests == "null" ? "null" : "supported", a.analysis);
   PowerQuestions q;
   q.effect = a.effect;
   q.power = a.power;
   q.replicates = a.replicates;
   q.seed = a.seed;
   Json answers = Json::array();
-  for (std::size_t i = 0; i < tests.size(); ++i) {
-    answers.push_back(answer_power_questions(tests[i], i, q));
+  const bool representation = results.value("kind", "") == "representation";
+  if (representation) {
+    // Goodness-of-fit tests: their power is closed-form (noncentral chi-square), not simulated.
+    for (Json& j : representation_power_answers(results, a.alpha, q)) answers.push_back(j);
+  } else {
+    std::vector<PilotTest> tests = pilot_tests(results, a.alpha, path.string());
+    std::erase_if(tests, [&](const PilotTest& t) {
+      return (a.analysis != "all" && t.analysis != a.analysis) ||
+             (a.tests == "null" && t.p_holm <= a.alpha);
+    });
+    VLBIAS_CHECK(!tests.empty(), UsageError,
+                 "{}: no {} test of analysis '{}' to analyse; try --analysis all --tests all",
+                 path.string(), a.tests == "null" ? "null" : "supported", a.analysis);
+    for (std::size_t i = 0; i < tests.size(); ++i) {
+      answers.push_back(answer_power_questions(tests[i], i, q));
+    }
   }
   Json not_supported = Json::array();
   for (Json& u : unsupported_tests(results)) not_supported.push_back(std::move(u));
-  Json out{{"pilot", path.string()},
-           {"kind", results.value("kind", "")},
-           {"effect", a.effect_given ? Json(a.effect) : Json(nullptr)},
-           {"alpha", a.alpha},
-           {"power", a.power},
-           {"replicates", a.replicates},
-           {"method",
-            "simulation from the pilot's group sizes and standard deviations (set-blocked "
-            "tests: blocks and variance components) with the audit's own test and Holm over "
-            "its family (docs/methods.md#power); se is the binomial Monte Carlo error of each "
-            "power, analytic_power the normal-theory power at alpha / family"},
-           {"tests", answers},
-           {"not_supported", std::move(not_supported)}};
+  Json out{
+      {"pilot", path.string()},
+      {"kind", results.value("kind", "")},
+      {"effect", a.effect_given ? Json(a.effect) : Json(nullptr)},
+      {"alpha", a.alpha},
+      {"power", a.power},
+      {"replicates", a.replicates},
+      {"method",
+       representation
+           ? "closed form: the noncentral chi-square power of each prompt's goodness-of-fit "
+             "test at alpha / prompts, the effect as Cohen's w (docs/methods.md#goodness-of-fit)"
+           : "simulation from the pilot's group sizes and standard deviations (set-blocked "
+             "tests: blocks and variance components) with the audit's own test and Holm over "
+             "its family (docs/methods.md#power); se is the binomial Monte Carlo error of "
+             "each power, analytic_power the normal-theory power at alpha / family"},
+      {"tests", answers},
+      {"not_supported", std::move(not_supported)}};
   p.command = "power";
   p.parameters = Json{{"effect", a.effect_given ? Json(a.effect) : Json(nullptr)},
                       {"alpha", a.alpha},
@@ -112,7 +122,9 @@ void add_power_command(CLI::App& app) {
       "sizes and sds (sets and variance components), the same test and Holm over the same\n"
       "family: the power to detect --effect, the units per group (sets, clusters) needed for\n"
       "--power, and the minimum detectable effect at the pilot's own n, each with its Monte\n"
-      "Carlo error; the tests it cannot simulate are listed under not_supported with why");
+      "Carlo error; the tests it cannot simulate are listed under not_supported with why.\n"
+      "A representation audit's goodness-of-fit tests per prompt are answered in closed form\n"
+      "(noncentral chi-square; --effect as Cohen's w)");
   cmd->add_option("--pilot", args->pilot, "An audit's RUN_DIR or its results.json")->required();
   CLI::Option* effect = cmd->add_option(
       "--effect", args->effect,

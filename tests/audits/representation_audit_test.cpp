@@ -400,6 +400,28 @@ TEST(RepresentationAudit, SkinToneFromFacesCsvIsHeimsImbalanceWithUnknownLeftOut
   EXPECT_NEAR(mad["estimate"].get<double>(), heim, 1e-15);
 }
 
+TEST(RepresentationAudit, PowerFromThePilotRunMatchesTheAuditsOwnPowerSection) {
+  const fs::path run = study().dir / "run";
+  const CliResult r =
+      run_cli("--quiet power --pilot '" + run.string() + "' --effect 0.5 --alpha 0.05");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json out = json::parse(r.out);
+  EXPECT_EQ(out.at("kind"), "representation");
+  const json& power = study().results.at("analyses").at("power").at("attributes");
+  std::size_t i = 0;
+  for (const json& a : power) {
+    for (const json& p : a.at("prompts")) {
+      const json& t = out.at("tests").at(i++);
+      SCOPED_TRACE(t.at("label").get<std::string>());
+      EXPECT_NEAR(t["mde"]["cohens_w"].get<double>(), p.at("cohens_w").get<double>(), 1e-12);
+      // The n needed: the first whose power at w = 0.5 reaches 0.8.
+      EXPECT_GE(t["sample_size"]["power"].get<double>(), 0.8);
+      EXPECT_LE(t["at_effect"]["power"].get<double>(), 1.0);
+    }
+  }
+  EXPECT_EQ(i, out.at("tests").size());
+}
+
 }  // namespace in_representation_audit_test
 }  // namespace
 }  // namespace vlbias

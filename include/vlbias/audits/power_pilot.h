@@ -64,6 +64,17 @@ struct PowerQuestions {
   bool sample_size = true;  // with an effect: also the n per group needed
 };
 
+// A representation audit's pilot (results.json of kind representation): its goodness-of-fit
+// tests of each prompt's class counts (analyses.distribution's n per prompt and attribute, K
+// classes) have a closed-form power (noncentral chi-square, stats/goodness_of_fit.h), so they are
+// answered analytically, not simulated: per prompt and attribute {analysis: "tests", label,
+// pointer (the prompt's distribution entry), n, classes, alpha (the level / prompts: the first
+// step of Holm), mde: {cohens_w, share_gap_from_parity (two classes: w / 2)}, and with
+// q.effect > 0, read as Cohen's w: at_effect: {effect, power}, sample_size: {n, power}}. A
+// prompt without a labelled observation gets mde null and a note. Empty for other kinds.
+std::vector<Json> representation_power_answers(const Json& results, double alpha,
+                                               const PowerQuestions& q);
+
 // One test's answers as JSON: {analysis, label, pointer, test, correction, family, alpha,
 // groups: [{n, sd}], target, p_holm, significant, (chi_square) base_rate, (friedman) blocks
 // ("sets" or "clusters"), sets_per_cluster, set_sd, cluster_sd, mde: {effect, power, se,
