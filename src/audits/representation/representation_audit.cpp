@@ -14,6 +14,7 @@
 #include "run_output.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/rng.h"
 #include "vlbias/io/table.h"
 #include "vlbias/stats/rater_agreement.h"
 
