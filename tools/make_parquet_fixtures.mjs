@@ -86,6 +86,23 @@ await run(`CREATE TABLE images AS SELECT
   ['a', 'b'][1 + i % 2] AS label
 FROM range(6) t(i)`);
 
+// Hugging Face's Image feature holding real images (tests/fixtures/encode/images, read as blobs
+// with read_blob) for `vlbias dataset extract-images` (tests/cli/extract_images_test.cpp): paths
+// kept, absent, unsafe ('../', absolute) and repeated; a null image; GIF and WebP magic numbers
+// and bytes of no known format.
+const imageDir = path.join(root, 'tests/fixtures/encode/images');
+const blob = (name) => `(SELECT content FROM read_blob('${path.join(imageDir, name)}'))`;
+await run(`CREATE TABLE hf_images AS SELECT * FROM (VALUES
+  (0, {'bytes': ${blob('jpg_420.jpg')}, 'path': 'photos/a.jpg'}, 'female', 31),
+  (1, {'bytes': ${blob('png_rgb8.png')}, 'path': NULL}, 'male', 45),
+  (2, {'bytes': ${blob('jpg_grey.jpg')}, 'path': '../escape.jpg'}, 'female', NULL),
+  (3, {'bytes': ${blob('png_rgb8.png')}, 'path': 'photos/a.jpg'}, 'male', 22),
+  (4, NULL, 'female', 60),
+  (5, {'bytes': 'GIF89a\\x01\\x00'::BLOB, 'path': '/abs/x.gif'}, NULL, 18),
+  (6, {'bytes': 'RIFF\\x10\\x00\\x00\\x00WEBPVP8 '::BLOB, 'path': ''}, 'male', 70),
+  (7, {'bytes': 'plain text'::BLOB, 'path': NULL}, 'female', 33)
+) t(id, image, gender, age)`);
+
 // Non-finite doubles: the table reads them as text, as CSV does (table.h).
 await run(`CREATE TABLE nonfinite AS SELECT * FROM (VALUES (1, 1.5::DOUBLE), (2, 'nan'::DOUBLE),
   (3, 'inf'::DOUBLE), (4, '-inf'::DOUBLE), (5, NULL::DOUBLE)) t(id, x)`);
@@ -113,6 +130,7 @@ await write('many_row_groups_zstd_v1.parquet', 'many', 'COMPRESSION zstd, ROW_GR
 await write('many_row_groups_snappy_v2.parquet', 'many',
             'COMPRESSION snappy, ROW_GROUP_SIZE 2048, PARQUET_VERSION v2');
 await write('image_struct.parquet', 'images', 'COMPRESSION snappy');
+await write('hf_images.parquet', 'hf_images', 'COMPRESSION snappy');
 await write('nonfinite.parquet', 'nonfinite', 'COMPRESSION uncompressed');
 await write('list_column.parquet', 'lists', 'COMPRESSION uncompressed');
 for (let s = 0; s < 3; ++s) {
