@@ -139,6 +139,45 @@ for (let s = 0; s < 3; ++s) {
              (FORMAT parquet, COMPRESSION zstd)`);
 }
 
+// The Hugging Face layouts of `vlbias dataset fairface|socialcounterfactuals DIR`
+// (tests/cli/dataset_hf_test.cpp): HuggingFaceM4/FairFace's 0.25/{train,validation}-*.parquet
+// with ClassLabel codes (an out-of-range age code, a null image), and Intel/SocialCounterfactuals'
+// data/train-*.parquet in two shards (an attribute type that is none of the three).
+{
+  const hf = path.join(out, 'hf_fairface', '0.25');
+  fs.mkdirSync(hf, { recursive: true });
+  await run(`COPY (SELECT * FROM (VALUES
+    ({'bytes': ${blob('jpg_420.jpg')}, 'path': NULL::VARCHAR}, 6::BIGINT, 0::BIGINT, 0::BIGINT, true),
+    ({'bytes': ${blob('png_rgb8.png')}, 'path': NULL}, 2, 1, 2, false),
+    ({'bytes': ${blob('jpg_grey.jpg')}, 'path': NULL}, 9, 0, 3, true)
+  ) t(image, age, gender, race, service_test)) TO '${path.join(hf, 'train-00000-of-00001.parquet')}'
+  (FORMAT parquet, COMPRESSION snappy)`);
+  await run(`COPY (SELECT * FROM (VALUES
+    ({'bytes': ${blob('jpg_1x1.jpg')}, 'path': 'val_1.jpg'}, 8::BIGINT, 1::BIGINT, 6::BIGINT, false),
+    (NULL, 3, 0, 5, true)
+  ) t(image, age, gender, race, service_test)) TO '${path.join(hf, 'validation-00000-of-00001.parquet')}'
+  (FORMAT parquet, COMPRESSION zstd)`);
+  const sc = path.join(out, 'hf_socialcounterfactuals', 'data');
+  fs.mkdirSync(sc, { recursive: true });
+  const scCols = 't(image, dataset_segment, a1_type, a2_type, counterfactual_set, caption, a1, a2, noun)';
+  await run(`COPY (SELECT * FROM (VALUES
+    ({'bytes': ${blob('jpg_420.jpg')}, 'path': '12_0.jpg'}, 'race_gender', 'race', 'gender',
+     'race_gender_a_picture_of_plumber_12', 'A picture of a Middle Eastern female plumber',
+     'Middle Eastern', 'female', 'plumber'),
+    ({'bytes': ${blob('png_rgb8.png')}, 'path': '12_1.jpg'}, 'race_gender', 'race', 'gender',
+     'race_gender_a_picture_of_plumber_12', 'A picture of a White male plumber', 'White', 'male',
+     'plumber')
+  ) ${scCols}) TO '${path.join(sc, 'train-00000-of-00002-aaaa.parquet')}' (FORMAT parquet)`);
+  await run(`COPY (SELECT * FROM (VALUES
+    ({'bytes': ${blob('jpg_grey.jpg')}, 'path': '7_0.jpg'}, 'physical_race', 'physical', 'race',
+     'physical_race_a_picture_of_doctor_7', 'A picture of a skinny Black doctor', 'skinny',
+     'Black', 'doctor'),
+    ({'bytes': ${blob('png_1x1.png')}, 'path': '7_1.jpg'}, 'physical_race', 'age', 'race',
+     'physical_race_a_picture_of_doctor_7', 'A picture of an old Black doctor', 'old', 'Black',
+     'doctor')
+  ) ${scCols}) TO '${path.join(sc, 'train-00001-of-00002-bbbb.parquet')}' (FORMAT parquet)`);
+}
+
 // arrow-rs: one file from columns of apache-arrow vectors, with writer properties.
 function writeArrow(name, columns, props) {
   const table = pq.Table.fromIPCStream(arrow.tableToIPC(new arrow.Table(columns), 'stream'));

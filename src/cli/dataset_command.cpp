@@ -152,6 +152,10 @@ void run_dataset(DatasetArgs& args) {
                                         args.summary.substr(args.summary.size() - 5) == ".json"),
                UsageError, "--summary '{}' must end in .json", args.summary);
   const DatasetKind kind = parse_dataset_kind(args.name);
+  if (args.options.images_out.empty()) {  // beside the table: tables/fairface_images/
+    const fs::path out(args.out);
+    args.options.images_out = (out.parent_path() / (out.stem().string() + "_images")).string();
+  }
   DatasetTable data = read_dataset(kind, args.dir, args.options);
   std::vector<DatasetIssue> unreadable;
   if (args.check_images) unreadable = drop_undecodable(data, args.dir, args.max_image_pixels);
@@ -223,6 +227,9 @@ void add_dataset_command(CLI::App& app) {
   cmd->add_option("--labels", args->options.labels,
                   "GeoDE, Dollar Street, SocialCounterfactuals: the label file to read instead\n"
                   "of index.csv, images_v2.csv or every metadata_*.csv (relative to DIR)");
+  cmd->add_option("--images-out", args->options.images_out,
+                  "FairFace, SocialCounterfactuals as Hugging Face Parquet shards: the folder\n"
+                  "the images are extracted to (default: beside --out, T_images/)");
   cmd->add_flag("--keep-missing", args->options.keep_missing,
                 "Keep rows whose image file is absent (they are dropped and listed by default)");
   cmd->add_flag("--check-images", args->check_images,

@@ -39,7 +39,8 @@ PqImageLeaves resolve_image_leaves(const ParquetInfo& info, std::string_view col
   const std::string name(column);
   const auto stored_path = [&](const std::string& prefix) {
     const ParquetColumnInfo* p = find_pq_info_column(info, prefix + ".path");
-    return p != nullptr && !p->binary && !p->repeated ? prefix + ".path" : std::string();
+    return p != nullptr && p->physical == "BYTE_ARRAY" && !p->repeated ? prefix + ".path"
+                                                                       : std::string();
   };
   const ParquetColumnInfo* bytes = find_pq_info_column(info, name + ".bytes");
   if (bytes != nullptr && bytes->binary && !bytes->repeated)

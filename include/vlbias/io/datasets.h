@@ -44,6 +44,9 @@ struct DatasetOptions {
   // release's (index.csv, images_v2.csv, every metadata_*.csv), relative to the folder or
   // absolute. UsageError for the readers that have no such choice.
   std::string labels;
+  // FairFace, SocialCounterfactuals in the Hugging Face Parquet layout: the folder the images
+  // are extracted to (made when absent; its parent must exist), one subfolder per shard.
+  std::string images_out;
 };
 
 // A problem with one file or label row: where (a path relative to the dataset folder, or
