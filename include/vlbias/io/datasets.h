@@ -63,7 +63,8 @@ struct DatasetTable {
   std::vector<std::string> columns;
   std::vector<bool> numeric;
   // rows[r][c]: the text of each cell, "" = missing. Column 0 is the image path relative to
-  // the dataset folder, with '/' separators.
+  // the dataset folder, with '/' separators (absolute for images extracted from the Hugging
+  // Face Parquet layout into DatasetOptions::images_out).
   std::vector<std::vector<std::string>> rows;
   // The columns whose combinations are the dataset's main cells (e.g. race, gender).
   std::vector<std::string> cell_columns;
