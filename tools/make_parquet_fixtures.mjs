@@ -143,6 +143,13 @@ for (let s = 0; s < 3; ++s) {
 // (tests/cli/dataset_hf_test.cpp): HuggingFaceM4/FairFace's 0.25/{train,validation}-*.parquet
 // with ClassLabel codes (an out-of-range age code, a null image), and Intel/SocialCounterfactuals'
 // data/train-*.parquet in two shards (an attribute type that is none of the three).
+// The datasets library's schema metadata: {"info": {"features": {...}}} with ClassLabel names.
+function hfFeatures(age, gender, race) {
+  const label = (names) => ({ names, _type: 'ClassLabel' });
+  return JSON.stringify({ info: { features: {
+    image: { _type: 'Image' }, age: label(age), gender: label(gender), race: label(race),
+    service_test: { dtype: 'bool', _type: 'Value' } } } });
+}
 {
   const hf = path.join(out, 'hf_fairface', '0.25');
   fs.mkdirSync(hf, { recursive: true });
@@ -156,7 +163,21 @@ for (let s = 0; s < 3; ++s) {
     ({'bytes': ${blob('jpg_1x1.jpg')}, 'path': 'val_1.jpg'}, 8::BIGINT, 1::BIGINT, 6::BIGINT, false),
     (NULL, 3, 0, 5, true)
   ) t(image, age, gender, race, service_test)) TO '${path.join(hf, 'validation-00000-of-00001.parquet')}'
-  (FORMAT parquet, COMPRESSION zstd)`);
+  (FORMAT parquet, COMPRESSION zstd, KV_METADATA {huggingface: '${hfFeatures(
+      ['0-2', '3-9', '10-19', '20-29', '30-39', '40-49', '50-59', '60-69', 'more than 70'],
+      ['Male', 'Female'],
+      ['East Asian', 'Indian', 'Black', 'White', 'Middle Eastern', 'Latino_Hispanic', 'Southeast Asian'])}'})`);
+  // Another upload's class orders (nateraw/fairface's: genders and races sorted), named in the
+  // shard's metadata: the reader maps codes by them.
+  const other = path.join(out, 'hf_fairface_metadata');
+  fs.mkdirSync(other, { recursive: true });
+  await run(`COPY (SELECT * FROM (VALUES
+    ({'bytes': ${blob('jpg_420.jpg')}, 'path': NULL::VARCHAR}, 6::BIGINT, 0::BIGINT, 0::BIGINT, true)
+  ) t(image, age, gender, race, service_test)) TO '${path.join(other, 'train-00000-of-00001.parquet')}'
+  (FORMAT parquet, KV_METADATA {huggingface: '${hfFeatures(
+      ['0-2', '3-9', '10-19', '20-29', '30-39', '40-49', '50-59', '60-69', 'more than 70'],
+      ['Female', 'Male'],
+      ['Black', 'East Asian', 'Indian', 'Latino_Hispanic', 'Middle Eastern', 'Southeast Asian', 'White'])}'})`);
   const sc = path.join(out, 'hf_socialcounterfactuals', 'data');
   fs.mkdirSync(sc, { recursive: true });
   const scCols = 't(image, dataset_segment, a1_type, a2_type, counterfactual_set, caption, a1, a2, noun)';

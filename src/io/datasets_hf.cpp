@@ -15,6 +15,8 @@
 #include "datasets_detail.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/json.h"
+#include "vlbias/io/parquet.h"
 #include "vlbias/io/parquet_images.h"
 
 namespace vlbias::io_internal {
@@ -22,7 +24,8 @@ namespace vlbias::io_internal {
 namespace {
 
 // HuggingFaceM4/FairFace's ClassLabel names, in code order (its dataset card, README.md
-// dataset_info: configs 0.25 and 1.25 alike).
+// dataset_info: configs 0.25 and 1.25 alike), for shards without the datasets library's
+// "huggingface" metadata.
 constexpr std::array<const char*, 9> kHfFairFaceAges = {
     "0-2", "3-9", "10-19", "20-29", "30-39", "40-49", "50-59", "60-69", "more than 70"};
 constexpr std::array<const char*, 2> kHfFairFaceGenders = {"Male", "Female"};
@@ -110,9 +113,36 @@ std::string hf_image_path(const DatasetOptions& options, const HfShard& shard, c
       .generic_string();
 }
 
-// A ClassLabel cell: the name of its code, or the text when the column holds names already.
+// The ClassLabel names of `feature`: those the datasets library wrote into the shard's
+// "huggingface" metadata ({"info": {"features": {"race": {"names": [...]}}}}) when it has them,
+// else `pinned` (the dataset card's).
 template <std::size_t N>
-bool hf_class_name(const Column& c, std::size_t r, const std::array<const char*, N>& names,
+std::vector<std::string> hf_class_names(const ParquetInfo& info, const char* feature,
+                                        const std::array<const char*, N>& pinned) {
+  const std::vector<std::string> fallback(pinned.begin(), pinned.end());
+  for (const auto& [key, value] : info.metadata) {
+    if (key != "huggingface") continue;
+    const ParsedJson doc = try_parse_json(value);
+    const Json* node = &doc.value;
+    for (const char* name : {"info", "features", feature, "names"}) {
+      if (!doc.ok() || !node->is_object()) return fallback;
+      const auto it = node->find(name);
+      if (it == node->end()) return fallback;
+      node = &*it;
+    }
+    if (!node->is_array() || node->empty()) return fallback;
+    std::vector<std::string> names;
+    for (const Json& n : *node) {
+      if (!n.is_string()) return fallback;
+      names.push_back(n.get<std::string>());
+    }
+    return names;
+  }
+  return fallback;
+}
+
+// A ClassLabel cell: the name of its code, or the text when the column holds names already.
+bool hf_class_name(const Column& c, std::size_t r, const std::vector<std::string>& names,
                    std::string* out) {
   if (c.missing(r)) return false;
   if (c.type == ColumnType::String) {
@@ -120,7 +150,7 @@ bool hf_class_name(const Column& c, std::size_t r, const std::array<const char*,
     return true;
   }
   const double v = c.numbers[r];
-  if (!(v >= 0 && v < static_cast<double>(N)) || v != std::floor(v)) return false;
+  if (!(v >= 0 && v < static_cast<double>(names.size())) || v != std::floor(v)) return false;
   *out = names[static_cast<std::size_t>(v)];
   return true;
 }
@@ -148,11 +178,14 @@ void read_hf_fairface_shard(const HfShard& shard, const DatasetOptions& options,
   const Column& gender = hf_column(t, shard, "gender", kHfFairFaceColumns);
   const Column& race = hf_column(t, shard, "race", kHfFairFaceColumns);
   const auto service_at = t.find("service_test");
+  const ParquetInfo info = read_parquet_info(shard.file);
+  const std::vector<std::string> ages = hf_class_names(info, "age", kHfFairFaceAges);
+  const std::vector<std::string> genders = hf_class_names(info, "gender", kHfFairFaceGenders);
+  const std::vector<std::string> races = hf_class_names(info, "race", kHfFairFaceRaces);
   for (std::size_t r = 0; r < t.rows; ++r) {
     std::string age_bin, g, rc, low, high;
-    if (!hf_class_name(age, r, kHfFairFaceAges, &age_bin) ||
-        !hf_class_name(gender, r, kHfFairFaceGenders, &g) ||
-        !hf_class_name(race, r, kHfFairFaceRaces, &rc)) {
+    if (!hf_class_name(age, r, ages, &age_bin) || !hf_class_name(gender, r, genders, &g) ||
+        !hf_class_name(race, r, races, &rc)) {
       data.malformed.push_back(
           {hf_row_where(shard, t, r),
            fmt::format("age '{}', gender '{}' or race '{}' is not one of the release's classes",

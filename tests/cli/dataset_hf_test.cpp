@@ -62,6 +62,16 @@ TEST(DatasetHf, FairFaceShardsMapClassCodesAndExtractTheImagesBesideTheTable) {
   EXPECT_EQ(s.at("missing").at("count"), 1);             // the null image
 }
 
+TEST(DatasetHf, FairFaceClassNamesComeFromTheShardsMetadataWhenItHasThem) {
+  // Codes 6, 0, 0 under another upload's orders (genders and races sorted), as its
+  // "huggingface" schema metadata names them.
+  const CliResult r = read_hf("fairface", kParquet / "hf_fairface_metadata");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(temp_dir() / "tables/t.csv"),
+            "path,split,age_bin,age_min,age_max,gender,race,service_test\n"
+            "t_images/train-00000-of-00001/0.jpg,train,50-59,50,59,Female,Black,True\n");
+}
+
 TEST(DatasetHf, FairFaceSplitAndImagesOutAndOneConfigurationOnly) {
   const fs::path out = temp_dir() / "extracted";
   const CliResult r = read_hf("fairface", kParquet / "hf_fairface/0.25",

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vlbias/io/parquet.h"
 #include "vlbias/io/parquet_images.h"
 
 namespace {
@@ -51,6 +52,18 @@ TEST(ParquetImages, FormatsAreSniffedFromTheirMagicNumbers) {
   EXPECT_EQ(sniff_image_extension("\x89PNG"), "bin");  // truncated
   EXPECT_EQ(sniff_image_extension("RIFF\x10\x00\x00\x00WAVEfmt "sv), "bin");
   EXPECT_EQ(sniff_image_extension(""), "bin");
+}
+
+TEST(ParquetImages, TheFootersKeyValueMetadataIsRead) {
+  const std::string dir = std::string(VLBIAS_SOURCE_DIR) + "/tests/fixtures/io/parquet/";
+  const vlbias::ParquetInfo info =
+      vlbias::read_parquet_info(dir + "hf_fairface/0.25/validation-00000-of-00001.parquet");
+  std::string hf;
+  for (const auto& [key, value] : info.metadata) {
+    if (key == "huggingface") hf = value;
+  }
+  EXPECT_EQ(hf.rfind("{\"info\":{\"features\":{\"image\":{\"_type\":\"Image\"}", 0), 0u) << hf;
+  EXPECT_NE(hf.find("\"race\":{\"names\":[\"East Asian\",\"Indian\","), std::string::npos) << hf;
 }
 
 }  // namespace in_parquet_images_test
