@@ -86,6 +86,23 @@ await run(`CREATE TABLE images AS SELECT
   ['a', 'b'][1 + i % 2] AS label
 FROM range(6) t(i)`);
 
+// Hugging Face's Image feature holding real images (tests/fixtures/encode/images, read as blobs
+// with read_blob) for `vlbias dataset extract-images` (tests/cli/extract_images_test.cpp): paths
+// kept, absent, unsafe ('../', absolute) and repeated; a null image; GIF and WebP magic numbers
+// and bytes of no known format.
+const imageDir = path.join(root, 'tests/fixtures/encode/images');
+const blob = (name) => `(SELECT content FROM read_blob('${path.join(imageDir, name)}'))`;
+await run(`CREATE TABLE hf_images AS SELECT * FROM (VALUES
+  (0, {'bytes': ${blob('jpg_420.jpg')}, 'path': 'photos/a.jpg'}, 'female', 31),
+  (1, {'bytes': ${blob('png_rgb8.png')}, 'path': NULL}, 'male', 45),
+  (2, {'bytes': ${blob('jpg_grey.jpg')}, 'path': '../escape.jpg'}, 'female', NULL),
+  (3, {'bytes': ${blob('png_rgb8.png')}, 'path': 'photos/a.jpg'}, 'male', 22),
+  (4, NULL, 'female', 60),
+  (5, {'bytes': 'GIF89a\\x01\\x00'::BLOB, 'path': '/abs/x.gif'}, NULL, 18),
+  (6, {'bytes': 'RIFF\\x10\\x00\\x00\\x00WEBPVP8 '::BLOB, 'path': ''}, 'male', 70),
+  (7, {'bytes': 'plain text'::BLOB, 'path': NULL}, 'female', 33)
+) t(id, image, gender, age)`);
+
 // Non-finite doubles: the table reads them as text, as CSV does (table.h).
 await run(`CREATE TABLE nonfinite AS SELECT * FROM (VALUES (1, 1.5::DOUBLE), (2, 'nan'::DOUBLE),
   (3, 'inf'::DOUBLE), (4, '-inf'::DOUBLE), (5, NULL::DOUBLE)) t(id, x)`);
@@ -113,12 +130,73 @@ await write('many_row_groups_zstd_v1.parquet', 'many', 'COMPRESSION zstd, ROW_GR
 await write('many_row_groups_snappy_v2.parquet', 'many',
             'COMPRESSION snappy, ROW_GROUP_SIZE 2048, PARQUET_VERSION v2');
 await write('image_struct.parquet', 'images', 'COMPRESSION snappy');
+await write('hf_images.parquet', 'hf_images', 'COMPRESSION snappy');
 await write('nonfinite.parquet', 'nonfinite', 'COMPRESSION uncompressed');
 await write('list_column.parquet', 'lists', 'COMPRESSION uncompressed');
 for (let s = 0; s < 3; ++s) {
   const file = path.join(out, 'shards', `train-0000${s}-of-00003.parquet`);
   await run(`COPY (SELECT * FROM dict WHERE id % 3 = ${s} ORDER BY id) TO '${file}'
              (FORMAT parquet, COMPRESSION zstd)`);
+}
+
+// The Hugging Face layouts of `vlbias dataset fairface|socialcounterfactuals DIR`
+// (tests/cli/dataset_hf_test.cpp): HuggingFaceM4/FairFace's 0.25/{train,validation}-*.parquet
+// with ClassLabel codes (an out-of-range age code, a null image), and Intel/SocialCounterfactuals'
+// data/train-*.parquet in two shards (an attribute type that is none of the three).
+// The datasets library's schema metadata: {"info": {"features": {...}}} with ClassLabel names.
+function hfFeatures(age, gender, race) {
+  const label = (names) => ({ names, _type: 'ClassLabel' });
+  return JSON.stringify({ info: { features: {
+    image: { _type: 'Image' }, age: label(age), gender: label(gender), race: label(race),
+    service_test: { dtype: 'bool', _type: 'Value' } } } });
+}
+{
+  const hf = path.join(out, 'hf_fairface', '0.25');
+  fs.mkdirSync(hf, { recursive: true });
+  await run(`COPY (SELECT * FROM (VALUES
+    ({'bytes': ${blob('jpg_420.jpg')}, 'path': NULL::VARCHAR}, 6::BIGINT, 0::BIGINT, 0::BIGINT, true),
+    ({'bytes': ${blob('png_rgb8.png')}, 'path': NULL}, 2, 1, 2, false),
+    ({'bytes': ${blob('jpg_grey.jpg')}, 'path': NULL}, 9, 0, 3, true)
+  ) t(image, age, gender, race, service_test)) TO '${path.join(hf, 'train-00000-of-00001.parquet')}'
+  (FORMAT parquet, COMPRESSION snappy)`);
+  await run(`COPY (SELECT * FROM (VALUES
+    ({'bytes': ${blob('jpg_1x1.jpg')}, 'path': 'val_1.jpg'}, 8::BIGINT, 1::BIGINT, 6::BIGINT, false),
+    (NULL, 3, 0, 5, true)
+  ) t(image, age, gender, race, service_test)) TO '${path.join(hf, 'validation-00000-of-00001.parquet')}'
+  (FORMAT parquet, COMPRESSION zstd, KV_METADATA {huggingface: '${hfFeatures(
+      ['0-2', '3-9', '10-19', '20-29', '30-39', '40-49', '50-59', '60-69', 'more than 70'],
+      ['Male', 'Female'],
+      ['East Asian', 'Indian', 'Black', 'White', 'Middle Eastern', 'Latino_Hispanic', 'Southeast Asian'])}'})`);
+  // Another upload's class orders (nateraw/fairface's: genders and races sorted), named in the
+  // shard's metadata: the reader maps codes by them.
+  const other = path.join(out, 'hf_fairface_metadata');
+  fs.mkdirSync(other, { recursive: true });
+  await run(`COPY (SELECT * FROM (VALUES
+    ({'bytes': ${blob('jpg_420.jpg')}, 'path': NULL::VARCHAR}, 6::BIGINT, 0::BIGINT, 0::BIGINT, true)
+  ) t(image, age, gender, race, service_test)) TO '${path.join(other, 'train-00000-of-00001.parquet')}'
+  (FORMAT parquet, KV_METADATA {huggingface: '${hfFeatures(
+      ['0-2', '3-9', '10-19', '20-29', '30-39', '40-49', '50-59', '60-69', 'more than 70'],
+      ['Female', 'Male'],
+      ['Black', 'East Asian', 'Indian', 'Latino_Hispanic', 'Middle Eastern', 'Southeast Asian', 'White'])}'})`);
+  const sc = path.join(out, 'hf_socialcounterfactuals', 'data');
+  fs.mkdirSync(sc, { recursive: true });
+  const scCols = 't(image, dataset_segment, a1_type, a2_type, counterfactual_set, caption, a1, a2, noun)';
+  await run(`COPY (SELECT * FROM (VALUES
+    ({'bytes': ${blob('jpg_420.jpg')}, 'path': '12_0.jpg'}, 'race_gender', 'race', 'gender',
+     'race_gender_a_picture_of_plumber_12', 'A picture of a Middle Eastern female plumber',
+     'Middle Eastern', 'female', 'plumber'),
+    ({'bytes': ${blob('png_rgb8.png')}, 'path': '12_1.jpg'}, 'race_gender', 'race', 'gender',
+     'race_gender_a_picture_of_plumber_12', 'A picture of a White male plumber', 'White', 'male',
+     'plumber')
+  ) ${scCols}) TO '${path.join(sc, 'train-00000-of-00002-aaaa.parquet')}' (FORMAT parquet)`);
+  await run(`COPY (SELECT * FROM (VALUES
+    ({'bytes': ${blob('jpg_grey.jpg')}, 'path': '7_0.jpg'}, 'physical_race', 'physical', 'race',
+     'physical_race_a_picture_of_doctor_7', 'A picture of a skinny Black doctor', 'skinny',
+     'Black', 'doctor'),
+    ({'bytes': ${blob('png_1x1.png')}, 'path': '7_1.jpg'}, 'physical_race', 'age', 'race',
+     'physical_race_a_picture_of_doctor_7', 'A picture of an old Black doctor', 'old', 'Black',
+     'doctor')
+  ) ${scCols}) TO '${path.join(sc, 'train-00001-of-00002-bbbb.parquet')}' (FORMAT parquet)`);
 }
 
 // arrow-rs: one file from columns of apache-arrow vectors, with writer properties.

@@ -20,6 +20,7 @@
 #include "vlbias/encode/image.h"
 #include "vlbias/io/atomic_file.h"
 #include "vlbias/io/datasets.h"
+#include "vlbias/io/parquet_images.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias::cli_internal {
@@ -142,12 +143,19 @@ void write_summary(const DatasetArgs& args, const DatasetTable& data, const Data
 }
 
 void run_dataset(DatasetArgs& args) {
+  VLBIAS_CHECK(!args.name.empty() && !args.dir.empty() && !args.out.empty(), UsageError,
+               "vlbias dataset needs NAME DIR --out T.csv (or: vlbias dataset extract-images "
+               "T.parquet --column image --out DIR)");
   VLBIAS_CHECK(args.out.size() > 4 && args.out.substr(args.out.size() - 4) == ".csv", UsageError,
                "--out '{}' must end in .csv", args.out);
   VLBIAS_CHECK(args.summary.empty() || (args.summary.size() > 5 &&
                                         args.summary.substr(args.summary.size() - 5) == ".json"),
                UsageError, "--summary '{}' must end in .json", args.summary);
   const DatasetKind kind = parse_dataset_kind(args.name);
+  if (args.options.images_out.empty()) {  // beside the table: tables/fairface_images/
+    const fs::path out(args.out);
+    args.options.images_out = (out.parent_path() / (out.stem().string() + "_images")).string();
+  }
   DatasetTable data = read_dataset(kind, args.dir, args.options);
   std::vector<DatasetIssue> unreadable;
   if (args.check_images) unreadable = drop_undecodable(data, args.dir, args.max_image_pixels);
@@ -156,6 +164,43 @@ void run_dataset(DatasetArgs& args) {
   const DatasetCells cells = dataset_cells(data);
   if (!args.summary.empty()) write_summary(args, data, cells, unreadable);
   if (!quiet()) print_summary(data, cells, unreadable, args.out);
+}
+
+struct ExtractArgs {
+  std::string table, column = "image", out;
+};
+
+// `vlbias dataset extract-images T.parquet --column image --out DIR`: the images as files and
+// DIR/images.csv, an image table over them with the table's other columns.
+void run_extract_images(const ExtractArgs& args) {
+  const ExtractedImages images = extract_parquet_images(args.table, args.column, args.out);
+  const fs::path csv = fs::path(args.out) / "images.csv";
+  write_csv(images.table, csv.string());
+  if (quiet()) return;
+  eprint("vlbias: extract-images: wrote {} images of {} rows to {} and the table {}\n",
+         images.table.rows, images.rows, args.out, csv.string());
+  if (images.without_bytes > 0) {
+    eprint("  rows without image bytes (no file, not in the table): {}\n", images.without_bytes);
+  }
+  if (images.renamed > 0) {
+    eprint("  stored paths unsafe or repeated, named by row instead: {}\n", images.renamed);
+  }
+  if (images.unknown_format > 0) {
+    eprint("  not JPEG, PNG, WebP or GIF (written as .bin): {}\n", images.unknown_format);
+  }
+}
+
+void add_extract_images_command(CLI::App* dataset) {
+  auto args = std::make_shared<ExtractArgs>();
+  CLI::App* cmd = dataset->add_subcommand(
+      "extract-images",
+      "Write the images stored in a Parquet table (Hugging Face's Image feature,\n"
+      "struct<bytes, path>, or a binary column) as files, and DIR/images.csv: path, row\n"
+      "and the table's other columns, an image table for encode and the audits");
+  cmd->add_option("table", args->table, "The .parquet file or folder of shards")->required();
+  cmd->add_option("--column", args->column, "The image column")->capture_default_str();
+  cmd->add_option("--out", args->out, "The folder to write (made if absent)")->required();
+  cmd->callback([args] { run_extract_images(*args); });
 }
 
 }  // namespace
@@ -167,10 +212,10 @@ void add_dataset_command(CLI::App& app) {
       "Read a released dataset folder into one image table (CSV): path relative to the\n"
       "table, plus the dataset's labels under standard names (docs/datasets.md)");
   cmd->add_option("name", args->name,
-                  "fairface, utkface, causalface, geode, dollarstreet or socialcounterfactuals")
-      ->required();
-  cmd->add_option("dir", args->dir, "The folder the release unpacks to")->required();
-  cmd->add_option("--out", args->out, "The image table to write (.csv)")->required();
+                  "fairface, utkface, causalface, geode, dollarstreet or socialcounterfactuals\n"
+                  "(required)");
+  cmd->add_option("dir", args->dir, "The folder the release unpacks to (required)");
+  cmd->add_option("--out", args->out, "The image table to write (.csv; required)");
   cmd->add_option("--summary", args->summary,
                   "Also write the counts and every missing, unlabelled, malformed and\n"
                   "unreadable file as JSON");
@@ -182,6 +227,9 @@ void add_dataset_command(CLI::App& app) {
   cmd->add_option("--labels", args->options.labels,
                   "GeoDE, Dollar Street, SocialCounterfactuals: the label file to read instead\n"
                   "of index.csv, images_v2.csv or every metadata_*.csv (relative to DIR)");
+  cmd->add_option("--images-out", args->options.images_out,
+                  "FairFace, SocialCounterfactuals as Hugging Face Parquet shards: the folder\n"
+                  "the images are extracted to (default: beside --out, T_images/)");
   cmd->add_flag("--keep-missing", args->options.keep_missing,
                 "Keep rows whose image file is absent (they are dropped and listed by default)");
   cmd->add_flag("--check-images", args->check_images,
@@ -189,7 +237,11 @@ void add_dataset_command(CLI::App& app) {
   cmd->add_option("--max-image-pixels", args->max_image_pixels,
                   "With --check-images: images over twice this many pixels are unreadable")
       ->capture_default_str();
-  cmd->callback([args] { run_dataset(*args); });
+  add_extract_images_command(cmd);
+  cmd->callback([args, cmd] {
+    if (!cmd->get_subcommands().empty()) return;  // extract-images ran
+    run_dataset(*args);
+  });
 }
 
 }  // namespace vlbias::cli_internal

@@ -51,7 +51,7 @@ ResNetModel load_fairface_network(const std::filesystem::path& weights) {
 // Applies the renaming file `path` to `heads` (see FairFaceOptions::classes).
 void rename_fairface_classes(const std::filesystem::path& path, std::vector<FairFaceHead>& heads) {
   const Json doc =
-      parse_json(read_file_text(path, "a FairFace class list"), "'" + path.string() + "'");
+      parse_json(read_file_text(path, "a FairFace class list"), fmt::format("'{}'", path.string()));
   VLBIAS_CHECK(doc.is_object(), UsageError,
                "'{}' is not a JSON object; expected {{\"race\": [class names], ...}}",
                path.string());

@@ -202,6 +202,21 @@ std::string dataset_name(DatasetKind kind) {
   return dataset_names().at(static_cast<std::size_t>(kind));
 }
 
+namespace {
+
+// The Hugging Face Parquet layout: no label CSV of the folder release (named `csv_prefix`...),
+// and .parquet files under the folder.
+bool hf_layout(const fs::path& dir, std::string_view csv_prefix) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(csv_prefix, 0) == 0 && entry.path().extension() == ".csv") return false;
+  }
+  return io_internal::is_hf_parquet_folder(dir);
+}
+
+}  // namespace
+
 DatasetTable read_dataset(DatasetKind kind, const std::filesystem::path& dir,
                           const DatasetOptions& options) {
   std::error_code ec;
@@ -220,7 +235,8 @@ DatasetTable read_dataset(DatasetKind kind, const std::filesystem::path& dir,
   DatasetTable data;
   switch (kind) {
     case DatasetKind::FairFace:
-      data = io_internal::read_fairface(dir, options);
+      data = hf_layout(dir, "fairface_label_") ? io_internal::read_hf_fairface(dir, options)
+                                               : io_internal::read_fairface(dir, options);
       break;
     case DatasetKind::UtkFace:
       data = io_internal::read_utkface(dir, options);
@@ -235,7 +251,8 @@ DatasetTable read_dataset(DatasetKind kind, const std::filesystem::path& dir,
       data = io_internal::read_dollarstreet(dir, options);
       break;
     case DatasetKind::SocialCounterfactuals:
-      data = io_internal::read_socialcounterfactuals(dir, options);
+      data = hf_layout(dir, "metadata_") ? io_internal::read_hf_socialcounterfactuals(dir, options)
+                                         : io_internal::read_socialcounterfactuals(dir, options);
       break;
   }
   data.kind = kind;

@@ -55,6 +55,12 @@ DatasetTable read_geode(const fs::path& dir, const DatasetOptions& options);
 DatasetTable read_dollarstreet(const fs::path& dir, const DatasetOptions& options);
 DatasetTable read_socialcounterfactuals(const fs::path& dir, const DatasetOptions& options);
 
+// The Hugging Face Parquet layouts (datasets_hf.cpp): whether `dir` holds .parquet files
+// (recursively), and the readers, which extract the images into options.images_out.
+bool is_hf_parquet_folder(const fs::path& dir);
+DatasetTable read_hf_fairface(const fs::path& dir, const DatasetOptions& options);
+DatasetTable read_hf_socialcounterfactuals(const fs::path& dir, const DatasetOptions& options);
+
 // Splits on one character; "" gives one empty field.
 std::vector<std::string_view> split_on(std::string_view text, char sep);
 // Whole text is ASCII digits (at least one).

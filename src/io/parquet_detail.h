@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vlbias/io/mapped_file.h"
@@ -89,6 +90,7 @@ struct PqFileMeta {
   std::int64_t num_rows = 0;
   std::vector<PqSchemaElement> schema;
   std::vector<PqRowGroup> row_groups;
+  std::vector<std::pair<std::string, std::string>> key_value;  // key_value_metadata
 };
 
 struct PqPageHeader {

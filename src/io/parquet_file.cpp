@@ -249,6 +249,7 @@ ParquetInfo read_parquet_info(const std::string& path) {
   info.path = path;
   info.rows = static_cast<std::size_t>(file.meta.num_rows);
   info.row_groups = file.meta.row_groups.size();
+  info.metadata = file.meta.key_value;
   for (const PqLeaf& leaf : file.leaves) {
     ParquetColumnInfo c;
     c.name = leaf.name;

@@ -366,6 +366,23 @@ PqFileMeta parse_pq_file_meta(PqBytes bytes, const std::string& where) {
         in.expect_struct(element);
         meta.row_groups.push_back(read_pq_row_group(in));
       }
+    } else if (id == 5) {  // key_value_metadata: list<KeyValue{1: key, 2: value}>
+      int element = 0;
+      const std::size_t n = in.list(type, element);
+      for (std::size_t i = 0; i < n; ++i) {
+        in.expect_struct(element);
+        std::pair<std::string, std::string> kv;
+        read_pq_struct(in, [&](int field, int field_type) {
+          if (field == 1) {
+            kv.first = std::string(in.binary(field_type));
+          } else if (field == 2) {
+            kv.second = std::string(in.binary(field_type));
+          } else {
+            in.skip(field_type);
+          }
+        });
+        meta.key_value.push_back(std::move(kv));
+      }
     } else {
       in.skip(type);
     }

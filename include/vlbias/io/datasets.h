@@ -44,6 +44,9 @@ struct DatasetOptions {
   // release's (index.csv, images_v2.csv, every metadata_*.csv), relative to the folder or
   // absolute. UsageError for the readers that have no such choice.
   std::string labels;
+  // FairFace, SocialCounterfactuals in the Hugging Face Parquet layout: the folder the images
+  // are extracted to (made when absent; its parent must exist), one subfolder per shard.
+  std::string images_out;
 };
 
 // A problem with one file or label row: where (a path relative to the dataset folder, or
@@ -60,7 +63,8 @@ struct DatasetTable {
   std::vector<std::string> columns;
   std::vector<bool> numeric;
   // rows[r][c]: the text of each cell, "" = missing. Column 0 is the image path relative to
-  // the dataset folder, with '/' separators.
+  // the dataset folder, with '/' separators (absolute for images extracted from the Hugging
+  // Face Parquet layout into DatasetOptions::images_out).
   std::vector<std::vector<std::string>> rows;
   // The columns whose combinations are the dataset's main cells (e.g. race, gender).
   std::vector<std::string> cell_columns;

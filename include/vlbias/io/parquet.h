@@ -2,14 +2,14 @@
 // Parquet tables (src/io/parquet*.cpp): a native reader, no Arrow. read_table() reads
 // `x.parquet`, and a folder of shards, through read_parquet().
 //
-// Supported: the footer and its Thrift compact-protocol metadata; data pages v1 and v2 and
-// dictionary pages; encodings PLAIN, RLE/bit-packed hybrid (levels, booleans, dictionary
-// indices), PLAIN_DICTIONARY / RLE_DICTIONARY, DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY,
-// DELTA_BYTE_ARRAY and BYTE_STREAM_SPLIT; codecs UNCOMPRESSED, SNAPPY, GZIP and ZSTD; the
-// physical types BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY.
-// Columns are the leaves of the schema that are not repeated: top-level columns, and the
-// fields of structs named by their path joined with '.' (Hugging Face's Image feature,
-// struct<bytes: binary, path: string> "image", reads as "image.bytes" and "image.path").
+// Supported: the footer and its Thrift compact-protocol metadata (key-value metadata included);
+// data pages v1 and v2 and dictionary pages; encodings PLAIN, RLE/bit-packed hybrid (levels,
+// booleans, dictionary indices), PLAIN_DICTIONARY / RLE_DICTIONARY, DELTA_BINARY_PACKED,
+// DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY and BYTE_STREAM_SPLIT; codecs UNCOMPRESSED, SNAPPY,
+// GZIP and ZSTD; the physical types BOOLEAN, INT32, INT64, FLOAT, DOUBLE, BYTE_ARRAY and
+// FIXED_LEN_BYTE_ARRAY. Columns are the leaves of the schema that are not repeated: top-level
+// columns, and the fields of structs named by their path joined with '.' (Hugging Face's Image
+// feature, struct<bytes: binary, path: string> "image", reads as "image.bytes" and "image.path").
 // Not supported, each a clear InputError naming the file and column: repeated columns
 // (lists, maps), the codecs LZO, BROTLI and LZ4, chunks stored in other files and encrypted
 // files.
@@ -38,6 +38,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vlbias/io/table.h"
@@ -58,6 +59,9 @@ struct ParquetInfo {
   std::size_t rows = 0;
   std::size_t row_groups = 0;
   std::vector<ParquetColumnInfo> columns;  // the leaves in schema order
+  // The footer's key_value_metadata in file order, e.g. ("huggingface", the datasets library's
+  // JSON of the features, ClassLabel names included).
+  std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 // The schema and sizes of one file (its footer only). InputError when it is not Parquet.
