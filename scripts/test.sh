@@ -73,7 +73,11 @@ phase "Structure and formatting"
 if /usr/bin/python3 scripts/check_stages.py .; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 # Every C++ file as .clang-format wants it (fix with: clang-format -i FILE).
 mapfile -t cxx_files < <(git ls-files '*.cpp' '*.h' 2>/dev/null || find src include tests bench fuzz python -name '*.cpp' -o -name '*.h')
-if clang-format --dry-run -Werror "${cxx_files[@]}" 2>&1 | head -n 40 | grep .; then
+# The output decides, not the pipeline's status: under pipefail, clang-format's own exit status
+# (1 for a difference) made the pipeline fail and the check pass.
+format_report=$(clang-format --dry-run -Werror "${cxx_files[@]}" 2>&1)
+if [ -n "$format_report" ]; then
+  printf '%s\n' "$format_report" | head -n 40
   echo "format: the files above differ from .clang-format"
   failed=$((failed + 1))
 else

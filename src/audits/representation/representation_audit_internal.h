@@ -52,17 +52,16 @@ RepresentationData read_representation_data(const RepresentationAuditSpec& r);
 
 // The class counts of prompt p for attribute a, summed over its images (K + 1 values: the
 // classes, then the other labels).
-std::vector<std::uint64_t> prompt_counts(const RepresentationData& d, std::size_t a,
-                                         std::size_t p);
+std::vector<std::uint64_t> prompt_counts(const RepresentationData& d, std::size_t a, std::size_t p);
 
 // Real-world shares per prompt of targets.attribute (representation_audit_targets.cpp): for
 // each prompt, its K shares in class order, or none (its key is not in the table: listed in
 // `missing`).
 struct RepresentationTargets {
-  std::size_t attribute = 0;                       // index into RepresentationData::attributes
+  std::size_t attribute = 0;  // index into RepresentationData::attributes
   std::vector<std::optional<std::vector<double>>> shares;  // per prompt
-  std::vector<std::size_t> given_classes;           // the classes targets.columns names
-  std::vector<std::string> missing;                 // keys without a row, first-seen order
+  std::vector<std::size_t> given_classes;                  // the classes targets.columns names
+  std::vector<std::string> missing;                        // keys without a row, first-seen order
 };
 RepresentationTargets read_representation_targets(const RepresentationAuditSpec& r,
                                                   const RepresentationData& d);
@@ -70,9 +69,8 @@ RepresentationTargets read_representation_targets(const RepresentationAuditSpec&
 // Bootstrap replicates of a prompt's counts: replicate b resamples the prompt's images with
 // replacement (Rng(derive_seed(seed, p), b)), every attribute from the same draw; out[a][b]
 // holds the K + 1 counts of attribute a in replicate b, flattened: [b * (K + 1) + k].
-std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData& d,
-                                                        std::size_t p, std::size_t replicates,
-                                                        std::uint64_t seed);
+std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData& d, std::size_t p,
+                                                        std::size_t replicates, std::uint64_t seed);
 
 // The sections (results.json's analyses.<name>, their tables and notes).
 AnalysisOutput representation_distribution(const AuditSpec& spec, const RepresentationData& d);
