@@ -422,6 +422,26 @@ TEST(RepresentationAudit, PowerFromThePilotRunMatchesTheAuditsOwnPowerSection) {
   EXPECT_EQ(i, out.at("tests").size());
 }
 
+TEST(RepresentationAudit, ANoteNamesTwentyPromptsAndCountsTheRest) {
+  const fs::path dir = cli_util::temp_dir();
+  std::ofstream manifest(dir / "manifest.csv"), labels(dir / "labels.csv");
+  manifest << "image,prompt\n";
+  labels << "image,face,attribute,label\n";
+  for (int p = 0; p < 30; ++p) {
+    manifest << p << ".png,prompt " << p << "\n";
+    labels << p << ".png,0,gender," << (p == 0 ? "female" : "unclear") << "\n";
+  }
+  manifest.close();
+  labels.close();
+  std::ofstream(dir / "spec.yaml")
+      << "kind: representation\nlabels: {table: labels.csv, classes: {gender: [female, male]}}\n"
+         "manifest: {table: manifest.csv}\nanalyses: {measures: {bootstrap: 10}}\n";
+  const json r = audit(dir / "spec.yaml", dir / "run");
+  // 29 prompts without a labelled face: 20 named, 9 counted.
+  EXPECT_NE(r["notes"].dump().find("29 prompts had no observation"), std::string::npos);
+  EXPECT_NE(r["notes"].dump().find("and 9 more"), std::string::npos) << r["notes"].dump();
+}
+
 }  // namespace in_representation_audit_test
 }  // namespace
 }  // namespace vlbias

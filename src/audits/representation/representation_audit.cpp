@@ -202,7 +202,7 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
         "targets: {} prompt key{} had no row in '{}' (their target tests and amplification are "
         "left out): {}",
         t->missing.size(), t->missing.size() == 1 ? "" : "s", r.targets.string(),
-        fmt::join(t->missing, ", ")));
+        listed_names(t->missing, ", ")));
   }
   Json tables;
   Json analyses = output.add_sections(sections, tables, notes);

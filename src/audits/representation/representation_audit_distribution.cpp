@@ -16,6 +16,14 @@
 
 namespace vlbias::audits_internal {
 
+std::string listed_names(const std::vector<std::string>& names, const char* separator) {
+  constexpr std::size_t kShown = 20;
+  if (names.size() <= kShown) return fmt::format("{}", fmt::join(names, separator));
+  const std::vector<std::string> first(names.begin(), names.begin() + kShown);
+  return fmt::format("{}{}and {} more", fmt::join(first, separator), separator,
+                     names.size() - kShown);
+}
+
 std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData& d, std::size_t p,
                                                         std::size_t replicates,
                                                         std::uint64_t seed) {
@@ -183,13 +191,13 @@ AnalysisOutput representation_distribution(const AuditSpec& spec, const Represen
         "distribution: {} prompt{} had no observation labelled with a class (their shares, "
         "measures and tests are undefined, never 0): {}",
         empty_prompts.size(), empty_prompts.size() == 1 ? "" : "s",
-        fmt::join(empty_prompts, "; ")));
+        listed_names(empty_prompts, "; ")));
   }
   if (!small_prompts.empty()) {
     out.notes.push_back(fmt::format(
         "distribution: {} prompt{} had fewer than min_group_size = {} labelled observations: {}",
         small_prompts.size(), small_prompts.size() == 1 ? "" : "s", spec.min_group_size,
-        fmt::join(small_prompts, "; ")));
+        listed_names(small_prompts, "; ")));
   }
   out.tables.emplace_back("representation_shares", shares_table.build());
   out.tables.emplace_back("representation_prompts", prompts_table.build());

@@ -84,6 +84,9 @@ AnalysisOutput representation_agreement(const AuditSpec& spec);
 AnalysisOutput representation_power(const AuditSpec& spec, const RepresentationData& d,
                                     const RepresentationTargets* targets);
 
+// A note's list of names: the first 20 joined by `separator`, then "and N more".
+std::string listed_names(const std::vector<std::string>& names, const char* separator);
+
 // Seed streams (derive_seed(spec.seed, ...)).
 inline constexpr std::uint64_t kRepresentationSeedMeasures = 1;
 inline constexpr std::uint64_t kRepresentationSeedAmplification = 2;
