@@ -67,6 +67,15 @@ Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& pa
                    describe(node)));
 }
 
+void read_string_keys(Context& ctx, const Entries& e, const std::string& section,
+                      std::initializer_list<std::pair<const char*, std::string*>> keys) {
+  for (const auto& [key, out] : keys) {
+    if (const YAML::Node* v = find(e, key)) {
+      *out = v->IsNull() ? std::string() : as_string(ctx, *v, join_path(section, key));
+    }
+  }
+}
+
 void parse_power(Context& ctx, const YAML::Node& value, const std::string& path, PowerSpec& w) {
   for (const auto& [k, v] :
        parse_toggle(ctx, value, path, w.toggle, {"power", "alpha", "replicates"})) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "vlbias/audits/audit.h"
 #include "vlbias/io/spec_yaml.h"
@@ -32,6 +33,10 @@ std::size_t as_resamples(Context& ctx, const YAML::Node& node, const std::string
 // (explicit) and returns the option entries (empty unless a map).
 Entries parse_toggle(Context& ctx, const YAML::Node& node, const std::string& path,
                      AnalysisToggle& toggle, std::initializer_list<const char*> allowed);
+
+// `key: value` string options of the map `section` (a null value: ""), each into its string.
+void read_string_keys(Context& ctx, const Entries& e, const std::string& section,
+                      std::initializer_list<std::pair<const char*, std::string*>> keys);
 
 // analyses.power (audit_types.h's PowerSpec): true, false or {power, alpha, replicates}.
 void parse_power(Context& ctx, const YAML::Node& value, const std::string& path, PowerSpec& w);

@@ -144,6 +144,10 @@ void build_lvlm_counterfactual(Page& page);
 void build_visual_stereotypes(Page& page);
 // The representation audit (issue 42; representation_page.cpp).
 void build_representation(Page& page);
+// The tests of one attribute against one hypothesis ("parity", "target") in the representation
+// audit's analyses.tests, or a null node (representation_page.cpp; the summary reads it too).
+Node representation_hypothesis(const Node& tests, const std::string& attribute,
+                               const char* hypothesis);
 // The comparison of runs (`vlbias compare-runs`, kind "comparison"; compare_runs_page.cpp).
 void build_comparison(Page& page);
 

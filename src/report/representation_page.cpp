@@ -15,18 +15,6 @@ namespace vlbias::report_internal {
 
 namespace {
 
-// The tests of one attribute and hypothesis, or a null node.
-Node hypothesis_tests(const Node& tests, const std::string& attribute, const char* hypothesis) {
-  for (std::size_t i = 0; i < tests["attributes"].size(); ++i) {
-    const Node a = tests["attributes"][i];
-    if (a["attribute"].str() != attribute) continue;
-    for (std::size_t h = 0; h < a["hypotheses"].size(); ++h) {
-      if (a["hypotheses"][h]["hypothesis"].str() == hypothesis) return a["hypotheses"][h];
-    }
-  }
-  return Node(nullptr, "");
-}
-
 // Per attribute: the stacked shares per prompt (sorted by the first class's share) and the
 // table of shares with their intervals; a finding per prompt far from parity.
 void distribution_section(Page& page, const Node& dist, const Node& tests) {
@@ -80,7 +68,7 @@ void distribution_section(Page& page, const Node& dist, const Node& tests) {
                             name, a["classes"][0].str()),
                 std::move(t));
     // Findings: prompts off parity after correction, the largest share first.
-    const Node parity = hypothesis_tests(tests, name, "parity");
+    const Node parity = representation_hypothesis(tests, name, "parity");
     for (std::size_t i = 0; i < a["prompts"].size() && !parity.null(); ++i) {
       const Node p = a["prompts"][i], test = parity["prompts"][i];
       if (!(test["p_holm"].number() < kAlpha)) continue;
@@ -188,7 +176,7 @@ void amplification_section(Page& page, const Node& amp, const Node& tests) {
                "least-squares slope of generated on real shares across prompts (bootstrap over "
                "prompts): a slope above 1 exaggerates the real differences.");
   const std::string attribute = amp["attribute"].str();
-  const Node target_tests = hypothesis_tests(tests, attribute, "target");
+  const Node target_tests = representation_hypothesis(tests, attribute, "target");
   for (std::size_t ci = 0; ci < amp["classes"].size(); ++ci) {
     const Node c = amp["classes"][ci];
     const std::string cls = c["class"].str();
@@ -285,6 +273,18 @@ void agreement_and_power(Page& page, const Node& agreement, const Node& power) {
 }
 
 }  // namespace
+
+Node representation_hypothesis(const Node& tests, const std::string& attribute,
+                               const char* hypothesis) {
+  for (std::size_t i = 0; i < tests["attributes"].size(); ++i) {
+    const Node a = tests["attributes"][i];
+    if (a["attribute"].str() != attribute) continue;
+    for (std::size_t h = 0; h < a["hypotheses"].size(); ++h) {
+      if (a["hypotheses"][h]["hypothesis"].str() == hypothesis) return a["hypotheses"][h];
+    }
+  }
+  return Node(nullptr, "");
+}
 
 void build_representation(Page& page) {
   const Node root = page.root();

@@ -9,20 +9,6 @@ namespace vlbias::report_internal {
 
 namespace {
 
-// The test of `hypothesis` for prompt i of `attribute`, or a null node.
-Node representation_test(const Node& tests, const std::string& attribute, const char* hypothesis,
-                         std::size_t i) {
-  for (std::size_t a = 0; a < tests["attributes"].size(); ++a) {
-    const Node at = tests["attributes"][a];
-    if (at["attribute"].str() != attribute) continue;
-    for (std::size_t h = 0; h < at["hypotheses"].size(); ++h) {
-      if (at["hypotheses"][h]["hypothesis"].str() == hypothesis)
-        return at["hypotheses"][h]["prompts"][i];
-    }
-  }
-  return Node(nullptr, "");
-}
-
 void representation_shares(SummaryBuilder& b, const Node& dist) {
   for (std::size_t a = 0; a < dist["attributes"].size(); ++a) {
     const Node at = dist["attributes"][a];
@@ -46,7 +32,7 @@ void representation_mad(SummaryBuilder& b, const Node& measures, const Node& tes
     const std::string attr = at["attribute"].str();
     for (std::size_t i = 0; i < at["prompts"].size(); ++i) {
       const Node p = at["prompts"][i];
-      const Node test = representation_test(tests, attr, "parity", i);
+      const Node test = representation_hypothesis(tests, attr, "parity")["prompts"][i];
       b.add("mad/" + attr + "/" + p["prompt"].str(), "measures",
             "mean absolute deviation of the prompt's " + attr + " shares from parity",
             {p["prompt"].str()}, p["mad"]["estimate"])

@@ -85,9 +85,8 @@ Json coefficient_json(const stats::AgreementCoefficient& c) {
 
 }  // namespace
 
-AnalysisOutput representation_agreement(const AuditSpec& spec) {
+AnalysisOutput representation_agreement(const AuditSpec& spec, const Table& t) {
   const RepresentationAuditSpec& r = spec.representation;
-  const Table t = read_table(r.labels.string());
   const Column& attribute = t.column(r.attribute_column);
   const bool faces = !r.face_column.empty() && t.find(r.face_column);
   std::vector<std::string> attributes = r.attributes;
@@ -172,7 +171,16 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
   }
   start_hashing_inputs(provenance);
   Progress progress("representation", 6);
-  const RepresentationData data = read_representation_data(r);
+  // The labels are read once: the data, then (with several labellers) their agreement, before the
+  // table is let go.
+  RepresentationData data;
+  std::optional<AnalysisOutput> agreement;
+  {
+    const Table labels = read_labels_table(r);
+    data = read_representation_data(r, labels);
+    if (r.agreement.enabled && data.labellers.size() >= 2)
+      agreement = representation_agreement(spec, labels);
+  }
   std::optional<RepresentationTargets> targets;
   if (!r.targets.empty()) targets = read_representation_targets(r, data);
   const RepresentationTargets* t = targets ? &*targets : nullptr;
@@ -188,8 +196,7 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
   if (t != nullptr && r.amplification.toggle.enabled)
     sections.emplace_back("amplification", representation_amplification(spec, data, *t));
   progress.advance(1);
-  if (r.agreement.enabled && data.labellers.size() >= 2)
-    sections.emplace_back("agreement", representation_agreement(spec));
+  if (agreement) sections.emplace_back("agreement", std::move(*agreement));
   if (r.power.toggle.enabled) sections.emplace_back("power", representation_power(spec, data, t));
   progress.advance(2);
   progress.finish();

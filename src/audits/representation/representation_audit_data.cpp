@@ -157,6 +157,22 @@ std::vector<std::string> attribute_classes(const RepresentationAuditSpec& r, con
   return classes;
 }
 
+// d.faces from the (image number, face) keys of every label row; whole_images when no row
+// named a face.
+void count_faces(std::vector<std::uint64_t>& face_keys, const std::vector<std::size_t>& first_image,
+                 RepresentationData& d) {
+  std::sort(face_keys.begin(), face_keys.end());
+  face_keys.erase(std::unique(face_keys.begin(), face_keys.end()), face_keys.end());
+  for (std::size_t p = 0, j = 0; p < d.prompts.size(); ++p) {
+    const std::uint64_t end = first_image[p] + d.prompts[p].images.size();
+    for (; j < face_keys.size() && (face_keys[j] >> 32) < end; ++j)
+      ++d.faces[p][(face_keys[j] >> 32) - first_image[p]];
+  }
+  d.whole_images = face_keys.empty();
+}
+
+}  // namespace
+
 // The labels table in the long layout the audit reads: as written, or, with labels.columns (a
 // wide table such as faces.csv with its monk column), one row per (row, column) whose attribute
 // is the column's name and whose label is the cell (an empty cell: unclear, e.g. a face without
@@ -189,27 +205,10 @@ Table read_labels_table(const RepresentationAuditSpec& r) {
   return t;
 }
 
-// d.faces from the (image number, face) keys of every label row; whole_images when no row
-// named a face.
-void count_faces(std::vector<std::uint64_t>& face_keys, const std::vector<std::size_t>& first_image,
-                 RepresentationData& d) {
-  std::sort(face_keys.begin(), face_keys.end());
-  face_keys.erase(std::unique(face_keys.begin(), face_keys.end()), face_keys.end());
-  for (std::size_t p = 0, j = 0; p < d.prompts.size(); ++p) {
-    const std::uint64_t end = first_image[p] + d.prompts[p].images.size();
-    for (; j < face_keys.size() && (face_keys[j] >> 32) < end; ++j)
-      ++d.faces[p][(face_keys[j] >> 32) - first_image[p]];
-  }
-  d.whole_images = face_keys.empty();
-}
-
-}  // namespace
-
-RepresentationData read_representation_data(const RepresentationAuditSpec& r) {
+RepresentationData read_representation_data(const RepresentationAuditSpec& r, const Table& t) {
   RepresentationData d;
   std::unordered_map<std::string, std::pair<std::uint32_t, std::uint32_t>> where;
   read_manifest_prompts(r, d, where);
-  const Table t = read_labels_table(r);
   const Column& image = t.column(r.image_column);
   const Column& attribute = t.column(r.attribute_column);
   const Column& label = t.column(r.label_column);

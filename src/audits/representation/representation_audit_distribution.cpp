@@ -97,6 +97,12 @@ AnalysisOutput representation_distribution(const AuditSpec& spec, const Represen
   TableBuilder shares_table("representation_shares"), prompts_table("representation_prompts");
   Json attributes = Json::array();
   std::vector<std::string> empty_prompts, small_prompts;
+  // Images with a label row, per prompt (over every attribute): the same for each attribute.
+  std::vector<double> with_rows_of(d.prompts.size());
+  for (std::size_t p = 0; p < d.prompts.size(); ++p) {
+    const std::vector<bool> labelled = labelled_images(d, p);
+    with_rows_of[p] = static_cast<double>(std::count(labelled.begin(), labelled.end(), true));
+  }
   for (std::size_t a = 0; a < d.attributes.size(); ++a) {
     const RepresentationAttribute& attr = d.attributes[a];
     const std::size_t k = attr.classes.size();
@@ -108,10 +114,8 @@ AnalysisOutput representation_distribution(const AuditSpec& spec, const Represen
       std::uint64_t n = 0;
       for (const std::uint64_t c : counts) n += c;
       const double observations = static_cast<double>(n + all[k]);
-      const std::vector<bool> labelled = labelled_images(d, p);
       const double images = static_cast<double>(pr.images.size());
-      const double with_rows =
-          static_cast<double>(std::count(labelled.begin(), labelled.end(), true));
+      const double with_rows = with_rows_of[p];
       double several = 0;
       for (const std::uint32_t f : d.faces[p]) several += f >= 2;
       Json j{{"prompt", pr.prompt},

@@ -13,6 +13,7 @@
 #include "audit_yaml.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/audit_types.h"
+#include "vlbias/io/table.h"
 
 namespace vlbias::audits_internal {
 
@@ -46,9 +47,13 @@ struct RepresentationData {
   std::vector<std::string> notes;
 };
 
-// Reads labels.table and manifest.table and joins them (InputError for a label row whose image
-// is not in the manifest, a label outside given classes, an empty manifest or no label row).
-RepresentationData read_representation_data(const RepresentationAuditSpec& r);
+// labels.table in the long layout (one row per image or face and attribute); a wide table
+// (labels.columns) is turned into it. Read once per run: the data and agreement use it.
+Table read_labels_table(const RepresentationAuditSpec& r);
+// Reads manifest.table and joins the labels `t` (read_labels_table) to it (InputError for a
+// label row whose image is not in the manifest, a label outside given classes, an empty
+// manifest or no label row).
+RepresentationData read_representation_data(const RepresentationAuditSpec& r, const Table& t);
 
 // The class counts of prompt p for attribute a, summed over its images (K + 1 values: the
 // classes, then the other labels).
@@ -80,7 +85,7 @@ AnalysisOutput representation_tests(const AuditSpec& spec, const RepresentationD
                                     const RepresentationTargets* targets);
 AnalysisOutput representation_amplification(const AuditSpec& spec, const RepresentationData& d,
                                             const RepresentationTargets& targets);
-AnalysisOutput representation_agreement(const AuditSpec& spec);
+AnalysisOutput representation_agreement(const AuditSpec& spec, const Table& labels);
 AnalysisOutput representation_power(const AuditSpec& spec, const RepresentationData& d,
                                     const RepresentationTargets* targets);
 

@@ -18,7 +18,7 @@ std::size_t check_representation_inputs(const AuditSpec& spec) {
   std::vector<std::filesystem::path> inputs = {r.labels, r.manifest};
   if (!r.targets.empty()) inputs.push_back(r.targets);
   const std::size_t checked = check_input_files(inputs);
-  const RepresentationData data = read_representation_data(r);
+  const RepresentationData data = read_representation_data(r, read_labels_table(r));
   if (!r.targets.empty()) read_representation_targets(r, data);
   return checked;
 }

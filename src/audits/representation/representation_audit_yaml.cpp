@@ -12,15 +12,6 @@ namespace vlbias::audits_internal {
 
 namespace {
 
-void representation_strings(Context& ctx, const Entries& e, const std::string& section,
-                            std::initializer_list<std::pair<const char*, std::string*>> keys) {
-  for (const auto& [key, out] : keys) {
-    if (const YAML::Node* v = find(e, key)) {
-      *out = v->IsNull() ? std::string() : as_string(ctx, *v, join_path(section, key));
-    }
-  }
-}
-
 // A map of unique string keys, each to what `value` reads.
 template <typename T, typename F>
 std::vector<std::pair<std::string, T>> representation_map(Context& ctx, const YAML::Node& node,
@@ -47,13 +38,13 @@ void parse_labels(Context& ctx, const YAML::Node& node, RepresentationAuditSpec&
                               {"table", "image", "face", "attribute", "label", "labeller", "use",
                                "attributes", "classes", "columns"});
   r.labels = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
-  representation_strings(ctx, e, p,
-                         {{"image", &r.image_column},
-                          {"face", &r.face_column},
-                          {"attribute", &r.attribute_column},
-                          {"label", &r.label_column},
-                          {"labeller", &r.labeller_column},
-                          {"use", &r.labeller}});
+  read_string_keys(ctx, e, p,
+                   {{"image", &r.image_column},
+                    {"face", &r.face_column},
+                    {"attribute", &r.attribute_column},
+                    {"label", &r.label_column},
+                    {"labeller", &r.labeller_column},
+                    {"use", &r.labeller}});
   if (const YAML::Node* x = find(e, "attributes")) {
     r.attributes = x->IsScalar() ? std::vector<std::string>{as_string(ctx, *x, p + ".attributes")}
                                  : as_string_list(ctx, *x, p + ".attributes", true);
@@ -80,19 +71,18 @@ void parse_manifest(Context& ctx, const YAML::Node& node, RepresentationAuditSpe
   const std::string p = "manifest";
   const Entries e = check_map(ctx, node, p, {"table", "image", "prompt", "group", "key"});
   r.manifest = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
-  representation_strings(ctx, e, p,
-                         {{"image", &r.manifest_image_column},
-                          {"prompt", &r.prompt_column},
-                          {"group", &r.group_column},
-                          {"key", &r.key_column}});
+  read_string_keys(ctx, e, p,
+                   {{"image", &r.manifest_image_column},
+                    {"prompt", &r.prompt_column},
+                    {"group", &r.group_column},
+                    {"key", &r.key_column}});
 }
 
 void parse_targets(Context& ctx, const YAML::Node& node, RepresentationAuditSpec& r) {
   const std::string p = "targets";
   const Entries e = check_map(ctx, node, p, {"table", "key", "attribute", "columns", "scale"});
   r.targets = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
-  representation_strings(ctx, e, p,
-                         {{"key", &r.target_key_column}, {"attribute", &r.target_attribute}});
+  read_string_keys(ctx, e, p, {{"key", &r.target_key_column}, {"attribute", &r.target_attribute}});
   r.target_columns = representation_map<std::string>(
       ctx, require(ctx, node, e, p, "columns"), p + ".columns",
       [&](const YAML::Node& v, const std::string& at) { return as_string(ctx, v, at); });

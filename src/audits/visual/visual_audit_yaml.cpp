@@ -10,16 +10,6 @@ namespace vlbias::audits_internal {
 
 namespace {
 
-// `key: value` string options of a section map.
-void strings(Context& ctx, const Entries& e, const std::string& section,
-             std::initializer_list<std::pair<const char*, std::string*>> keys) {
-  for (const auto& [key, out] : keys) {
-    if (const YAML::Node* v = find(e, key)) {
-      *out = v->IsNull() ? std::string() : as_string(ctx, *v, join_path(section, key));
-    }
-  }
-}
-
 void parse_stereotypes(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
   const Entries e =
       check_map(ctx, node, "stereotypes", {"votes", "min_votes", "rule", "min_per_identity"});
@@ -45,14 +35,14 @@ void parse_annotations(Context& ctx, const YAML::Node& node, VisualAuditSpec& v)
                               {"table", "image", "attribute", "present", "task", "identity",
                                "coords", "none_option", "aggregate", "none_as_random"});
   v.annotations = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
-  strings(ctx, e, p,
-          {{"image", &v.image_column},
-           {"attribute", &v.attribute_column},
-           {"present", &v.present_column},
-           {"task", &v.task_column},
-           {"identity", &v.identity_column},
-           {"coords", &v.coords_column},
-           {"none_option", &v.none_option}});
+  read_string_keys(ctx, e, p,
+                   {{"image", &v.image_column},
+                    {"attribute", &v.attribute_column},
+                    {"present", &v.present_column},
+                    {"task", &v.task_column},
+                    {"identity", &v.identity_column},
+                    {"coords", &v.coords_column},
+                    {"none_option", &v.none_option}});
   if (const YAML::Node* x = find(e, "aggregate")) {
     v.aggregation = as_choice(ctx, *x, p + ".aggregate", {"annotation", "majority"});
   }
@@ -65,10 +55,10 @@ void parse_captions(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
   const std::string p = "captions";
   const Entries e = check_map(ctx, node, p, {"table", "image", "caption", "identity"});
   v.captions = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
-  strings(ctx, e, p,
-          {{"image", &v.caption_image_column},
-           {"caption", &v.caption_column},
-           {"identity", &v.caption_identity_column}});
+  read_string_keys(ctx, e, p,
+                   {{"image", &v.caption_image_column},
+                    {"caption", &v.caption_column},
+                    {"identity", &v.caption_identity_column}});
 }
 
 void parse_pull(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
@@ -78,11 +68,11 @@ void parse_pull(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
   v.pull_table = as_input_file(ctx, require(ctx, node, e, p, "table"), p + ".table");
   v.pull_embeddings.path =
       as_input_file(ctx, require(ctx, node, e, p, "embeddings"), p + ".embeddings");
-  strings(ctx, e, p,
-          {{"tensor", &v.pull_embeddings.tensor},
-           {"identity", &v.pull_identity_column},
-           {"set", &v.pull_set_column},
-           {"image", &v.pull_image_column}});
+  read_string_keys(ctx, e, p,
+                   {{"tensor", &v.pull_embeddings.tensor},
+                    {"identity", &v.pull_identity_column},
+                    {"set", &v.pull_set_column},
+                    {"image", &v.pull_image_column}});
 }
 
 void parse_visual_analyses(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
