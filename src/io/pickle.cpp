@@ -188,7 +188,7 @@ class Unpickler {
 PickleValue* Unpickler::global(std::string_view module, std::string_view name) {
   Role role{};
   const std::string full = fmt::format("{}.{}", module, name);
-  VLBIAS_CHECK(allowed_pickle_global(module, name, &role), InputError,
+  VLBIAS_CHECK(allowed_pickle_global(module, name, &role, limits_.numpy_arrays), InputError,
                "'{}' refers to the Python global '{}' (byte {} of its pickle), which is not a "
                "tensor, storage, OrderedDict or TorchScript object, so it is refused and nothing "
                "is called",
@@ -304,6 +304,13 @@ PickleValue* Unpickler::reduce(PickleValue* callable, PickleValue* args) {
                    "'{}' calls {} without arguments at byte {} of its pickle", source_,
                    callable->text, op_pos_);
       return const_cast<PickleValue*>(a[0]);
+    case Role::NumpyCall: {  // read as data (pickled_array.cpp interprets it), never called
+      PickleValue* object = make(PickleKind::Object);
+      object->text = callable->text;
+      object->items = a;
+      nest(object, args);
+      return object;
+    }
     default:
       VLBIAS_FAIL(InputError,
                   "'{}' calls '{}' at byte {} of its pickle, which is read as data only and "

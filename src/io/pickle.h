@@ -57,6 +57,9 @@ struct PickleLimits {
   // Values built in all (each costs about 130 bytes: 4M values ~ 550 MB). A state dict spends
   // about 15 per tensor, so this admits ~250,000 tensors.
   std::size_t max_values = 1u << 22;
+  // Also read numpy's pickled ndarrays (pickled_array.h): the array and dtype reconstructors
+  // become Object values holding their arguments, never called.
+  bool numpy_arrays = false;
 };
 
 // The values of one unpickling; they refer to each other by pointer (shared references,
@@ -91,10 +94,14 @@ enum class PickleRole : std::int64_t {
   CodecsEncode,      // _codecs.encode(text, "latin1") -> bytes (protocol 2's bytes)
   FirstArgument,     // torch.jit._pickle.build_*list, restore_type_tag -> the first argument
   TorchScriptClass,  // __torch__.*: only constructed by NEWOBJ, filled by BUILD
+  NumpyCall,  // numpy's _reconstruct, _frombuffer, dtype, ndarray (PickleLimits::numpy_arrays):
+              // REDUCE -> an Object named by the global, `items` = the arguments
 };
 
-// Whether `module`.`name` is on the allow-list (pickle_globals.cpp), and its role.
-bool allowed_pickle_global(std::string_view module, std::string_view name, PickleRole* role);
+// Whether `module`.`name` is on the allow-list (pickle_globals.cpp), and its role; with
+// `numpy`, numpy's array reconstructors too (NumpyCall).
+bool allowed_pickle_global(std::string_view module, std::string_view name, PickleRole* role,
+                           bool numpy = false);
 
 // "a tuple", "an int", ... for messages.
 std::string_view pickle_kind_name(PickleKind kind);

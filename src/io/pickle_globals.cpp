@@ -31,7 +31,8 @@ bool listed(std::span<const std::string_view> list, std::string_view name) {
 
 }  // namespace
 
-bool allowed_pickle_global(std::string_view module, std::string_view name, PickleRole* role) {
+bool allowed_pickle_global(std::string_view module, std::string_view name, PickleRole* role,
+                           bool numpy) {
   using enum PickleRole;
   std::optional<PickleRole> found;
   if (module == "torch") {
@@ -50,6 +51,14 @@ bool allowed_pickle_global(std::string_view module, std::string_view name, Pickl
     if (listed(kJitHelpers, name)) found = FirstArgument;
   } else if (module == "__torch__" || module.starts_with("__torch__.")) {
     found = TorchScriptClass;
+  } else if (numpy) {
+    // numpy 1.x names its core "numpy.core", numpy 2 "numpy._core".
+    const bool multiarray = module == "numpy.core.multiarray" || module == "numpy._core.multiarray";
+    const bool numeric = module == "numpy.core.numeric" || module == "numpy._core.numeric";
+    if ((multiarray && name == "_reconstruct") || (numeric && name == "_frombuffer") ||
+        (module == "numpy" && (name == "ndarray" || name == "dtype"))) {
+      found = NumpyCall;
+    }
   }
   if (found) *role = *found;
   return found.has_value();
