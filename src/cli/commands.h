@@ -79,6 +79,10 @@ void add_score_classifier_command(CLI::App& score);
 // `vlbias score choice TABLE --choices a,b --out RUN_DIR`, registered on `score` by
 // add_score_command (score_choice_command.cpp).
 void add_score_choice_command(CLI::App& score);
+
+// `vlbias score image-head`: the scoring heads on CLIP image embeddings; registered by
+// add_score_command (score_image_head_command.cpp).
+void add_score_image_head_command(CLI::App& score);
 // `vlbias encode`: native CLIP image and text embeddings (encode_command.cpp).
 void add_encode_command(CLI::App& app);
 // `vlbias faces --images T|DIR --out FACES_DIR`: face boxes, landmarks and chips

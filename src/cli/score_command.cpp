@@ -1,7 +1,7 @@
 // `vlbias score perspective|moderation|judge ... --out RUN_DIR`: the HTTP scorers of
 // include/vlbias/generate/generate.h, with the run options of the generate commands
 // (run_options.h); `score classifier` and `score choice` are registered here too
-// (score_classifier_command.cpp, score_choice_command.cpp).
+// (score_classifier_command.cpp, score_choice_command.cpp, score_image_head_command.cpp).
 #include <memory>
 #include <string>
 
@@ -130,6 +130,7 @@ void add_score_command(CLI::App& app) {
   score->require_subcommand(1);
   add_score_classifier_command(*score);
   add_score_choice_command(*score);
+  add_score_image_head_command(*score);
   add_perspective_command(*score);
   add_moderation_command(*score);
   add_judge_command(*score);
