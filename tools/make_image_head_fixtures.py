@@ -24,7 +24,8 @@ rounding to 3 decimals leaves unflagged). References are float64 ports of each s
 forward (diffusers safety_checker.py's loop with its round(., 3); simple_inference.py's
 normalized() and MLP; helm aesthetics_scorer.py and q16_toxicity_detector.py; torchmetrics
 clip_iqa.py's _clip_iqa_compute) -> expected.json. Bad files (another head's weights, a
-pickle calling os.system, an int64 array, a shape that disagrees with its bytes) are in bad/.
+pickle calling os.system, an int64 array, a shape that disagrees with its bytes) are in bad/;
+every pickle is also a seed of fuzz_pickled_array (fuzz/corpus/pickled_array/).
 
 Run: /usr/bin/python3 tools/make_image_head_fixtures.py
 """
@@ -190,6 +191,7 @@ def bad_pickles(out):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    torch.manual_seed(44)  # the stand-in CLIP tower's default initialisation
     g = torch.Generator().manual_seed(44)
     rng = np.random.default_rng(44)
     images = rng.normal(size=(N, D)).astype(np.float32) * 3.0
@@ -256,6 +258,15 @@ def main():
         json.dump(expected, f, indent=1)
         f.write("\n")
     bad_pickles(os.path.join(OUT, "bad"))
+    # Seeds of fuzz_pickled_array: the valid and the refused pickles.
+    corpus = os.path.join(ROOT, "fuzz", "corpus", "pickled_array")
+    os.makedirs(corpus, exist_ok=True)
+    for folder in (OUT, os.path.join(OUT, "bad")):
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".p"):
+                with open(os.path.join(folder, name), "rb") as f, \
+                        open(os.path.join(corpus, name), "wb") as g:
+                    g.write(f.read())
 
 
 if __name__ == "__main__":
