@@ -24,7 +24,7 @@ bool is_numpy_call(const PickleValue* v, std::string_view name) {
          (v->text.starts_with("numpy.core.") || v->text.starts_with("numpy._core."));
 }
 
-bool is_kind(const PickleValue* v, PickleKind kind) {
+bool pickled_is_kind(const PickleValue* v, PickleKind kind) {
   return v != nullptr && v->kind == kind;
 }
 
@@ -32,9 +32,9 @@ bool is_kind(const PickleValue* v, PickleKind kind) {
 // whether it is stored in the byte order opposite to the host's.
 FloatKind pickled_dtype(const PickleValue* d, const std::string& source, bool* swap) {
   const bool ok = d->kind == PickleKind::Object && d->text == "numpy.dtype" &&
-                  d->items.size() >= 1 && is_kind(d->items[0], PickleKind::String) &&
-                  is_kind(d->state, PickleKind::Tuple) && d->state->items.size() >= 2 &&
-                  is_kind(d->state->items[1], PickleKind::String);
+                  d->items.size() >= 1 && pickled_is_kind(d->items[0], PickleKind::String) &&
+                  pickled_is_kind(d->state, PickleKind::Tuple) && d->state->items.size() >= 2 &&
+                  pickled_is_kind(d->state->items[1], PickleKind::String);
   VLBIAS_CHECK(ok, InputError,
                "'{}' pickles an array whose dtype is not numpy.dtype(code, ...) with a byte "
                "order; only float16, float32 and float64 arrays are read",
@@ -54,8 +54,8 @@ FloatKind pickled_dtype(const PickleValue* d, const std::string& source, bool* s
 }
 
 std::vector<std::size_t> pickled_shape(const PickleValue* s, const std::string& source) {
-  VLBIAS_CHECK(is_kind(s, PickleKind::Tuple) || is_kind(s, PickleKind::List), InputError,
-               "'{}' pickles an array whose shape is not a tuple", source);
+  VLBIAS_CHECK(pickled_is_kind(s, PickleKind::Tuple) || pickled_is_kind(s, PickleKind::List),
+               InputError, "'{}' pickles an array whose shape is not a tuple", source);
   std::vector<std::size_t> shape;
   for (const PickleValue* d : s->items) {
     VLBIAS_CHECK(d->kind == PickleKind::Int && d->integer >= 0, InputError,
@@ -75,13 +75,13 @@ struct PickledArrayParts {
   const PickleValue* data = nullptr;
 };
 
-PickledArrayParts array_parts(const PickleValue* top, const std::string& source) {
+PickledArrayParts pickled_array_parts(const PickleValue* top, const std::string& source) {
   PickledArrayParts p;
   if (top->kind == PickleKind::Object && is_numpy_call(top, "multiarray._reconstruct")) {
     // state = (version, shape, dtype, is_fortran, raw bytes)
     const PickleValue* st = top->state;
-    VLBIAS_CHECK(is_kind(st, PickleKind::Tuple) && st->items.size() == 5 &&
-                     is_kind(st->items[3], PickleKind::Bool),
+    VLBIAS_CHECK(pickled_is_kind(st, PickleKind::Tuple) && st->items.size() == 5 &&
+                     pickled_is_kind(st->items[3], PickleKind::Bool),
                  InputError,
                  "'{}' reconstructs a numpy array without the state (version, shape, dtype, "
                  "fortran order, data) numpy writes",
@@ -90,7 +90,7 @@ PickledArrayParts array_parts(const PickleValue* top, const std::string& source)
   } else if (top->kind == PickleKind::Object && is_numpy_call(top, "numeric._frombuffer")) {
     // _frombuffer(buffer, dtype, shape, order)
     const auto& a = top->items;
-    VLBIAS_CHECK(a.size() == 4 && is_kind(a[3], PickleKind::String) &&
+    VLBIAS_CHECK(a.size() == 4 && pickled_is_kind(a[3], PickleKind::String) &&
                      (a[3]->text == "C" || a[3]->text == "F"),
                  InputError,
                  "'{}' rebuilds a numpy array from a buffer without the arguments (buffer, "
@@ -103,7 +103,7 @@ PickledArrayParts array_parts(const PickleValue* top, const std::string& source)
                 "(pickle.dump(array, f))",
                 source, io_internal::pickle_kind_name(top->kind));
   }
-  VLBIAS_CHECK(is_kind(p.data, PickleKind::Bytes), InputError,
+  VLBIAS_CHECK(pickled_is_kind(p.data, PickleKind::Bytes), InputError,
                "'{}' pickles an array whose data are not raw bytes (an object array?); only "
                "float arrays are read",
                source);
@@ -118,7 +118,7 @@ Matrix parse_pickled_numpy_matrix(std::span<const std::uint8_t> bytes, const std
   limits.numpy_arrays = true;
   limits.max_values = 1u << 16;  // an array pickle builds a few dozen values
   const PickleValue* top = io_internal::unpickle(bytes, source, arena, nullptr, limits);
-  const PickledArrayParts p = array_parts(top, source);
+  const PickledArrayParts p = pickled_array_parts(top, source);
   bool swap = false;
   const FloatKind kind = pickled_dtype(p.dtype, source, &swap);
   const std::vector<std::size_t> shape = pickled_shape(p.shape, source);

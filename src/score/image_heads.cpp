@@ -43,7 +43,7 @@ std::vector<std::vector<double>> unit_weight_rows(const Matrix& m) {
   return out;
 }
 
-double dot_unit(const std::vector<double>& a, const std::vector<double>& b) {
+double head_dot_unit(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0.0;
   for (std::size_t k = 0; k < a.size(); ++k) s += a[k] * b[k];
   return s;
@@ -64,7 +64,7 @@ bool positive_at_3_decimals(double score) {
 }
 
 // softmax over (scale a, scale b), the first entry.
-double softmax_first(double a, double b, double scale) {
+double head_softmax_first(double a, double b, double scale) {
   return 1.0 / (1.0 + std::exp(scale * (b - a)));
 }
 
@@ -110,7 +110,7 @@ ImageHeadColumns safety_checker_scores(MatrixView images, const std::string& sou
     double adjustment = adjustment_start;
     double special_max = -INFINITY, concept_max = -INFINITY;
     for (std::size_t c = 0; c < ns; ++c) {
-      const double s = dot_unit(u, special[c]) - w.special_thresholds[c] + adjustment;
+      const double s = head_dot_unit(u, special[c]) - w.special_thresholds[c] + adjustment;
       out.scores[2 + nc + c][i] = s;
       special_max = std::max(special_max, s);
       if (positive_at_3_decimals(s)) {
@@ -119,7 +119,7 @@ ImageHeadColumns safety_checker_scores(MatrixView images, const std::string& sou
       }
     }
     for (std::size_t c = 0; c < nc; ++c) {
-      const double s = dot_unit(u, concepts[c]) - w.concept_thresholds[c] + adjustment;
+      const double s = head_dot_unit(u, concepts[c]) - w.concept_thresholds[c] + adjustment;
       out.scores[2 + c][i] = s;
       concept_max = std::max(concept_max, s);
       if (positive_at_3_decimals(s)) out.decisions[0][i] = 1;
@@ -189,8 +189,8 @@ ImageHeadColumns q16_scores(MatrixView images, const std::string& source, const 
     // helm q16_toxicity_detector.py SimClassifier.forward: 100 x cos(image, prompt_k);
     // is_inappropriate: argmax == 1 (the first index wins a tie, as torch.argmax).
     const auto u = unit_image_row(images, i, source);
-    const double c0 = dot_unit(u, p[0]), c1 = dot_unit(u, p[1]);
-    out.scores[0][i] = softmax_first(c1, c0, 100.0);
+    const double c0 = head_dot_unit(u, p[0]), c1 = head_dot_unit(u, p[1]);
+    out.scores[0][i] = head_softmax_first(c1, c0, 100.0);
     out.decisions[0][i] = c1 > c0 ? 1 : 0;
   }
   return out;
@@ -210,7 +210,8 @@ ImageHeadColumns clip_iqa_scores(MatrixView images, const std::string& source,
     // pair, the positive (first) entry.
     const auto u = unit_image_row(images, i, source);
     for (std::size_t p = 0; p < w.names.size(); ++p) {
-      out.scores[p][i] = softmax_first(dot_unit(u, pos[p]), dot_unit(u, neg[p]), 100.0);
+      out.scores[p][i] =
+          head_softmax_first(head_dot_unit(u, pos[p]), head_dot_unit(u, neg[p]), 100.0);
     }
   }
   return out;

@@ -33,7 +33,7 @@ std::vector<std::string> image_head_rows(const std::filesystem::path& rows, std:
   return out;
 }
 
-std::string options_text(const std::map<std::string, std::string>& options) {
+std::string image_head_options_text(const std::map<std::string, std::string>& options) {
   std::string out;
   for (const auto& [k, v] : options) out += fmt::format("{}{}={}", out.empty() ? "" : ";", k, v);
   return out;
@@ -108,7 +108,7 @@ ImageHeadJobResult run_image_head_job(const ImageHeadJobOptions& o) {
   add_string_column(t, "head", same(std::string(image_head_name(o.kind))));
   add_string_column(t, "weights", same(o.weights.string()));
   add_string_column(t, "weights_sha256", same(result.weights_sha256));
-  add_string_column(t, "options", same(options_text(options)));
+  add_string_column(t, "options", same(image_head_options_text(options)));
   write_csv(t, o.out.string());
   return result;
 }
