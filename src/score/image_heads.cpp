@@ -156,14 +156,25 @@ ImageHeadColumns one_score_column(std::string name, std::size_t n) {
 ImageHeadColumns laion_aesthetic_scores(MatrixView images, const std::string& source,
                                         const LaionAestheticWeights& w) {
   check_head_width(images, source, w.layers.front().weight.cols, "laion-aesthetic");
+  // improved-aesthetic-predictor/simple_inference.py: normalized() (L2), then MLP.forward:
+  // Linear, Dropout, Linear, Dropout, Linear, Dropout, Linear, Linear (its ReLUs are commented
+  // out; dropout is the identity in eval mode). Without activations the five layers compose to
+  // one affine map y = g . x + c, built once here in double from the output back:
+  // g <- g W_k and c += g . b_k (exact up to rounding; one dot product per image).
+  std::vector<double> g(1, 1.0);
+  double c = 0.0;
+  for (auto it = w.layers.rbegin(); it != w.layers.rend(); ++it) {
+    std::vector<double> next(it->weight.cols, 0.0);
+    for (std::size_t o = 0; o < it->weight.rows; ++o) {
+      c += g[o] * it->bias[o];
+      const float* wr = it->weight.row(o);
+      for (std::size_t k = 0; k < it->weight.cols; ++k) next[k] += g[o] * wr[k];
+    }
+    g = std::move(next);
+  }
   ImageHeadColumns out = one_score_column("aesthetic", images.rows);
   for (std::size_t i = 0; i < images.rows; ++i) {
-    // improved-aesthetic-predictor/simple_inference.py: normalized() (L2), then MLP.forward:
-    // Linear, Dropout, Linear, Dropout, Linear, Dropout, Linear, Linear (its ReLUs are
-    // commented out; dropout is the identity in eval mode).
-    std::vector<double> x = unit_image_row(images, i, source);
-    for (const ImageHeadLinear& l : w.layers) x = apply_head_linear(l, x);
-    out.scores[0][i] = x[0];
+    out.scores[0][i] = head_dot_unit(unit_image_row(images, i, source), g) + c;
   }
   return out;
 }

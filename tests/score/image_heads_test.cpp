@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 #include "test_util.h"
@@ -245,6 +246,32 @@ TEST(ImageHeadsBad, HostilePickles) {
                 (void)read_safety_checker_weights(torch_hostile / "builtins_eval_legacy.pth");
               }),
               HasSubstr("builtins"));
+}
+
+TEST(ImageHeadsBad, TruncatedAndMutatedPickles) {
+  // Every prefix and 2,000 seeded byte mutations of both Q16 pickle forms: a matrix or an
+  // InputError, never a crash or another exception.
+  for (const char* name : {"q16_prompts.p", "q16_protocol5.p"}) {
+    std::ifstream in(kDir / name, std::ios::binary);
+    const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto parse = [](const std::string& bytes) {
+      try {
+        (void)parse_pickled_numpy_matrix(
+            {reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, "m.p");
+      } catch (const InputError&) {
+      }
+    };
+    for (std::size_t n = 0; n < whole.size(); ++n) parse(whole.substr(0, n));
+    std::uint64_t state = 44;
+    for (int k = 0; k < 2000; ++k) {
+      std::string m = whole;
+      for (int flips = 0; flips < 1 + k % 3; ++flips) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        m[(state >> 33) % m.size()] = static_cast<char>(state >> 56);
+      }
+      parse(m);
+    }
+  }
 }
 
 TEST(ImageHeadsBad, ClipIqaPromptsThatDoNotMatch) {
