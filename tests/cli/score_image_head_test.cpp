@@ -14,6 +14,7 @@
 #include "cli_util.h"
 #include "test_util.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/io/npy.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {
@@ -142,6 +143,19 @@ TEST(CliScoreImageHead, BadInputsNameTheFile) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("system.p' refers to the Python global 'posix.system'"));
   EXPECT_FALSE(fs::exists(out));
+  // A NaN and an all-zero embedding.
+  Matrix bad(12, 32);
+  for (std::size_t i = 0; i < bad.data.size(); ++i) bad.data[i] = 0.5f;
+  for (std::size_t k = 0; k < 32; ++k) bad.at(4, k) = 0.0f;
+  write_npy(dir / "zero.npy", MatrixView(bad));
+  r = score("q16", kDir + "q16_prompts.p", out, "", (dir / "zero.npy").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("zero.npy: the embedding in row 4 has norm 0"));
+  bad.at(7, 3) = std::nanf("");
+  write_npy(dir / "nan.npy", MatrixView(bad));
+  r = score("q16", kDir + "q16_prompts.p", out, "", (dir / "nan.npy").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("nan.npy"));
   // --out over one of the inputs.
   fs::copy_file(kDir + "E.rows.csv", dir / "E.rows.csv");
   r = score("q16", kDir + "q16_prompts.p", dir / "E.rows.csv", "", kDir + "E.npy",
