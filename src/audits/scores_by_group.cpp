@@ -28,6 +28,8 @@ namespace {
 
 // The provenance columns vlbias score image-head writes (the same value on every row).
 constexpr const char* kScoreProvenanceColumns[] = {"head", "weights", "weights_sha256", "options"};
+// The most distinct values of a provenance column results.json lists.
+constexpr std::size_t kMaxProvenanceValues = 20;
 
 // A matched cell of a scores column as a finite number (InputError naming file, line, column).
 double score_cell(const Table& t, const Column& c, const std::string& name, std::size_t row) {
@@ -58,8 +60,12 @@ Json score_provenance(const Table& t) {
     std::vector<std::string> seen;
     std::set<std::string> distinct;
     for (std::size_t row = 0; row < t.rows; ++row) {
-      if (distinct.insert(c.text(row)).second) seen.push_back(c.text(row));
+      if (distinct.insert(c.text(row)).second && seen.size() < kMaxProvenanceValues)
+        seen.push_back(c.text(row));
     }
+    // One value (the head's own table), or the first few of a mixed table and how many.
+    if (distinct.size() > seen.size())
+      seen.push_back(fmt::format("and {} more", distinct.size() - seen.size()));
     if (seen.size() == 1) {
       out[name] = seen[0];
     } else {

@@ -38,7 +38,9 @@ struct ScoreTableInfo {
   std::size_t rows = 0;
   std::size_t matched_units = 0, unmatched_units = 0;  // the kind's units with / without a row
   std::size_t unused_rows = 0;                         // rows whose key is no unit's image
-  Json provenance = Json::object();  // head, weights, weights_sha256, options: their values
+  // head, weights, weights_sha256, options (those present): the value, or a list of the first
+  // 20 distinct values and "and N more"
+  Json provenance = Json::object();
 };
 
 struct ScoresData {

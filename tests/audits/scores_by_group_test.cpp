@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -221,6 +222,54 @@ TEST(ScoresByGroup, BadInputIsNamed) {
   EXPECT_NE(scores_error(dir / "j", entry(good, "[nsfw]", ", kind: {aesthetic: mean}"))
                 .find("must name one of the entry's columns"),
             std::string::npos);
+}
+
+TEST(ScoresByGroup, AJsonlTableGivesTheCsvTablesNumbers) {
+  // The CSV's rows as JSONL (numbers as JSON numbers), read by read_table like any table.
+  const fs::path dir = cli_util::temp_dir();
+  std::ofstream out(dir / "scores.jsonl");
+  const std::string csv = read_file(kScores / "representation_scores.csv");
+  std::size_t at = csv.find('\n') + 1;
+  while (at < csv.size()) {
+    const std::size_t end = csv.find('\n', at);
+    std::vector<std::string> cells;
+    for (std::size_t p = at, q; p <= end; p = q + 1) {
+      q = std::min(csv.find(',', p), end);
+      cells.push_back(csv.substr(p, q - p));
+    }
+    out << fmt::format(R"({{"image": "{}", "aesthetic": {}, "nsfw": {}}})", cells[0], cells[1],
+                       cells[3])
+        << "\n";
+    at = end + 1;
+  }
+  out.close();
+  std::ofstream(dir / "spec.yaml") << representation_spec(
+      "{table: '" + (dir / "scores.jsonl").string() + "', columns: [nsfw, aesthetic]}");
+  const json r = audit(dir / "spec.yaml", dir / "run");
+  const json& s = r.at("analyses").at("scores");
+  const json& want = expected()["representation"]["columns"];
+  for (std::size_t c = 0; c < 2; ++c) {
+    EXPECT_EQ(s["columns"][c]["kind_from"], "values");
+    for (std::size_t b = 0; b < 2; ++b) {
+      expect_rel(s["columns"][c]["by"][b]["test"]["statistic"],
+                 want[c]["by"][b]["test"]["statistic"].get<double>(), 1e-9, "statistic");
+    }
+  }
+  EXPECT_TRUE(s["tables"][0]["provenance"].empty());
+}
+
+TEST(ScoresByGroup, PowerPilotAnswersTheGeoScoresTests) {
+  const fs::path run = runs().dir / "geo";
+  const CliResult r = run_cli("power --pilot '" + run.string() +
+                              "' --analysis scores --tests all --replicates 100");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json out = json::parse(r.out);
+  ASSERT_EQ(out.at("tests").size(), 2u);
+  EXPECT_EQ(out["tests"][0]["test"], "chi_square");
+  EXPECT_EQ(out["tests"][1]["test"], "anova");
+  EXPECT_EQ(out["tests"][0]["groups"].size(), 3u);
+  EXPECT_EQ(out["tests"][0]["family"], 2);
+  EXPECT_TRUE(out["tests"][1]["mde"]["effect"].is_number());
 }
 
 TEST(ScoresByGroup, GeoChecksItsScoresAsItsRunDoes) {
