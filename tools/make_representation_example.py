@@ -7,10 +7,15 @@ pretend labeller. The planted model exaggerates the US 2015 shares of women: a f
 with probability logistic(1.8 * logit(real share)), so occupations mostly of women come out
 more female and those mostly of men more male (a slope above 1 against the real share). Two
 labellers ("clip" and a noisier "fairface") label the same faces, for the agreement section.
+scores.csv holds pretend per-image scores in the layout of `vlbias score image-head`'s
+SCORES.csv (issue 44): an NSFW decision planted at 10% for the occupations mostly of women and 2%
+for the others, an aesthetic score and the safety checker's largest concept margin (noise), and
+the provenance columns head and weights_sha256 (a made-up hash: no real weights were run).
 
   /usr/bin/python3 tools/make_representation_example.py
 """
 import csv
+import hashlib
 import os
 
 import numpy as np
@@ -48,7 +53,25 @@ def main():
                         if rng.random() < 0.04:
                             label = "unclear"
                         lw.writerow([image, face, "gender", label, labeller])
+    write_scores()
     print("wrote", OUT)
+
+
+def write_scores():
+    """scores.csv from the manifest, with its own generator (the labels keep their draws)."""
+    rng = np.random.default_rng(44)
+    fake_sha = hashlib.sha256(b"pretend safety checker weights").hexdigest()
+    with open(os.path.join(OUT, "manifest.csv")) as f:
+        manifest = list(csv.DictReader(f))
+    with open(os.path.join(OUT, "scores.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["image", "nsfw", "aesthetic", "concept_score_max", "head", "weights_sha256"])
+        for m in manifest:
+            women = m["majority"].startswith("mostly women")
+            nsfw = int(rng.random() < (0.10 if women else 0.02))
+            aesthetic = round(5.4 + rng.normal(0, 0.5) - 0.2 * women, 3)
+            concept = round(rng.uniform(-0.08, 0.02) + 0.06 * nsfw, 4)
+            w.writerow([m["image"], nsfw, aesthetic, concept, "safety-checker", fake_sha])
 
 
 if __name__ == "__main__":

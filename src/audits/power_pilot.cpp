@@ -279,6 +279,78 @@ void geo_filtered_test(const Json& analyses, double alpha, const std::string& so
   out.push_back(std::move(t));
 }
 
+// The scores' tests across groups (scores_by_group.h; the representation and geo-diversity
+// kinds): a rate column's chi-square test as ChiSquare (each group's n, the pooled rate as the
+// base rate, the effect on the smallest group); a mean column's Kruskal-Wallis test simulated as
+// the one-way ANOVA of the same groups (each group's n and sd, the effect on the group with the
+// largest sd^2 / n), its normal-theory counterpart. Holm over every test of the section.
+void score_group_tests(const Json& analyses, double alpha, const std::string& source,
+                       std::vector<PilotTest>& out) {
+  const Json* section = member(analyses, "scores");
+  const Json* columns = section != nullptr ? member(*section, "columns") : nullptr;
+  if (columns == nullptr || !columns->is_array()) return;
+  std::size_t family = 0;
+  for (const Json& c : *columns) {
+    for (const Json& b : c.value("by", Json::array())) {
+      const Json* test = member(b, "test");
+      family += test != nullptr && std::isfinite(entry_p(*test));
+    }
+  }
+  for (std::size_t ci = 0; ci < columns->size(); ++ci) {
+    const Json& c = (*columns)[ci];
+    const bool rate = c.value("kind", "") == "rate";
+    const Json& by = c.value("by", Json::array());
+    for (std::size_t bi = 0; bi < by.size(); ++bi) {
+      const Json& b = by[bi];
+      const Json* test = member(b, "test");
+      if (test == nullptr || !std::isfinite(entry_p(*test))) continue;
+      PilotTest t;
+      t.analysis = "scores";
+      t.pointer = fmt::format("/analyses/scores/columns/{}/by/{}/test", ci, bi);
+      t.p_holm = number_or_nan(*test, "p_holm");
+      const Json& groups = b.value("groups", Json::array());
+      t.label = fmt::format("{} of {} across {} {}s ({})", rate ? "rate" : "mean",
+                            c.value("column", ""), groups.size(), b.value("by", ""),
+                            rate ? "chi-square" : "Kruskal-Wallis, simulated as ANOVA");
+      stats::PowerDesign& d = t.design;
+      d.test = rate ? stats::PowerTest::ChiSquare : stats::PowerTest::Anova;
+      double successes = 0, total = 0, hardest = -1;
+      bool usable = true;
+      for (std::size_t g = 0; g < groups.size(); ++g) {
+        const std::string ptr =
+            fmt::format("/analyses/scores/columns/{}/by/{}/groups/{}", ci, bi, g);
+        if (rate) {
+          const double n = number_or_nan(groups[g], "n");
+          const double k = number_or_nan(groups[g], "successes");
+          VLBIAS_CHECK(std::isfinite(n) && n >= 1 && std::isfinite(k), InputError,
+                       "{}: {} lacks n or successes", source, ptr);
+          if (d.groups.empty() || n < static_cast<double>(d.groups[d.target].n))
+            d.target = d.groups.size();
+          d.groups.push_back({pilot_count(n, ptr + "/n", source), 0.0});
+          successes += k;
+          total += n;
+        } else {
+          if (!(number_or_nan(groups[g], "n") >= 2)) usable = false;
+          if (!usable) break;
+          const stats::PowerGroup pg = pilot_group(groups[g], "sd", ptr, source);
+          const double v = pg.sd * pg.sd / static_cast<double>(pg.n);
+          if (v > hardest) {
+            hardest = v;
+            d.target = d.groups.size();
+          }
+          d.groups.push_back(pg);
+        }
+      }
+      if (rate) d.base_rate = successes / total;
+      if (!usable || (rate && (d.base_rate <= 0 || d.base_rate >= 1)) || (!rate && !(hardest > 0)))
+        continue;  // listed by unsupported_tests
+      d.family = family;
+      d.alpha = alpha;
+      out.push_back(std::move(t));
+    }
+  }
+}
+
 Json estimate_json(const stats::PowerEstimate& e, const stats::PowerDesign& d) {
   return Json{
       {"effect", json_number(e.effect)},
@@ -306,6 +378,7 @@ std::vector<PilotTest> supported_tests(const Json& results, double alpha,
     association_contrasts(*analyses, alpha, source, out);
     lvlm_group_tests(*analyses, alpha, source, out);
     geo_filtered_test(*analyses, alpha, source, out);
+    score_group_tests(*analyses, alpha, source, out);
   }
   return out;
 }
@@ -322,8 +395,9 @@ std::vector<PilotTest> pilot_tests(const Json& results, double alpha, const std:
     }
     VLBIAS_FAIL(InputError,
                 "{}: a {} audit with no test that power supports (the trait-pairs confidence "
-                "tests, the association contrasts, the LVLM Friedman group tests and the "
-                "geo-diversity filtered-rate test, with a p-value){}",
+                "tests, the association contrasts, the LVLM Friedman group tests, the "
+                "geo-diversity filtered-rate test and the scores' tests across groups, with a "
+                "p-value){}",
                 source, kind != nullptr && kind->is_string() ? kind->get<std::string>() : "?", why);
   }
   return out;
@@ -453,7 +527,7 @@ void add_power_section(Json& results, const PowerSpec& spec, std::uint64_t seed)
 }
 
 std::size_t add_power_to_null_tests(Json& results, double alpha, const PowerQuestions& q) {
-  const std::vector<PilotTest> tests = pilot_tests(results, alpha, "results.json");
+  const std::vector<PilotTest> tests = supported_tests(results, alpha, "results.json");
   std::size_t added = 0;
   for (std::size_t i = 0; i < tests.size(); ++i) {
     if (tests[i].p_holm <= alpha) continue;

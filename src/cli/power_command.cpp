@@ -137,8 +137,9 @@ void add_power_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of the simulation")->capture_default_str();
   cmd->add_option("--analysis", args->analysis,
-                  "all | confidence | association | group_tests | filtered")
-      ->check(CLI::IsMember({"all", "confidence", "association", "group_tests", "filtered"}))
+                  "all | confidence | association | group_tests | filtered | scores")
+      ->check(
+          CLI::IsMember({"all", "confidence", "association", "group_tests", "filtered", "scores"}))
       ->capture_default_str();
   cmd->add_option("--tests", args->tests, "all | null (not significant after Holm)")
       ->check(CLI::IsMember({"all", "null"}))

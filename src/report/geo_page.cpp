@@ -400,6 +400,7 @@ void build_geo_diversity(Page& page) {
   consistency_section(page, a);
   distribution_section(page, a);
   filtered_section(page, a);
+  scores_section(page, a["scores"]);
   exemplars_section(page, r["exemplars"], "generated images");
 }
 

@@ -195,6 +195,12 @@ void rate_test_finding(Page& page, const Node& test, const std::string& what,
 std::string power_statement(const Node& test);
 void power_section(Page& page);
 
+// analyses.scores of the representation and geo-diversity kinds (src/audits/scores_by_group.h;
+// scores_page.cpp): per scored column and grouping a chart and table of each group's rate or
+// mean with its interval, the test across groups and a finding when it is significant. Nothing
+// when the node is null.
+void scores_section(Page& page, const Node& scores);
+
 // results.json's "exemplars" block (src/audits/exemplars.h; exemplars_page.cpp): a section
 // "Exemplar images per <labels>" with each cell's grid of embedded thumbnails, a line naming the
 // images not shown and why, and the table of every picked image's path. `what` names the images

@@ -251,6 +251,7 @@ void summarize_geo_diversity(SummaryBuilder& b) {
   if (!a["consistency_gaps"].null()) region_gaps(b, a["consistency_gaps"], "consistency_gaps");
   if (!a["distribution"].null()) geo_distribution(b, a["distribution"]);
   if (!a["filtered"].null()) geo_filtered(b, a["filtered"]);
+  summarize_scores(b, a["scores"]);
 }
 
 void summarize_lvlm_counterfactual(SummaryBuilder& b) {

@@ -87,6 +87,7 @@ void summarize_representation(SummaryBuilder& b) {
   if (!a["distribution"].null()) representation_shares(b, a["distribution"]);
   if (!a["measures"].null()) representation_mad(b, a["measures"], a["tests"]);
   if (!a["amplification"].null()) representation_gaps(b, a["amplification"], a["tests"]);
+  summarize_scores(b, a["scores"]);
 }
 
 }  // namespace vlbias::report_internal

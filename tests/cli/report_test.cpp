@@ -47,7 +47,7 @@ const std::vector<Example>& examples() {
       {"geo_diversity", {"bar", "forest", "heatmap", "box", "map"}, 3},
       {"lvlm_counterfactual", {"histogram", "ecdf", "bar", "heatmap", "forest"}, 3},
       {"visual_stereotypes", {"bar", "scatter", "map"}, 2},
-      {"representation", {"stacked", "scatter"}, 3},
+      {"representation", {"stacked", "scatter", "bar"}, 3},
   };
   return list;
 }

@@ -34,6 +34,18 @@ struct PowerSpec {
   std::size_t replicates = 200;
 };
 
+// One entry of `scores:` in a representation or geo-diversity spec (issue 44;
+// src/audits/scores_by_group.h): a table of per-image scores (vlbias score image-head's
+// SCORES.csv, or any table read_table reads) whose `columns` are reported per prompt and group.
+// `key` is the table's image column, joined to the kind's image column; `kinds` gives a column
+// rate (0/1 values) or mean, per column (default: rate when every matched value is 0 or 1).
+struct ScoreTableSpec {
+  std::filesystem::path table;
+  std::vector<std::string> columns;
+  std::string key = "image";
+  std::vector<std::pair<std::string, std::string>> kinds;  // column -> "rate" | "mean"
+};
+
 // report: {images: false|N, image_budget: BYTES, image_root: DIR} of a spec (geo-diversity,
 // visual-stereotypes, lvlm-counterfactual): up to N exemplar thumbnails per cell of the report's
 // image grids (a seeded sample, and each kind's lowest- or highest-scored images;

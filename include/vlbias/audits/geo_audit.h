@@ -42,6 +42,9 @@
 //   sampling:
 //     real_per_cell: 180            # optional: this many real images per (object, region), seeded
 //     generated_per_cell: 180       # optional: balanced generations per cell, seeded
+//   scores:                         # optional: per-image scores by region (issue 44)
+//     - table: scores.csv           # key (default image) matched to features_model.column
+//       columns: [aesthetic, nsfw]
 //   analyses:
 //     region: {k: 3, inclusive: false, bootstrap: 1000, ci: 0.95}
 //     object_region: {k: 3, inclusive: false, bootstrap: 1000, ci: 0.95}
@@ -164,7 +167,9 @@ struct GeoAuditSpec {
     std::size_t bootstrap = 1000;
     double ci = 0.95;
   } consistency;
-  PowerSpec power;  // analyses.power: over the filtered-rate test
+  PowerSpec power;  // analyses.power: over the filtered-rate test and the scores' tests
+  // scores: per-image scores by region, keyed to features_model.column (default path)
+  std::vector<ScoreTableSpec> scores;
   struct Distribution {
     AnalysisToggle toggle;
     bool fid = true;

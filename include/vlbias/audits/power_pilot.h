@@ -26,6 +26,12 @@
 //                                        region's requested n, the pooled rate as the base
 //                                        rate, the effect on the region with the fewest
 //                                        requests; one test, no correction.
+//   analyses.scores.columns[].by[].test  representation and geo-diversity scores by group: a
+//                                        rate's chi-square (ChiSquare, each group's n, the
+//                                        pooled rate, the effect on the smallest group); a
+//                                        mean's Kruskal-Wallis simulated as ANOVA (each group's
+//                                        n and sd; groups of one image or no variance: no
+//                                        entry); Holm over every test of the section.
 // Each test's family is the number of tests of its table with a p-value. The tests power
 // cannot simulate from results.json are listed by unsupported_tests with the reason: the
 // LVLM per-group permutation tests and paired MaxGap tests, the geo-diversity bootstrap gaps,
@@ -102,7 +108,8 @@ void add_power_section(Json& results, const PowerSpec& spec, std::uint64_t seed)
 
 // For an audit's own results: writes `power` (the answer above, without the design's groups)
 // into the entry of every supported test that is not significant at `alpha` after Holm, so
-// the report can say how large a gap the study could have found. Returns how many.
+// the report can say how large a gap the study could have found. Returns how many (0 when the
+// audit ran no supported test).
 std::size_t add_power_to_null_tests(Json& results, double alpha, const PowerQuestions& questions);
 
 }  // namespace vlbias

@@ -49,6 +49,11 @@
 //     amplification: {bootstrap: 1000, ci: 0.95}      # needs targets
 //     agreement: true                                  # when the table holds several labellers
 //     power: {power: 0.8, alpha: 0.05}                 # the smallest departure each prompt detects
+//   scores:                          # optional: per-image scores (vlbias score image-head)
+//     - table: scores/nsfw.csv       # any table read_table reads
+//       columns: [nsfw, concept_score_max]
+//       key: image                   # its image column, matched to manifest.image
+//       kind: {nsfw: rate}           # rate (0/1) | mean; default rate when every value is 0/1
 //   report: {images: 4}              # a grid of each prompt's images (manifest.image),
 //   audit_types.h
 //
@@ -109,6 +114,7 @@ struct RepresentationAuditSpec {
   } amplification;
   AnalysisToggle agreement;
   PowerSpec power;
+  std::vector<ScoreTableSpec> scores;  // scores: per-image scores by prompt and group
 };
 
 // Runs a representation audit (src/audits/representation/); run_audit calls it for that kind.

@@ -79,26 +79,28 @@ Json geo_spec_json(const AuditSpec& s) {
                 {"bootstrap", m.bootstrap},
                 {"ci", m.ci}};
   };
-  return Json{{"kind", to_string(s.kind)},
-              {"seed", s.seed},
-              {"min_group_size", s.min_group_size},
-              {"report_images", s.report_images.per_cell},
-              {"report_image_budget", s.report_images.budget},
-              {"duplicates", g.duplicates},
-              {"real_per_cell", g.real_per_cell},
-              {"generated_per_cell", g.generated_per_cell},
-              {"aliases", aliases},
-              {"region", manifold(g.region)},
-              {"object_region", manifold(g.object_region)},
-              {"consistency", Json{{"enabled", g.consistency.toggle.enabled},
-                                   {"variant", g.consistency.variant},
-                                   {"percentile", g.consistency.percentile},
-                                   {"bootstrap", g.consistency.bootstrap},
-                                   {"ci", g.consistency.ci}}},
-              {"distribution", Json{{"enabled", g.distribution.toggle.enabled},
-                                    {"fid", g.distribution.fid},
-                                    {"vendi", g.distribution.vendi},
-                                    {"kid", g.distribution.kid}}}};
+  Json j{{"kind", to_string(s.kind)},
+         {"seed", s.seed},
+         {"min_group_size", s.min_group_size},
+         {"report_images", s.report_images.per_cell},
+         {"report_image_budget", s.report_images.budget},
+         {"duplicates", g.duplicates},
+         {"real_per_cell", g.real_per_cell},
+         {"generated_per_cell", g.generated_per_cell},
+         {"aliases", aliases},
+         {"region", manifold(g.region)},
+         {"object_region", manifold(g.object_region)},
+         {"consistency", Json{{"enabled", g.consistency.toggle.enabled},
+                              {"variant", g.consistency.variant},
+                              {"percentile", g.consistency.percentile},
+                              {"bootstrap", g.consistency.bootstrap},
+                              {"ci", g.consistency.ci}}},
+         {"distribution", Json{{"enabled", g.distribution.toggle.enabled},
+                               {"fid", g.distribution.fid},
+                               {"vendi", g.distribution.vendi},
+                               {"kid", g.distribution.kid}}}};
+  if (!g.scores.empty()) j["scores"] = scores_spec_json(g.scores);
+  return j;
 }
 
 // The inputs the audit reads, for the provenance block; checks first that an explicitly
@@ -120,6 +122,7 @@ Provenance geo_provenance(const AuditSpec& spec, bool can_score) {
     if (!s.clip.path.empty()) provenance.inputs.push_back(s.clip.path.string());
     if (!s.outcomes.empty()) provenance.inputs.push_back(s.outcomes.string());
   }
+  for (const ScoreTableSpec& s : g.scores) provenance.inputs.push_back(s.table.string());
   // An explicitly requested consistency indicator needs both inputs; checked before reading.
   VLBIAS_CHECK(!(g.consistency.toggle.explicit_ && g.consistency.toggle.enabled && !can_score),
                UsageError,
@@ -168,6 +171,11 @@ std::vector<std::pair<std::string, AnalysisOutput>> geo_sections(
   if (std::any_of(g.generated.begin(), g.generated.end(),
                   [](const GeoSource& s) { return !s.outcomes.empty(); })) {
     sections.emplace_back("filtered", filtered_analysis(spec));
+  }
+  if (!g.scores.empty()) {
+    const GeoScores scores = read_geo_scores(spec, gen);
+    // 95% intervals, as the filtered section's; no units table (regions are not paired).
+    sections.emplace_back("scores", scores_analysis(scores.data, scores.groupings, 0.95, ""));
   }
   return sections;
 }

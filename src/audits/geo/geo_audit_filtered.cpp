@@ -1,6 +1,7 @@
 // The geo-diversity audit's "filtered" section (geo_audit_internal.h): per region, the share of
 // requested generations the endpoint refused (a content-policy answer) or filtered, from the
 // outcomes tables `generate t2i` writes (paper 002 reports filtered generations per region).
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -140,6 +141,31 @@ AnalysisOutput filtered_analysis(const AuditSpec& spec) {
   }
   out.tables.emplace_back("filtered", table.build());
   out.tables.emplace_back("filtered_test", test_table.build());
+  return out;
+}
+
+GeoScores read_geo_scores(const AuditSpec& spec, const GeneratedData& gen) {
+  const GeoAuditSpec& g = spec.geo;
+  const bool any_image = std::any_of(gen.image_path.begin(), gen.image_path.end(),
+                                     [](const std::string& p) { return !p.empty(); });
+  VLBIAS_CHECK(any_image, InputError,
+               "scores: no generated table has the image column '{}' (features_model.column) the "
+               "scores tables' key is matched to",
+               g.features_model.column);
+  GeoScores out;
+  out.data = read_scores(g.scores, gen.image_path,
+                         "the generated tables' column '" + g.features_model.column + "'");
+  std::vector<std::string> with_region;
+  for (const std::string& r : gen.region) {
+    if (!r.empty()) with_region.push_back(r);
+  }
+  const Labels regions(with_region);
+  ScoreGrouping by_region{"region", regions.names, {}};
+  for (const std::string& r : gen.region) {
+    by_region.of_unit.push_back(r.empty() ? kNoScoreGroup : regions.find(r));
+  }
+  out.groupings.push_back(std::move(by_region));
+  check_score_groups(out.data, out.groupings);
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "scores_by_group.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/audits/geo_audit.h"
@@ -168,6 +169,16 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
 // Per region: how many of the requested generations the endpoint refused or filtered, with
 // Wilson intervals and a chi-square test of equal rates (the sources' `outcomes` tables).
 AnalysisOutput filtered_analysis(const AuditSpec& spec);
+
+// The spec's scores (scores_by_group.h) joined to the generated images (their
+// features_model.column, "path" by default) and grouped by region (rows without a region are
+// left out); InputError as read_scores and check_score_groups, and when no generated table has
+// the image column.
+struct GeoScores {
+  ScoresData data;
+  std::vector<ScoreGrouping> groupings;
+};
+GeoScores read_geo_scores(const AuditSpec& spec, const GeneratedData& gen);
 
 AnalysisOutput distribution_analysis(const AuditSpec& spec, const RealData& real,
                                      const GeneratedData& gen, const GeneratedSets& sets);

@@ -40,12 +40,14 @@ std::size_t check_geo_inputs(const AuditSpec& spec) {
     inputs.push_back(g.objects_table);
     inputs.push_back(g.objects_embeddings.path);
   }
+  for (const ScoreTableSpec& s : g.scores) inputs.push_back(s.table);
   const std::size_t checked = check_input_files(inputs);
   // The runner's loaders: shapes, dimensions and the columns of the real and generated sets.
   std::vector<std::string> notes;
   const RealData real = load_real(spec, notes);
   const GeneratedData gen = load_generated(spec, real.features.cols, notes);
   const std::size_t clip_dim = gen.clip.cols;
+  if (!g.scores.empty()) read_geo_scores(spec, gen);
   // The object texts, read only when the consistency indicator runs (consistency_analysis).
   if (g.consistency.toggle.enabled && can_score) {
     const Table objects = read_table(g.objects_table.string());

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "audit_yaml.h"
+#include "scores_by_group.h"
 #include "vlbias/core/error.h"
 
 namespace vlbias::audits_internal {
@@ -196,10 +197,10 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
 
 void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   check_version(ctx, root["version"]);  // before the keys, unlike the dual-encoder kinds
-  const Entries entries =
-      check_map(ctx, root, "",
-                {"version", "kind", "title", "about", "seed", "min_group_size", "features_model",
-                 "real", "generated", "objects", "aliases", "sampling", "analyses", "report"});
+  const Entries entries = check_map(
+      ctx, root, "",
+      {"version", "kind", "title", "about", "seed", "min_group_size", "features_model", "real",
+       "generated", "objects", "aliases", "sampling", "analyses", "report", "scores"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
   GeoAuditSpec& g = spec.geo;
@@ -238,6 +239,7 @@ void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   }
   if (const YAML::Node* v = find(entries, "analyses")) parse_geo_analyses(ctx, *v, g);
   if (const YAML::Node* v = find(entries, "report")) parse_report_images(ctx, *v, spec);
+  if (const YAML::Node* v = find(entries, "scores")) parse_scores_spec(ctx, *v, g.scores);
 }
 
 }  // namespace vlbias::audits_internal

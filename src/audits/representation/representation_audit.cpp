@@ -13,6 +13,7 @@
 #include "representation_audit_internal.h"
 #include "run_output.h"
 #include "vlbias/audits/audit.h"
+#include "vlbias/audits/power_pilot.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/io/table.h"
@@ -74,6 +75,11 @@ Json representation_spec_json(const AuditSpec& spec) {
     analyses["power"] = {{"power", r.power.power}, {"alpha", r.power.alpha}};
   j["analyses"] = analyses;
   if (spec.report_images.per_cell > 0) j["report"] = report_images_json(spec.report_images);
+  if (!r.scores.empty()) {
+    j["scores"] = scores_spec_json(r.scores);
+    // The scores' tests are simulated (power_pilot.h) with this many replicates.
+    if (r.power.toggle.enabled) j["analyses"]["power"]["replicates"] = r.power.replicates;
+  }
   return j;
 }
 
@@ -137,6 +143,31 @@ AnalysisOutput representation_agreement(const AuditSpec& spec, const Table& t) {
   return out;
 }
 
+RepresentationScores read_representation_scores(const RepresentationAuditSpec& r,
+                                                const RepresentationData& d) {
+  RepresentationScores out;
+  std::vector<std::string> images;
+  ScoreGrouping prompts{"prompt", {}, {}}, groups{"group", {}, {}};
+  std::map<std::string, std::uint32_t> group_index;
+  for (std::size_t p = 0; p < d.prompts.size(); ++p) {
+    const RepresentationPrompt& rp = d.prompts[p];
+    prompts.names.push_back(rp.prompt);
+    const auto [it, added] =
+        group_index.emplace(rp.group, static_cast<std::uint32_t>(groups.names.size()));
+    if (added) groups.names.push_back(rp.group);
+    for (const std::string& image : rp.images) {
+      images.push_back(image);
+      prompts.of_unit.push_back(static_cast<std::uint32_t>(p));
+      groups.of_unit.push_back(it->second);
+    }
+  }
+  out.data = read_scores(r.scores, images, "manifest." + r.manifest_image_column);
+  out.groupings.push_back(std::move(prompts));
+  if (!r.group_column.empty()) out.groupings.push_back(std::move(groups));
+  check_score_groups(out.data, out.groupings);
+  return out;
+}
+
 // report.images: one grid per prompt of the manifest's images (its image column, relative to the
 // manifest's folder or report.image_root), a seeded sample drawn with derive_seed(seed, 5).
 Json representation_exemplars(const AuditSpec& spec, std::vector<std::string>& notes) {
@@ -169,6 +200,7 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
   for (const auto* p : {&r.labels, &r.manifest, &r.targets}) {
     if (!p->empty()) provenance.inputs.push_back(p->string());
   }
+  for (const ScoreTableSpec& s : r.scores) provenance.inputs.push_back(s.table.string());
   start_hashing_inputs(provenance);
   Progress progress("representation", 6);
   // The labels are read once: the data, then (with several labellers) their agreement, before the
@@ -184,6 +216,8 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
   std::optional<RepresentationTargets> targets;
   if (!r.targets.empty()) targets = read_representation_targets(r, data);
   const RepresentationTargets* t = targets ? &*targets : nullptr;
+  std::optional<RepresentationScores> scores;
+  if (!r.scores.empty()) scores = read_representation_scores(r, data);
   progress.advance(1);
   std::vector<std::pair<std::string, AnalysisOutput>> sections;
   if (r.distribution.toggle.enabled)
@@ -198,6 +232,10 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
   progress.advance(1);
   if (agreement) sections.emplace_back("agreement", std::move(*agreement));
   if (r.power.toggle.enabled) sections.emplace_back("power", representation_power(spec, data, t));
+  if (scores) {
+    sections.emplace_back("scores",
+                          scores_analysis(scores->data, scores->groupings, kScoresCi, "prompt"));
+  }
   progress.advance(2);
   progress.finish();
 
@@ -223,6 +261,15 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
+  // The scores' tests as their own pilot: the minimum detectable effect of each null test
+  // (power_pilot.h), with the spec's power options.
+  if (scores && r.power.toggle.enabled) {
+    PowerQuestions q;
+    q.power = r.power.power;
+    q.replicates = r.power.replicates;
+    q.seed = derive_seed(spec.seed, kRepresentationSeedScoresPower);
+    add_power_to_null_tests(results, r.power.alpha, q);
+  }
   // Last: the thumbnails are the bulk of the file.
   if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
   output.write(std::move(results), provenance, spec_json, spec);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "audit_yaml.h"
+#include "scores_by_group.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/audit_types.h"
 #include "vlbias/io/table.h"
@@ -89,6 +90,15 @@ AnalysisOutput representation_agreement(const AuditSpec& spec, const Table& labe
 AnalysisOutput representation_power(const AuditSpec& spec, const RepresentationData& d,
                                     const RepresentationTargets* targets);
 
+// The spec's scores joined to the manifest's images (scores_by_group.h), grouped by prompt and,
+// with manifest.group, by prompt group; InputError as read_scores and check_score_groups.
+struct RepresentationScores {
+  ScoresData data;
+  std::vector<ScoreGrouping> groupings;
+};
+RepresentationScores read_representation_scores(const RepresentationAuditSpec& r,
+                                                const RepresentationData& d);
+
 // A note's list of names: the first 20 joined by `separator`, then "and N more".
 std::string listed_names(const std::vector<std::string>& names, const char* separator);
 
@@ -96,5 +106,8 @@ std::string listed_names(const std::vector<std::string>& names, const char* sepa
 inline constexpr std::uint64_t kRepresentationSeedMeasures = 1;
 inline constexpr std::uint64_t kRepresentationSeedAmplification = 2;
 inline constexpr std::uint64_t kRepresentationSeedSlope = 3;
+inline constexpr std::uint64_t kRepresentationSeedScoresPower = 6;
+// The level of the scores' intervals.
+inline constexpr double kScoresCi = 0.95;
 
 }  // namespace vlbias::audits_internal

@@ -17,9 +17,11 @@ std::size_t check_representation_inputs(const AuditSpec& spec) {
   const RepresentationAuditSpec& r = spec.representation;
   std::vector<std::filesystem::path> inputs = {r.labels, r.manifest};
   if (!r.targets.empty()) inputs.push_back(r.targets);
+  for (const ScoreTableSpec& s : r.scores) inputs.push_back(s.table);
   const std::size_t checked = check_input_files(inputs);
   const RepresentationData data = read_representation_data(r, read_labels_table(r));
   if (!r.targets.empty()) read_representation_targets(r, data);
+  if (!r.scores.empty()) read_representation_scores(r, data);
   return checked;
 }
 

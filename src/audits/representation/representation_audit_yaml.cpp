@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "audit_yaml.h"
+#include "scores_by_group.h"
 #include "vlbias/core/error.h"
 
 namespace vlbias::audits_internal {
@@ -134,9 +135,12 @@ void parse_representation_analyses(Context& ctx, const YAML::Node& node,
   if (const YAML::Node* x = find(e, "power")) {
     // Analytic (noncentral chi-square): no replicates, unlike the kinds' simulated power.
     const std::string p = "analyses.power";
-    const Entries o = parse_toggle(ctx, *x, p, r.power.toggle, {"power", "alpha"});
+    const Entries o = parse_toggle(ctx, *x, p, r.power.toggle, {"power", "alpha", "replicates"});
     if (const YAML::Node* y = find(o, "power")) r.power.power = as_ci(ctx, *y, p + ".power");
     if (const YAML::Node* y = find(o, "alpha")) r.power.alpha = as_ci(ctx, *y, p + ".alpha");
+    // The scores' tests (scores:) are simulated (power_pilot.h) with this many replicates.
+    if (const YAML::Node* y = find(o, "replicates"))
+      r.power.replicates = as_resamples(ctx, *y, p + ".replicates", false);
     VLBIAS_CHECK(r.power.power > r.power.alpha, UsageError,
                  "{}: analyses.power.power ({}) must exceed analyses.power.alpha ({})", ctx.source,
                  r.power.power, r.power.alpha);
@@ -147,9 +151,10 @@ void parse_representation_analyses(Context& ctx, const YAML::Node& node,
 
 void parse_representation_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
   check_version(ctx, root["version"]);
-  const Entries entries = check_map(ctx, root, "",
-                                    {"version", "kind", "title", "about", "seed", "min_group_size",
-                                     "labels", "manifest", "targets", "analyses", "report"});
+  const Entries entries =
+      check_map(ctx, root, "",
+                {"version", "kind", "title", "about", "seed", "min_group_size", "labels",
+                 "manifest", "targets", "analyses", "report", "scores"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
   RepresentationAuditSpec& r = spec.representation;
@@ -159,6 +164,7 @@ void parse_representation_root(Context& ctx, const YAML::Node& root, AuditSpec& 
   r.amplification.toggle.enabled = !r.targets.empty();
   if (const YAML::Node* x = find(entries, "analyses")) parse_representation_analyses(ctx, *x, r);
   if (const YAML::Node* x = find(entries, "report")) parse_report_images(ctx, *x, spec);
+  if (const YAML::Node* x = find(entries, "scores")) parse_scores_spec(ctx, *x, r.scores);
   VLBIAS_CHECK(!r.amplification.toggle.enabled || !r.targets.empty(), UsageError,
                "{}: analyses.amplification compares with real-world shares: give a `targets` "
                "section, or amplification: false",
