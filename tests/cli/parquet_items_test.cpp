@@ -9,12 +9,17 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
+#include "generate/http_test_server.h"
+#include "vlbias/io/base64.h"
 #include "vlbias/io/npy.h"
 #include "vlbias/io/table.h"
 
@@ -249,6 +254,76 @@ TEST(ParquetItems, BadCellsAreRowReasonsAndABadColumnIsAnErrorNamingIt) {
                                   q(temp_dir() / "faces_unknown"));
   EXPECT_EQ(faces.exit_code, 2);
   EXPECT_NE(faces.err.find("picture"), std::string::npos) << faces.err;
+}
+
+// generate lvlm: manifest cells "images.parquet#ROW" under image_root send that row's bytes. The
+// server answers with the name of the fixture image whose base64 it received.
+TEST(ParquetItems, GenerateLvlmSendsTheBytesOfTheRowEachManifestCellNames) {
+  const std::vector<std::string> files = {"jpg_420.jpg", "png_rgb8.png", "jpg_grey.jpg",
+                                          "jpg_444.jpg", "png_rgba8.png"};
+  std::map<std::string, std::string> name_of;
+  for (const std::string& f : files) {
+    name_of[vlbias::base64_encode(read_file(kSource / "tests/fixtures/encode/images" / f))] = f;
+  }
+  std::mutex mutex;
+  vlbias::test_http::Server server([&](const vlbias::test_http::Request& req) {
+    const json body = json::parse(req.body, nullptr, false);
+    std::string seen = "none";
+    if (!body.is_discarded()) {
+      for (const json& part : body["messages"].back()["content"]) {
+        if (part["type"] != "image_url") continue;
+        const std::string url = part["image_url"]["url"];
+        std::lock_guard<std::mutex> lock(mutex);
+        const auto it = name_of.find(url.substr(url.find(',') + 1));
+        seen = it == name_of.end() ? "unknown" : it->second;
+      }
+    }
+    const json answer = {{"id", "c"},
+                         {"object", "chat.completion"},
+                         {"model", "m"},
+                         {"choices",
+                          {{{"index", 0},
+                            {"message", {{"role", "assistant"}, {"content", seen}}},
+                            {"finish_reason", "stop"}}}}};
+    return vlbias::test_http::Response{200, answer.dump(), {}, 0, false};
+  });
+  const fs::path dir = temp_dir() / "lvlm";
+  fs::create_directories(dir);
+  const auto write_spec = [&](const std::string& rows) {
+    std::ofstream(dir / "manifest.csv") << "id,file\n" << rows;
+    std::ofstream(dir / "spec.yaml")
+        << "version: 1\nkind: generate-lvlm\nendpoint:\n  url: "
+        << server.url("/v1/chat/completions")
+        << "\n  model: m\n  timeout_s: 5\nmanifest: manifest.csv\n"
+        << "image_root: " << kItems.string() << "\ncolumns: {image: file, id: id}\n"
+        << "prompts:\n  - {name: describe, text: \"Describe.\"}\n"
+        << "seeds: [0]\n";
+  };
+  write_spec("r3,images.parquet#3\nr0,images.parquet#0\nr4,shards#4\nr1,binary.parquet#1\n");
+  fs::remove_all(dir / "run");
+  const CliResult r =
+      run_cli("--quiet generate lvlm " + q(dir / "spec.yaml") + " --out " + q(dir / "run"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::string> text_of;
+  std::ifstream in(dir / "run/generations.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const json row = json::parse(line);
+    text_of[row["file"].get<std::string>()] = row["text"].get<std::string>();
+  }
+  EXPECT_EQ(text_of["images.parquet#3"], "jpg_444.jpg");
+  EXPECT_EQ(text_of["images.parquet#0"], "jpg_420.jpg");
+  EXPECT_EQ(text_of["shards#4"], "png_rgba8.png");
+  EXPECT_EQ(text_of["binary.parquet#1"], "png_rgb8.png");
+  EXPECT_EQ(text_of.size(), 4u);
+
+  // A row past the table's end is refused before any request, naming the line and the row.
+  write_spec("r9,images.parquet#9\n");
+  fs::remove_all(dir / "run");
+  const CliResult past =
+      run_cli("--quiet generate lvlm " + q(dir / "spec.yaml") + " --out " + q(dir / "run"));
+  EXPECT_EQ(past.exit_code, 2);
+  EXPECT_NE(past.err.find("images.parquet#9"), std::string::npos) << past.err;
+  EXPECT_NE(past.err.find("5 rows"), std::string::npos) << past.err;
 }
 
 }  // namespace in_parquet_items_test
