@@ -36,12 +36,35 @@ struct ParquetImageColumn::State {
   PqImageCache cache[2];
   std::uint64_t clock = 0;
 
+  // Drops the mapped pages of a decoded chunk from memory (its cells are copied), so that the
+  // process holds the row groups in use, not every page of the file it has read.
+  static void release_chunk(const PqFile& file, const PqLeaf& leaf, std::size_t group) {
+    const std::size_t index = static_cast<std::size_t>(&leaf - file.leaves.data());
+    const PqColumnMeta& chunk = file.meta.row_groups[group].columns[index];
+    std::int64_t start = chunk.data_page_offset;
+    if (chunk.dictionary_page_offset > 0 && chunk.dictionary_page_offset < start) {
+      start = chunk.dictionary_page_offset;
+    }
+    const auto size = static_cast<std::int64_t>(file.map.size());
+    if (size == 0 || start < 0 || start >= size || chunk.total_compressed_size <= 0) return;
+    const std::int64_t length = std::min(chunk.total_compressed_size, size - start);
+    file.map.release_pages(file.map.bytes().subspan(static_cast<std::size_t>(start),
+                                                    static_cast<std::size_t>(length)));
+  }
+
   ParquetBytes decode(const PqImageGroup& g) const {
     const PqFile& file = *shards[g.shard];
     const PqLeaf& leaf = *leaves[g.shard];
     const std::uint64_t limit =
         16 * std::uint64_t{file.source.file.size()} + (std::uint64_t{64} << 20);
     ParquetBytes out;
+    // The cells take about the chunk's stored size (images hardly compress): reserved once
+    // rather than grown by doubling, which would hold up to twice the cells.
+    const std::size_t index = static_cast<std::size_t>(&leaf - file.leaves.data());
+    const std::int64_t stored = file.meta.row_groups[g.group].columns[index].total_compressed_size;
+    if (stored > 0 && static_cast<std::uint64_t>(stored) <= file.source.file.size()) {
+      out.data.reserve(static_cast<std::size_t>(stored));
+    }
     file.read_row_group(leaf, g.group, [&](const PqPage& page) {
       std::size_t v = 0;
       for (std::size_t r = 0; r < page.count; ++r) {
@@ -58,6 +81,7 @@ struct ParquetImageColumn::State {
         out.offsets.push_back(out.data.size());
       }
     });
+    release_chunk(file, leaf, g.group);
     VLBIAS_CHECK(out.size() == g.rows, InputError,
                  "{}: row group {} of column '{}' holds {} rows, not {}", file.where, g.group,
                  leaf.name, out.size(), g.rows);
