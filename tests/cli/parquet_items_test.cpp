@@ -196,6 +196,30 @@ TEST(ParquetItems, ClipLabelsOfTheTableEqualThoseOfItsExtractedFiles) {
   EXPECT_EQ(texts(g, "image"), want);
 }
 
+// explain: the CAM maps and probabilities of the table's rows equal those of its files.
+TEST(ParquetItems, ExplainMapsOfTheTableEqualThoseOfItsExtractedFiles) {
+  const fs::path pairs = temp_dir() / "pairs.csv";
+  std::ofstream(pairs) << "text,word,dimension,valence,template\n"
+                          "a photo of a smart person,smart,smart/dumb,+,a photo of a {} person\n"
+                          "a photo of a dumb person,dumb,smart/dumb,-,a photo of a {} person\n";
+  const std::string explain = "--quiet explain --model " + q(kClip) + " --manifest " + q(pairs) +
+                              " --pair smart/dumb --images ";
+  const fs::path files = temp_dir() / "maps_of_files", table = temp_dir() / "maps_of_table";
+  ASSERT_EQ(
+      run_cli(explain + q(extracted(kItems / "images.parquet", "explain")) + " --out " + q(files))
+          .exit_code,
+      0);
+  const CliResult r =
+      run_cli(explain + q(kItems / "images.parquet") + " --column image --out " + q(table));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(table / "maps.npy"), read_file(files / "maps.npy"));
+  const vlbias::Table g = vlbias::read_table((table / "rows.csv").string()),
+                      w = vlbias::read_table((files / "rows.csv").string());
+  ASSERT_EQ(g.rows, 5u);
+  EXPECT_EQ(texts(g, "probability"), texts(w, "probability"));
+  EXPECT_EQ(texts(g, "status"), std::vector<std::string>(5, "ok"));
+}
+
 // A run stopped at row 4 (bytes of no image format, --fail-on-error) with rows 0-3 in finished
 // chunks; the table is replaced by one whose row 3 changed and row 4 is an image. The resume
 // encodes row 3's chunk again, names only row 3, and equals a clean run on the new table.
