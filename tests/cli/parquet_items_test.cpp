@@ -268,6 +268,23 @@ TEST(ParquetItems, BadCellsAreRowReasonsAndABadColumnIsAnErrorNamingIt) {
   EXPECT_NE(failed.find("null"), std::string::npos) << failed;
   EXPECT_NE(failed.find("hf_images.parquet#7"), std::string::npos) << failed;
 
+  // A corrupt page: the rows of its row group fail with the reason, the others are encoded.
+  // Row group 1's image.bytes chunk of images.parquet starts with its dictionary page at byte
+  // 2200 (DuckDB's parquet_metadata); 200 bytes of its snappy data are overwritten.
+  std::string bytes = read_file(kItems / "images.parquet");
+  ASSERT_GT(bytes.size(), 2430u);
+  bytes.replace(2230, 200, std::string(200, '\xff'));
+  const fs::path corrupt = temp_dir() / "corrupt.parquet";
+  std::ofstream(corrupt, std::ios::binary) << bytes;
+  const fs::path c_out = temp_dir() / "corrupt.npy";
+  const CliResult c = run_cli("encode --model " + q(kClip) + " --images " + q(corrupt) +
+                              " --column image --out " + q(c_out));
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const json cm = manifest_of(c_out);
+  ASSERT_EQ(cm["failed"].size(), 2u) << cm["failed"].dump();
+  EXPECT_NE(cm["failed"].dump().find("row group 1"), std::string::npos) << cm["failed"].dump();
+  EXPECT_EQ(cm["output"]["rows"], 3);
+
   // A column the table lacks: exit 2 naming it.
   const CliResult unknown = run_cli("encode --model " + q(kClip) + " --images " + q(hf) +
                                     " --column picture --out " + q(temp_dir() / "u.npy"));
