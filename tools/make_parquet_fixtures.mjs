@@ -242,6 +242,48 @@ const range = (n, f) => Array.from({ length: n }, (_, i) => f(i));
 writeArrow('arrow_empty.parquet', { id: vec([], new arrow.Int32()), s: vec([], new arrow.Utf8()) },
            new pq.WriterPropertiesBuilder());
 
+// Images read in place by `encode`, `features`, `faces`, `label` and `generate lvlm`
+// (--images T.parquet --column image; tests/cli/parquet_items_test.cpp), in items/:
+// images.parquet (arrow-rs): Hugging Face's Image struct, five real images in row groups of two;
+// images_changed.parquet: the same but row 3's bytes (jpg_444 -> jpg_422), and
+// resume_before.parquet: row 4's bytes not an image, for a resume that stops at row 4;
+// binary.parquet (DuckDB): the same images as a plain BLOB column; shards/ (DuckDB): rows 0-2
+// and 3-4 of images.parquet as two shards.
+{
+  const items = path.join(out, 'items');
+  fs.mkdirSync(path.join(items, 'shards'), { recursive: true });
+  const names = ['jpg_420.jpg', 'png_rgb8.png', 'jpg_grey.jpg', 'jpg_444.jpg', 'png_rgba8.png'];
+  const stored = ['a.jpg', null, 'c.jpg', 'd.jpg', 'e.png'];
+  const imageType = new arrow.Struct([new arrow.Field('bytes', new arrow.Binary(), true),
+                                      new arrow.Field('path', new arrow.Utf8(), true)]);
+  const itemsTable = (files) => {
+    const image = vec(files.map((f, i) => ({
+      bytes: f === null ? new TextEncoder().encode('plain text')
+                        : Uint8Array.from(fs.readFileSync(path.join(imageDir, f))),
+      path: stored[i] })), imageType);
+    return new arrow.Table({ id: vec(range(files.length, (i) => i), new arrow.Int32()), image,
+                             label: vec(range(files.length, (i) => ['x', 'y'][i % 2]), new arrow.Utf8()) });
+  };
+  const props = () => new pq.WriterPropertiesBuilder().setCompression(pq.Compression.SNAPPY)
+                          .setMaxRowGroupSize(2).build();
+  const writeItems = (name, files) => {
+    const table = pq.Table.fromIPCStream(arrow.tableToIPC(itemsTable(files), 'stream'));
+    fs.writeFileSync(path.join(items, name), pq.writeParquet(table, props()));
+  };
+  writeItems('images.parquet', names);
+  writeItems('images_changed.parquet', names.map((f, i) => (i === 3 ? 'jpg_422.jpg' : f)));
+  writeItems('resume_before.parquet', names.map((f, i) => (i === 4 ? null : f)));
+  const values = names.map((f, i) => `(${i}, ${blob(f)}, '${['x', 'y'][i % 2]}')`).join(', ');
+  await run(`CREATE TABLE binary_items AS SELECT * FROM (VALUES ${values}) t(id, image, label)`);
+  await run(`COPY binary_items TO '${path.join(items, 'binary.parquet')}' (FORMAT parquet)`);
+  const structs = names.map((f, i) => `(${i}, {'bytes': ${blob(f)}, 'path': ${
+    stored[i] === null ? 'NULL' : `'${stored[i]}'`}}, '${['x', 'y'][i % 2]}')`);
+  for (const [s, part] of [[0, structs.slice(0, 3)], [1, structs.slice(3)]]) {
+    await run(`COPY (SELECT * FROM (VALUES ${part.join(', ')}) t(id, image, label)) TO '${
+      path.join(items, 'shards', `train-0000${s}-of-00002.parquet`)}' (FORMAT parquet)`);
+  }
+}
+
 // DuckDB's reading of one file (or glob): per column its kind and every cell as text.
 async function expected(glob) {
   const described = await rows(`DESCRIBE SELECT * FROM read_parquet('${glob}')`);

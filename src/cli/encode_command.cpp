@@ -25,7 +25,10 @@ struct EncodeArgs {
 
 // The options `encode` and `features` share: the job's input, output, resume and resources.
 void add_job_options(CLI::App* cmd, EncodeArgs& args) {
-  cmd->add_option("--column", args.column, "The path / text column (default: path / text)");
+  cmd->add_option("--column", args.column,
+                  "The path / text column (default: path / text); of a Parquet --images table,\n"
+                  "a column of image bytes (Hugging Face's Image struct or a binary column;\n"
+                  "default: image when it is one) is read in place, items named T.parquet#ROW");
   cmd->add_option("--image-root", args.image_root,
                   "Folder that relative paths resolve against (default: the table's folder)");
   cmd->add_option("--out", args.out, "Output (.npy or .safetensors)")->required();
@@ -104,8 +107,9 @@ void add_encode_command(CLI::App& app) {
                   "open_clip_config.json + open_clip_model.safetensors; vocab.json + merges.txt")
       ->required();
   auto* images = cmd->add_option("--images", args->images,
-                                 "A table with a path column, or a folder of .jpg/.jpeg/.png "
-                                 "(searched recursively, sorted)");
+                                 "A table with a path column, a Parquet table (or folder of\n"
+                                 "shards) with the images inside (--column), or a folder of\n"
+                                 ".jpg/.jpeg/.png (searched recursively, sorted)");
   auto* texts = cmd->add_option("--texts", args->texts, "A table with a text column");
   images->excludes(texts);
   cmd->add_flag("--raw", args->raw, "Write the projected embeddings without L2 normalisation");
@@ -142,7 +146,8 @@ void add_features_command(CLI::App& app) {
                   "preprocessor_config.json) or a CLIP folder")
       ->required();
   cmd->add_option("--images", args->images,
-                  "A table with a path column, or a folder of .jpg/.jpeg/.png (searched\n"
+                  "A table with a path column, a Parquet table (or folder of shards) with the\n"
+                  "images inside (--column), or a folder of .jpg/.jpeg/.png (searched\n"
                   "recursively, sorted)")
       ->required();
   cmd->add_option("--preprocess", args->preprocess,

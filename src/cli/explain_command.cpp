@@ -29,8 +29,9 @@ void add_explain_options(CLI::App* cmd, ExplainArgs& a) {
                   "CLIP model folder with a ViT image tower, its tokenizer and preprocessing")
       ->required();
   cmd->add_option("--images", a.images,
-                  "A table with a path column, or a folder of .jpg/.jpeg/.png (searched\n"
-                  "recursively, sorted), as `vlbias encode --images` reads it")
+                  "A table with a path column, a Parquet table with the images inside, or a\n"
+                  "folder of .jpg/.jpeg/.png (searched recursively, sorted), as `vlbias encode\n"
+                  "--images` reads it")
       ->required();
   cmd->add_option("--manifest", a.manifest,
                   "Prompt manifest with the trait pairs (`vlbias prompts trait-pairs`)")
@@ -57,7 +58,10 @@ void add_explain_options(CLI::App* cmd, ExplainArgs& a) {
   cmd->add_option("--seed", a.seed, "Seed of those resamples")->capture_default_str();
   cmd->add_option("--logit-scale", a.logit_scale,
                   "s of the target (default: the model's exp(logit_scale), as CLIP)");
-  cmd->add_option("--column", a.column, "The path column of the table (default: path)");
+  cmd->add_option("--column", a.column,
+                  "The path column of the table (default: path), or of a Parquet table a column\n"
+                  "of image bytes read in place (default: image when it is one), as `vlbias\n"
+                  "encode --column` reads it");
   cmd->add_option("--image-root", a.image_root,
                   "Folder that relative paths resolve against (default: the table's folder)");
   cmd->add_flag("--exif-transpose", a.exif_transpose,

@@ -25,14 +25,18 @@ struct FacesArgs {
 
 void add_faces_options(CLI::App* cmd, FacesArgs& a) {
   cmd->add_option("--images", a.images,
-                  "A table with a path column, or a folder of .jpg/.jpeg/.png (searched\n"
-                  "recursively, sorted), as `vlbias encode --images` reads it")
+                  "A table with a path column, a Parquet table with the images inside, or a\n"
+                  "folder of .jpg/.jpeg/.png (searched recursively, sorted), as `vlbias encode\n"
+                  "--images` reads it")
       ->required();
   cmd->add_option("--out", a.out,
                   "The faces folder (new or empty): faces.csv, images.csv, no_faces.csv,\n"
                   "chips/, manifest.json")
       ->required();
-  cmd->add_option("--column", a.column, "The path column of the table (default: path)");
+  cmd->add_option("--column", a.column,
+                  "The path column of the table (default: path), or of a Parquet table a column\n"
+                  "of image bytes read in place (default: image when it is one), as `vlbias\n"
+                  "encode --column` reads it");
   cmd->add_option("--image-root", a.image_root,
                   "Folder that relative paths resolve against (default: the table's folder)");
   CLI::Option* upsample =

@@ -28,8 +28,9 @@ struct LabelArgs {
 
 void add_label_options(CLI::App* cmd, LabelArgs& a) {
   cmd->add_option("--images", a.images,
-                  "A table with a path column, a folder of .jpg/.jpeg/.png (as `vlbias encode\n"
-                  "--images`), or a FACES_DIR of `vlbias faces` (each face's chip is labelled)");
+                  "A table with a path column, a Parquet table with the images inside, a folder\n"
+                  "of .jpg/.jpeg/.png (as `vlbias encode --images`), or a FACES_DIR of `vlbias\n"
+                  "faces` (each face's chip is labelled)");
   cmd->add_option("--out", a.out, "LABELS.csv: one row per image (or face) and attribute")
       ->required();
   cmd->add_option("--labeller", a.labeller,
@@ -66,7 +67,10 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
                   "Abstain (label unclear) when the top two probabilities differ by less;\n"
                   "0 never abstains")
       ->capture_default_str();
-  cmd->add_option("--column", a.column, "The path column of the table (default: path)");
+  cmd->add_option("--column", a.column,
+                  "The path column of the table (default: path), or of a Parquet table a column\n"
+                  "of image bytes read in place (default: image when it is one), as `vlbias\n"
+                  "encode --column` reads it");
   cmd->add_option("--image-root", a.image_root,
                   "Folder that relative paths resolve against (default: the table's folder)");
   cmd->add_option("--batch", a.batch, "Images per forward pass (default: clip 32, fairface 16)");

@@ -42,88 +42,7 @@ using encode_internal::Failures;
 using encode_internal::Items;
 using encode_internal::ResumeState;
 
-bool is_image_file(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
-}
-
 }  // namespace
-
-JobItems load_job_items(const fs::path& input, const std::string& column_name,
-                        const fs::path& image_root, bool images) {
-  JobItems items;
-  if (images && fs::is_directory(input)) {
-    std::vector<std::string> rel;
-    for (const auto& entry : fs::recursive_directory_iterator(input)) {
-      if (entry.is_regular_file() && is_image_file(entry.path())) {
-        rel.push_back(fs::relative(entry.path(), input).generic_string());
-      }
-    }
-    std::sort(rel.begin(), rel.end());
-    VLBIAS_CHECK(!rel.empty(), InputError,
-                 "{} holds no .jpg, .jpeg or .png file (searched recursively).", input.string());
-    std::string listing;
-    for (const std::string& r : rel) {
-      items.values.push_back((input / r).string());
-      items.display.push_back(r);
-      items.missing.push_back(false);
-      listing += r + '\n';
-    }
-    items.input_sha256 = sha256_hex(listing);
-    items.row_order = "files under the directory, sorted by relative path (bytes)";
-    return items;
-  }
-  VLBIAS_CHECK(fs::exists(input), InputError, "{} does not exist.", input.string());
-  const Table table = read_table(input.string());
-  VLBIAS_CHECK(table.rows > 0, InputError, "{} has no rows; nothing to do.", input.string());
-  const std::string column = column_name.empty() ? (images ? "path" : "text") : column_name;
-  const Column& col = table.column(column);
-  const fs::path root = !image_root.empty() ? image_root : input.parent_path();
-  for (std::size_t r = 0; r < table.rows; ++r) {
-    const bool miss = col.missing(r);
-    const std::string text = miss ? "" : col.text(r);
-    items.missing.push_back(miss && images);  // an empty text cell is the empty text
-    items.display.push_back(text);
-    if (images && !miss) {
-      const fs::path p(text);
-      items.values.push_back((p.is_absolute() ? p : root / p).string());
-    } else {
-      items.values.push_back(text);
-    }
-  }
-  items.input_sha256 = sha256_file(input.string());
-  items.row_order = "table rows in file order";
-  return items;
-}
-
-std::string job_items_sha256(const std::vector<std::string>& shown) {
-  constexpr std::size_t kBlock = 4096;
-  std::string digests, block;
-  for (std::size_t b = 0; b < shown.size(); b += kBlock) {
-    block.clear();
-    for (std::size_t i = b; i < std::min(shown.size(), b + kBlock); ++i) {
-      block += std::to_string(shown[i].size());
-      block += ':';
-      block += shown[i];
-      block += '\n';
-    }
-    digests += sha256_hex(block);
-    digests += '\n';
-  }
-  return sha256_hex(digests);
-}
-
-std::string image_file_sha256(const std::string& path) {
-  try {
-    const MappedFile file(path, MapAccess::Sequential);
-    const std::span<const std::uint8_t> bytes = file.bytes();
-    return sha256_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-  } catch (const Error&) {
-    return "";
-  }
-}
 
 namespace encode_internal {
 
@@ -462,7 +381,7 @@ EncodeJobResult run_encode_job(const EncodeJobOptions& o) {
   std::vector<encode_internal::ImageItem> image_items;
   if (images) {
     for (std::size_t r = 0; r < n; ++r) {
-      image_items.push_back({items.missing[r] ? "" : items.values[r], items.display[r]});
+      image_items.push_back({items.missing[r] ? "" : items.values[r], items.display[r], &items, r});
     }
   }
   const std::size_t chunk = o.chunk ? o.chunk : (images ? 256 : 4096);

@@ -35,20 +35,20 @@ Json read_checkpoint_json(const fs::path& path, const fs::path& partial) {
 
 // Input rows of finished chunks whose image file is no longer the one encoded. A chunk's
 // checkpoint holds the SHA-256 of every image's bytes as they were decoded ("input_sha256",
-// "" for a file that could not be read); a resume hashes the files again, in parallel. The
+// "" for a file that could not be read); a resume hashes the files again, in parallel (the
+// cells of a Parquet table in row order, job_images_sha256). The
 // full content hash, not size + mtime + the first and last 64 KiB: the encode job reads every
 // byte to decode it anyway (hashing adds ~1 ms per 150 KB image, ~2% of the forward pass), a
 // resume costs one read of the already encoded images, and no edit can keep its hash.
 std::vector<std::size_t> changed_images(const fs::path& partial, const std::vector<bool>& done,
-                                        std::size_t chunk,
-                                        const std::vector<encode_internal::ImageItem>& items) {
+                                        std::size_t chunk, const JobItems& items) {
   std::vector<std::size_t> rows;
   std::vector<std::string> recorded;
   for (std::size_t c = 0; c < done.size(); ++c) {
     if (!done[c]) continue;
     const fs::path file = partial / chunk_name(c, ".json");
     const Json f = read_checkpoint_json(file, partial);
-    const std::size_t begin = c * chunk, end = std::min(items.size(), begin + chunk);
+    const std::size_t begin = c * chunk, end = std::min(items.values.size(), begin + chunk);
     const bool ok = f.is_object() && f.contains("input_sha256") && f["input_sha256"].is_array() &&
                     f["input_sha256"].size() == end - begin;
     VLBIAS_CHECK(ok, UsageError, "{} has no image hashes for its {} rows; delete {} to start over.",
@@ -61,17 +61,10 @@ std::vector<std::size_t> changed_images(const fs::path& partial, const std::vect
       recorded.push_back(h.get<std::string>());
     }
   }
-  std::vector<char> differs(rows.size(), 0);
-  Progress progress("check encoded images", rows.size());
-  parallel_for(rows.size(), [&](std::size_t i) {
-    const std::string& path = items[rows[i]].path;
-    differs[i] = (path.empty() ? "" : image_file_sha256(path)) != recorded[i];
-    progress.advance();
-  });
-  progress.finish();
+  const std::vector<std::string> now = job_images_sha256(items, rows);
   std::vector<std::size_t> changed;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (differs[i]) changed.push_back(rows[i]);
+    if (now[i] != recorded[i]) changed.push_back(rows[i]);
   }
   return changed;
 }
@@ -112,7 +105,7 @@ ResumeState find_finished_chunks(const EncodeContext& ctx) {
   // Images changed since their chunk was encoded: the chunk is encoded again, as a clean run
   // on the folder as it is now would encode it (refusing would throw the rest away).
   if (ctx.images && state.resumed > 0) {
-    state.changed = changed_images(ctx.partial, state.done, ctx.chunk, ctx.image_items);
+    state.changed = changed_images(ctx.partial, state.done, ctx.chunk, ctx.items);
   }
   for (const std::size_t r : state.changed) {
     const std::size_t c = r / ctx.chunk;

@@ -45,20 +45,13 @@ EncodeJobOptions job_options(const FeatureRequest& r) {
 // SHA-256 of every image's bytes, in row order, as one string ("missing" / "unreadable" for
 // rows without one: those images fail in the job and are named there).
 std::string content_key(const encode_internal::Items& items) {
-  std::vector<std::string> hashes(items.values.size());
-  parallel_for(items.values.size(), [&](std::size_t i) {
-    if (items.missing[i]) {
-      hashes[i] = "missing";
-      return;
-    }
-    try {
-      hashes[i] = sha256_file(items.values[i]);
-    } catch (const Error&) {
-      hashes[i] = "unreadable";
-    }
-  });
+  std::vector<std::size_t> rows(items.values.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  const std::vector<std::string> hashes = job_images_sha256(items, rows);
   std::string all;
-  for (const std::string& h : hashes) all += h + '\n';
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    all += (items.missing[i] ? "missing" : hashes[i].empty() ? "unreadable" : hashes[i]) + '\n';
+  }
   return all;
 }
 

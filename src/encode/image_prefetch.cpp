@@ -81,7 +81,7 @@ PrefetchedImage ImagePrefetcher::prepare(const ImageItem& item, float* out) {
     return result;
   }
   try {
-    const MappedFile file(item.path, MapAccess::Sequential);
+    const ImageBytes file = read_job_image(*item.source, item.row);
     result.sha256 = sha256_hex(as_chars(file.bytes()));
     MemoryBudget::Lease lease;  // declared before the image: released after it is freed
     const auto reserve = [&](std::size_t width, std::size_t height, std::size_t decoder_bytes) {

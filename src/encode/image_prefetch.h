@@ -10,19 +10,22 @@
 
 #include "vlbias/core/memory_budget.h"
 #include "vlbias/encode/image_model.h"
+#include "vlbias/encode/job_items.h"
 
 namespace vlbias::encode_internal {
 
-// One image of the job: the path to read and what messages call it.
+// One image of the job: the path (or Parquet row) to read and what messages call it.
 struct ImageItem {
-  std::string path;     // "" for a missing table cell
+  std::string path;     // "" for a missing table cell; "T.parquet#row" for a table's cell
   std::string display;  // the path as given
+  const JobItems* source = nullptr;  // the job's items, read by read_job_image
+  std::size_t row = 0;               // this item's index in `source`
 };
 
 // What became of one image.
 struct PrefetchedImage {
   std::string error;   // "" when its pixels were produced
-  std::string sha256;  // of the file's bytes as read ("" when it could not be read)
+  std::string sha256;  // of the image's bytes as read ("" when it could not be read)
 };
 
 // Decodes and preprocesses images on `threads` workers, at most `window` items ahead of the

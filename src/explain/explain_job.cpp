@@ -203,8 +203,9 @@ RgbImage decode_explain_image(const ExplainContext& ctx, std::size_t row, bool f
           shown, width, height, max);
     }
   };
-  return decode_image_file(ctx.items.values[row], DecodeOptions{2 * max, ctx.o.exif_transpose},
-                           reserve);
+  const ImageBytes bytes = read_job_image(ctx.items, row);
+  return decode_image(bytes.bytes(), ctx.items.values[row],
+                      DecodeOptions{2 * max, ctx.o.exif_transpose}, reserve);
 }
 
 }  // namespace vlbias::explain_internal

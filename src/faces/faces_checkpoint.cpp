@@ -85,11 +85,9 @@ std::vector<bool> finished_faces_chunks(const FacesCheckpoint& cp, const JobItem
     }
   }
   // Images changed since their chunk: the chunk is done again, as a clean run would do it.
+  const std::vector<std::string> now = job_images_sha256(items, rows);
   std::vector<char> differs(rows.size(), 0);
-  parallel_for(rows.size(), [&](std::size_t i) {
-    const std::string& path = items.missing[rows[i]] ? std::string() : items.values[rows[i]];
-    differs[i] = (path.empty() ? "" : image_file_sha256(path)) != recorded[i];
-  });
+  for (std::size_t i = 0; i < rows.size(); ++i) differs[i] = now[i] != recorded[i];
   std::vector<std::string> names;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!differs[i]) continue;

@@ -171,9 +171,9 @@ ImageFaces process_image(const FacesContext& ctx, std::size_t row) {
   {
     MemoryBudget::Lease lease;  // released once the image is searched
     try {
-      const MappedFile file(ctx.items.values[row], MapAccess::Sequential);
-      r.sha256 =
-          sha256_hex(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()));
+      const ImageBytes file = read_job_image(ctx.items, row);
+      r.sha256 = sha256_hex(std::string_view(reinterpret_cast<const char*>(file.bytes().data()),
+                                             file.bytes().size()));
       image = decode_for_faces(ctx, file.bytes(), ctx.items.values[row], shown, lease);
       r.width = image.width;
       r.height = image.height;

@@ -15,6 +15,7 @@
 #include "vlbias/generate/generate.h"
 #include "vlbias/io/base64.h"
 #include "vlbias/io/json.h"
+#include "vlbias/io/mapped_file.h"
 #include "vlbias/io/run_lock.h"
 #include "vlbias/io/table.h"
 
@@ -283,5 +284,36 @@ Json moderation_job_json(const ModerationJob& job);
 ModerationJob moderation_job_from_json(const Json& j);
 Json judge_job_json(const JudgeJob& job);
 JudgeJob judge_job_from_json(const Json& j);
+
+// The images a generate-lvlm manifest names (lvlm_images.cpp): a file under the image root, or
+// "T.parquet#ROW", row ROW (0-based, shards counted in name order) of the Parquet table or
+// folder of shards T under the root when no file has that name, read from its column "image"
+// (Hugging Face's Image feature or a binary column) in place. Safe to use from several threads.
+class LvlmImages {
+ public:
+  explicit LvlmImages(std::filesystem::path root);
+  ~LvlmImages();
+  LvlmImages(const LvlmImages&) = delete;
+  LvlmImages& operator=(const LvlmImages&) = delete;
+
+  // One image's bytes: its file mapped, or its table cell copied.
+  struct Bytes {
+    MappedFile file;
+    std::string cell;
+    bool from_cell = false;
+    std::string_view view() const {
+      return from_cell ? std::string_view(cell)
+                       : std::string_view(reinterpret_cast<const char*>(file.data()), file.size());
+    }
+  };
+  // InputError naming the image (its file, or the table and row) when it cannot be read: no
+  // such file, a row past the table's end, a null cell.
+  Bytes read(const std::string& name) const;
+
+ private:
+  struct Tables;
+  std::filesystem::path root_;
+  std::unique_ptr<Tables> tables_;
+};
 
 }  // namespace vlbias::generate_internal

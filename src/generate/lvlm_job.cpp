@@ -24,12 +24,6 @@ const std::vector<std::string> kLvlmAddedColumns = {
     "prompt",  "prompt_text",    "seed",          "model",       "text",
     "refused", "refusal_reason", "finish_reason", "top_logprobs"};
 
-// A mapped image's bytes, as sniff_image and base64_encode read them (mapped, not copied:
-// only the first page is touched to check an image, the whole file once to encode it).
-std::string_view bytes_of(const MappedFile& file) {
-  return {reinterpret_cast<const char*>(file.data()), file.size()};
-}
-
 void check_job(const LvlmJob& job) {
   VLBIAS_CHECK(!job.endpoint.url.empty(), UsageError, "endpoint.url is required");
   check_request_settings(job.endpoint, job.control);
@@ -86,7 +80,7 @@ void check_job(const LvlmJob& job) {
 // exist and be an image, before the first request.
 std::vector<std::string> check_rows(const LvlmJob& job, const Table& manifest,
                                     std::optional<std::size_t> image_col, std::size_t id_col,
-                                    const fs::path& root) {
+                                    const fs::path& root, const LvlmImages& images) {
   std::vector<std::string> ids(manifest.rows);
   std::set<std::string> seen;
   for (std::size_t r = 0; r < manifest.rows; ++r) {
@@ -101,12 +95,15 @@ std::vector<std::string> check_rows(const LvlmJob& job, const Table& manifest,
     const std::string image = manifest.columns[*image_col].text(r);
     VLBIAS_CHECK(!image.empty(), InputError, "{} line {}: no image in column '{}'",
                  job.manifest.string(), line, job.image_column);
-    const fs::path path = root / image;
-    VLBIAS_CHECK(fs::is_regular_file(path), InputError, "{} line {}: image {} does not exist",
-                 job.manifest.string(), line, path.string());
-    VLBIAS_CHECK(sniff_image(bytes_of(MappedFile(path))).has_value(), InputError,
+    LvlmImages::Bytes bytes;
+    try {
+      bytes = images.read(image);
+    } catch (const InputError& e) {
+      VLBIAS_FAIL(InputError, "{} line {}: {}", job.manifest.string(), line, e.what());
+    }
+    VLBIAS_CHECK(sniff_image(bytes.view()).has_value(), InputError,
                  "{} line {}: {} is not a JPEG, PNG, GIF or WebP image", job.manifest.string(),
-                 line, path.string());
+                 line, bytes.from_cell ? image : (root / image).string());
   }
   return ids;
 }
@@ -173,7 +170,7 @@ class LvlmRequests final : public RequestJob {
   LvlmRequests(const LvlmJob& job, const fs::path& run_dir, const std::string& api_key,
                const Table& manifest, const std::vector<std::size_t>& kept,
                std::optional<std::size_t> image_col, const std::vector<std::string>& ids,
-               const std::vector<PromptTemplate>& templates, const fs::path& root)
+               const std::vector<PromptTemplate>& templates, const LvlmImages& images)
       : job_(job),
         run_dir_(run_dir),
         api_key_(api_key),
@@ -182,7 +179,7 @@ class LvlmRequests final : public RequestJob {
         image_col_(image_col),
         ids_(ids),
         templates_(templates),
-        root_(root),
+        images_(images),
         reply_limit_(chat_reply_limit(job.control, job.max_tokens)) {}
 
   // The request's fields in the order of the stores written before templates, system messages
@@ -214,11 +211,12 @@ class LvlmRequests final : public RequestJob {
     const Json request = stored_json(text, key);
     Json content;
     if (image_col_) {
-      const MappedFile image(root_ / request["image"].get<std::string>());
-      const std::string_view bytes = bytes_of(image);
+      const std::string name = request["image"].get<std::string>();
+      const LvlmImages::Bytes image = images_.read(name);
+      const std::string_view bytes = image.view();
       const auto kind = sniff_image(bytes);
       VLBIAS_CHECK(kind.has_value(), InputError, "{}: is no longer an image",
-                   image.path().string());
+                   image.from_cell ? name : image.file.path().string());
       content = Json::array();
       content.push_back({{"type", "text"}, {"text", request["prompt_text"]}});
       content.push_back(
@@ -303,7 +301,7 @@ class LvlmRequests final : public RequestJob {
   const std::optional<std::size_t> image_col_;
   const std::vector<std::string>& ids_;
   const std::vector<PromptTemplate>& templates_;
-  const fs::path root_;
+  const LvlmImages& images_;
   const std::size_t reply_limit_;
 };
 
@@ -395,7 +393,8 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
   const std::vector<std::size_t> kept = kept_columns(job, manifest);
   const std::vector<PromptTemplate> templates = compile_prompts(job, manifest, kept);
   const fs::path root = job.image_root.empty() ? job.manifest.parent_path() : job.image_root;
-  const std::vector<std::string> ids = check_rows(job, manifest, image_col, id_col, root);
+  const LvlmImages images(root);
+  const std::vector<std::string> ids = check_rows(job, manifest, image_col, id_col, root, images);
 
   JobRecord record{.kind = job.text_only ? "generate-llm" : "generate-lvlm",
                    .label = job.text_only ? "llm requests" : "lvlm requests",
@@ -425,7 +424,7 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
   if (!job.spec_path.empty()) record.inputs.push_back(job.spec_path);
   return run_request_job(
       run_dir, record,
-      LvlmRequests(job, run_dir, api_key, manifest, kept, image_col, ids, templates, root));
+      LvlmRequests(job, run_dir, api_key, manifest, kept, image_col, ids, templates, images));
 }
 
 }  // namespace vlbias

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "vlbias/io/mapped_file.h"
+#include "vlbias/io/parquet.h"
 
 namespace vlbias::io_internal {
 
@@ -249,10 +250,22 @@ struct PqFile {
   const PqLeaf& leaf(std::string_view name) const;
   // Every page of the leaf, row group by row group. InputError for repeated leaves.
   void read_column(const PqLeaf& leaf, const std::function<void(const PqPage&)>& on_page) const;
+  // The pages of the leaf in row group g (< meta.row_groups.size()).
+  void read_row_group(const PqLeaf& leaf, std::size_t g,
+                      const std::function<void(const PqPage&)>& on_page) const;
 
  private:
   void open(PqBytes bytes);
 };
+
+// The leaves that hold an image column's bytes and, for a struct, its stored path ("" if none)
+// (parquet_images.cpp): `column` names a struct with a binary `bytes` field, a binary column,
+// or a struct's bytes field. InputError naming the file and column when it is none of these.
+struct PqImageLeaves {
+  std::string bytes;
+  std::string path;
+};
+PqImageLeaves resolve_image_leaves(const ParquetInfo& info, std::string_view column);
 
 // The files a path names: itself, or a folder's .parquet files in name order.
 std::vector<std::string> pq_inputs(const std::string& path);

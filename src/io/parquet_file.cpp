@@ -195,22 +195,25 @@ const PqLeaf& PqFile::leaf(std::string_view name) const {
 
 void PqFile::read_column(const PqLeaf& leaf,
                          const std::function<void(const PqPage&)>& on_page) const {
+  for (std::size_t g = 0; g < meta.row_groups.size(); ++g) read_row_group(leaf, g, on_page);
+}
+
+void PqFile::read_row_group(const PqLeaf& leaf, std::size_t g,
+                            const std::function<void(const PqPage&)>& on_page) const {
   VLBIAS_CHECK(leaf.max_rep == 0, InputError,
                "{}: column '{}' is repeated (a list or map), which vlbias does not read; only "
                "flat columns and struct fields are supported",
                where, leaf.name);
   const std::size_t index = static_cast<std::size_t>(&leaf - leaves.data());
-  for (std::size_t g = 0; g < meta.row_groups.size(); ++g) {
-    const PqColumnMeta& chunk = meta.row_groups[g].columns[index];
-    const std::string at = chunk_where(leaf, g);
-    VLBIAS_CHECK(chunk.has_meta && !chunk.external, InputError,
-                 "{}: the column chunk {}, which vlbias does not read", at,
-                 chunk.external ? "lives in another file" : "has no metadata (encrypted?)");
-    VLBIAS_CHECK(chunk.type == leaf.element.type, InputError,
-                 "{}: the column chunk holds {} values but the schema says {}", at,
-                 pq_type_name(chunk.type), pq_type_name(leaf.element.type));
-    read_pq_chunk(source, chunk, leaf, meta.row_groups[g].num_rows, at, on_page);
-  }
+  const PqColumnMeta& chunk = meta.row_groups[g].columns[index];
+  const std::string at = chunk_where(leaf, g);
+  VLBIAS_CHECK(chunk.has_meta && !chunk.external, InputError,
+               "{}: the column chunk {}, which vlbias does not read", at,
+               chunk.external ? "lives in another file" : "has no metadata (encrypted?)");
+  VLBIAS_CHECK(chunk.type == leaf.element.type, InputError,
+               "{}: the column chunk holds {} values but the schema says {}", at,
+               pq_type_name(chunk.type), pq_type_name(leaf.element.type));
+  read_pq_chunk(source, chunk, leaf, meta.row_groups[g].num_rows, at, on_page);
 }
 
 std::vector<std::string> pq_inputs(const std::string& path) {

@@ -22,47 +22,11 @@ namespace io_internal {
 
 namespace {
 
-// The leaves that hold an image column's bytes and, for a struct, its stored path ("" if none).
-struct PqImageLeaves {
-  std::string bytes;
-  std::string path;
-};
-
 const ParquetColumnInfo* find_pq_info_column(const ParquetInfo& info, std::string_view name) {
   for (const ParquetColumnInfo& c : info.columns) {
     if (c.name == name) return &c;
   }
   return nullptr;
-}
-
-PqImageLeaves resolve_image_leaves(const ParquetInfo& info, std::string_view column) {
-  const std::string name(column);
-  const auto stored_path = [&](const std::string& prefix) {
-    const ParquetColumnInfo* p = find_pq_info_column(info, prefix + ".path");
-    return p != nullptr && p->physical == "BYTE_ARRAY" && !p->repeated ? prefix + ".path"
-                                                                       : std::string();
-  };
-  const ParquetColumnInfo* bytes = find_pq_info_column(info, name + ".bytes");
-  if (bytes != nullptr && bytes->binary && !bytes->repeated)
-    return {name + ".bytes", stored_path(name)};
-  const ParquetColumnInfo* c = find_pq_info_column(info, name);
-  if (c != nullptr && c->binary && !c->repeated) {
-    const bool field = name.size() > 6 && name.substr(name.size() - 6) == ".bytes";
-    return {name, field ? stored_path(name.substr(0, name.size() - 6)) : std::string()};
-  }
-  if (c == nullptr) c = bytes;
-  if (c != nullptr) {
-    VLBIAS_FAIL(InputError,
-                "'{}': column '{}' holds {}{}{}, not image bytes: give a binary column or a "
-                "struct with a binary 'bytes' field (Hugging Face's Image feature)",
-                info.path, c->name, c->repeated ? "a list of " : "", c->physical,
-                c->logical.empty() ? "" : " (" + c->logical + ")");
-  }
-  std::vector<std::string> names;
-  for (const ParquetColumnInfo& i : info.columns) names.push_back(i.name);
-  VLBIAS_FAIL(InputError, "'{}' has no column '{}' (its columns: {})", info.path,
-              escape_for_message(column, 80), fmt::join(names, ", "));
-  return {};
 }
 
 // Names the extracted files: each name once, no file where a folder is needed and the reverse.
@@ -141,6 +105,36 @@ fs::path make_image_folder(const fs::path& out_dir) {
 }
 
 }  // namespace
+
+PqImageLeaves resolve_image_leaves(const ParquetInfo& info, std::string_view column) {
+  const std::string name(column);
+  const auto stored_path = [&](const std::string& prefix) {
+    const ParquetColumnInfo* p = find_pq_info_column(info, prefix + ".path");
+    return p != nullptr && p->physical == "BYTE_ARRAY" && !p->repeated ? prefix + ".path"
+                                                                       : std::string();
+  };
+  const ParquetColumnInfo* bytes = find_pq_info_column(info, name + ".bytes");
+  if (bytes != nullptr && bytes->binary && !bytes->repeated)
+    return {name + ".bytes", stored_path(name)};
+  const ParquetColumnInfo* c = find_pq_info_column(info, name);
+  if (c != nullptr && c->binary && !c->repeated) {
+    const bool field = name.size() > 6 && name.substr(name.size() - 6) == ".bytes";
+    return {name, field ? stored_path(name.substr(0, name.size() - 6)) : std::string()};
+  }
+  if (c == nullptr) c = bytes;
+  if (c != nullptr) {
+    VLBIAS_FAIL(InputError,
+                "'{}': column '{}' holds {}{}{}, not image bytes: give a binary column or a "
+                "struct with a binary 'bytes' field (Hugging Face's Image feature)",
+                info.path, c->name, c->repeated ? "a list of " : "", c->physical,
+                c->logical.empty() ? "" : " (" + c->logical + ")");
+  }
+  std::vector<std::string> names;
+  for (const ParquetColumnInfo& i : info.columns) names.push_back(i.name);
+  VLBIAS_FAIL(InputError, "'{}' has no column '{}' (its columns: {})", info.path,
+              escape_for_message(column, 80), fmt::join(names, ", "));
+  return {};
+}
 
 }  // namespace io_internal
 

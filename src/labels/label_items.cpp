@@ -10,6 +10,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/encode/job_items.h"
+#include "vlbias/io/parquet_images.h"
 #include "vlbias/io/run_paths.h"
 #include "vlbias/io/table.h"
 
@@ -53,8 +54,9 @@ LabelItems read_label_faces(const fs::path& dir) {
 }
 
 // One item decoded as `vlbias encode` decodes it (Pillow's rule for --max-image-pixels).
-RgbImage decode_label_item(const std::string& path, const std::string& shown,
-                           std::size_t max_image_pixels, bool exif_transpose) {
+RgbImage decode_label_item(const LabelItems& items, std::size_t k, std::size_t max_image_pixels,
+                           bool exif_transpose) {
+  const std::string& shown = items.image[k];
   const std::size_t max = max_image_pixels == 0 ? kPillowMaxImagePixels : max_image_pixels;
   const auto reserve = [&](std::size_t width, std::size_t height, std::size_t) {
     if (width * height > max) {
@@ -64,7 +66,14 @@ RgbImage decode_label_item(const std::string& path, const std::string& shown,
           shown, width, height, max);
     }
   };
-  return decode_image_file(path, DecodeOptions{2 * max, exif_transpose}, reserve);
+  const DecodeOptions options{2 * max, exif_transpose};
+  if (!items.table_images) return decode_image_file(items.path[k], options, reserve);
+  const std::optional<std::string> cell = items.table_images->cell(k);
+  VLBIAS_CHECK(cell.has_value(), InputError, "{}: the cell of column '{}' is null (no image bytes)",
+               shown, items.table_images->bytes_column());
+  return decode_image(std::span<const std::uint8_t>(
+                          reinterpret_cast<const std::uint8_t*>(cell->data()), cell->size()),
+                      items.path[k], options, reserve);
 }
 
 }  // namespace
@@ -77,6 +86,7 @@ LabelItems read_label_items(const fs::path& input, const std::string& column,
   items.path = j.values;
   items.image = j.display;
   items.face.assign(j.values.size(), std::nullopt);
+  items.table_images = j.table_images;
   return items;
 }
 
@@ -103,8 +113,7 @@ DecodedLabelItems decode_label_items(const LabelItems& items, std::size_t begin,
       return;
     }
     try {
-      images[i] =
-          decode_label_item(items.path[k], items.image[k], max_image_pixels, exif_transpose);
+      images[i] = decode_label_item(items, k, max_image_pixels, exif_transpose);
     } catch (const Error& e) {
       errors[i] = e.what();
     } catch (const std::bad_alloc&) {

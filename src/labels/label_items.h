@@ -4,12 +4,17 @@
 // written by `vlbias faces`; decoded as `vlbias encode` decodes them, a batch at a time.
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "vlbias/encode/image.h"
 #include "vlbias/labels/labels_table.h"
+
+namespace vlbias {
+class ParquetImageColumn;
+}  // namespace vlbias
 
 namespace vlbias::labels_internal {
 
@@ -18,6 +23,8 @@ struct LabelItems {
   std::vector<std::string> image;                // LABELS.csv's image cell
   std::vector<std::optional<std::size_t>> face;  // LABELS.csv's face cell
   bool faces = false;
+  // The images' bytes when they are the cells of a Parquet column (path[k] is "T.parquet#k").
+  std::shared_ptr<const ParquetImageColumn> table_images;
 };
 
 // `input` is a FACES_DIR (a folder holding faces.csv and manifest.json: one item per face, its

@@ -5,6 +5,8 @@
 // files and return an image table over the files.
 #include <cstddef>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,5 +48,37 @@ struct ExtractedImages {
 // InputError naming the file and the column when it is absent or neither.
 ExtractedImages extract_parquet_images(const std::string& parquet, std::string_view column,
                                        const std::filesystem::path& out_dir);
+
+// Whether `column` of the Parquet file or folder of shards `parquet` holds image bytes as
+// extract_parquet_images reads them (a binary column, a struct with a binary `bytes` field, or
+// that field): the jobs that decode images (`encode`, `faces`, `label`, ...) then read the
+// images from the table, and a column of paths otherwise. False when the column is absent.
+bool parquet_column_holds_images(const std::string& parquet, std::string_view column);
+
+// The image cells of one column of a Parquet file or folder of shards (rows counted across the
+// shards in name order), read by row without writing files. A row group's cells are decoded
+// when one of its rows is first asked for, and the cells of at most two row groups are held at
+// once, so memory is bounded by the row groups, not the file; reading rows in order decodes
+// each row group once. Safe to call from several threads (one decodes at a time).
+class ParquetImageColumn {
+ public:
+  // InputError as extract_parquet_images for a column that is absent or holds no bytes, and
+  // for a shard whose column differs from the first's.
+  ParquetImageColumn(const std::string& parquet, std::string_view column);
+  ~ParquetImageColumn();
+  ParquetImageColumn(const ParquetImageColumn&) = delete;
+  ParquetImageColumn& operator=(const ParquetImageColumn&) = delete;
+
+  std::size_t rows() const;
+  // The bytes of `row` (< rows()), nullopt when the cell is null. InputError when the row's
+  // row group cannot be decoded (naming the file, column and row group).
+  std::optional<std::string> cell(std::size_t row) const;
+  // The leaf read, e.g. "image.bytes".
+  const std::string& bytes_column() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace vlbias
