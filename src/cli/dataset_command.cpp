@@ -74,8 +74,8 @@ void print_issues(const char* what, const std::vector<DatasetIssue>& issues) {
   eprint("  {}: {} (first: {}: {})\n", what, issues.size(), issues[0].where, issues[0].reason);
 }
 
-void print_summary(const DatasetTable& data, const DatasetCells& cells,
-                   const std::vector<DatasetIssue>& unreadable, const std::string& out) {
+void print_dataset_summary(const DatasetTable& data, const DatasetCells& cells,
+                           const std::vector<DatasetIssue>& unreadable, const std::string& out) {
   eprint("vlbias: {}: wrote {} rows to {} ({} labelled in {})\n", dataset_name(data.kind),
          data.rows.size(), out, data.labelled,
          fmt::join(
@@ -163,7 +163,7 @@ void run_dataset(DatasetArgs& args) {
   write_csv(dataset_to_table(data, args.dir, base), args.out);
   const DatasetCells cells = dataset_cells(data);
   if (!args.summary.empty()) write_summary(args, data, cells, unreadable);
-  if (!quiet()) print_summary(data, cells, unreadable, args.out);
+  if (!quiet()) print_dataset_summary(data, cells, unreadable, args.out);
 }
 
 struct ExtractArgs {

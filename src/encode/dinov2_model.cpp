@@ -35,7 +35,7 @@ constexpr std::size_t kMaxDinoChunkTokens = 4096;
 
 // Activation buffers of one call: tokens h, LayerNorm / projection output x, q|k|v, attention
 // output, the MLP's hidden layer (also the im2col patches) and the SwiGLU gate.
-struct Scratch {
+struct DinoScratch {
   FloatBuffer h, x, qkv, attn, mlp, gate;
 };
 
@@ -43,7 +43,7 @@ struct Scratch {
 // returns the CLS rows after the last block (seqs.size() x width).
 std::vector<float> run_blocks(const Dinov2Config& c, const std::vector<Dinov2Block>& blocks,
                               float* h, std::size_t rows, const std::vector<PackedSequence>& seqs,
-                              Scratch& sc) {
+                              DinoScratch& sc) {
   const std::size_t w = c.width, m = c.mlp_width, ns = seqs.size();
   float* x = sc.x.reserve(rows * w);
   float* qkv = sc.qkv.reserve(rows * 3 * w);
@@ -239,7 +239,7 @@ Matrix Dinov2Model::encode_images(const float* pixels, std::size_t n, std::size_
     }
     pos = slot;
   }
-  Scratch sc;
+  DinoScratch sc;
   const std::size_t per_chunk = std::max<std::size_t>(1, kMaxDinoChunkTokens / tokens);
   for (std::size_t i0 = 0; i0 < n; i0 += per_chunk) {
     const std::size_t b = std::min(per_chunk, n - i0), rows = b * tokens;

@@ -52,7 +52,8 @@ DescribeReport describe_column(const Table& t, const std::string& value, const G
   return describe_groups(t, o);
 }
 
-void adjust(const std::vector<double>& p, std::vector<double>& holm, std::vector<double>& bh) {
+void adjust_holm_bh(const std::vector<double>& p, std::vector<double>& holm,
+                    std::vector<double>& bh) {
   std::vector<double> defined;
   for (double v : p) {
     if (!std::isnan(v)) defined.push_back(v);
@@ -380,7 +381,7 @@ Json scweat_tests(const ScweatTargets& targets, const std::vector<GroupPair>& pa
   }
   std::vector<double> p(tests.size()), holm, bh;
   for (std::size_t k = 0; k < tests.size(); ++k) p[k] = tests[k].result->test.p_value;
-  adjust(p, holm, bh);
+  adjust_holm_bh(p, holm, bh);
   TableBuilder table("scweat");
   Json rows = Json::array();
   for (std::size_t k = 0; k < tests.size(); ++k) {

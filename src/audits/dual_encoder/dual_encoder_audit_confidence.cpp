@@ -57,7 +57,7 @@ Json confidence_tests(const std::vector<TestRow>& test_rows, Table& table) {
   TableBuilder tests("confidence_tests");
   std::vector<double> p(test_rows.size()), holm, bh;
   for (std::size_t k = 0; k < test_rows.size(); ++k) p[k] = test_rows[k].c->result.p_value;
-  adjust(p, holm, bh);
+  adjust_holm_bh(p, holm, bh);
   Json jt = Json::array();
   for (std::size_t k = 0; k < test_rows.size(); ++k) {
     const TestRow& r = test_rows[k];

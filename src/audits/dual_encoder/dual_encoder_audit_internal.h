@@ -41,7 +41,8 @@ void group_units(const Table& images, const std::vector<std::string>& by,
 
 // Holm and BH adjustments over every p-value of a table (NaN p-values are skipped and stay
 // NaN).
-void adjust(const std::vector<double>& p, std::vector<double>& holm, std::vector<double>& bh);
+void adjust_holm_bh(const std::vector<double>& p, std::vector<double>& holm,
+                    std::vector<double>& bh);
 
 // The dual-encoder run's checks before any analysis (dual_encoder_audit.cpp), shared with
 // `vlbias audit --check` (audit_check.cpp) so the two give the same messages in the same order:

@@ -154,7 +154,7 @@ AnalysisOutput neutral_analysis(const Study& study, const NeutralOptions& option
   }
   std::vector<double> p, holm, bh;
   for (const PairRow& r : pairs) p.push_back(r.test.p_value);
-  adjust(p, holm, bh);
+  adjust_holm_bh(p, holm, bh);
   TableBuilder pt("neutral_pairs");
   Json pairs_json = Json::array();
   for (std::size_t i = 0; i < pairs.size(); ++i) {
