@@ -17,6 +17,7 @@
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
+#include "vlbias/io/input_identity.h"
 #include "vlbias/io/table.h"
 
 namespace vlbias {
@@ -24,7 +25,7 @@ namespace vlbias {
 namespace audits_internal {
 
 std::size_t check_input_files(const std::vector<std::filesystem::path>& inputs) {
-  for (const auto& p : inputs) check_input_file(p.string());
+  for (const auto& p : inputs) check_input_or_shards(p.string());
   return inputs.size();
 }
 

@@ -15,7 +15,7 @@
 
 #include "table_builder.h"
 #include "vlbias/core/error.h"
-#include "vlbias/core/sha256.h"
+#include "vlbias/io/input_identity.h"
 #include "vlbias/io/table.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/summary.h"
@@ -125,7 +125,7 @@ ScoresData read_scores(const std::vector<ScoreTableSpec>& specs,
     const Table t = read_table(s.table.string());
     ScoreTableInfo info;
     info.path = s.table.string();
-    info.sha256 = sha256_file(info.path);
+    info.sha256 = input_sha256(info.path);
     info.key = s.key;
     info.rows = t.rows;
     const Column& key = t.column(s.key);

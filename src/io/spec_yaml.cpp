@@ -18,6 +18,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
 #include "vlbias/core/utf8.h"
+#include "vlbias/io/parquet.h"
 
 namespace vlbias::yaml {
 
@@ -388,9 +389,11 @@ std::filesystem::path as_path(Context& ctx, const YAML::Node& node, const std::s
 
 std::filesystem::path as_input_file(Context& ctx, const YAML::Node& node, const std::string& path) {
   const std::filesystem::path p = as_path(ctx, node, path);
-  // A device or folder is refused now, naming the key; a missing file is left to its reader.
+  // A device or folder is refused now, naming the key; a missing file is left to its reader. A
+  // folder of Parquet shards is a table (input_identity.h): a key that wants another kind of
+  // file refuses it when its reader opens it.
   std::error_code ec;
-  if (std::filesystem::exists(p, ec))
+  if (std::filesystem::exists(p, ec) && !is_parquet_folder(p.string()))
     check_input_file(p.string(), fmt::format("{} ({})", path, where(ctx, node)));
   return p;
 }

@@ -13,6 +13,7 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/input_identity.h"
 #include "vlbias/version.h"
 
 namespace vlbias {
@@ -41,13 +42,16 @@ Json json_number(double x) {
 void start_hashing_inputs(Provenance& p) {
   // Checked here, before any work: a device or folder is refused at once (and never opened,
   // so a thread reading /dev/zero forever cannot hold up the exit). A pipe is left to its
-  // reader, which hashes what it reads; provenance_json asks for that hash at the end.
+  // reader, which hashes what it reads; provenance_json asks for that hash at the end. A folder
+  // of Parquet shards is one table (input_identity.h).
   std::vector<bool> piped;
-  for (const auto& path : p.inputs) piped.push_back(check_input_file(path) == InputKind::Pipe);
+  for (const auto& path : p.inputs) {
+    piped.push_back(check_input_or_shards(path) == InputKind::Pipe);
+  }
   p.input_hashes = std::async(std::launch::async, [paths = p.inputs, piped] {
                      std::vector<std::string> out;
                      for (std::size_t i = 0; i < paths.size(); ++i) {
-                       out.push_back(piped[i] ? std::string() : sha256_file(paths[i]));
+                       out.push_back(piped[i] ? std::string() : input_sha256(paths[i]));
                      }
                      return out;
                    }).share();
@@ -70,10 +74,9 @@ Json provenance_json(const Provenance& p) {
   Json inputs = Json::array();
   for (std::size_t i = 0; i < p.inputs.size(); ++i) {
     const std::string& path = p.inputs[i];
-    std::error_code ec;
-    const auto bytes = std::filesystem::file_size(path, ec);
-    inputs.push_back(
-        Json{{"path", path}, {"sha256", hashes[i]}, {"bytes", ec ? Json(nullptr) : Json(bytes)}});
+    const auto bytes = input_bytes(path);
+    inputs.push_back(Json{
+        {"path", path}, {"sha256", hashes[i]}, {"bytes", bytes ? Json(*bytes) : Json(nullptr)}});
   }
   out["inputs"] = inputs;
   if (!p.roles.empty()) {

@@ -18,6 +18,7 @@
 
 #include "cli/cli_util.h"
 #include "test_util.h"
+#include "vlbias/core/sha256.h"
 
 namespace vlbias {
 namespace {
@@ -256,6 +257,45 @@ TEST(ScoresByGroup, AJsonlTableGivesTheCsvTablesNumbers) {
     }
   }
   EXPECT_TRUE(s["tables"][0]["provenance"].empty());
+}
+
+// A folder of Parquet shards (DuckDB wrote the CSV's rows as two shards,
+// tools/make_scores_shards.mjs) is one table: the CSV's numbers, and one input in provenance,
+// hashed as `LC_ALL=C sha256sum *.parquet | sha256sum` in the folder hashes it.
+TEST(ScoresByGroup, AFolderOfParquetShardsIsOneInputWithTheCsvsNumbers) {
+  const fs::path shards = kScores / "representation_scores_shards";
+  const fs::path dir = cli_util::temp_dir();
+  std::ofstream(dir / "spec.yaml") << representation_spec(
+      "[{table: '" + shards.string() +
+      "', columns: [nsfw, aesthetic, concept_score_max], kind: {nsfw: rate}}]");
+  const CliResult check = run_cli("--quiet audit --check '" + (dir / "spec.yaml").string() + "'");
+  EXPECT_EQ(check.exit_code, 0) << check.err;
+  const json r = audit(dir / "spec.yaml", dir / "run");
+  const json& s = r.at("analyses").at("scores");
+  const json& csv = runs().representation.at("analyses").at("scores");
+  ASSERT_EQ(s["columns"].size(), csv["columns"].size());
+  for (std::size_t c = 0; c < csv["columns"].size(); ++c) {
+    json a = s["columns"][c], b = csv["columns"][c];
+    EXPECT_EQ(a["table"], shards.string());
+    a.erase("table");
+    b.erase("table");
+    EXPECT_EQ(a, b) << c;  // the same numbers, bit for bit
+  }
+  std::string lines;
+  for (const char* shard : {"train-00000-of-00002.parquet", "train-00001-of-00002.parquet"}) {
+    lines += sha256_file((shards / shard).string()) + "  " + shard + "\n";
+  }
+  EXPECT_EQ(s["tables"][0]["sha256"], sha256_hex(lines));
+  EXPECT_EQ(s["tables"][0]["rows"], csv["tables"][0]["rows"]);
+  bool listed = false;
+  for (const json& input : r.at("provenance").at("inputs")) {
+    if (input.at("path") != shards.string()) continue;
+    listed = true;
+    EXPECT_EQ(input["sha256"], sha256_hex(lines));
+    EXPECT_EQ(input["bytes"], fs::file_size(shards / "train-00000-of-00002.parquet") +
+                                  fs::file_size(shards / "train-00001-of-00002.parquet"));
+  }
+  EXPECT_TRUE(listed) << r["provenance"]["inputs"];
 }
 
 TEST(ScoresByGroup, PowerPilotAnswersTheGeoScoresTests) {
