@@ -20,10 +20,11 @@ namespace {
 struct LabelArgs {
   std::string images, column, image_root, out, model, labeller = "clip", prompts = "fairface";
   std::string variant = "race7", classes, answers, image_column = "image", face_column;
+  std::string shard;
   std::vector<std::string> attributes;
   double margin = 0.0;
-  std::size_t batch = 0, max_image_pixels = kPillowMaxImagePixels;
-  bool exif_transpose = false;
+  std::size_t batch = 0, max_image_pixels = kPillowMaxImagePixels, chunk = 0;
+  bool exif_transpose = false, resume = false;
 };
 
 void add_label_options(CLI::App* cmd, LabelArgs& a) {
@@ -80,6 +81,12 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
       ->capture_default_str();
   cmd->add_flag("--exif-transpose", a.exif_transpose,
                 "Rotate / flip each image by its EXIF orientation as PIL.ImageOps.exif_transpose");
+  cmd->add_flag("--resume", a.resume,
+                "Continue an interrupted run from OUT.partial/ (the same job only: labeller,\n"
+                "model, weights, prompt set, options and items)");
+  add_shard_option(cmd, a.shard, "checkpoint chunks c (--chunk items each) with c mod N = I");
+  cmd->add_option("--chunk", a.chunk,
+                  "Items per checkpoint (default 64); the unit of --resume and --shard");
 }
 
 // The options both image labellers share (ClipLabelOptions, FairFaceLabelOptions).
@@ -96,6 +103,8 @@ Options image_label_options(const LabelArgs& a) {
   if (a.batch > 0) o.batch = a.batch;
   o.max_image_pixels = a.max_image_pixels;
   o.exif_transpose = a.exif_transpose;
+  o.job.resume = a.resume;
+  o.job.chunk = a.chunk;
   return o;
 }
 
@@ -109,7 +118,8 @@ void add_label_command(CLI::App& app) {
       "zero-shot prompt ensembles with their provenance (model, weights SHA-256, prompt set)");
   add_label_options(cmd, *args);
   cmd->callback([args, cmd] {
-    const LabelArgs& a = *args;
+    LabelArgs& a = *args;
+    const Shard shard = shard_and_out(a.shard, a.out, false);
     LabelRunCounts r;
     VLBIAS_CHECK((a.labeller == "vlm") == !a.answers.empty(), UsageError,
                  "--answers (a `score choice` RUN_DIR) is what --labeller vlm labels from, and "
@@ -120,6 +130,9 @@ void add_label_command(CLI::App& app) {
       VLBIAS_CHECK(a.attributes.size() == 1 && a.images.empty() && a.model.empty(), UsageError,
                    "--labeller vlm takes --answers and one --attributes (what the question asked "
                    "about), no --images or --model (the answers name them).");
+      VLBIAS_CHECK(!a.resume && shard.whole() && a.chunk == 0, UsageError,
+                   "--resume, --shard and --chunk are for the image labellers (clip, fairface); "
+                   "--labeller vlm reads a finished `score choice` run.");
       VlmLabelOptions o;
       o.answers = a.answers;
       o.attribute = a.attributes[0];
@@ -134,6 +147,7 @@ void add_label_command(CLI::App& app) {
       FairFaceLabelOptions o = image_label_options<FairFaceLabelOptions>(a);
       o.variant = parse_fairface_variant(a.variant);
       o.classes = a.classes;
+      o.job.shard = shard;
       r = run_fairface_labels(o);
     } else {
       VLBIAS_CHECK(!a.attributes.empty(), UsageError,
@@ -143,11 +157,15 @@ void add_label_command(CLI::App& app) {
                    "--variant and --classes are for --labeller fairface.");
       ClipLabelOptions o = image_label_options<ClipLabelOptions>(a);
       o.prompts = a.prompts;
+      o.job.shard = shard;
       r = run_clip_labels(o);
     }
     if (quiet()) return;
-    eprint("vlbias: {} of {} {} labelled ({} unreadable, skipped), {} rows in {:.1f} s -> {}\n",
-           r.labelled, r.items, r.faces ? "faces" : "images", r.failed, r.rows, r.seconds, a.out);
+    eprint("vlbias: {} of {} {} labelled ({} unreadable, skipped){}{}, {} rows in {:.1f} s -> {}\n",
+           r.labelled, r.items, r.faces ? "faces" : "images", r.failed,
+           r.resumed ? fmt::format(", {} resumed", r.resumed) : "",
+           shard.whole() ? "" : fmt::format(" (shard {} of {})", shard.index, shard.count), r.rows,
+           r.seconds, a.out);
   });
 }
 

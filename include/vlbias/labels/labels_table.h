@@ -56,7 +56,8 @@ struct LabelRunCounts {
   std::size_t labelled = 0;  // items with rows in LABELS.csv
   std::size_t failed = 0;    // unreadable items: warned about and left out
   std::size_t rows = 0;
-  bool faces = false;  // the input was a FACES_DIR
+  std::size_t resumed = 0;  // items taken from an interrupted run's checkpoint (--resume)
+  bool faces = false;       // the input was a FACES_DIR
   double seconds = 0.0;
 };
 
