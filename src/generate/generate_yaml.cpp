@@ -361,4 +361,39 @@ JudgeJob parse_judge_spec(const std::string& path) {
   return job;
 }
 
+LabelVlmSpec parse_label_vlm_spec(const std::string& path) {
+  LabelVlmSpec spec;
+  LvlmJob& job = spec.job;
+  Context ctx{path, std::filesystem::path(path).parent_path(), 0};
+  const YAML::Node root =
+      open_spec(job, ctx, "label-vlm", "a map with endpoint, attribute, question and choices");
+  const Entries e = check_map(ctx, root, "",
+                              {"version", "kind", "endpoint", "attribute", "question", "choices",
+                               "synonyms", "unclear", "system", "sampling", "requests"});
+  CommonKeys common;
+  parse_endpoint(ctx, require(ctx, root, e, "", "endpoint"), common, false);
+  job.endpoint = common.endpoint;
+  const YAML::Node& attribute = require(ctx, root, e, "", "attribute");
+  spec.attribute = as_string(ctx, attribute, "attribute");
+  if (spec.attribute.empty()) fail(ctx, attribute, "attribute", "must not be empty");
+  const YAML::Node& question = require(ctx, root, e, "", "question");
+  spec.question = as_string(ctx, question, "question");
+  if (spec.question.empty()) fail(ctx, question, "question", "must not be empty");
+  const YAML::Node& choices = require(ctx, root, e, "", "choices");
+  spec.choices = as_string_list(ctx, choices, "choices");
+  if (spec.choices.size() < 2) fail(ctx, choices, "choices", "must list at least two choices");
+  if (const auto* v = find(e, "synonyms")) {
+    if (!v->IsMap()) fail(ctx, *v, "synonyms", "must be a map of choice: [synonym, ...]");
+    for (const auto& kv : *v) {
+      const std::string choice = as_string(ctx, kv.first, "synonyms");
+      spec.synonyms[choice] = as_string_list(ctx, kv.second, "synonyms." + choice);
+    }
+  }
+  if (const auto* v = find(e, "unclear")) spec.unclear = as_string_list(ctx, *v, "unclear", true);
+  if (const auto* v = find(e, "system")) job.system_prompt = as_string(ctx, *v, "system");
+  if (const auto* v = find(e, "sampling")) parse_chat_sampling(ctx, *v, job);
+  if (const auto* v = find(e, "requests")) parse_requests(ctx, *v, job.control);
+  return spec;
+}
+
 }  // namespace vlbias

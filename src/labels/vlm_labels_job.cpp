@@ -68,6 +68,17 @@ std::vector<double> vlm_probabilities(const Table& t,
 
 }  // namespace
 
+LabelImageFiles label_image_files(const fs::path& input, const std::string& column,
+                                  const fs::path& image_root) {
+  const labels_internal::LabelItems items =
+      labels_internal::read_label_items(input, column, image_root);
+  VLBIAS_CHECK(!items.table_images, UsageError,
+               "--images {}: its images are cells of a Parquet table; --labeller vlm --spec sends "
+               "image files (write them out with `vlbias dataset extract-images` first).",
+               input.string());
+  return LabelImageFiles{items.path, items.image, items.face, items.faces};
+}
+
 LabelRunCounts run_vlm_labels(const VlmLabelOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   VLBIAS_CHECK(!o.attribute.empty(), UsageError,
