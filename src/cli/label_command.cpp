@@ -186,7 +186,10 @@ LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
   job.id_column = "item";
   job.keep_columns = items.faces ? std::vector<std::string>{"item", "image", "face"}
                                  : std::vector<std::string>{"item", "image"};
-  job.prompts = {LvlmPrompt{spec.attribute, literal_template(spec.question), std::nullopt, {}}};
+  job.prompts.clear();
+  for (const auto& [attribute, question] : spec.questions) {
+    job.prompts.push_back(LvlmPrompt{attribute, literal_template(question), std::nullopt, {}});
+  }
   job.control.resume = o.resume;
   job.control.retry_failed = o.resume;
   const JobSummary summary = generate_lvlm(job, run);
@@ -203,7 +206,10 @@ LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
 
   VlmLabelOptions v;
   v.answers = choice;
-  v.attribute = spec.attribute;
+  v.attribute = spec.questions[0].first;
+  if (spec.questions.size() > 1) {
+    for (const auto& q : spec.questions) v.attributes.push_back(q.first);
+  }
   v.image_column = "image";
   if (items.faces) v.face_column = "face";
   v.out = o.out;

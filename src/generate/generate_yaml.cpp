@@ -361,6 +361,47 @@ JudgeJob parse_judge_spec(const std::string& path) {
   return job;
 }
 
+namespace {
+
+// One question: `attribute` and `question` (at `path`), or a list of them under `questions`.
+std::pair<std::string, std::string> label_question(Context& ctx, const YAML::Node& map,
+                                                   const Entries& e, const std::string& path) {
+  std::pair<std::string, std::string> q;
+  const YAML::Node& attribute = require(ctx, map, e, path, "attribute");
+  q.first = as_string(ctx, attribute, join_path(path, "attribute"));
+  if (q.first.empty() || q.first.find('|') != std::string::npos)
+    fail(ctx, attribute, join_path(path, "attribute"), "must be a non-empty name without '|'");
+  const YAML::Node& question = require(ctx, map, e, path, "question");
+  q.second = as_string(ctx, question, join_path(path, "question"));
+  if (q.second.empty()) fail(ctx, question, join_path(path, "question"), "must not be empty");
+  return q;
+}
+
+void parse_label_questions(Context& ctx, const YAML::Node& root, const Entries& e,
+                           LabelVlmSpec& spec) {
+  const auto* list = find(e, "questions");
+  if (list == nullptr) {
+    spec.questions.push_back(label_question(ctx, root, e, ""));
+    return;
+  }
+  if (find(e, "attribute") != nullptr || find(e, "question") != nullptr)
+    fail(ctx, *list, "questions", "excludes attribute and question: give one form");
+  if (!list->IsSequence() || list->size() == 0)
+    fail(ctx, *list, "questions", "must be a non-empty list of {attribute, question}");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const std::string p = fmt::format("questions[{}]", i);
+    const Entries q = check_map(ctx, (*list)[i], p, {"attribute", "question"});
+    spec.questions.push_back(label_question(ctx, (*list)[i], q, p));
+    for (std::size_t j = 0; j + 1 < spec.questions.size(); ++j) {
+      if (spec.questions[j].first == spec.questions.back().first)
+        fail(ctx, (*list)[i], p + ".attribute",
+             fmt::format("'{}' is asked about twice", spec.questions.back().first));
+    }
+  }
+}
+
+}  // namespace
+
 LabelVlmSpec parse_label_vlm_spec(const std::string& path) {
   LabelVlmSpec spec;
   LvlmJob& job = spec.job;
@@ -368,17 +409,12 @@ LabelVlmSpec parse_label_vlm_spec(const std::string& path) {
   const YAML::Node root =
       open_spec(job, ctx, "label-vlm", "a map with endpoint, attribute, question and choices");
   const Entries e = check_map(ctx, root, "",
-                              {"version", "kind", "endpoint", "attribute", "question", "choices",
-                               "synonyms", "unclear", "system", "sampling", "requests"});
+                              {"version", "kind", "endpoint", "attribute", "question", "questions",
+                               "choices", "synonyms", "unclear", "system", "sampling", "requests"});
   CommonKeys common;
   parse_endpoint(ctx, require(ctx, root, e, "", "endpoint"), common, false);
   job.endpoint = common.endpoint;
-  const YAML::Node& attribute = require(ctx, root, e, "", "attribute");
-  spec.attribute = as_string(ctx, attribute, "attribute");
-  if (spec.attribute.empty()) fail(ctx, attribute, "attribute", "must not be empty");
-  const YAML::Node& question = require(ctx, root, e, "", "question");
-  spec.question = as_string(ctx, question, "question");
-  if (spec.question.empty()) fail(ctx, question, "question", "must not be empty");
+  parse_label_questions(ctx, root, e, spec);
   const YAML::Node& choices = require(ctx, root, e, "", "choices");
   spec.choices = as_string_list(ctx, choices, "choices");
   if (spec.choices.size() < 2) fail(ctx, choices, "choices", "must list at least two choices");

@@ -137,6 +137,69 @@ requests: {{concurrency: 2, max_attempts: 2, base_delay_s: 0.01, max_delay_s: 0.
   EXPECT_EQ(vlbias::cli_util::read_file(dir / "vlm.csv"), first);
 }
 
+// The yes/no form for visual attributes (ViSAGe, paper 000): one question per attribute, one
+// LABELS.csv row per (image, attribute), the attributes sharing p_yes and p_no.
+TEST(CliLabelVlm, YesNoQuestionsPerVisualAttributeGiveARowPerImageAndAttribute) {
+  const std::map<std::string, std::string> answers = {
+      {"jpg_1x1.jpg|turban", "Yes."},       {"jpg_1x1.jpg|beard", "No, there is no beard."},
+      {"jpg_1x1.jpg|sari", "I'm not sure"}, {"jpg_420.jpg|turban", "No"},
+      {"jpg_420.jpg|beard", "yes or no"},   {"jpg_420.jpg|sari", "I can't tell from this image."}};
+  ImageIndex images;
+  std::mutex mutex;
+  std::vector<std::string> asked;
+  Server server{[&](const Request& req) {
+    const ChatCall c = parse_chat(req, images);
+    const std::string body = c.body.dump();
+    std::string attribute;
+    for (const char* a : {"turban", "beard", "sari"}) {
+      if (body.find(std::string("contain a ") + a + "?") != std::string::npos) attribute = a;
+    }
+    {
+      std::lock_guard lock(mutex);
+      asked.push_back(c.image + "|" + attribute);
+    }
+    const auto it = answers.find(c.image + "|" + attribute);
+    if (it == answers.end()) return reply(400, R"({"error":{"message":"unknown"}})");
+    return reply(200, vlm_reply(it->second, nullptr).dump());
+  }};
+  const fs::path dir = temp_dir();
+  write(dir / "images.csv", "path\n" + (kImages / "jpg_1x1.jpg").string() + "\n" +
+                                (kImages / "jpg_420.jpg").string() + "\n");
+  std::string questions;
+  for (const char* a : {"turban", "beard", "sari"}) {
+    questions += fmt::format(
+        "  - {{attribute: {}, question: \"Does the image contain a {}? Answer yes or no.\"}}\n", a,
+        a);
+  }
+  write(dir / "spec.yaml",
+        fmt::format("version: 1\nkind: label-vlm\nendpoint: {{url: {}, timeout_s: 5}}\n"
+                    "questions:\n{}choices: [yes, no]\nunclear: [not sure]\n"
+                    "requests: {{max_attempts: 1}}\n",
+                    server.url("/v1/chat/completions"), questions));
+  const CliResult r = run_with_key(fmt::format(
+      "label --labeller vlm --spec '{}' --images '{}' --out '{}'", (dir / "spec.yaml").string(),
+      (dir / "images.csv").string(), (dir / "yesno.csv").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(asked.size(), 6u);
+  const std::string text = vlbias::cli_util::read_file(dir / "yesno.csv");
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "image,face,attribute,label,margin,p_yes,p_no,labeller,model,weights_sha256,"
+            "prompt_set,options");
+  const vlbias::Table t = vlbias::read_table((dir / "yesno.csv").string());
+  ASSERT_EQ(t.rows, 6u);
+  std::map<std::string, std::string> got;
+  for (std::size_t i = 0; i < t.rows; ++i) {
+    got[fs::path(t.column("image").text(i)).filename().string() + "|" +
+        t.column("attribute").text(i)] = t.column("label").text(i);
+  }
+  EXPECT_EQ(got, (std::map<std::string, std::string>{{"jpg_1x1.jpg|turban", "yes"},
+                                                     {"jpg_1x1.jpg|beard", "no"},
+                                                     {"jpg_1x1.jpg|sari", "unclear"},
+                                                     {"jpg_420.jpg|turban", "no"},
+                                                     {"jpg_420.jpg|beard", "unparseable"},
+                                                     {"jpg_420.jpg|sari", "refused"}}));
+}
+
 TEST(CliLabelVlm, BadSpecsAreUsageErrorsNamingTheKey) {
   const fs::path dir = temp_dir();
   write(dir / "images.csv", "path\n" + (kImages / "jpg_1x1.jpg").string() + "\n");
@@ -155,6 +218,16 @@ TEST(CliLabelVlm, BadSpecsAreUsageErrorsNamingTheKey) {
   r = run("attribute: gender\nquestion: q\nchoices: [man]\n");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("choices"), std::string::npos) << r.err;
+  r =
+      run("attribute: gender\nquestion: q\nquestions: [{attribute: a, question: q}]\n"
+          "choices: [yes, no]\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("excludes attribute and question"), std::string::npos) << r.err;
+  r =
+      run("questions: [{attribute: a, question: q}, {attribute: a, question: r}]\n"
+          "choices: [yes, no]\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("asked about twice"), std::string::npos) << r.err;
   r = run("attribute: gender\nquestion: q\nchoices: [man, woman]\nseeds: [1]\n");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("seeds"), std::string::npos) << r.err;

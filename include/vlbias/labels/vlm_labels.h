@@ -19,6 +19,11 @@ namespace vlbias {
 struct VlmLabelOptions {
   std::filesystem::path answers;  // a `vlbias score choice` RUN_DIR: scored.jsonl, manifest.json
   std::string attribute;          // what the question asked about, e.g. gender
+  // Or several questions' answers in one table (the yes/no questions of visual attributes): each
+  // row's attribute is its `attribute_column` cell, one of `attributes` (which share the choices
+  // and so the p_<choice> columns).
+  std::vector<std::string> attributes;
+  std::string attribute_column = "prompt";
   std::string image_column = "image";
   std::string face_column;  // "" = whole images
   std::filesystem::path out;
