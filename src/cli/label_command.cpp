@@ -98,8 +98,9 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
   cmd->add_flag("--exif-transpose", a.exif_transpose,
                 "Rotate / flip each image by its EXIF orientation as PIL.ImageOps.exif_transpose");
   cmd->add_flag("--resume", a.resume,
-                "Continue an interrupted run from OUT.partial/ (the same job only: labeller,\n"
-                "model, weights, prompt set, options and items)");
+                "Continue an interrupted run: clip / fairface from OUT.partial/ (the same job\n"
+                "only: labeller, model, weights, prompt set, options and items); vlm --spec the\n"
+                "requests of OUT.vlm/run/ (failed ones sent again)");
   add_shard_option(cmd, a.shard, "checkpoint chunks c (--chunk items each) with c mod N = I");
   cmd->add_option("--chunk", a.chunk,
                   "Items per checkpoint (default 64); the unit of --resume and --shard");
