@@ -3,7 +3,8 @@
 // tests/fixtures/encode/e2e, with an unreadable and a missing image) merge into a LABELS.csv
 // byte-identical to one process's; a merge of a shard missing, given twice, of another job or
 // edited since is refused naming it; a run killed after its first checkpoint resumes to the
-// uninterrupted bytes, and only as the same job (the key that differs named).
+// uninterrupted bytes (an image changed meanwhile labelled again), and only as the same job (the
+// key that differs named).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -125,22 +127,26 @@ TEST(CliLabelJobs, ACheckpointIsResumedOnlyWithResumeAndOnlyAsTheSameJob) {
   EXPECT_FALSE(fs::exists(out));
 }
 
-// Kill -9 a run once its first checkpoint exists (or let it finish if it is faster), then resume.
+// Kill -9 a run once its first checkpoint exists (or let it finish if it is faster), then resume
+// after one image changed: the chunks holding it are labelled again (named in a warning), the
+// others taken from the checkpoint, and the table is the uninterrupted run's on the images as
+// they are now.
 TEST(CliLabelJobs, ResumeAfterAKillGivesTheUninterruptedTable) {
+  const fs::path images = temp_dir() / "img";
+  fs::create_directories(images);
+  const std::vector<std::string> names = {"a_photo.jpg", "b_rgba.png", "c_grey.png",
+                                          "d_palette.png"};
+  for (const std::string& name : names) fs::copy_file(kE2e / "images" / name, images / name);
   const fs::path table = temp_dir() / "many.csv";
   {
     std::ofstream f(table);
     f << "path\n";
     for (int c = 0; c < 40; ++c) {
-      for (const char* name : {"a_photo.jpg", "b_rgba.png", "c_grey.png", "d_palette.png"}) {
-        f << (kE2e / "images" / name).string() << "\n";
-      }
+      for (const std::string& name : names) f << (images / name).string() << "\n";
     }
   }
   const std::string job = clip_job(table, " --chunk 8 --batch 4");
   const std::string other = clip_job(table, " --chunk 8 --batch 4", "0.5");
-  const fs::path full = temp_dir() / "full.csv";
-  ASSERT_EQ(run_cli(job + " --out " + q(full)).exit_code, 0);
   const fs::path out = temp_dir() / "killed.csv";
   const fs::path partial = out.string() + ".partial";
   const std::string cmd = "cd " + q(kSource) + " && exec " +
@@ -169,10 +175,14 @@ TEST(CliLabelJobs, ResumeAfterAKillGivesTheUninterruptedTable) {
     r = run_cli(other + " --resume --out " + q(out));
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("its 'options' differs"), std::string::npos) << r.err;
+    fs::copy_file(images / "c_grey.png", images / "a_photo.jpg",
+                  fs::copy_options::overwrite_existing);
     r = run_cli(job.substr(8) + " --resume --out " + q(out));  // without --quiet
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.err.find("resumed"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("changed since " + partial.string()), std::string::npos) << r.err;
   }
+  const fs::path full = temp_dir() / "full.csv";
+  ASSERT_EQ(run_cli(job + " --out " + q(full)).exit_code, 0);
   EXPECT_EQ(read_file(out), read_file(full));  // byte-identical to the uninterrupted run
   EXPECT_FALSE(fs::exists(partial));
 }
