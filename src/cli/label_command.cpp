@@ -2,6 +2,10 @@
 // include/vlbias/labels/labels_table.h). The clip labeller: zero-shot prompts of a shipped or
 // given prompt set (include/vlbias/labels/clip_labels.h); the fairface labeller: the FairFace
 // classifier's heads (include/vlbias/labels/fairface_labels.h).
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
@@ -9,21 +13,29 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
 #include "vlbias/encode/image.h"
+#include "vlbias/generate/generate.h"
+#include "vlbias/generate/generate_yaml.h"
+#include "vlbias/io/atomic_file.h"
+#include "vlbias/io/table.h"
 #include "vlbias/labels/clip_labels.h"
 #include "vlbias/labels/fairface_labels.h"
 #include "vlbias/labels/vlm_labels.h"
+#include "vlbias/score/choice_job.h"
 
 namespace vlbias::cli_internal {
+
+namespace fs = std::filesystem;
 
 namespace {
 
 struct LabelArgs {
   std::string images, column, image_root, out, model, labeller = "clip", prompts = "fairface";
   std::string variant = "race7", classes, answers, image_column = "image", face_column;
+  std::string shard, spec;
   std::vector<std::string> attributes;
   double margin = 0.0;
-  std::size_t batch = 0, max_image_pixels = kPillowMaxImagePixels;
-  bool exif_transpose = false;
+  std::size_t batch = 0, max_image_pixels = kPillowMaxImagePixels, chunk = 0;
+  bool exif_transpose = false, resume = false;
 };
 
 void add_label_options(CLI::App* cmd, LabelArgs& a) {
@@ -34,8 +46,9 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
   cmd->add_option("--out", a.out, "LABELS.csv: one row per image (or face) and attribute")
       ->required();
   cmd->add_option("--labeller", a.labeller,
-                  "Who labels: clip (CLIP zero-shot prompts) or fairface (the FairFace\n"
-                  "ResNet-34 classifier)")
+                  "Who labels: clip (CLIP zero-shot prompts), fairface (the FairFace\n"
+                  "ResNet-34 classifier) or vlm (a VLM's answers to a closed question: --spec or\n"
+                  "--answers)")
       ->check(CLI::IsMember({"clip", "fairface", "vlm"}))
       ->capture_default_str();
   cmd->add_option("--model", a.model,
@@ -50,6 +63,10 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
   cmd->add_option("--answers", a.answers,
                   "vlm: a `vlbias score choice` RUN_DIR (scored.jsonl, manifest.json) of a closed\n"
                   "question about one attribute");
+  cmd->add_option("--spec", a.spec,
+                  "vlm: a label-vlm spec (docs/specs.md#label-vlm): the endpoint, attribute,\n"
+                  "question and choices; the question is asked about every --images item through\n"
+                  "`generate lvlm` and the answers mapped as `score choice` maps them");
   cmd->add_option("--image-column", a.image_column, "vlm: the answers' image column")
       ->capture_default_str();
   cmd->add_option("--face-column", a.face_column,
@@ -80,6 +97,13 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
       ->capture_default_str();
   cmd->add_flag("--exif-transpose", a.exif_transpose,
                 "Rotate / flip each image by its EXIF orientation as PIL.ImageOps.exif_transpose");
+  cmd->add_flag("--resume", a.resume,
+                "Continue an interrupted run: clip / fairface from OUT.partial/ (the same job\n"
+                "only: labeller, model, weights, prompt set, options and items); vlm --spec the\n"
+                "requests of OUT.vlm/run/ (failed ones sent again)");
+  add_shard_option(cmd, a.shard, "checkpoint chunks c (--chunk items each) with c mod N = I");
+  cmd->add_option("--chunk", a.chunk,
+                  "Items per checkpoint (default 64); the unit of --resume and --shard");
 }
 
 // The options both image labellers share (ClipLabelOptions, FairFaceLabelOptions).
@@ -96,7 +120,106 @@ Options image_label_options(const LabelArgs& a) {
   if (a.batch > 0) o.batch = a.batch;
   o.max_image_pixels = a.max_image_pixels;
   o.exif_transpose = a.exif_transpose;
+  o.job.resume = a.resume;
+  o.job.chunk = a.chunk;
   return o;
+}
+
+struct LabelVlmRun {
+  std::filesystem::path spec, images, image_root, out;
+  std::string column;
+  bool resume = false;
+};
+
+// A question sent as is: braces doubled, so the prompt template fills nothing in.
+std::string literal_template(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    out += c;
+    if (c == '{' || c == '}') out += c;
+  }
+  return out;
+}
+
+// The items as the manifest of generate lvlm: item (the request's id: the image, and the face),
+// path (absolute), image and face (as LABELS.csv names them).
+std::string label_vlm_manifest(const LabelImageFiles& items) {
+  std::string out = items.faces ? "item,path,image,face\n" : "item,path,image\n";
+  for (std::size_t k = 0; k < items.path.size(); ++k) {
+    std::error_code ec;
+    if (items.path[k].empty() || !fs::is_regular_file(items.path[k], ec)) {
+      warn("{}: {}; skipped", items.image[k],
+           items.path[k].empty() ? "the path cell is empty" : "no such file");
+      continue;  // counted as failed: no answer
+    }
+    const std::string face = items.face[k] ? std::to_string(*items.face[k]) : "";
+    append_csv_cell(out, items.faces ? items.image[k] + "#face" + face : items.image[k]);
+    out += ',';
+    append_csv_cell(out, fs::absolute(items.path[k]).string());
+    out += ',';
+    append_csv_cell(out, items.image[k]);
+    if (items.faces) out += "," + face;
+    out += '\n';
+  }
+  return out;
+}
+
+LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
+  const auto start = std::chrono::steady_clock::now();
+  LabelVlmSpec spec = parse_label_vlm_spec(o.spec);
+  const ChoiceSet set(spec.choices, spec.synonyms, spec.unclear, "choices");
+  std::error_code ec;
+  VLBIAS_CHECK(!o.out.empty() && !fs::is_directory(o.out, ec), UsageError,
+               "--out {}: expected a file path for LABELS.csv.", o.out.string());
+  const LabelImageFiles items = label_image_files(o.images, o.column, o.image_root);
+  const fs::path work = o.out.string() + ".vlm";
+  const fs::path run = work / "run", choice = work / "choice";
+  VLBIAS_CHECK(o.resume || !fs::exists(run, ec), UsageError,
+               "{} holds the requests of an earlier run; pass --resume to continue it, or delete "
+               "the folder to start over.",
+               run.string());
+  fs::create_directories(work);
+  write_file_atomically(work / "items.csv", label_vlm_manifest(items));
+
+  LvlmJob& job = spec.job;
+  job.manifest = work / "items.csv";
+  job.image_column = "path";
+  job.id_column = "item";
+  job.keep_columns = items.faces ? std::vector<std::string>{"item", "image", "face"}
+                                 : std::vector<std::string>{"item", "image"};
+  job.prompts.clear();
+  for (const auto& [attribute, question] : spec.questions) {
+    job.prompts.push_back(LvlmPrompt{attribute, literal_template(question), std::nullopt, {}});
+  }
+  job.control.resume = o.resume;
+  job.control.retry_failed = o.resume;
+  const JobSummary summary = generate_lvlm(job, run);
+  VLBIAS_CHECK(summary.exported > 0, InputError,
+               "{}: no request was answered (see {}); fix the endpoint, then run again with "
+               "--resume.",
+               o.spec.string(), (run / "requests.jsonl").string());
+
+  fs::remove_all(choice);
+  ChoiceJobOptions c;
+  c.input = run / "generations.jsonl";
+  c.run_dir = choice;
+  run_choice_job(set, c);
+
+  VlmLabelOptions v;
+  v.answers = choice;
+  v.attribute = spec.questions[0].first;
+  if (spec.questions.size() > 1) {
+    for (const auto& q : spec.questions) v.attributes.push_back(q.first);
+  }
+  v.image_column = "image";
+  if (items.faces) v.face_column = "face";
+  v.out = o.out;
+  LabelRunCounts r = run_vlm_labels(v);
+  r.faces = items.faces;
+  r.items = items.path.size();
+  r.failed = r.items - std::min(r.items, r.labelled);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
 }
 
 }  // namespace
@@ -109,17 +232,32 @@ void add_label_command(CLI::App& app) {
       "zero-shot prompt ensembles with their provenance (model, weights SHA-256, prompt set)");
   add_label_options(cmd, *args);
   cmd->callback([args, cmd] {
-    const LabelArgs& a = *args;
+    LabelArgs& a = *args;
+    const Shard shard = shard_and_out(a.shard, a.out, false);
     LabelRunCounts r;
-    VLBIAS_CHECK((a.labeller == "vlm") == !a.answers.empty(), UsageError,
-                 "--answers (a `score choice` RUN_DIR) is what --labeller vlm labels from, and "
-                 "only it.");
+    const bool vlm = a.labeller == "vlm";
+    VLBIAS_CHECK(vlm || (a.answers.empty() && a.spec.empty()), UsageError,
+                 "--answers and --spec are for --labeller vlm.");
+    VLBIAS_CHECK(!vlm || a.answers.empty() != a.spec.empty(), UsageError,
+                 "--labeller vlm labels from --answers (a `score choice` RUN_DIR) or --spec (a "
+                 "label-vlm spec, the question asked here): give one of them.");
     VLBIAS_CHECK(a.labeller == "vlm" || (!a.images.empty() && !a.model.empty()), UsageError,
                  "--labeller {} needs --images and --model.", a.labeller);
-    if (a.labeller == "vlm") {
+    if (vlm && !a.spec.empty()) {
+      VLBIAS_CHECK(!a.images.empty() && a.model.empty() && a.attributes.empty() && shard.whole() &&
+                       a.chunk == 0,
+                   UsageError,
+                   "--labeller vlm --spec takes --images (and --resume); the spec names the "
+                   "endpoint, the attribute, the question and the choices (no --model, "
+                   "--attributes, --shard or --chunk).");
+      r = run_label_vlm_spec({a.spec, a.images, a.image_root, a.out, a.column, a.resume});
+    } else if (vlm) {
       VLBIAS_CHECK(a.attributes.size() == 1 && a.images.empty() && a.model.empty(), UsageError,
                    "--labeller vlm takes --answers and one --attributes (what the question asked "
                    "about), no --images or --model (the answers name them).");
+      VLBIAS_CHECK(!a.resume && shard.whole() && a.chunk == 0, UsageError,
+                   "--resume, --shard and --chunk are for the image labellers (clip, fairface); "
+                   "--labeller vlm reads a finished `score choice` run.");
       VlmLabelOptions o;
       o.answers = a.answers;
       o.attribute = a.attributes[0];
@@ -134,6 +272,7 @@ void add_label_command(CLI::App& app) {
       FairFaceLabelOptions o = image_label_options<FairFaceLabelOptions>(a);
       o.variant = parse_fairface_variant(a.variant);
       o.classes = a.classes;
+      o.job.shard = shard;
       r = run_fairface_labels(o);
     } else {
       VLBIAS_CHECK(!a.attributes.empty(), UsageError,
@@ -143,11 +282,15 @@ void add_label_command(CLI::App& app) {
                    "--variant and --classes are for --labeller fairface.");
       ClipLabelOptions o = image_label_options<ClipLabelOptions>(a);
       o.prompts = a.prompts;
+      o.job.shard = shard;
       r = run_clip_labels(o);
     }
     if (quiet()) return;
-    eprint("vlbias: {} of {} {} labelled ({} unreadable, skipped), {} rows in {:.1f} s -> {}\n",
-           r.labelled, r.items, r.faces ? "faces" : "images", r.failed, r.rows, r.seconds, a.out);
+    eprint("vlbias: {} of {} {} labelled ({} unreadable, skipped){}{}, {} rows in {:.1f} s -> {}\n",
+           r.labelled, r.items, r.faces ? "faces" : "images", r.failed,
+           r.resumed ? fmt::format(", {} resumed", r.resumed) : "",
+           shard.whole() ? "" : fmt::format(" (shard {} of {})", shard.index, shard.count), r.rows,
+           r.seconds, a.out);
   });
 }
 

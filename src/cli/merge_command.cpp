@@ -12,6 +12,7 @@
 #include "vlbias/encode/encode.h"
 #include "vlbias/faces/faces_job.h"
 #include "vlbias/io/run_paths.h"
+#include "vlbias/labels/label_job.h"
 #include "vlbias/score/classifier_job.h"
 
 namespace vlbias::cli_internal {
@@ -70,6 +71,14 @@ void merge_faces_runs(const MergeArgs& args, const Paths& shards) {
          r.failed ? fmt::format(", {} unreadable", r.failed) : "", args.out);
 }
 
+void merge_label_runs(const MergeArgs& args, const Paths& shards) {
+  const LabelsMergeResult r = merge_label_shards(args.out, shards);
+  if (quiet()) return;
+  eprint("vlbias: merged {} shards: {} of {} items labelled{}, {} rows -> {}\n", r.shards,
+         r.labelled, r.items, r.failed ? fmt::format(" ({} unreadable)", r.failed) : "", r.rows,
+         args.out);
+}
+
 // A faces shard keeps its records for the merge (src/faces/faces_job_internal.h).
 bool is_faces_shard(const std::filesystem::path& shard) {
   return std::filesystem::is_regular_file(shard / "shard_records.jsonl");
@@ -88,23 +97,29 @@ void add_merge_command(CLI::App& app) {
   auto args = std::make_shared<MergeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "merge",
-      "Put the outputs of a job's shards (--shard I/N on encode, features, faces, generate\n"
-      "and score) together as one process writes them: the embeddings and rows file, the faces\n"
+      "Put the outputs of a job's shards (--shard I/N on encode, features, faces, label,\n"
+      "generate and score) together as one process writes them: the embeddings and rows file, the "
+      "faces\n"
       "tables and chips, scored.jsonl, generations.jsonl, the run store with every request's\n"
       "history; refuses shards of another job, a shard twice or missing, rows out of place");
   cmd->add_option("OUT", args->out,
                   "The merged output: an embedding file (.npy or .safetensors) for encode /\n"
-                  "features shards, a folder for faces, generate and score shards")
+                  "features shards, LABELS.csv (.csv) for label shards, a folder for faces,\n"
+                  "generate and score shards")
       ->required();
   cmd->add_option("SHARD", args->shards,
                   "Each shard's output folder, or a file its run wrote (an encode shard's\n"
-                  ".npy / .safetensors or .manifest.json; a run's manifest.json, scored.jsonl or\n"
-                  "run.json), all N of them, any order")
+                  ".npy / .safetensors or .manifest.json; a label shard's LABELS.csv; a run's\n"
+                  "manifest.json, scored.jsonl or run.json), all N of them, any order")
       ->required();
   cmd->callback([args] {
     const std::filesystem::path out(args->out);
     if (out.extension() == ".npy" || out.extension() == ".safetensors") {
       merge_embeddings(*args, Paths(args->shards.begin(), args->shards.end()));
+      return;
+    }
+    if (out.extension() == ".csv") {
+      merge_label_runs(*args, Paths(args->shards.begin(), args->shards.end()));
       return;
     }
     Paths shards;

@@ -361,4 +361,75 @@ JudgeJob parse_judge_spec(const std::string& path) {
   return job;
 }
 
+namespace {
+
+// One question: `attribute` and `question` (at `path`), or a list of them under `questions`.
+std::pair<std::string, std::string> label_question(Context& ctx, const YAML::Node& map,
+                                                   const Entries& e, const std::string& path) {
+  std::pair<std::string, std::string> q;
+  const YAML::Node& attribute = require(ctx, map, e, path, "attribute");
+  q.first = as_string(ctx, attribute, join_path(path, "attribute"));
+  if (q.first.empty() || q.first.find('|') != std::string::npos)
+    fail(ctx, attribute, join_path(path, "attribute"), "must be a non-empty name without '|'");
+  const YAML::Node& question = require(ctx, map, e, path, "question");
+  q.second = as_string(ctx, question, join_path(path, "question"));
+  if (q.second.empty()) fail(ctx, question, join_path(path, "question"), "must not be empty");
+  return q;
+}
+
+void parse_label_questions(Context& ctx, const YAML::Node& root, const Entries& e,
+                           LabelVlmSpec& spec) {
+  const auto* list = find(e, "questions");
+  if (list == nullptr) {
+    spec.questions.push_back(label_question(ctx, root, e, ""));
+    return;
+  }
+  if (find(e, "attribute") != nullptr || find(e, "question") != nullptr)
+    fail(ctx, *list, "questions", "excludes attribute and question: give one form");
+  if (!list->IsSequence() || list->size() == 0)
+    fail(ctx, *list, "questions", "must be a non-empty list of {attribute, question}");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const std::string p = fmt::format("questions[{}]", i);
+    const Entries q = check_map(ctx, (*list)[i], p, {"attribute", "question"});
+    spec.questions.push_back(label_question(ctx, (*list)[i], q, p));
+    for (std::size_t j = 0; j + 1 < spec.questions.size(); ++j) {
+      if (spec.questions[j].first == spec.questions.back().first)
+        fail(ctx, (*list)[i], p + ".attribute",
+             fmt::format("'{}' is asked about twice", spec.questions.back().first));
+    }
+  }
+}
+
+}  // namespace
+
+LabelVlmSpec parse_label_vlm_spec(const std::string& path) {
+  LabelVlmSpec spec;
+  LvlmJob& job = spec.job;
+  Context ctx{path, std::filesystem::path(path).parent_path(), 0};
+  const YAML::Node root =
+      open_spec(job, ctx, "label-vlm", "a map with endpoint, attribute, question and choices");
+  const Entries e = check_map(ctx, root, "",
+                              {"version", "kind", "endpoint", "attribute", "question", "questions",
+                               "choices", "synonyms", "unclear", "system", "sampling", "requests"});
+  CommonKeys common;
+  parse_endpoint(ctx, require(ctx, root, e, "", "endpoint"), common, false);
+  job.endpoint = common.endpoint;
+  parse_label_questions(ctx, root, e, spec);
+  const YAML::Node& choices = require(ctx, root, e, "", "choices");
+  spec.choices = as_string_list(ctx, choices, "choices");
+  if (spec.choices.size() < 2) fail(ctx, choices, "choices", "must list at least two choices");
+  if (const auto* v = find(e, "synonyms")) {
+    if (!v->IsMap()) fail(ctx, *v, "synonyms", "must be a map of choice: [synonym, ...]");
+    for (const auto& kv : *v) {
+      const std::string choice = as_string(ctx, kv.first, "synonyms");
+      spec.synonyms[choice] = as_string_list(ctx, kv.second, "synonyms." + choice);
+    }
+  }
+  if (const auto* v = find(e, "unclear")) spec.unclear = as_string_list(ctx, *v, "unclear", true);
+  if (const auto* v = find(e, "system")) job.system_prompt = as_string(ctx, *v, "system");
+  if (const auto* v = find(e, "sampling")) parse_chat_sampling(ctx, *v, job);
+  if (const auto* v = find(e, "requests")) parse_requests(ctx, *v, job.control);
+  return spec;
+}
+
 }  // namespace vlbias

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "label_items.h"
+#include "label_job_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/sha256.h"
@@ -41,7 +42,7 @@ struct LabelRun {
 
 // Items [begin, end): decoded in parallel, encoded in one forward, their rows appended.
 void label_batch(const LabelRun& run, std::size_t begin, std::size_t end,
-                 std::vector<LabelRow>& rows, ClipLabelResult& result) {
+                 std::vector<LabelRow>& rows, LabelRunCounts& result) {
   const labels_internal::DecodedLabelItems good = labels_internal::decode_label_items(
       run.items, begin, end, run.o.max_image_pixels, run.o.exif_transpose, result);
   if (good.images.empty()) return;
@@ -85,16 +86,16 @@ ClipLabelResult run_clip_labels(const ClipLabelOptions& o) {
   provenance.options["logit_scale"] = fmt::format("{}", scale);
   if (o.exif_transpose) provenance.options["exif_transpose"] = "true";
 
-  ClipLabelResult result;
-  result.items = items.path.size();
-  result.faces = items.faces;
-  std::vector<LabelRow> rows;
   const LabelRun run{o, encoder, zero_shot, items, schema};
-  for (std::size_t begin = 0; begin < items.path.size(); begin += o.batch) {
-    label_batch(run, begin, std::min(items.path.size(), begin + o.batch), rows, result);
-  }
-  result.rows = rows.size();
-  write_labels_table(o.out, schema, provenance, rows);
+  const labels_internal::LabelJobSpec spec{items, schema, provenance, o.input,
+                                           o.out, o.job,  o.batch};
+  ClipLabelResult result = labels_internal::run_label_job(
+      spec,
+      [&](std::size_t begin, std::size_t end, std::vector<LabelRow>& rows, LabelRunCounts& counts) {
+        for (std::size_t b = begin; b < end; b += o.batch) {
+          label_batch(run, b, std::min(end, b + o.batch), rows, counts);
+        }
+      });
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

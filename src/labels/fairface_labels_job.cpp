@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "label_items.h"
+#include "label_job_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/labels/fairface_labels.h"
 
@@ -56,6 +57,26 @@ LabelsProvenance fairface_provenance(const FairFaceLabelOptions& o,
   return p;
 }
 
+// Items [begin, end): decoded in parallel, classified in one forward, their rows appended.
+void label_fairface_batch(const FairFaceClassifier& classifier, const FairFaceLabelHeads& chosen,
+                          const FairFaceLabelOptions& o, const labels_internal::LabelItems& items,
+                          std::size_t begin, std::size_t end, std::vector<LabelRow>& rows,
+                          LabelRunCounts& counts) {
+  const labels_internal::DecodedLabelItems good = labels_internal::decode_label_items(
+      items, begin, end, o.max_image_pixels, o.exif_transpose, counts);
+  if (good.images.empty()) return;
+  const FairFaceResult r = classifier.classify(good.images);
+  for (std::size_t g = 0; g < good.images.size(); ++g) {
+    std::vector<std::vector<double>> p;
+    for (std::size_t h : chosen.heads) {
+      const Matrix& m = r.probabilities[h];
+      p.emplace_back(m.row(g), m.row(g) + m.cols);
+    }
+    labels_internal::append_label_rows(items, good.items[g], chosen.schema, p, o.margin, rows);
+    ++counts.labelled;
+  }
+}
+
 }  // namespace
 
 std::string fairface_label_attribute(FairFaceVariant variant, const FairFaceHead& head) {
@@ -77,28 +98,17 @@ LabelRunCounts run_fairface_labels(const FairFaceLabelOptions& o) {
   const labels_internal::LabelItems items =
       labels_internal::read_label_items(o.input, o.column, o.image_root);
 
-  LabelRunCounts result;
-  result.items = items.path.size();
-  result.faces = items.faces;
-  std::vector<LabelRow> rows;
-  for (std::size_t begin = 0; begin < items.path.size(); begin += o.batch) {
-    const std::size_t end = std::min(items.path.size(), begin + o.batch);
-    const labels_internal::DecodedLabelItems good = labels_internal::decode_label_items(
-        items, begin, end, o.max_image_pixels, o.exif_transpose, result);
-    if (good.images.empty()) continue;
-    const FairFaceResult r = classifier.classify(good.images);
-    for (std::size_t g = 0; g < good.images.size(); ++g) {
-      std::vector<std::vector<double>> p;
-      for (std::size_t h : chosen.heads) {
-        const Matrix& m = r.probabilities[h];
-        p.emplace_back(m.row(g), m.row(g) + m.cols);
-      }
-      labels_internal::append_label_rows(items, good.items[g], chosen.schema, p, o.margin, rows);
-      ++result.labelled;
-    }
-  }
-  result.rows = rows.size();
-  write_labels_table(o.out, chosen.schema, fairface_provenance(o, classifier), rows);
+  const LabelsProvenance provenance = fairface_provenance(o, classifier);
+  const labels_internal::LabelJobSpec spec{items, chosen.schema, provenance, o.input,
+                                           o.out, o.job,         o.batch};
+  LabelRunCounts result = labels_internal::run_label_job(
+      spec, [&](std::size_t begin, std::size_t chunk_end, std::vector<LabelRow>& rows,
+                LabelRunCounts& counts) {
+        for (std::size_t b = begin; b < chunk_end; b += o.batch) {
+          label_fairface_batch(classifier, chosen, o, items, b, std::min(chunk_end, b + o.batch),
+                               rows, counts);
+        }
+      });
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

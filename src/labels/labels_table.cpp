@@ -1,7 +1,8 @@
 // LABELS.csv, the table every labeller writes (include/vlbias/labels/labels_table.h).
 #include "vlbias/labels/labels_table.h"
 
-#include <set>
+#include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -18,18 +19,40 @@ void append_label_number(std::string& out, double value) {
   out += fmt::format("{}", value);
 }
 
-void append_labels_header(std::string& out, const LabelsSchema& schema) {
-  out += "image,face,attribute,label,margin";
-  std::set<std::string> seen;
+// The p_<class> columns: each class name once, in attribute then class order. Attributes with
+// the same class list (the yes/no questions of visual attributes) share their columns; a class
+// name of two attributes whose lists differ is refused. `columns[a][c]`: the column of class c of
+// attribute a.
+struct LabelColumns {
+  std::vector<std::string> names;
+  std::vector<std::vector<std::size_t>> columns;
+};
+
+LabelColumns label_columns(const LabelsSchema& schema) {
+  LabelColumns out;
+  std::map<std::string, std::size_t> owner;  // class name -> the first attribute naming it
   for (std::size_t a = 0; a < schema.attributes.size(); ++a) {
+    out.columns.emplace_back();
     for (const std::string& c : schema.classes[a]) {
-      VLBIAS_CHECK(seen.insert(c).second, UsageError,
+      const auto [it, fresh] = owner.emplace(c, a);
+      VLBIAS_CHECK(fresh || schema.classes[it->second] == schema.classes[a], UsageError,
                    "the class \"{}\" of {} is also a class of another attribute of the run; class "
-                   "names must be unique across a run's attributes (each is a p_<class> column).",
+                   "names must be unique across a run's attributes (each is a p_<class> column) "
+                   "unless the attributes have the same classes.",
                    c, schema.attributes[a]);
-      out += ',';
-      append_csv_cell(out, label_probability_column(c));
+      if (fresh) out.names.push_back(c);
+      out.columns.back().push_back(static_cast<std::size_t>(
+          std::find(out.names.begin(), out.names.end(), c) - out.names.begin()));
     }
+  }
+  return out;
+}
+
+void append_labels_header(std::string& out, const LabelColumns& columns) {
+  out += "image,face,attribute,label,margin";
+  for (const std::string& c : columns.names) {
+    out += ',';
+    append_csv_cell(out, label_probability_column(c));
   }
   out += ",labeller,model,weights_sha256,prompt_set,options\n";
 }
@@ -70,8 +93,9 @@ std::string labels_table_text(const LabelsSchema& schema, const LabelsProvenance
                               const std::vector<LabelRow>& rows) {
   VLBIAS_CHECK(schema.classes.size() == schema.attributes.size(), InternalError,
                "{} class lists for {} attributes", schema.classes.size(), schema.attributes.size());
+  const LabelColumns columns = label_columns(schema);
   std::string out;
-  append_labels_header(out, schema);
+  append_labels_header(out, columns);
   std::string tail;  // the provenance cells, the same on every row
   for (const std::string* cell : {&provenance.labeller, &provenance.model,
                                   &provenance.weights_sha256, &provenance.prompt_set}) {
@@ -101,13 +125,13 @@ std::string labels_table_text(const LabelsSchema& schema, const LabelsProvenance
       label_from_probabilities(r.probabilities, classes, 0.0, gap);
       append_label_number(out, gap);
     }
-    for (std::size_t a = 0; a < schema.attributes.size(); ++a) {
-      for (std::size_t c = 0; c < schema.classes[a].size(); ++c) {
-        out += ',';
-        if (a == r.attribute && !r.probabilities.empty()) {
-          append_label_number(out, r.probabilities[c]);
-        }
-      }
+    std::vector<const double*> cells(columns.names.size(), nullptr);
+    for (std::size_t c = 0; c < r.probabilities.size(); ++c) {
+      cells[columns.columns[r.attribute][c]] = &r.probabilities[c];
+    }
+    for (const double* cell : cells) {
+      out += ',';
+      if (cell != nullptr) append_label_number(out, *cell);
     }
     out += tail;
   }

@@ -1,4 +1,5 @@
 // `vlbias label --labeller vlm` (include/vlbias/labels/vlm_labels.h).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -68,9 +69,22 @@ std::vector<double> vlm_probabilities(const Table& t,
 
 }  // namespace
 
+LabelImageFiles label_image_files(const fs::path& input, const std::string& column,
+                                  const fs::path& image_root) {
+  const labels_internal::LabelItems items =
+      labels_internal::read_label_items(input, column, image_root);
+  VLBIAS_CHECK(!items.table_images, UsageError,
+               "--images {}: its images are cells of a Parquet table; --labeller vlm --spec sends "
+               "image files (write them out with `vlbias dataset extract-images` first).",
+               input.string());
+  return LabelImageFiles{items.path, items.image, items.face, items.faces};
+}
+
 LabelRunCounts run_vlm_labels(const VlmLabelOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  VLBIAS_CHECK(!o.attribute.empty(), UsageError,
+  const std::vector<std::string> attributes =
+      o.attributes.empty() ? std::vector<std::string>{o.attribute} : o.attributes;
+  VLBIAS_CHECK(!attributes[0].empty(), UsageError,
                "--labeller vlm needs --attributes with the one attribute the question asked "
                "about (e.g. gender).");
   labels_internal::check_label_out(o.out);
@@ -80,8 +94,9 @@ LabelRunCounts run_vlm_labels(const VlmLabelOptions& o) {
   const Column& image = t.column(o.image_column);
   const Column& label = t.column("choice_label");
   LabelsSchema schema;
-  schema.attributes = {o.attribute};
-  schema.classes = {choices};
+  schema.attributes = attributes;
+  schema.classes.assign(attributes.size(), choices);
+  const Column* asked = o.attributes.empty() ? nullptr : &t.column(o.attribute_column);
   std::vector<std::string> p_names;
   for (const std::string& c : choices) p_names.push_back("p_" + c);
   std::vector<const std::string*> p_columns;
@@ -101,6 +116,14 @@ LabelRunCounts run_vlm_labels(const VlmLabelOptions& o) {
                    "{}, row {}: face {} is not a face index (a whole number >= 0).", t.source,
                    r + 1, f);
       row.face = static_cast<std::size_t>(f);
+    }
+    if (asked != nullptr) {
+      const std::string a = asked->text(r);
+      const auto at = std::find(attributes.begin(), attributes.end(), a);
+      VLBIAS_CHECK(at != attributes.end(), InputError,
+                   "{}, row {}: {} '{}' is none of the attributes asked about ({}).", t.source,
+                   r + 1, o.attribute_column, a, fmt::join(attributes, ", "));
+      row.attribute = static_cast<std::size_t>(at - attributes.begin());
     }
     row.label = label.text(r);
     row.probabilities = vlm_probabilities(t, p_columns, r);

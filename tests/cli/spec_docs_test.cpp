@@ -37,7 +37,7 @@ constexpr const char* kDoc = "docs/specs.md";  // relative to the repo root, whe
 constexpr const char* kKinds[] = {"social-perception",   "trait-pairs",        "geo-diversity",
                                   "lvlm-counterfactual", "visual-stereotypes", "representation",
                                   "generate-lvlm",       "generate-llm",       "generate-t2i",
-                                  "score-judge"};
+                                  "score-judge",         "label-vlm"};
 
 struct Example {
   std::string kind;
@@ -88,6 +88,8 @@ void parse_spec(const std::string& kind, const std::string& text, const fs::path
     vlbias::parse_t2i_spec(path.string());
   } else if (kind == "score-judge") {
     vlbias::parse_judge_spec(path.string());
+  } else if (kind == "label-vlm") {
+    vlbias::parse_label_vlm_spec(path.string());
   } else {
     vlbias::parse_audit_spec(text, dir, path.string());
   }

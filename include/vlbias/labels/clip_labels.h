@@ -13,6 +13,7 @@
 
 #include "vlbias/core/matrix.h"
 #include "vlbias/encode/encode.h"
+#include "vlbias/labels/label_job.h"
 #include "vlbias/labels/label_prompts.h"
 #include "vlbias/labels/labels_table.h"
 
@@ -58,6 +59,7 @@ struct ClipLabelOptions {
   std::size_t batch = 32;               // images per forward
   std::size_t max_image_pixels = 0;     // 0: Pillow's MAX_IMAGE_PIXELS
   bool exif_transpose = false;
+  LabelJobOptions job;  // --resume, --chunk, --shard (include/vlbias/labels/label_job.h)
 };
 
 using ClipLabelResult = LabelRunCounts;

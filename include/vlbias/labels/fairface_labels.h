@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vlbias/encode/fairface.h"
+#include "vlbias/labels/label_job.h"
 #include "vlbias/labels/labels_table.h"
 
 namespace vlbias {
@@ -31,6 +32,7 @@ struct FairFaceLabelOptions {
   std::size_t batch = 16;               // chips per forward
   std::size_t max_image_pixels = 0;     // 0: Pillow's MAX_IMAGE_PIXELS
   bool exif_transpose = false;
+  LabelJobOptions job;  // --resume, --chunk, --shard (include/vlbias/labels/label_job.h)
 };
 
 // The attribute name of a head in LABELS.csv: the head's, except the 4-race model's race head,

@@ -9,7 +9,9 @@
 //                    for VLM answers also "refused" / "unparseable"
 //   margin           top-1 minus top-2 probability; empty without probabilities
 //   p_<class>...     one column per class of every attribute of the run (attribute order, then
-//                    class order); empty where the class is not the row's attribute's
+//                    class order); empty where the class is not the row's attribute's.
+//                    Attributes with the same class list share their columns (the yes/no
+//                    questions of visual attributes: p_yes, p_no)
 //   labeller         clip | fairface | vlm                          } the same on every row
 //   model            the model path as given                        } of one run
 //   weights_sha256   SHA-256 of the weights file(s) as read         }
@@ -56,7 +58,8 @@ struct LabelRunCounts {
   std::size_t labelled = 0;  // items with rows in LABELS.csv
   std::size_t failed = 0;    // unreadable items: warned about and left out
   std::size_t rows = 0;
-  bool faces = false;  // the input was a FACES_DIR
+  std::size_t resumed = 0;  // items taken from an interrupted run's checkpoint (--resume)
+  bool faces = false;       // the input was a FACES_DIR
   double seconds = 0.0;
 };
 
@@ -75,8 +78,8 @@ std::string label_from_probabilities(const std::vector<double>& probabilities,
                                      double& gap);
 
 // The table's text (header, then the rows in the order given). UsageError for a class name used
-// by two attributes; InternalError for a row whose attribute or probability count does not fit the
-// schema.
+// by two attributes whose class lists differ; InternalError for a row whose attribute or
+// probability count does not fit the schema.
 std::string labels_table_text(const LabelsSchema& schema, const LabelsProvenance& provenance,
                               const std::vector<LabelRow>& rows);
 

@@ -6,8 +6,11 @@
 // label `score choice` decided (a choice, unclear, refused or unparseable: never guessed), and
 // the first-token probabilities of the choices where the endpoint returned them (margin and
 // p_<choice> empty otherwise).
+#include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "vlbias/labels/labels_table.h"
 
@@ -16,6 +19,11 @@ namespace vlbias {
 struct VlmLabelOptions {
   std::filesystem::path answers;  // a `vlbias score choice` RUN_DIR: scored.jsonl, manifest.json
   std::string attribute;          // what the question asked about, e.g. gender
+  // Or several questions' answers in one table (the yes/no questions of visual attributes): each
+  // row's attribute is its `attribute_column` cell, one of `attributes` (which share the choices
+  // and so the p_<choice> columns).
+  std::vector<std::string> attributes;
+  std::string attribute_column = "prompt";
   std::string image_column = "image";
   std::string face_column;  // "" = whole images
   std::filesystem::path out;
@@ -25,5 +33,18 @@ struct VlmLabelOptions {
 // file for a RUN_DIR without scored.jsonl or manifest.json, a manifest without choices, a missing
 // image or face column, a face cell that is not a whole number.
 LabelRunCounts run_vlm_labels(const VlmLabelOptions& options);
+
+// The image files `vlbias label` labels (a table or folder of images, or a FACES_DIR's face
+// chips), for a labeller that sends them to a model (--labeller vlm --spec): per item the file,
+// the image as LABELS.csv names it and the face. UsageError for a Parquet table of image bytes
+// (no files: write them out with `vlbias dataset extract-images` first).
+struct LabelImageFiles {
+  std::vector<std::string> path;   // "" for an empty path cell
+  std::vector<std::string> image;  // as LABELS.csv names it
+  std::vector<std::optional<std::size_t>> face;
+  bool faces = false;
+};
+LabelImageFiles label_image_files(const std::filesystem::path& input, const std::string& column,
+                                  const std::filesystem::path& image_root);
 
 }  // namespace vlbias
