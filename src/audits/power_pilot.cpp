@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "power_pilot_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/report/json_output.h"
@@ -15,7 +17,38 @@
 
 namespace vlbias {
 
+namespace audits_internal {
+
+// A count of results.json (a group's n, sets, clusters, requests) as a whole number of at most
+// stats::kMaxPowerSampleSize, checked before it sizes anything: every simulated study draws
+// each unit, so a pilot n of 10^12 (or 2^63) would be an allocation that never ends.
+std::size_t pilot_count(double v, const std::string& field, const std::string& source) {
+  VLBIAS_CHECK(std::isfinite(v) && v >= 0 && v == std::floor(v) &&
+                   v <= static_cast<double>(stats::kMaxPowerSampleSize),
+               InputError,
+               "{}: {} is {}; expected a whole number from 0 to {} (power simulates every unit "
+               "of every group)",
+               source, field, v, stats::kMaxPowerSampleSize);
+  return static_cast<std::size_t>(v);
+}
+
+// The key object of a group as "Black female" (values in key order).
+std::string pilot_key_text(const Json& key) {
+  std::string s;
+  if (!key.is_object()) return s;
+  for (const auto& kv : key.items()) {
+    if (!s.empty()) s += ' ';
+    s += kv.value().is_string() ? kv.value().get<std::string>() : kv.value().dump();
+  }
+  return s;
+}
+
+}  // namespace audits_internal
+
 namespace {
+
+using audits_internal::pilot_count;     // power_pilot_internal.h
+using audits_internal::pilot_key_text;  // power_pilot_internal.h
 
 const Json* member(const Json& j, const char* key) {
   if (!j.is_object()) return nullptr;
@@ -39,19 +72,6 @@ std::size_t family_size(const Json& entries) {
   std::size_t m = 0;
   for (const Json& e : entries) m += std::isfinite(entry_p(e));
   return m;
-}
-
-// A count of results.json (a group's n, sets, clusters, requests) as a whole number of at most
-// stats::kMaxPowerSampleSize, checked before it sizes anything: every simulated study draws
-// each unit, so a pilot n of 10^12 (or 2^63) would be an allocation that never ends.
-std::size_t pilot_count(double v, const std::string& field, const std::string& source) {
-  VLBIAS_CHECK(std::isfinite(v) && v >= 0 && v == std::floor(v) &&
-                   v <= static_cast<double>(stats::kMaxPowerSampleSize),
-               InputError,
-               "{}: {} is {}; expected a whole number from 0 to {} (power simulates every unit "
-               "of every group)",
-               source, field, v, stats::kMaxPowerSampleSize);
-  return static_cast<std::size_t>(v);
 }
 
 // A group {n, sd} of results.json; InputError naming the pointer when either is missing or
@@ -119,17 +139,6 @@ void pilot_confidence_tests(const Json& analyses, double alpha, const std::strin
   }
 }
 
-// The key object of a group as "Black female" (values in key order).
-std::string key_text(const Json& key) {
-  std::string s;
-  if (!key.is_object()) return s;
-  for (const auto& kv : key.items()) {
-    if (!s.empty()) s += ' ';
-    s += kv.value().is_string() ? kv.value().get<std::string>() : kv.value().dump();
-  }
-  return s;
-}
-
 // The association contrasts: each group against the others within its dimension.
 void association_contrasts(const Json& analyses, double alpha, const std::string& source,
                            std::vector<PilotTest>& out) {
@@ -149,9 +158,9 @@ void association_contrasts(const Json& analyses, double alpha, const std::string
     t.pointer = fmt::format("/analyses/association/contrasts/results/{}", i);
     t.p_holm = number_or_nan(e, "p_holm");
     const std::string dim = e.value("dimension", "");
-    t.label =
-        fmt::format("{} on {} of {} against the other groups",
-                    sd_key[0] == 'd' ? "Delta cos" : "cos", dim, key_text(e.value("key", Json())));
+    t.label = fmt::format("{} on {} of {} against the other groups",
+                          sd_key[0] == 'd' ? "Delta cos" : "cos", dim,
+                          pilot_key_text(e.value("key", Json())));
     t.design.test = stats::PowerTest::Contrast;
     bool found = false;
     for (std::size_t d = 0; d < dims->size() && !found; ++d) {
@@ -173,68 +182,6 @@ void association_contrasts(const Json& analyses, double alpha, const std::string
                  t.pointer, dim, "/analyses/association/dimensions");
     t.design.family = family;
     t.design.alpha = alpha;
-    out.push_back(std::move(t));
-  }
-}
-
-// The LVLM audit's set-blocked Friedman tests (one per by-level and measure): the design of
-// power.h's Friedman with the pilot's blocks and variance components; Holm over every
-// Friedman p of the table.
-void lvlm_group_tests(const Json& analyses, double alpha, const std::string& source,
-                      std::vector<PilotTest>& out) {
-  const Json* section = member(analyses, "group_tests");
-  const Json* results = section != nullptr ? member(*section, "results") : nullptr;
-  if (results == nullptr || !results->is_array()) return;
-  // An entry's Friedman p (NaN without one).
-  const auto friedman_p = [](const Json& e, const char* key) {
-    const Json* fr = member(e, "friedman");
-    return fr != nullptr ? number_or_nan(*fr, key) : stats::kNaN;
-  };
-  std::size_t family = 0;
-  for (const Json& e : *results) family += std::isfinite(friedman_p(e, "p_value"));
-  for (std::size_t i = 0; i < results->size(); ++i) {
-    const Json& e = (*results)[i];
-    if (!std::isfinite(friedman_p(e, "p_value"))) continue;
-    PilotTest t;
-    t.analysis = "group_tests";
-    t.pointer = fmt::format("/analyses/group_tests/results/{}", i);
-    t.p_holm = friedman_p(e, "p_holm");
-    const Json* pv = member(e, "pilot_variance");
-    VLBIAS_CHECK(pv != nullptr, InputError,
-                 "{}: {} has no pilot_variance (results.json written before vlbias recorded "
-                 "it): rerun the audit to use it as a pilot",
-                 source, t.pointer);
-    const double sets = number_or_nan(e, "complete_sets");
-    const double clusters = number_or_nan(e, "clusters");
-    const double sd = number_or_nan(*pv, "residual_sd");
-    VLBIAS_CHECK(std::isfinite(sets) && std::isfinite(sd) && member(e, "groups") != nullptr &&
-                     e["groups"].is_array(),
-                 InputError,
-                 "{}: {} lacks complete_sets, groups or pilot_variance.residual_sd; expected "
-                 "the audit's results.json",
-                 source, t.pointer);
-    const std::string measure = e.value("measure", "");
-    t.label = fmt::format("{} across the {} groups (Friedman over {} complete sets", measure,
-                          e["groups"].size(), sets);
-    stats::PowerDesign& d = t.design;
-    d.test = stats::PowerTest::Friedman;
-    std::size_t blocks = pilot_count(sets, t.pointer + "/complete_sets", source);
-    if (std::isfinite(clusters) && clusters >= 1) {
-      t.label += fmt::format(" in {} clusters", clusters);
-      blocks = pilot_count(clusters, t.pointer + "/clusters", source);
-      d.sets_per_cluster =
-          std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(sets / clusters)));
-      d.cluster_sd = number_or_nan(*pv, "cluster_sd");
-      VLBIAS_CHECK(std::isfinite(d.cluster_sd), InputError,
-                   "{}: {}/pilot_variance has no cluster_sd (fewer than 2 clusters)", source,
-                   t.pointer);
-    }
-    t.label += ")";
-    if (const Json* by = member(e, "by")) t.label += fmt::format(" for {}", key_text(*by));
-    d.set_sd = std::isfinite(number_or_nan(*pv, "set_sd")) ? number_or_nan(*pv, "set_sd") : 0.0;
-    d.groups.assign(e["groups"].size(), stats::PowerGroup{blocks, sd});
-    d.family = family;
-    d.alpha = alpha;
     out.push_back(std::move(t));
   }
 }
@@ -376,7 +323,9 @@ std::vector<PilotTest> supported_tests(const Json& results, double alpha,
   if (const Json* analyses = member(results, "analyses")) {
     pilot_confidence_tests(*analyses, alpha, source, out);
     association_contrasts(*analyses, alpha, source, out);
-    lvlm_group_tests(*analyses, alpha, source, out);
+    if (const auto group_tests = lvlm_group_tests_from_json(*analyses)) {
+      audits_internal::lvlm_friedman_tests(*group_tests, alpha, source, out);
+    }
     geo_filtered_test(*analyses, alpha, source, out);
     score_group_tests(*analyses, alpha, source, out);
   }
@@ -410,19 +359,9 @@ std::vector<Json> unsupported_tests(const Json& results) {
   auto add = [&](const char* tests, const char* reason) {
     out.push_back(Json{{"tests", tests}, {"reason", reason}});
   };
-  const Json* gt = member(*a, "group_tests");
-  if (gt != nullptr && member(*gt, "results") != nullptr && !(*gt)["results"].empty()) {
-    add("/analyses/group_tests/results/*/groups/*/p",
-        "each group's within-set permutation test would need its own Monte Carlo permutations "
-        "inside every simulated study (replicates x permutations x sets per power point); "
-        "Friedman, the omnibus test of the same sets, is simulated instead");
-  }
-  if (member(*a, "paired") != nullptr) {
-    add("/analyses/paired/results/*/tests",
-        "the paired t and Wilcoxon of treatment - baseline MaxGap: results.json does not hold "
-        "the sd of the per-set differences, and MaxGap (max - min over a set's groups) is not "
-        "a group mean whose gap an effect can be planted on");
-  }
+  const std::optional<LvlmGroupTests> group_tests = lvlm_group_tests_from_json(*a);
+  out = lvlm_unsupported_tests(group_tests ? &*group_tests : nullptr,
+                               member(*a, "paired") != nullptr);
   for (const char* key : {"region_gaps", "consistency_gaps"}) {
     const Json* g = member(*a, key);
     if (g != nullptr && g->is_array() && !g->empty()) {
@@ -500,8 +439,33 @@ Json answer_power_questions(const PilotTest& t, std::size_t index, const PowerQu
   return j;
 }
 
+namespace {
+
+// add_power_to_null_tests with the pilot's tests given.
+std::size_t add_power_answers(Json& results, const std::vector<PilotTest>& tests, double alpha,
+                              const PowerQuestions& q) {
+  std::size_t added = 0;
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    if (tests[i].p_holm <= alpha) continue;
+    Json a = answer_power_questions(tests[i], i, q);
+    a.erase("groups");
+    a.erase("pointer");
+    results[Json::json_pointer(tests[i].pointer)]["power"] = std::move(a);
+    ++added;
+  }
+  return added;
+}
+
+}  // namespace
+
 void add_power_section(Json& results, const PowerSpec& spec, std::uint64_t seed) {
-  if (supported_tests(results, spec.alpha, "results.json").empty()) {
+  add_power_section(results, supported_tests(results, spec.alpha, "results.json"),
+                    unsupported_tests(results), spec, seed);
+}
+
+void add_power_section(Json& results, const std::vector<PilotTest>& tests,
+                       std::vector<Json> not_supported, const PowerSpec& spec, std::uint64_t seed) {
+  if (tests.empty()) {
     results["notes"].push_back(
         "power: skipped; the audit ran no test that power supports (docs/methods.md#power)");
     return;
@@ -510,9 +474,7 @@ void add_power_section(Json& results, const PowerSpec& spec, std::uint64_t seed)
   q.power = spec.power;
   q.replicates = spec.replicates;
   q.seed = seed;
-  const std::size_t n = add_power_to_null_tests(results, spec.alpha, q);
-  Json not_supported = Json::array();
-  for (Json& u : unsupported_tests(results)) not_supported.push_back(std::move(u));
+  const std::size_t n = add_power_answers(results, tests, spec.alpha, q);
   results["analyses"]["power"] =
       Json{{"definition",
             "for each test not significant after Holm at alpha: the smallest gap (in the "
@@ -527,17 +489,7 @@ void add_power_section(Json& results, const PowerSpec& spec, std::uint64_t seed)
 }
 
 std::size_t add_power_to_null_tests(Json& results, double alpha, const PowerQuestions& q) {
-  const std::vector<PilotTest> tests = supported_tests(results, alpha, "results.json");
-  std::size_t added = 0;
-  for (std::size_t i = 0; i < tests.size(); ++i) {
-    if (tests[i].p_holm <= alpha) continue;
-    Json a = answer_power_questions(tests[i], i, q);
-    a.erase("groups");
-    a.erase("pointer");
-    results[Json::json_pointer(tests[i].pointer)]["power"] = std::move(a);
-    ++added;
-  }
-  return added;
+  return add_power_answers(results, supported_tests(results, alpha, "results.json"), alpha, q);
 }
 
 std::vector<Json> representation_power_answers(const Json& results, double alpha,

@@ -114,6 +114,30 @@ Json to_json(const stats::TestResult& r) {
   return out;
 }
 
+stats::TestResult test_result_from_json(const Json& j) {
+  stats::TestResult r;
+  if (!j.is_object()) return r;
+  const auto number = [&](const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : stats::kNaN;
+  };
+  const auto text = [&](const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  r.test = text("test");
+  r.statistic = number("statistic");
+  if (const auto df = j.find("df"); df != j.end() && df->is_array()) {
+    for (const Json& d : *df) r.df.push_back(d.is_number() ? d.get<double>() : stats::kNaN);
+  }
+  r.p_value = number("p_value");
+  r.effect_size = number("effect_size");
+  r.effect_name = text("effect_name");
+  r.method = text("method");
+  r.note = text("note");
+  return r;
+}
+
 Json to_json(const stats::Interval& ci) {
   Json out = Json::object();
   out["lower"] = json_number(ci.lower);

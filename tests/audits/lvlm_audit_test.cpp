@@ -7,13 +7,16 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "test_util.h"
 #include "vlbias/audits/lvlm_audit.h"
+#include "vlbias/audits/power_pilot.h"
 #include "vlbias/core/error.h"
 #include "vlbias/metrics/lvlm.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/lvlm_results.h"
 
 namespace vlbias {
 namespace {
@@ -276,6 +279,41 @@ TEST(LvlmReference, FriedmanAndGapsOverCompleteSets) {
   // The planted Black-male shift is the largest gap and its permutation p is the floor.
   EXPECT_EQ((*r)["groups"][3]["p"].get<double>(), 1.0 / 1000.0);
   EXPECT_GT((*r)["groups"][0]["p"].get<double>(), 0.01);
+}
+
+// The typed contract (lvlm_results.h): the section the audit writes reads back into the same
+// struct, whose JSON is the same text; the power pilots from the struct and from the JSON agree.
+TEST(LvlmReference, GroupTestsReadBackToTheSameSectionAndPilots) {
+  const LvlmConfig c = full_config();
+  const LvlmState s = scan_fixture(c);
+  LvlmReportOptions o;
+  o.permutations = 99;
+  LvlmGroupTests typed;
+  const AnalysisOutput out = lvlm_group_tests_typed(s, c, o, typed);
+  EXPECT_EQ(to_json(typed).dump(), out.json.dump());
+  const Json analyses{{kLvlmGroupTestsSection, out.json}};
+  const std::optional<LvlmGroupTests> back = lvlm_group_tests_from_json(analyses);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(to_json(*back).dump(), out.json.dump());
+  const std::vector<PilotTest> a = lvlm_pilot_tests(typed, 0.05, "typed");
+  const std::vector<PilotTest> b = pilot_tests(Json{{"analyses", analyses}}, 0.05, "json");
+  ASSERT_FALSE(a.empty());
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].pointer, b[i].pointer);
+    EXPECT_EQ(a[i].label, b[i].label);
+    EXPECT_EQ(a[i].design.groups.size(), b[i].design.groups.size());
+    EXPECT_EQ(a[i].design.groups[0].n, b[i].design.groups[0].n);
+    EXPECT_EQ(a[i].design.groups[0].sd, b[i].design.groups[0].sd);
+    EXPECT_EQ(a[i].design.family, b[i].design.family);
+  }
+  // Any other shape reads without throwing: wrong types are absent or NaN.
+  for (const char* text :
+       {R"({"group_tests": 3})", R"({"group_tests": {"results": {"a": 1}}})",
+        R"({"group_tests": {"results": [3, {"groups": 2, "friedman": [], "by": 1}]}})",
+        R"({"group_tests": {"cluster": [1, "x"], "permutations": -4, "seed": -1}})"}) {
+    EXPECT_NO_THROW(lvlm_group_tests_from_json(Json::parse(text))) << text;
+  }
 }
 
 TEST(LvlmReference, PairedMitigationVsBaseline) {

@@ -55,6 +55,7 @@
 
 #include "vlbias/audits/audit_types.h"
 #include "vlbias/metrics/lvlm.h"
+#include "vlbias/report/lvlm_results.h"
 
 namespace vlbias {
 
@@ -186,6 +187,10 @@ AnalysisOutput lvlm_ratings(const LvlmState& state, const LvlmConfig& config,
 // every member measure and by-level, with Holm and BH over all of them.
 AnalysisOutput lvlm_group_tests(const LvlmState& state, const LvlmConfig& config,
                                 const LvlmReportOptions& options);
+// The same, and the section as its typed contract (lvlm_results.h) in `section`: what the
+// audit's own power analysis reads (power_pilot.h), without parsing the JSON back.
+AnalysisOutput lvlm_group_tests_typed(const LvlmState& state, const LvlmConfig& config,
+                                      const LvlmReportOptions& options, LvlmGroupTests& section);
 // Paired comparisons of MaxGap between by-levels (mitigation vs baseline, LVLM vs LLM).
 AnalysisOutput lvlm_paired(const LvlmState& state, const LvlmConfig& config,
                            const LvlmReportOptions& options);

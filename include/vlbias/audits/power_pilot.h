@@ -44,6 +44,7 @@
 
 #include "vlbias/audits/audit_types.h"
 #include "vlbias/io/json.h"
+#include "vlbias/report/lvlm_results.h"
 #include "vlbias/stats/power.h"
 
 namespace vlbias {
@@ -94,6 +95,14 @@ Json answer_power_questions(const PilotTest& test, std::size_t index,
 // reason}.
 std::vector<Json> unsupported_tests(const Json& results);
 
+// The lvlm-counterfactual audit's pilot from its typed sections (lvlm_results.h), as the audit
+// holds them: its Friedman tests (as pilot_tests finds them in its results.json) and its tests
+// power does not support (`group_tests`: nullptr when the section did not run; `paired`: whether
+// analyses.paired ran).
+std::vector<PilotTest> lvlm_pilot_tests(const LvlmGroupTests& group_tests, double alpha,
+                                        const std::string& source);
+std::vector<Json> lvlm_unsupported_tests(const LvlmGroupTests* group_tests, bool paired);
+
 // The seed stream of analyses.power: add_power_section's seed is derive_seed(spec.seed,
 // kPowerSeedStream) in the geo-diversity and lvlm-counterfactual audits ("power" in ASCII). The
 // dual-encoder audits number their streams 1 to 8 (kSeedPower = 7 in dual_encoder_audit.cpp)
@@ -105,6 +114,10 @@ inline constexpr std::uint64_t kPowerSeedStream = 0x706f776572;
 // analyses.power {definition, power, alpha, replicates, null_tests, not_supported}; a note
 // instead when the audit ran no supported test.
 void add_power_section(Json& results, const PowerSpec& spec, std::uint64_t seed);
+// The same with the pilot's tests and unsupported tests given (an audit that holds its sections
+// typed, e.g. lvlm_pilot_tests with spec.alpha), not read back from `results`.
+void add_power_section(Json& results, const std::vector<PilotTest>& tests,
+                       std::vector<Json> not_supported, const PowerSpec& spec, std::uint64_t seed);
 
 // For an audit's own results: writes `power` (the answer above, without the design's groups)
 // into the entry of every supported test that is not significant at `alpha` after Holm, so

@@ -49,6 +49,9 @@ void write_json(const Json& value, const std::string& path);
 // A double for JSON: NaN/inf become null.
 Json json_number(double x);
 Json to_json(const stats::TestResult& result);
+// A TestResult as to_json writes it, read back leniently (a missing or null number is NaN, a
+// missing string empty), for the results contracts (e.g. lvlm_results.h).
+stats::TestResult test_result_from_json(const Json& json);
 Json to_json(const stats::Interval& interval);
 Json to_json(const CompareReport& report);
 Json to_json(const DescribeReport& report);

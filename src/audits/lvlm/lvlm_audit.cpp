@@ -91,8 +91,9 @@ Json lvlm_spec_json(const AuditSpec& spec) {
     analyses["ratings"] = r;
   }
   if (l.group_tests.toggle.enabled) {
-    analyses["group_tests"] = {{"permutations", l.group_tests.permutations}};
-    if (!l.group_tests.cluster.empty()) analyses["group_tests"]["cluster"] = l.group_tests.cluster;
+    Json& g = analyses[kLvlmGroupTestsSection];
+    g = {{"permutations", l.group_tests.permutations}};
+    if (!l.group_tests.cluster.empty()) g["cluster"] = l.group_tests.cluster;
   }
   if (l.paired.toggle.enabled) {
     analyses["paired"] = {{"column", l.paired.column},
@@ -141,10 +142,12 @@ LvlmState scan_or_merge(const LvlmConfig& config, const std::vector<std::filesys
   return state;
 }
 
-// Every enabled section, in the order of the results; `state` must be canonical.
+// Every enabled section, in the order of the results; `state` must be canonical. The group
+// tests also as their typed section in `group_tests` (for the power analysis).
 std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditSpec& spec,
                                                                   const LvlmState& state,
-                                                                  const LvlmConfig& config) {
+                                                                  const LvlmConfig& config,
+                                                                  LvlmGroupTests& group_tests) {
   const LvlmAuditSpec& l = spec.lvlm;
   LvlmReportOptions o;
   o.seed = spec.seed;
@@ -182,7 +185,7 @@ std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditSpe
   if (!l.ratings.empty()) add("ratings", lvlm_ratings(state, config, o));
   if (l.group_tests.toggle.enabled) {
     o.cluster = l.group_tests.cluster;
-    add("group_tests", lvlm_group_tests(state, config, o));
+    add(kLvlmGroupTestsSection, lvlm_group_tests_typed(state, config, o, group_tests));
     o.cluster.clear();
   }
   if (l.paired.toggle.enabled) {
@@ -268,7 +271,9 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
   }
   canonicalize(state);
 
-  std::vector<std::pair<std::string, AnalysisOutput>> sections = lvlm_sections(spec, state, config);
+  LvlmGroupTests group_tests;
+  std::vector<std::pair<std::string, AnalysisOutput>> sections =
+      lvlm_sections(spec, state, config, group_tests);
   std::vector<std::string> notes;
   if (state.rows_missing_group > 0) {
     notes.push_back(
@@ -296,9 +301,15 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
-  // analyses.power, from this study as its own pilot (its own seed stream).
-  if (spec.lvlm.power.toggle.enabled) {
-    add_power_section(results, spec.lvlm.power, derive_seed(spec.seed, kPowerSeedStream));
+  // analyses.power, from this study as its own pilot (its own seed stream): the typed group
+  // tests, not results.json read back.
+  if (l.power.toggle.enabled) {
+    const LvlmGroupTests* tested = l.group_tests.toggle.enabled ? &group_tests : nullptr;
+    add_power_section(results,
+                      tested ? lvlm_pilot_tests(*tested, l.power.alpha, "results.json")
+                             : std::vector<PilotTest>{},
+                      lvlm_unsupported_tests(tested, l.paired.toggle.enabled), l.power,
+                      derive_seed(spec.seed, kPowerSeedStream));
   }
   // Last: the thumbnails are the bulk of the file.
   if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);

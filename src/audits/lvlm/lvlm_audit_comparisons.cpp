@@ -220,7 +220,8 @@ void set_blocked_tests(const std::vector<double>& blocks, std::size_t n, std::si
 AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
                                    const LvlmReportOptions& o,
                                    const std::vector<std::string>& measures,
-                                   const std::vector<ComparisonRow>& rows) {
+                                   const std::vector<ComparisonRow>& rows,
+                                   LvlmGroupTests& section) {
   std::vector<double> fp, pp;
   for (const ComparisonRow& r : rows) {
     fp.push_back(r.friedman.p_value);
@@ -230,23 +231,18 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
   const std::vector<double> p_holm = stats::holm(pp), p_bh = stats::benjamini_hochberg(pp);
   AnalysisOutput out;
   TableBuilder tests("group_tests"), effects("group_effects");
-  Json results = Json::array();
+  section = LvlmGroupTests{};
   std::size_t pi = 0;
   for (std::size_t t = 0; t < rows.size(); ++t) {
     const ComparisonRow& r = rows[t];
-    Json j = Json::object();
-    if (!config.by.empty()) j["by"] = level_json(config.by, s.by_levels[r.b]);
-    j["measure"] = measures[r.m];
-    j["complete_sets"] = r.n_sets;
-    j["incomplete_sets"] = r.incomplete;
-    if (!o.cluster.empty()) j["clusters"] = r.clusters;
-    Json pv{{"residual_sd", json_number(r.residual_sd)}, {"set_sd", json_number(r.set_sd)}};
-    if (!o.cluster.empty()) pv["cluster_sd"] = json_number(r.cluster_sd);
-    j["pilot_variance"] = std::move(pv);
-    Json fr = to_json(r.friedman);
-    fr["p_holm"] = json_number(f_holm[t]);
-    fr["p_bh"] = json_number(f_bh[t]);
-    j["friedman"] = std::move(fr);
+    LvlmGroupTest& j = section.results.emplace_back();
+    if (!config.by.empty()) j.by = level_json(config.by, s.by_levels[r.b]);
+    j.measure = measures[r.m];
+    j.complete_sets = static_cast<double>(r.n_sets);
+    j.incomplete_sets = static_cast<double>(r.incomplete);
+    j.clusters = o.cluster.empty() ? kNaN : static_cast<double>(r.clusters);
+    j.pilot_variance = LvlmGroupTest::PilotVariance{r.residual_sd, r.set_sd, r.cluster_sd};
+    j.friedman = LvlmGroupTest::Friedman{r.friedman, f_holm[t], f_bh[t]};
     tests.row();
     put_level(tests, config.by, s.by_levels[r.b]);
     tests.put("measure", measures[r.m]);
@@ -259,14 +255,9 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
     tests.put("p_holm", f_holm[t]);
     tests.put("p_bh", f_bh[t]);
     tests.put("kendalls_w", r.friedman.effect_size);
-    Json groups = Json::array();
     for (std::size_t g = 0; g < r.p.size(); ++g, ++pi) {
-      groups.push_back({{"group", level_json(config.group, s.groups[r.groups[g]])},
-                        {"mean", json_number(r.mean[g])},
-                        {"gap_to_others", json_number(r.gap[g])},
-                        {"p", json_number(r.p[g])},
-                        {"p_holm", json_number(p_holm[pi])},
-                        {"p_bh", json_number(p_bh[pi])}});
+      j.groups.push_back({level_json(config.group, s.groups[r.groups[g]]), r.mean[g], r.gap[g],
+                          r.p[g], p_holm[pi], p_bh[pi]});
       effects.row();
       put_level(effects, config.by, s.by_levels[r.b]);
       effects.put("measure", measures[r.m]);
@@ -277,10 +268,8 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
       effects.put("p_holm", p_holm[pi]);
       effects.put("p_bh", p_bh[pi]);
     }
-    j["groups"] = std::move(groups);
-    results.push_back(std::move(j));
   }
-  out.json["definition"] =
+  section.definition =
       "Set-blocked tests over complete counterfactual sets (every group once, value defined): "
       "Friedman chi-square (scipy.stats.friedmanchisquare); per group the mean gap to the other "
       "groups of its set, with a Monte Carlo p from permuting the labels within each set, "
@@ -288,15 +277,15 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
       "components for vlbias power (docs/methods.md#power): residual_sd from the set x group "
       "residuals (within clusters when clustered), set_sd, cluster_sd (group x cluster).";
   if (!o.cluster.empty()) {
-    out.json["cluster"] = o.cluster;
-    out.json["cluster_definition"] =
+    section.cluster = o.cluster;
+    section.cluster_definition =
         "Sets are clustered by the cluster columns (the seeds of one image set): a permutation "
         "relabels the groups of every set of a cluster alike (one uniform member per cluster), "
         "and Friedman's blocks are the clusters' per-group means over their complete sets.";
   }
-  out.json["permutations"] = o.permutations;
-  out.json["seed"] = o.seed;
-  out.json["results"] = std::move(results);
+  section.permutations = o.permutations;
+  section.seed = o.seed;
+  out.json = to_json(section);
   out.tables.emplace_back("group_tests", tests.build());
   out.tables.emplace_back("group_effects", effects.build());
   return out;
@@ -308,6 +297,12 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
 
 AnalysisOutput lvlm_group_tests(const LvlmState& s, const LvlmConfig& config,
                                 const LvlmReportOptions& o) {
+  LvlmGroupTests section;
+  return lvlm_group_tests_typed(s, config, o, section);
+}
+
+AnalysisOutput lvlm_group_tests_typed(const LvlmState& s, const LvlmConfig& config,
+                                      const LvlmReportOptions& o, LvlmGroupTests& section) {
   VLBIAS_CHECK(config.keep_members, UsageError, "group tests need the per-row members");
   VLBIAS_CHECK(o.permutations > 0, UsageError, "group tests need permutations > 0");
   const std::vector<std::string> measures = config.member_measures();
@@ -338,7 +333,7 @@ AnalysisOutput lvlm_group_tests(const LvlmState& s, const LvlmConfig& config,
       rows.push_back(std::move(row));
     }
   }
-  return group_tests_section(s, config, o, measures, rows);
+  return group_tests_section(s, config, o, measures, rows, section);
 }
 
 // ------------------------------------------------------------------ paired
