@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "datasets_detail.h"
-#include "table_detail.h"
+#include "table/table_detail.h"
 #include "text_escape.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/utf8.h"

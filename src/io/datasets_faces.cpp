@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "datasets_detail.h"
-#include "table_detail.h"
+#include "table/table_detail.h"
 #include "vlbias/core/error.h"
 
 namespace vlbias::io_internal {

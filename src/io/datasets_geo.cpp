@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "datasets_detail.h"
-#include "table_detail.h"
+#include "table/table_detail.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/json.h"
 

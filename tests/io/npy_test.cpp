@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "float_decode.h"
 #include "io/binary_test_util.h"
+#include "tensor/float_decode.h"
 #include "test_util.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "io/binary_test_util.h"
-#include "pickle.h"
+#include "tensor/pickle.h"
+#include "tensor/zip_archive.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/torch_checkpoint.h"
-#include "zip_archive.h"
 
 namespace vlbias {
 namespace {

@@ -14,7 +14,7 @@
 #include <simdjson.h>
 
 #include "jsonl_parser.h"
-#include "parquet_detail.h"
+#include "parquet/parquet_detail.h"
 #include "table_detail.h"
 #include "vlbias/core/error.h"
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "parquet_detail.h"
-#include "table_detail.h"
+#include "table/table_detail.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/parquet.h"
 

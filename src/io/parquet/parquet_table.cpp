@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "parquet_detail.h"
-#include "table_detail.h"
+#include "table/table_detail.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/utf8.h"
 #include "vlbias/io/parquet.h"
