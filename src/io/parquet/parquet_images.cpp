@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 
 #include "parquet_detail.h"
-#include "text_escape.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/utf8.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/cell_text.h"
 #include "vlbias/io/parquet.h"
 
 namespace vlbias {

@@ -18,6 +18,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
 #include "vlbias/core/sha256.h"
+#include "vlbias/io/cell_text.h"
 
 namespace vlbias::io_internal {
 
@@ -193,3 +194,11 @@ std::string where_row(const std::vector<std::size_t>& line_of_row, std::size_t r
 }
 
 }  // namespace vlbias::io_internal
+
+namespace vlbias {
+
+bool parse_cell_number(std::string_view text, double* value) {
+  return io_internal::parse_number(text, value);
+}
+
+}  // namespace vlbias

@@ -9,17 +9,15 @@
 #include <fmt/ranges.h>
 
 #include "float_decode.h"
-#include "text_escape.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/cell_text.h"
 #include "vlbias/io/mapped_file.h"
 
 namespace vlbias {
 
 namespace {
-
-using io_internal::escape_for_message;
 
 constexpr std::uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 // numpy reads at most 10000 header bytes by default; a generous cap still

@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "text_escape.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/cell_text.h"
 
 namespace vlbias::io_internal {
 

@@ -11,18 +11,16 @@
 #include <fmt/ranges.h>
 
 #include "float_decode.h"
-#include "text_escape.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/io/atomic_file.h"
+#include "vlbias/io/cell_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/json_type.h"
 
 namespace vlbias {
 
 namespace {
-
-using io_internal::escape_for_message;
 
 // The Hugging Face library's limit (MAX_HEADER_SIZE).
 constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;

@@ -11,16 +11,15 @@
 #include <fmt/ranges.h>
 
 #include "pickle.h"
-#include "text_escape.h"
 #include "torch_storage.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/cell_text.h"
 #include "zip_archive.h"
 
 namespace vlbias {
 
 namespace {
 
-using io_internal::escape_for_message;
 using io_internal::PickleArena;
 using io_internal::PickleKind;
 using io_internal::PickleValue;

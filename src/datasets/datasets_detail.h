@@ -1,5 +1,5 @@
 #pragma once
-// Helpers shared by the dataset readers (private to src/io; datasets.cpp).
+// Helpers shared by the dataset readers (private to src/datasets; datasets.cpp).
 #include <cstddef>
 #include <filesystem>
 #include <initializer_list>
@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "vlbias/io/datasets.h"
+#include "vlbias/datasets/datasets.h"
 #include "vlbias/io/table.h"
 
-namespace vlbias::io_internal {
+namespace vlbias::datasets_internal {
 
 namespace fs = std::filesystem;
 
@@ -66,4 +66,4 @@ std::vector<std::string_view> split_on(std::string_view text, char sep);
 // Whole text is ASCII digits (at least one).
 bool all_digits(std::string_view text);
 
-}  // namespace vlbias::io_internal
+}  // namespace vlbias::datasets_internal

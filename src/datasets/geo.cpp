@@ -7,11 +7,11 @@
 #include <fmt/format.h>
 
 #include "datasets_detail.h"
-#include "table/table_detail.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/cell_text.h"
 #include "vlbias/io/json.h"
 
-namespace vlbias::io_internal {
+namespace vlbias::datasets_internal {
 
 namespace {
 
@@ -204,7 +204,7 @@ DatasetTable read_dollarstreet(const fs::path& dir, const DatasetOptions& option
            fmt::format("imageRelPath '{}' is not a path inside the folder", file.text(r))});
       continue;
     }
-    if (!income.missing(r) && !parse_number(income.text(r), &money)) {
+    if (!income.missing(r) && !parse_cell_number(income.text(r), &money)) {
       data.malformed.push_back(
           {label_row_where(labels, r), fmt::format("income '{}' is not a number", income.text(r))});
       continue;
@@ -237,4 +237,4 @@ DatasetTable read_dollarstreet(const fs::path& dir, const DatasetOptions& option
   return data;
 }
 
-}  // namespace vlbias::io_internal
+}  // namespace vlbias::datasets_internal

@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 
 #include "datasets_detail.h"
-#include "table/table_detail.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/cell_text.h"
 
-namespace vlbias::io_internal {
+namespace vlbias::datasets_internal {
 
 namespace {
 
@@ -193,7 +193,7 @@ std::string parse_causal_path(const std::string& rel, std::vector<std::string>& 
     return fmt::format("a {} image in the folder {}", factor, subset_dir);
   }
   double level = 0;
-  if (!parse_number(t[3], &level)) return fmt::format("level '{}' is not a number", t[3]);
+  if (!parse_cell_number(t[3], &level)) return fmt::format("level '{}' is not a number", t[3]);
   std::string rest;
   for (std::size_t i = 4; i < t.size(); ++i) {
     if (i > 4) rest += '_';
@@ -246,4 +246,4 @@ DatasetTable read_causalface(const fs::path& dir, const DatasetOptions& options)
   return data;
 }
 
-}  // namespace vlbias::io_internal
+}  // namespace vlbias::datasets_internal

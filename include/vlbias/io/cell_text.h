@@ -1,13 +1,19 @@
 #pragma once
-// Internal to vlbias_io: untrusted file content quoted in error messages is
-// kept to one printable line of bounded length.
+// Text from untrusted files as io's readers treat it, public for the readers above io that must
+// do the same (the dataset readers, src/datasets/): numbers parsed as a table cell's, and file
+// content quoted in error messages kept to one printable line of bounded length.
 #include <cstddef>
 #include <string>
 #include <string_view>
 
 #include <fmt/format.h>
 
-namespace vlbias::io_internal {
+namespace vlbias {
+
+// True when `text`, with ASCII spaces and tabs trimmed, is a complete finite decimal number as a
+// table cell is read (include/vlbias/io/table.h: "3", "-2.5", "+1e-3", ".5"); sets *value. "NaN",
+// "inf", hex and values beyond double's range are not numbers; underflow gives 0.
+bool parse_cell_number(std::string_view text, double* value);
 
 // Printable ASCII is kept, every other byte becomes \xNN; at most `max_chars`
 // input bytes are shown, then "...".
@@ -26,4 +32,4 @@ inline std::string escape_for_message(std::string_view s, std::size_t max_chars)
   return out;
 }
 
-}  // namespace vlbias::io_internal
+}  // namespace vlbias

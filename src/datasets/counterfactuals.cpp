@@ -13,10 +13,9 @@
 #include <fmt/format.h>
 
 #include "datasets_detail.h"
-#include "table/table_detail.h"
 #include "vlbias/core/error.h"
 
-namespace vlbias::io_internal {
+namespace vlbias::datasets_internal {
 
 namespace {
 
@@ -221,4 +220,4 @@ DatasetTable read_socialcounterfactuals(const fs::path& dir, const DatasetOption
   return data;
 }
 
-}  // namespace vlbias::io_internal
+}  // namespace vlbias::datasets_internal

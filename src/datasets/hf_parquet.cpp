@@ -19,7 +19,7 @@
 #include "vlbias/io/parquet.h"
 #include "vlbias/io/parquet_images.h"
 
-namespace vlbias::io_internal {
+namespace vlbias::datasets_internal {
 
 namespace {
 
@@ -294,9 +294,9 @@ DatasetTable read_hf_fairface(const fs::path& dir, const DatasetOptions& options
   return data;
 }
 
-}  // namespace vlbias::io_internal
+}  // namespace vlbias::datasets_internal
 
-namespace vlbias::io_internal {
+namespace vlbias::datasets_internal {
 
 DatasetTable read_hf_socialcounterfactuals(const fs::path& dir, const DatasetOptions& options) {
   VLBIAS_CHECK(options.labels.empty(), UsageError,
@@ -318,4 +318,4 @@ DatasetTable read_hf_socialcounterfactuals(const fs::path& dir, const DatasetOpt
   return data;
 }
 
-}  // namespace vlbias::io_internal
+}  // namespace vlbias::datasets_internal

@@ -1,5 +1,5 @@
 #pragma once
-// Dataset readers (src/io/datasets*.cpp): a released dataset folder as one vlbias image table.
+// Dataset readers (src/datasets/*.cpp): a released dataset folder as one vlbias image table.
 //
 // Each reader reads its release's label files or file names (docs/datasets.md gives every
 // format, the columns written and the quirks), and returns one row per labelled image with a

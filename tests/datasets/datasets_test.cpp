@@ -1,7 +1,7 @@
-// read_dataset (src/io/datasets*.cpp) on the miniature releases of
+// read_dataset (src/datasets/*.cpp) on the miniature releases of
 // tools/make_dataset_fixtures.py and on hostile folders; the exact tables are checked at the
 // CLI (tests/cli/dataset_test.cpp). These run in the sanitizer build with test_io alone.
-#include "vlbias/io/datasets.h"
+#include "vlbias/datasets/datasets.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Dataset readers: what they share (include/vlbias/io/datasets.h, docs/datasets.md).
-#include "vlbias/io/datasets.h"
+// Dataset readers: what they share (include/vlbias/datasets/datasets.h, docs/datasets.md).
+#include "vlbias/datasets/datasets.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,16 +11,15 @@
 #include <fmt/format.h>
 
 #include "datasets_detail.h"
-#include "table/table_detail.h"
-#include "text_escape.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/utf8.h"
+#include "vlbias/io/cell_text.h"
 
 namespace vlbias {
 
 namespace fs = std::filesystem;
 
-namespace io_internal {
+namespace datasets_internal {
 
 namespace {
 
@@ -180,7 +179,7 @@ void finish_dataset(DatasetTable& data, const fs::path& dir, const std::vector<s
   }
 }
 
-}  // namespace io_internal
+}  // namespace datasets_internal
 
 const std::vector<std::string>& dataset_names() {
   static const std::vector<std::string> names = {
@@ -194,7 +193,7 @@ DatasetKind parse_dataset_kind(std::string_view name) {
     if (name == names[i]) return static_cast<DatasetKind>(i);
   }
   VLBIAS_CHECK(false, UsageError, "unknown dataset '{}': expected one of {}",
-               io_internal::escape_for_message(name, 60), fmt::join(names, ", "));
+               escape_for_message(name, 60), fmt::join(names, ", "));
   return DatasetKind::FairFace;
 }
 
@@ -212,7 +211,7 @@ bool hf_layout(const fs::path& dir, std::string_view csv_prefix) {
     const std::string name = entry.path().filename().string();
     if (name.rfind(csv_prefix, 0) == 0 && entry.path().extension() == ".csv") return false;
   }
-  return io_internal::is_hf_parquet_folder(dir);
+  return datasets_internal::is_hf_parquet_folder(dir);
 }
 
 }  // namespace
@@ -235,24 +234,25 @@ DatasetTable read_dataset(DatasetKind kind, const std::filesystem::path& dir,
   DatasetTable data;
   switch (kind) {
     case DatasetKind::FairFace:
-      data = hf_layout(dir, "fairface_label_") ? io_internal::read_hf_fairface(dir, options)
-                                               : io_internal::read_fairface(dir, options);
+      data = hf_layout(dir, "fairface_label_") ? datasets_internal::read_hf_fairface(dir, options)
+                                               : datasets_internal::read_fairface(dir, options);
       break;
     case DatasetKind::UtkFace:
-      data = io_internal::read_utkface(dir, options);
+      data = datasets_internal::read_utkface(dir, options);
       break;
     case DatasetKind::CausalFace:
-      data = io_internal::read_causalface(dir, options);
+      data = datasets_internal::read_causalface(dir, options);
       break;
     case DatasetKind::GeoDe:
-      data = io_internal::read_geode(dir, options);
+      data = datasets_internal::read_geode(dir, options);
       break;
     case DatasetKind::DollarStreet:
-      data = io_internal::read_dollarstreet(dir, options);
+      data = datasets_internal::read_dollarstreet(dir, options);
       break;
     case DatasetKind::SocialCounterfactuals:
-      data = hf_layout(dir, "metadata_") ? io_internal::read_hf_socialcounterfactuals(dir, options)
-                                         : io_internal::read_socialcounterfactuals(dir, options);
+      data = hf_layout(dir, "metadata_")
+                 ? datasets_internal::read_hf_socialcounterfactuals(dir, options)
+                 : datasets_internal::read_socialcounterfactuals(dir, options);
       break;
   }
   data.kind = kind;
@@ -272,7 +272,7 @@ Table dataset_to_table(const DatasetTable& data, const std::filesystem::path& di
       for (std::size_t r = 0; r < table.rows; ++r) {
         const std::string& text = data.rows[r][c];
         if (text.empty()) continue;
-        VLBIAS_CHECK(io_internal::parse_number(text, &values[r]), InternalError,
+        VLBIAS_CHECK(parse_cell_number(text, &values[r]), InternalError,
                      "the {} reader wrote '{}' in its numeric column {}", dataset_name(data.kind),
                      text, data.columns[c]);
       }
