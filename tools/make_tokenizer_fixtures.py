@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fixtures for the CLIP tokenizer (src/encode/clip_tokenizer.cpp).
+"""Fixtures for the CLIP tokenizer (src/encode/models/clip/clip_tokenizer.cpp).
 
 Writes tests/fixtures/encode/tokenizer/, read by tests/encode/tokenizer_*_test.cpp:
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Unicode and HTML tables for the text tokenizers (src/encode/clip_tokenizer.cpp, src/text/).
+"""Unicode and HTML tables for the text tokenizers (src/encode/models/clip/clip_tokenizer.cpp, src/text/).
 
 Writes src/text/unicode_tables.cpp, declared in src/text/unicode_tables.h.
 Every table is derived from the Python modules the reference tokenizers run on,

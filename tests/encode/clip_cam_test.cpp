@@ -1,8 +1,8 @@
-// Class activation maps of CLIP ViT (src/encode/clip_cam*.cpp) against the float64 PyTorch
-// autograd reference of tools/make_clip_cam_fixtures.py (pytorch-grad-cam's GradCAM and GradCAM++
-// code on the target layer's activations and gradients; occlusion as a direct loop), on tiny
-// random models and on real photographs through a ViT-B/32-shaped one; the gradient with respect
-// to the last block's input by central finite differences; determinism over thread counts.
+// Class activation maps of CLIP ViT (src/encode/models/clip/clip_cam*.cpp) against the float64
+// PyTorch autograd reference of tools/make_clip_cam_fixtures.py (pytorch-grad-cam's GradCAM and
+// GradCAM++ code on the target layer's activations and gradients; occlusion as a direct loop), on
+// tiny random models and on real photographs through a ViT-B/32-shaped one; the gradient with
+// respect to the last block's input by central finite differences; determinism over thread counts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "clip_cam_internal.h"
 #include "encode/clip_model_test_util.h"
+#include "models/clip/clip_cam_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/encode/clip_cam.h"

@@ -1,4 +1,4 @@
-// The FairFace classifier and torchvision's ResNet family (src/encode/fairface.cpp,
+// The FairFace classifier and torchvision's ResNet family (src/encode/models/resnet/fairface.cpp,
 // resnet_model*.cpp) against torchvision's own forward in float64
 // (tests/fixtures/encode/fairface, written by tools/make_fairface_fixtures.py: random weights and
 // batch norm statistics, widths reduced, torchvision's topology) on real photographs preprocessed

@@ -1,5 +1,5 @@
-// The FID Inception-v3 (src/encode/inception_*.cpp) against an independent PyTorch forward of the
-// same random weights (tests/fixtures/encode/inception, written by
+// The FID Inception-v3 (src/encode/models/inception/inception_*.cpp) against an independent PyTorch
+// forward of the same random weights (tests/fixtures/encode/inception, written by
 // tools/make_inception_fixtures.py: a width-scaled network, every channel count / 16, the real
 // topology), after each FID preprocessing mode, on odd-sized, grey, RGBA, large and 299-pixel
 // images.

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "image_model_internal.h"
+#include "models/image_model_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/encode/inception_model.h"

@@ -21,7 +21,7 @@ namespace vlbias {
 
 namespace {
 
-struct EncodeContext {
+struct JpegEncodeContext {
   jpeg_compress_struct cinfo;
   struct ErrorMgr {
     jpeg_error_mgr pub;
@@ -36,7 +36,7 @@ struct EncodeContext {
 // Owns the compressor and its output buffer.
 class EncodeGuard {
  public:
-  explicit EncodeGuard(EncodeContext& ctx) : ctx_(ctx) {}
+  explicit EncodeGuard(JpegEncodeContext& ctx) : ctx_(ctx) {}
   ~EncodeGuard() {
     if (ctx_.created) jpeg_destroy_compress(&ctx_.cinfo);
     std::free(ctx_.buffer);
@@ -45,11 +45,11 @@ class EncodeGuard {
   EncodeGuard& operator=(const EncodeGuard&) = delete;
 
  private:
-  EncodeContext& ctx_;
+  JpegEncodeContext& ctx_;
 };
 
 [[noreturn]] void on_encode_error_exit(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<EncodeContext::ErrorMgr*>(cinfo->err);
+  auto* err = reinterpret_cast<JpegEncodeContext::ErrorMgr*>(cinfo->err);
   (*cinfo->err->format_message)(cinfo, err->message);
   std::longjmp(err->jump, 1);
 }
@@ -57,7 +57,7 @@ class EncodeGuard {
 void on_encode_message(j_common_ptr, int) {}  // warnings: nothing to report for a thumbnail
 
 // Compresses `image` into ctx.buffer; false (with ctx.err.message) when libjpeg failed.
-bool compress_into(EncodeContext& ctx, const RgbImage& image, int quality) {
+bool compress_into(JpegEncodeContext& ctx, const RgbImage& image, int quality) {
   ctx.cinfo.err = jpeg_std_error(&ctx.err.pub);
   ctx.err.pub.error_exit = on_encode_error_exit;
   ctx.err.pub.emit_message = on_encode_message;
@@ -94,7 +94,7 @@ std::vector<std::uint8_t> encode_jpeg(const RgbImage& image, int quality) {
   VLBIAS_CHECK(image.pixels.size() == image.width * image.height * 3, InternalError,
                "an RGB image of {} x {} holds {} bytes, expected {}.", image.width, image.height,
                image.pixels.size(), image.width * image.height * 3);
-  EncodeContext ctx;
+  JpegEncodeContext ctx;
   EncodeGuard guard(ctx);
   const bool ok = compress_into(ctx, image, quality);
   VLBIAS_CHECK(ok, InternalError, "libjpeg failed to encode a {} x {} image: {}.", image.width,

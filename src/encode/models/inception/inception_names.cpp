@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "image_model_internal.h"
 #include "inception_model_internal.h"
+#include "models/image_model_internal.h"
 #include "vlbias/core/error.h"
 
 namespace vlbias::encode_internal {

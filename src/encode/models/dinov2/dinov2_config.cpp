@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "config_node.h"
+#include "models/config_node.h"
 #include "vlbias/core/error.h"
 #include "vlbias/encode/dinov2_model.h"
 #include "vlbias/io/file_text.h"

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "clip_model_internal.h"
-#include "config_node.h"
+#include "models/config_node.h"
 #include "vlbias/core/error.h"
 #include "vlbias/encode/clip_model.h"
 #include "vlbias/io/file_text.h"

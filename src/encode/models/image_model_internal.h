@@ -1,5 +1,5 @@
 #pragma once
-// The image models' constructors, behind open_image_model (src/encode/image_model.cpp).
+// The image models' constructors, behind open_image_model (src/encode/models/image_model.cpp).
 #include <filesystem>
 #include <memory>
 

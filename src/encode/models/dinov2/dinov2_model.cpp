@@ -1,8 +1,9 @@
 // Dinov2Model: loading and the float32 forward. See include/vlbias/encode/dinov2_model.h.
 //
-// The work is laid out as ClipModel's (src/encode/clip_model.cpp): the tokens of many images
-// packed into one matrix, every linear layer one sgemm, attention per (image, head) on the pool
-// (packed_attention), row-wise kernels over fixed chunks. Per block (transformers Dinov2Layer):
+// The work is laid out as ClipModel's (src/encode/models/clip/clip_model.cpp): the tokens of many
+// images packed into one matrix, every linear layer one sgemm, attention per (image, head) on the
+// pool (packed_attention), row-wise kernels over fixed chunks. Per block (transformers
+// Dinov2Layer):
 //   x = LN1(h); [q k v] = x Wqkv^T (+ b); a = softmax(q k^T / sqrt(d)) v per head
 //   h += lambda1 * (a Wo^T + bo); x = LN2(h); h += lambda2 * (MLP(x) + b2)
 // Only the CLS token is read after the last block and attention is the only place tokens mix, so
