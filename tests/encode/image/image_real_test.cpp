@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "image_test_util.h"
+#include "encode/image_test_util.h"
 #include "test_util.h"
 #include "vlbias/core/error.h"
 #include "vlbias/encode/image.h"
