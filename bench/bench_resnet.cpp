@@ -1,6 +1,6 @@
 // bench_resnet: times the FairFace classifier (FairFaceClassifier::classify: the torchvision
-// ResNet forward of src/encode/resnet_model.cpp) on a folder of face chips, decoding included
-// (PNG / JPEG decode, PIL bilinear resize to 224, normalisation, the forward, the heads'
+// ResNet forward of src/encode/models/resnet/resnet_model.cpp) on a folder of face chips, decoding
+// included (PNG / JPEG decode, PIL bilinear resize to 224, normalisation, the forward, the heads'
 // softmax), and prints one JSON line: images/s, GFLOP/s (2 x multiply-adds per image), the sgemm
 // ceiling (the best of three 2048^3 products through vlbias::sgemm on the same threads) and the
 // fraction of it reached. bench/vs_torch_resnet.py writes the chips and a full-size random

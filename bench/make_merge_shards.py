@@ -34,7 +34,7 @@ def sha256_file(path):
 
 
 def items_sha256(items):
-    # encode_internal::items_sha256 (src/encode/encode_job.cpp): blocks of 4,096 items, each as
+    # encode_internal::items_sha256 (src/encode/jobs/encode_job.cpp): blocks of 4,096 items, each as
     # its byte length, ':', its bytes and a newline; the blocks' hex digests, one per line.
     digests = b""
     for b in range(0, len(items), 4096):

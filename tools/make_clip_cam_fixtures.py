@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Reference class activation maps for CLIP ViT: GradCAM, GradCAM++ and occlusion.
 
-Writes tests/fixtures/encode/cam/ (read by tests/encode/clip_cam_test.cpp):
+Writes tests/fixtures/encode/cam/ (read by tests/encode/models/clip/clip_cam_test.cpp):
   cam_b32/                 a random CLIP with ViT-B/32's geometry (224 px, patch 32, a 7 x 7 grid;
                            width 32 to stay small), HF layout, F16 weights, and its texts.json
   cases.json               per case: model, images, the trait pair's prompts, T per image, the

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Tiny random CLIP models in both checkpoint layouts, and reference embeddings for them.
 
-Writes tests/fixtures/encode/models/ (read by tests/encode/clip_model_*_test.cpp):
+Writes tests/fixtures/encode/models/ (read by tests/encode/models/clip/clip_model_*_test.cpp):
   <case>/config.json + model.safetensors                      (Hugging Face layout), or
   <case>/open_clip_config.json + open_clip_model.safetensors  (open_clip layout)
   <case>/texts.json              token id sequences, lengths 2..77

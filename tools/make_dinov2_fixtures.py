@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Tiny random DINOv2 models (Hugging Face Dinov2Model layout) and reference CLS features.
 
-Writes (read by tests/encode/dinov2_model_test.cpp and tests/nn/vision_kernels_test.cpp):
+Writes (read by tests/encode/models/dinov2/dinov2_model_test.cpp and tests/nn/vision_kernels_test.cpp):
   tests/fixtures/encode/dinov2/<case>/config.json, model.safetensors, preprocessor_config.json
   tests/fixtures/encode/dinov2/expected.json   the images, and per run (model, image-size
                                                override) the features of every image

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fixtures for `vlbias score image-head` (src/score/image_heads*.cpp, src/io/pickled_array.cpp)
+"""Fixtures for `vlbias score image-head` (src/score/image_heads*.cpp, src/io/tensor/pickled_array.cpp)
 in tests/fixtures/score/image_heads/.
 
 Each head is built here as a PyTorch module written from its source's description, with

@@ -274,7 +274,7 @@ class TfTower(nn.Module):
 
 def torchscript_layout(model):
     """The same weights under TF-graph names (layers.conv, layers.mixed.tower.conv_1, ...), in
-    the graph's order, as a scripted module: what tests/encode/inception_model_test.cpp maps
+    the graph's order, as a scripted module: what tests/encode/models/inception/inception_model_test.cpp maps
     XX
     names were not available offline; the mapping relies on order and shapes only."""
     layers = nn.Module()

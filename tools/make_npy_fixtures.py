@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Reference fixtures for vlbias' binary array readers (src/io/npy.cpp,
-src/io/safetensors.cpp).
+"""Reference fixtures for vlbias' binary array readers (src/io/tensor/npy.cpp,
+src/io/tensor/safetensors.cpp).
 
 The .npy files are written by numpy itself (np.save / np.lib.format.write_array):
 float32/float16/float64, big-endian, Fortran order, 1-D, 0-D, 3-D, zero rows,

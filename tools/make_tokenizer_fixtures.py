@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Fixtures for the CLIP tokenizer (src/encode/clip_tokenizer.cpp).
+"""Fixtures for the CLIP tokenizer (src/encode/models/clip/clip_tokenizer.cpp).
 
-Writes tests/fixtures/encode/tokenizer/, read by tests/encode/tokenizer_*_test.cpp:
+Writes tests/fixtures/encode/tokenizer/, read by tests/encode/models/clip/tokenizer_*_test.cpp:
 
   vocab.json, merges.txt  a small byte-level BPE vocabulary in CLIP's layout, trained
                           here on English prompts (the templates and attribute words of
@@ -513,7 +513,7 @@ def case_entry(name, text, refs, context_length=77):
 
 
 # ---------------------------------------------------------------------------
-# Per-code-point hashes (tests/encode/tokenizer_unicode_test.cpp)
+# Per-code-point hashes (tests/encode/models/clip/tokenizer_unicode_test.cpp)
 # ---------------------------------------------------------------------------
 
 BLOCK = 0x4000

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Fixtures for vlbias' PyTorch checkpoint reader (src/io/torch_checkpoint.cpp, pickle.cpp,
+"""Fixtures for vlbias' PyTorch checkpoint reader (src/io/tensor/torch_checkpoint.cpp, pickle.cpp,
 zip_archive.cpp, torch_storage.cpp) in tests/fixtures/io/torch/.
 
 Valid files are written by torch itself (Debian's python3-torch):

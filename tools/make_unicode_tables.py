@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Unicode and HTML tables for the text tokenizers (src/encode/clip_tokenizer.cpp, src/text/).
+"""Unicode and HTML tables for the text tokenizers (src/encode/models/clip/clip_tokenizer.cpp, src/text/).
 
 Writes src/text/unicode_tables.cpp, declared in src/text/unicode_tables.h.
 Every table is derived from the Python modules the reference tokenizers run on,
@@ -39,7 +39,7 @@ so that the C++ code sees each character the way they do:
 Ranges, runs with a constant delta and stride, and sparse lists keep the file small;
 tests/text/unicode_classes_test.cpp checks the general category, White_Space, NFD and
 grapheme tables the same way (tests/fixtures/text/unicode_classes.json, written by
-tools/make_text_tokenizer_fixtures.py); tests/encode/tokenizer_unicode_test.cpp checks the C++ lookups against hashes of
+tools/make_text_tokenizer_fixtures.py); tests/encode/models/clip/tokenizer_unicode_test.cpp checks the C++ lookups against hashes of
 Python's answers over every code point (tests/fixtures/encode/tokenizer/unicode.json,
 written by tools/make_tokenizer_fixtures.py).
 

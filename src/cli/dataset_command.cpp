@@ -1,5 +1,5 @@
 // `vlbias dataset NAME DIR --out images.csv`: a released dataset folder as one vlbias image
-// table (include/vlbias/io/datasets.h; formats and columns in docs/datasets.md), with a short
+// table (include/vlbias/datasets/datasets.h; formats and columns in docs/datasets.md), with a short
 // summary on stderr and, with --summary, every count and listed file as JSON.
 #include <CLI/CLI.hpp>
 
@@ -17,9 +17,9 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/terminal.h"
+#include "vlbias/datasets/datasets.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/io/atomic_file.h"
-#include "vlbias/io/datasets.h"
 #include "vlbias/io/parquet_images.h"
 #include "vlbias/io/table.h"
 

@@ -1,6 +1,6 @@
 // The checkpoint folder of the faces job (FACES_DIR/.partial/): job.json, then one
 // chunk_<c>.json per finished chunk (its images' records, each with the SHA-256 of the bytes
-// read), as the encode job keeps its chunks (src/encode/encode_job_checkpoint.cpp).
+// read), as the encode job keeps its chunks (src/encode/jobs/encode_job_checkpoint.cpp).
 #include "faces_job_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"

@@ -4,7 +4,7 @@
 #include <string>
 #include <system_error>
 
-#include "parquet_detail.h"
+#include "parquet/parquet_detail.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/io/parquet.h"
 

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "text_escape.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/cell_text.h"
 #include "vlbias/io/json_type.h"
 #include "vlbias/io/table.h"
 
@@ -71,8 +71,7 @@ Json parse_json(std::string_view text, std::string_view what, int max_depth) {
     std::string_view message = e.what();
     if (const auto cut = message.find("] "); cut != std::string_view::npos)
       message.remove_prefix(cut + 2);
-    VLBIAS_FAIL(InputError, "{} is not valid JSON: {}", what,
-                io_internal::escape_for_message(message, 240));
+    VLBIAS_FAIL(InputError, "{} is not valid JSON: {}", what, escape_for_message(message, 240));
   }
 }
 

@@ -57,8 +57,8 @@ class InceptionModel {
   // width that does not fit the topology), NaN / inf, or a tensor left over.
   static InceptionModel load(const SafetensorsFile& weights);
   // The same for weights under other names, matched by order (clean-fid's and StyleGAN's
-  // TorchScript port of the graph; src/encode/inception_names.cpp): every layer is still checked
-  // by shape, so a file in another order is refused, never mis-wired.
+  // TorchScript port of the graph; src/encode/models/inception/inception_names.cpp): every layer is
+  // still checked by shape, so a file in another order is refused, never mis-wired.
   static InceptionModel load_by_order(const SafetensorsFile& weights);
 
   InceptionModel(InceptionModel&&) noexcept;
@@ -84,7 +84,7 @@ class InceptionModel {
   // Multiply-adds per image at kInputSize (5.7e9 for the real network).
   double macs_per_image() const;
 
-  // The layers and work buffers (src/encode/inception_model_internal.h).
+  // The layers and work buffers (src/encode/models/inception/inception_model_internal.h).
   struct Net;
 
  private:

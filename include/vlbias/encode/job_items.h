@@ -1,5 +1,5 @@
 #pragma once
-// The items of an image or text job (src/encode/encode_job.cpp): how `vlbias encode`,
+// The items of an image or text job (src/encode/jobs/encode_job.cpp): how `vlbias encode`,
 // `features` and `faces` read their input, name their items and tell whether an image changed
 // since a checkpoint, one rule for all of them.
 #include <cstddef>

@@ -53,7 +53,7 @@ class ResNetModel {
   // Multiply-adds per image at size x size.
   double macs_per_image(std::size_t size) const;
 
-  // The layers and work buffers (src/encode/resnet_model_internal.h).
+  // The layers and work buffers (src/encode/models/resnet/resnet_model_internal.h).
   struct Net;
 
  private:

@@ -1,5 +1,5 @@
 #pragma once
-// The texts of a table column, optionally absent (src/io/column.cpp): what the prompt
+// The texts of a table column, optionally absent (src/io/table/column.cpp): what the prompt
 // commands and the text scorers read from a column of text.
 #include <string>
 #include <string_view>

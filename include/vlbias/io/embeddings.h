@@ -1,5 +1,5 @@
 #pragma once
-// Embedding matrices from files (src/io/embeddings.cpp): the one entry point that
+// Embedding matrices from files (src/io/tensor/embeddings.cpp): the one entry point that
 // commands and audits use, so .npy and .safetensors behave the same everywhere.
 #include <filesystem>
 #include <string>

@@ -4,7 +4,7 @@
 // checkpoints. Every such text is parsed here, with a limit on how deeply arrays and objects
 // nest: nlohmann parses iteratively but copies, compares and dumps values recursively, so a
 // reply nested 150,000 levels deep would overflow the stack in whatever touched it next. The
-// JSONL readers (simdjson, src/io/jsonl.cpp, record_stream.cpp) use the same limit.
+// JSONL readers (simdjson, src/io/table/jsonl.cpp, record_stream.cpp) use the same limit.
 //
 // The depth is found by a linear pre-scan before nlohmann parses (json_depth): brackets
 // outside strings. It costs one pass at memchr speed through strings (a base64 image is one

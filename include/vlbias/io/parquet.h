@@ -1,5 +1,5 @@
 #pragma once
-// Parquet tables (src/io/parquet*.cpp): a native reader, no Arrow. read_table() reads
+// Parquet tables (src/io/parquet/*.cpp): a native reader, no Arrow. read_table() reads
 // `x.parquet`, and a folder of shards, through read_parquet().
 //
 // Supported: the footer and its Thrift compact-protocol metadata (key-value metadata included);

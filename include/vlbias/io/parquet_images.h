@@ -1,6 +1,6 @@
 #pragma once
-// Images stored inside Parquet tables (src/io/parquet_images.cpp), as Hugging Face stores its
-// Image feature: a struct column "image" of <bytes: binary, path: string>, or a plain binary
+// Images stored inside Parquet tables (src/io/parquet/parquet_images.cpp), as Hugging Face stores
+// its Image feature: a struct column "image" of <bytes: binary, path: string>, or a plain binary
 // column. `vlbias dataset extract-images` and the Hugging Face dataset readers write them out as
 // files and return an image table over the files.
 #include <cstddef>

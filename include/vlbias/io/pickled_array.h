@@ -1,7 +1,7 @@
 #pragma once
 // NumPy arrays saved with Python's pickle (pickle.dump(array, f)), read as data: Q16's prompt
 // embeddings (ml-research/Q16 data/ViT-L-14/prompts.p, a pickled float16 2 x 768 array) are
-// published this way. The restricted unpickler of the PyTorch reader (src/io/pickle.h) reads
+// published this way. The restricted unpickler of the PyTorch reader (src/io/tensor/pickle.h) reads
 // the file with numpy's reconstructors allowed as data only; nothing is imported or called.
 //
 // Two forms are read, as numpy 1.x and 2.x write them:

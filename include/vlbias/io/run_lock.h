@@ -1,5 +1,5 @@
 #pragma once
-// The lock of a run folder (src/io/run_lock.cpp): one vlbias process at a time writes in a
+// The lock of a run folder (src/io/run/run_lock.cpp): one vlbias process at a time writes in a
 // given folder. `vlbias generate ...`, `vlbias score ...`, `vlbias audit` and `vlbias report`
 // hold it for their whole run, so two of them on one --out cannot interleave their outputs.
 #include <filesystem>

@@ -1,5 +1,5 @@
 #pragma once
-// Run folders given as inputs (src/io/run_paths.cpp): where a command that reads runs may write
+// Run folders given as inputs (src/io/run/run_paths.cpp): where a command that reads runs may write
 // (never into one of them), and the files it reads inside a run (never through a link).
 //
 // Commands whose inputs are run folders (compare-runs, power, merge) write their output apart

@@ -1,5 +1,5 @@
 #pragma once
-// Shards of a job (src/io/shard.cpp, docs/scaling.md). `--shard I/N` runs slice I of N of a
+// Shards of a job (src/io/run/shard.cpp, docs/scaling.md). `--shard I/N` runs slice I of N of a
 // job's manifest, so N processes (a Slurm job array, a Kubernetes indexed Job) share the
 // work; `vlbias merge OUT SHARD...` puts their outputs together as one process writes them.
 //

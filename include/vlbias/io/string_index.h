@@ -1,5 +1,5 @@
 #pragma once
-// Interned strings and hashed keys (src/io/table_detail.cpp): the dictionary encoding of
+// Interned strings and hashed keys (src/io/table/table_detail.cpp): the dictionary encoding of
 // table String columns, also used by the LVLM scan (src/metrics) for its vocabulary and
 // counterfactual sets.
 #include <cstddef>

@@ -12,7 +12,7 @@
 //   - torchscript: torch.jit.save ("<folder>/data.pkl" holding the module's object tree,
 //                  "constants.pkl", storages in "data/" and "constants/"); the code/ files are
 //                  never read.
-// The pickles are read by a restricted unpickler (src/io/pickle.h) that builds plain values
+// The pickles are read by a restricted unpickler (src/io/tensor/pickle.h) that builds plain values
 // and refuses every global outside a short allow-list (tensor and parameter rebuilding,
 // storage and dtype markers, OrderedDict, torch.Size, TorchScript's list helpers and
 // __torch__.* module objects) with one sentence naming the global and the file.

@@ -1,7 +1,8 @@
 #pragma once
 // BPE merges by rank, as GPT-2's and CLIP's bpe() apply them (src/text/bpe_merges.cpp): the
 // merge loop shared by the byte-level BPE tokenizer (src/text/byte_bpe.cpp) and CLIP's
-// tokenizer (src/encode/clip_tokenizer.cpp), which differ only in how a piece becomes symbols.
+// tokenizer (src/encode/models/clip/clip_tokenizer.cpp), which differ only in how a piece becomes
+// symbols.
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
