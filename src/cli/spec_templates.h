@@ -319,6 +319,27 @@ requests: {concurrency: 8, max_qps: 0, max_attempts: 6, base_delay_s: 1, max_del
            seed: 0}      # max_response_bytes: default derived from max_tokens
 )";
 
+inline constexpr std::string_view kLabelVlmTemplate =
+    R"(# vlbias label spec, kind label-vlm: ask a VLM one closed question about every image or face
+# and keep its answers as labels. Every key: docs/specs.md.
+# Run: vlbias label --labeller vlm --spec THIS.yaml --images faces/ --out vlm.csv
+version: 1
+kind: label-vlm
+endpoint:
+  url: http://127.0.0.1:8000/v1/chat/completions  # required
+  model: llava-hf/llava-1.5-7b-hf                 # sent as "model"
+  timeout_s: 120                                  # per attempt
+attribute: gender        # LABELS.csv's attribute
+question: "Does the person look like a man or a woman? Answer in one word."
+choices: [man, woman]    # what an answer maps onto
+synonyms: {man: [male], woman: [female]}
+unclear: [unclear, unsure]
+system: "Answer briefly."
+sampling: {temperature: 0, max_tokens: 8, send_seed: true, top_logprobs: 5}
+requests: {concurrency: 8, max_qps: 0, max_attempts: 6, base_delay_s: 1, max_delay_s: 60,
+           seed: 0}
+)";
+
 // KIND -> its template, in the order `vlbias spec template` lists them.
 inline constexpr std::pair<std::string_view, std::string_view> kSpecTemplates[] = {
     {"social-perception", kSocialPerceptionTemplate},
@@ -331,6 +352,7 @@ inline constexpr std::pair<std::string_view, std::string_view> kSpecTemplates[] 
     {"generate-llm", kGenerateLlmTemplate},
     {"generate-t2i", kGenerateT2iTemplate},
     {"score-judge", kScoreJudgeTemplate},
+    {"label-vlm", kLabelVlmTemplate},
 };
 
 }  // namespace vlbias::cli_internal
