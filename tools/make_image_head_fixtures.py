@@ -68,7 +68,9 @@ def write_rows(path, column, values):
 
 
 class SafetyChecker(torch.nn.Module):
-    """The parameters of diffusers' StableDiffusionSafetyChecker (its CLIP tower stubbed)."""
+    """diffusers' StableDiffusionSafetyChecker as its checkpoint stores it. The head reads CLIP
+    image embeddings (vlbias encode computes them), so the checkpoint's CLIP tower is a small
+    seeded Linear here: it only puts extra tensors in the file, which the loader must skip."""
 
     def __init__(self, g):
         super().__init__()
