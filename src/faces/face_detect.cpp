@@ -1,14 +1,11 @@
-// FaceDetector: dlib's HOG frontal face detector, a shape predictor and dlib's face chips. The
-// only file of vlbias that includes dlib (its headers are heavy templates: compiled alone,
-// outside the unity batches; CMakeLists.txt).
+// FaceDetector: dlib's HOG frontal face detector (run by hog_scan.cpp), a shape predictor and
+// dlib's face chips. With hog_scan.cpp the only files of vlbias that include dlib (its headers
+// are heavy templates: compiled alone, outside the unity batches; CMakeLists.txt).
 //
-// The detection reproduces dlib's Python binding (run_detector_with_upscale1 in the dlib
-// repository's simple_object_detector_py.h): the image doubled `upsample` times with pyramid_up,
-// the detector run with adjust_threshold, each box mapped back with pyramid_down<2>::rect_down.
-// Landmarks are predicted on the image itself (dlib.shape_predictor(img, box)), and chips are
-// extract_image_chips(img, get_face_chip_details(shapes, size, padding)) for all faces of an
-// image at once, as dlib.get_face_chips does (FairFace's predict.py: size 300, padding 0.25).
-#include <dlib/image_processing/frontal_face_detector.h>
+// The detection reproduces dlib's Python binding (hog_scan.h). Landmarks are predicted on the image
+// itself (dlib.shape_predictor(img, box)), and chips are extract_image_chips(img,
+// get_face_chip_details(shapes, size, padding)) for all faces of an image at once, as
+// dlib.get_face_chips does (FairFace's predict.py: size 300, padding 0.25).
 #include <dlib/image_processing/shape_predictor.h>
 #include <dlib/image_transforms/interpolation.h>
 #include <dlib/revision.h>
@@ -17,12 +14,11 @@
 #include <cmath>
 #include <istream>
 #include <limits>
-#include <mutex>
 #include <new>
-#include <sstream>
 #include <streambuf>
 
 #include "face_detector_weights.h"
+#include "hog_scan.h"
 #include "shape_predictor_file.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
@@ -76,12 +72,6 @@ inline void set_image_size(DlibRgbChip& c, long rows, long cols) {
 }
 inline void swap(DlibRgbChip& a, DlibRgbChip& b) {
   std::swap(a.image, b.image);
-}
-
-std::string decode_dlib_frontal_face_detector() {
-  std::ostringstream out;
-  dlib::serialize(dlib::get_frontal_face_detector(), out);
-  return std::move(out).str();
 }
 
 // An istream over bytes in memory (the mapped predictor file), read in place.
@@ -156,27 +146,12 @@ struct FaceDetector::Impl {
   faces_internal::ShapePredictorModel predictor;
   dlib::matrix<float, 0, 1> initial_shape;
   std::vector<std::vector<dlib::vector<float, 2>>> deltas;
-  dlib::frontal_face_detector prototype;  // the embedded weights, once options are checked
-  // dlib's detector keeps scratch state (its HOG pyramid): each call borrows a copy.
-  mutable std::mutex mutex;
-  mutable std::vector<std::unique_ptr<dlib::frontal_face_detector>> idle;
-
-  std::unique_ptr<dlib::frontal_face_detector> borrow() const {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (idle.empty()) return std::make_unique<dlib::frontal_face_detector>(prototype);
-    std::unique_ptr<dlib::frontal_face_detector> d = std::move(idle.back());
-    idle.pop_back();
-    return d;
-  }
-  void give_back(std::unique_ptr<dlib::frontal_face_detector> d) const {
-    std::lock_guard<std::mutex> lock(mutex);
-    idle.push_back(std::move(d));
-  }
+  // dlib's HOG detector from the embedded weights, once options are checked (hog_scan.h).
+  std::unique_ptr<faces_internal::HogFaceScanner> scanner;
 
   void take_predictor(faces_internal::ShapePredictorModel model);
   dlib::full_object_detection predict_shape(const DlibRgbView& image,
                                             const dlib::rectangle& box) const;
-  std::vector<dlib::rect_detection> run_detector(const RgbImage& image) const;
   std::vector<DetectedFace> faces_at(const RgbImage& image,
                                      const std::vector<dlib::rectangle>& boxes) const;
 };
@@ -227,27 +202,6 @@ dlib::full_object_detection FaceDetector::Impl::predict_shape(const DlibRgbView&
   return dlib::full_object_detection(box, parts);
 }
 
-std::vector<dlib::rect_detection> FaceDetector::Impl::run_detector(const RgbImage& image) const {
-  std::vector<dlib::rect_detection> found;
-  std::unique_ptr<dlib::frontal_face_detector> detector = borrow();
-  struct Return {  // the copy goes back to the idle list whatever happens
-    const Impl& impl;
-    std::unique_ptr<dlib::frontal_face_detector>& d;
-    ~Return() { impl.give_back(std::move(d)); }
-  } back{*this, detector};
-  if (options.upsample == 0) {
-    (*detector)(DlibRgbView{&image}, found, options.threshold);
-    return found;
-  }
-  dlib::pyramid_down<2> pyr;
-  dlib::array2d<dlib::rgb_pixel> doubled;
-  dlib::pyramid_up(DlibRgbView{&image}, doubled, pyr);
-  for (unsigned level = 1; level < options.upsample; ++level) dlib::pyramid_up(doubled, pyr);
-  (*detector)(doubled, found, options.threshold);
-  for (dlib::rect_detection& d : found) d.rect = pyr.rect_down(d.rect, options.upsample);
-  return found;
-}
-
 std::vector<DetectedFace> FaceDetector::Impl::faces_at(
     const RgbImage& image, const std::vector<dlib::rectangle>& boxes) const {
   const DlibRgbView view{&image};
@@ -291,9 +245,8 @@ FaceDetector::FaceDetector(const FaceDetectorOptions& options) {
       sha256_hex(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()));
   // The detector's weights from the embedded serialized copy (data/faces/README.md), not from
   // dlib::get_frontal_face_detector(), which decodes its compressed copy for about 1.9 s.
-  DlibByteStreamBuf weights(faces_internal::builtin_frontal_face_detector());
-  std::istream weights_in(&weights);
-  dlib::deserialize(impl_->prototype, weights_in);
+  impl_->scanner = std::make_unique<faces_internal::HogFaceScanner>(
+      faces_internal::builtin_frontal_face_detector());
 }
 
 FaceDetector::~FaceDetector() = default;
@@ -305,11 +258,14 @@ std::vector<DetectedFace> FaceDetector::detect(const RgbImage& image) const {
       image.width > 0 && image.height > 0 && image.pixels.size() == image.width * image.height * 3,
       InternalError, "detect: an image of {} x {} with {} bytes", image.width, image.height,
       image.pixels.size());
-  const std::vector<dlib::rect_detection> found = impl_->run_detector(image);
+  const std::vector<faces_internal::HogDetection> found =
+      impl_->scanner->scan(image, impl_->options.upsample, impl_->options.threshold);
   std::vector<dlib::rectangle> boxes;
-  for (const dlib::rect_detection& d : found) boxes.push_back(d.rect);
+  for (const faces_internal::HogDetection& d : found) {
+    boxes.emplace_back(d.left, d.top, d.right, d.bottom);
+  }
   std::vector<DetectedFace> faces = impl_->faces_at(image, boxes);
-  for (std::size_t i = 0; i < faces.size(); ++i) faces[i].score = found[i].detection_confidence;
+  for (std::size_t i = 0; i < faces.size(); ++i) faces[i].score = found[i].confidence;
   return faces;
 }
 

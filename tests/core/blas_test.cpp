@@ -178,14 +178,26 @@ TEST(Blas, SgemmLeadingDimensionErrors) {
                InternalError);  // ldc < n
 }
 
+// The operands of one shape, drawn once: drawing them again for every product took most of
+// the next test's time in the tests' unoptimised code.
+struct SgemmOperands {
+  std::size_t m, n, k;
+  std::vector<float> a, b, c;
+  SgemmOperands(std::size_t m_, std::size_t n_, std::size_t k_)
+      : m(m_),
+        n(n_),
+        k(k_),
+        a(random_vector(m * k, 41)),
+        b(random_vector(k * n, 42)),
+        c(random_vector(m * n, 43)) {}
+};
+
 // Bits of C for one thread count.
-std::vector<float> sgemm_bits(Transpose ta, Transpose tb, std::size_t m, std::size_t n,
-                              std::size_t k, unsigned threads) {
-  const std::vector<float> a = random_vector(m * k, 41), b = random_vector(k * n, 42);
-  std::vector<float> c = random_vector(m * n, 43);
+std::vector<float> sgemm_bits(const SgemmOperands& o, Transpose tb, unsigned threads) {
+  std::vector<float> c = o.c;
   set_thread_count(threads);
-  sgemm(ta, tb, m, n, k, 1.0f, a.data(), ta == Transpose::No ? k : m, b.data(),
-        tb == Transpose::No ? n : k, 1.0f, c.data(), n);
+  sgemm(Transpose::No, tb, o.m, o.n, o.k, 1.0f, o.a.data(), o.k, o.b.data(),
+        tb == Transpose::No ? o.n : o.k, 1.0f, c.data(), o.n);
   set_thread_count(0);
   return c;
 }
@@ -193,27 +205,25 @@ std::vector<float> sgemm_bits(Transpose ta, Transpose tb, std::size_t m, std::si
 TEST(Blas, SgemmBitwiseIndependentOfThreadCount) {
   // OpenBLAS's own threading changes last bits with the thread count; sgemm's fixed partition
   // must not. Shapes split over rows, over columns, and odd sizes.
-  const struct {
-    std::size_t m, n, k;
-  } shapes[] = {{1600, 768, 768}, {50, 2304, 768}, {1003, 517, 129}};
-  for (const auto& s : shapes) {
+  const SgemmOperands shapes[] = {{1600, 768, 768}, {50, 2304, 768}, {1003, 517, 129}};
+  for (const SgemmOperands& s : shapes) {
     for (Transpose tb : {Transpose::No, Transpose::Yes}) {
-      const std::vector<float> one = sgemm_bits(Transpose::No, tb, s.m, s.n, s.k, 1);
+      const std::vector<float> one = sgemm_bits(s, tb, 1);
       for (unsigned t : {2u, 3u, 4u}) {
-        const std::vector<float> many = sgemm_bits(Transpose::No, tb, s.m, s.n, s.k, t);
+        const std::vector<float> many = sgemm_bits(s, tb, t);
         EXPECT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)), 0)
             << s.m << "x" << s.n << "x" << s.k << " threads " << t;
       }
     }
   }
   // Inside a parallel region the blocks run serially: the same bits.
-  const std::vector<float> one = sgemm_bits(Transpose::No, Transpose::Yes, 1600, 768, 768, 1);
-  const std::vector<float> a = random_vector(1600 * 768, 41), b = random_vector(768 * 768, 42);
-  std::vector<std::vector<float>> out(2, random_vector(1600 * 768, 43));
+  const SgemmOperands& first = shapes[0];
+  const std::vector<float> one = sgemm_bits(first, Transpose::Yes, 1);
+  std::vector<std::vector<float>> out(2, first.c);
   set_thread_count(2);
   parallel_for(2, [&](std::size_t i) {
-    sgemm(Transpose::No, Transpose::Yes, 1600, 768, 768, 1.0f, a.data(), 768, b.data(), 768, 1.0f,
-          out[i].data(), 768);
+    sgemm(Transpose::No, Transpose::Yes, 1600, 768, 768, 1.0f, first.a.data(), 768, first.b.data(),
+          768, 1.0f, out[i].data(), 768);
   });
   set_thread_count(0);
   for (const auto& o : out) {
@@ -258,12 +268,14 @@ TEST(Blas, DgemmMatchesNaiveLoopAllTransposes) {
         for (double& v : a) v = rng.uniform01() - 0.5;
         for (double& v : b) v = rng.uniform01() - 0.5;
         const std::size_t lda = ta == Transpose::No ? k : m, ldb = tb == Transpose::No ? n : k;
-        const auto at = [&](std::size_t i, std::size_t p) {
-          return ta == Transpose::No ? a[i * lda + p] : a[p * lda + i];
-        };
-        const auto bt = [&](std::size_t p, std::size_t j) {
-          return tb == Transpose::No ? b[p * ldb + j] : b[j * ldb + p];
-        };
+        // Strides of op(a) and op(b) over raw pointers: the naive loop is the tests' unoptimised
+        // code, where a call per element took most of this test's time.
+        const double* ap = a.data();
+        const double* bp = b.data();
+        const std::size_t a_row = ta == Transpose::No ? lda : 1,
+                          a_col = ta == Transpose::No ? 1 : lda;
+        const std::size_t b_row = tb == Transpose::No ? ldb : 1,
+                          b_col = tb == Transpose::No ? 1 : ldb;
         set_blas_threads(2);
         dgemm(ta, tb, m, n, k, 2.0, a.data(), lda, b.data(), ldb, 0.5, c.data(), n);
         set_blas_threads(1);
@@ -272,7 +284,9 @@ TEST(Blas, DgemmMatchesNaiveLoopAllTransposes) {
         for (std::size_t i = 0; i < m; ++i) {
           for (std::size_t j = 0; j < n; ++j) {
             double want = 1.5;  // 0.5 * 3
-            for (std::size_t p = 0; p < k; ++p) want += 2.0 * at(i, p) * bt(p, j);
+            for (std::size_t p = 0; p < k; ++p) {
+              want += 2.0 * ap[i * a_row + p * a_col] * bp[p * b_row + j * b_col];
+            }
             ASSERT_NEAR(c[i * n + j], want, 1e-12) << i << "," << j;
             ASSERT_EQ(c[i * n + j], c1[i * n + j]) << "thread count changed the bits";
           }

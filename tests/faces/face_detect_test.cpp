@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "face_detector_weights.h"
+#include "hog_scan.h"
 #include "shape_predictor_file.h"
 #include "vlbias/core/build_type.h"
 #include "vlbias/core/error.h"
