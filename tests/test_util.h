@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -122,6 +123,40 @@ inline double scaled_error(const std::vector<float>& got, const std::vector<floa
     worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
   }
   return worst / scale;
+}
+
+// The 32-bit words words[0..n) as little-endian bytes (what the fixture scripts hash). Raw
+// pointers: the tests' code is unoptimised in both suites, where a call per byte took seconds
+// over the Unicode sweeps (bench/ci_budget.md).
+template <typename Word>
+std::string little_endian_bytes(const Word* words, std::size_t n) {
+  static_assert(sizeof(Word) == 4, "32-bit words");
+  std::string out(n * 4, '\0');
+  char* bytes = out.data();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto w = static_cast<std::uint32_t>(words[i]);
+    for (int k = 0; k < 4; ++k) bytes[4 * i + k] = static_cast<char>((w >> (8 * k)) & 0xff);
+  }
+  return out;
+}
+
+// The text of tokenizer.json `tok` with `count` added tokens appended: "<x0>", "<x1>", ... with
+// ids 100 + k % 1000, special and not normalized (issue 37's hostile tokenizers). Spliced in as
+// text: built as JSON objects, 100,000 of them took most of those tests' time in the tests'
+// unoptimised code (bench/ci_budget.md).
+inline std::string with_added_tokens(nlohmann::json tok, int count) {
+  const std::string marker = "\"vlbias-added-tokens-marker\"";
+  tok["added_tokens"].push_back("vlbias-added-tokens-marker");
+  std::string text = tok.dump();
+  std::string added;
+  for (int k = 0; k < count; ++k) {
+    if (k > 0) added += ',';
+    added += "{\"id\":" + std::to_string(100 + k % 1000) + ",\"content\":\"<x" + std::to_string(k) +
+             ">\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,"
+             "\"normalized\":false,\"special\":true}";
+  }
+  text.replace(text.find(marker), marker.size(), added);
+  return text;
 }
 
 }  // namespace vlbias::testing_util

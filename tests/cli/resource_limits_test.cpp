@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "base64_util.h"
@@ -121,27 +120,12 @@ TEST(CliScoreClassifier, AHostileWordPieceTokenizerScoresA50000CharacterWordAndA
   // tokens: minutes for a megabyte). Sized for the Release suite, whose timeout turns such a
   // regression into a failure; the sanitised suite walks the same code at a tenth of the size
   // (bench/ci_budget.md).
-  // The added tokens are spliced in as text: built as 100,000 JSON objects they took most of
-  // this test's time in the tests' unoptimised code.
   const int scale = vlbias::release_build() ? 1 : 10;
-  const std::string marker = "\"vlbias-added-tokens\"";
   const fs::path model = hostile_classifier(
       "distilbert_single",
-      [&](json& tok) {
-        tok["model"]["max_input_chars_per_word"] = 1000000000;
-        tok["added_tokens"].push_back("vlbias-added-tokens");
-      },
+      [&](json& tok) { tok["model"]["max_input_chars_per_word"] = 1000000000; },
       [&](std::string& text) {
-        std::string added;
-        for (int k = 0; k < 100000 / scale; ++k) {
-          added += fmt::format(
-              "{}{{\"id\":{},\"content\":\"<x{}>\",\"single_word\":false,\"lstrip\":false,"
-              "\"rstrip\":false,\"normalized\":false,\"special\":true}}",
-              k == 0 ? "" : ",", 100 + k % 1000, k);
-        }
-        const std::size_t at = text.find(marker);
-        ASSERT_NE(at, std::string::npos);
-        text.replace(at, marker.size(), added);
+        text = vlbias::testing_util::with_added_tokens(json::parse(text), 100000 / scale);
       });
   std::string megabyte;
   for (int j = 0; megabyte.size() < (1u << 20) / scale; ++j) {

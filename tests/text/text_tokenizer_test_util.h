@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "test_util.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/text/tokenizer.h"
 
@@ -83,13 +84,7 @@ inline void write_bytes(const std::filesystem::path& path, std::string_view byte
 
 // SHA-256 (hex) of ids as int32 little-endian words, as the generator hashes them.
 inline std::string ids_sha256(const std::vector<std::int32_t>& ids) {
-  std::string bytes;
-  bytes.reserve(ids.size() * 4);
-  for (std::int32_t id : ids) {
-    const auto u = static_cast<std::uint32_t>(id);
-    for (int k = 0; k < 4; ++k) bytes.push_back(static_cast<char>((u >> (8 * k)) & 0xFF));
-  }
-  return sha256_hex(bytes);
+  return sha256_hex(testing_util::little_endian_bytes(ids.data(), ids.size()));
 }
 
 }  // namespace vlbias::testing_text

@@ -36,12 +36,15 @@ using testing_util::error_of;
 
 class TokenizerLimits : public ::testing::Test {
  protected:
-  // Fixture model `name` with its tokenizer.json changed by `edit`, loaded from it.
-  TextTokenizer edited(const std::string& name, const std::function<void(json&)>& edit) {
+  // Fixture model `name` with its tokenizer.json changed by `edit` and `added_tokens` hostile
+  // added tokens appended (testing_util::with_added_tokens), loaded from it.
+  TextTokenizer edited(const std::string& name, const std::function<void(json&)>& edit,
+                       int added_tokens = 0) {
     dir_ = copy_model(name, tmp_.path() / std::to_string(count_++));
     json tok = json::parse(read_bytes(dir_ / "tokenizer.json"));
     edit(tok);
-    write_bytes(dir_ / "tokenizer.json", tok.dump());
+    write_bytes(dir_ / "tokenizer.json",
+                added_tokens > 0 ? testing_util::with_added_tokens(tok, added_tokens) : tok.dump());
     TokenizerOptions options;
     options.source = TokenizerSource::TokenizerJson;
     return TextTokenizer::from_folder(dir_, options);
@@ -76,17 +79,8 @@ TEST_F(TokenizerLimits, WordPieceSplitsA50000CharacterWordWithAHugeMaxInputChars
 TEST_F(TokenizerLimits, AHundredThousandAddedTokensAreSplitOutOfAMegabyteText) {
   const int scale = vlbias::release_build() ? 1 : 10;
   const int kTokens = 100000 / scale;
-  const TextTokenizer tok = edited("bert_uncased", [&](json& t) {
-    for (int k = 0; k < kTokens; ++k) {
-      t["added_tokens"].push_back({{"id", 100 + k % 1000},
-                                   {"content", "<x" + std::to_string(k) + ">"},
-                                   {"single_word", false},
-                                   {"lstrip", false},
-                                   {"rstrip", false},
-                                   {"normalized", false},
-                                   {"special", true}});
-    }
-  });
+  const TextTokenizer tok = edited(
+      "bert_uncased", [](json&) {}, kTokens);
   // The text between the tokens is tokenized as the fixture tokenizer does it alone.
   const std::string chunk = "the quick brown fox jumps over the lazy dog";
   const std::vector<std::int32_t> chunk_ids =
