@@ -6,11 +6,13 @@
 #include <chrono>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/sha256.h"
 #include "vlbias/core/terminal.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/generate/generate.h"
@@ -129,6 +131,7 @@ struct LabelVlmRun {
   std::filesystem::path spec, images, image_root, out;
   std::string column;
   bool resume = false;
+  LabelJobOptions job;  // --shard, --chunk (--resume is `resume`)
 };
 
 // A question sent as is: braces doubled, so the prompt template fills nothing in.
@@ -141,11 +144,12 @@ std::string literal_template(const std::string& text) {
   return out;
 }
 
-// The items as the manifest of generate lvlm: item (the request's id: the image, and the face),
-// path (absolute), image and face (as LABELS.csv names them).
-std::string label_vlm_manifest(const LabelImageFiles& items) {
+// The items (`which` of them, in order) as the manifest of generate lvlm: item (the request's id:
+// the image, and the face), path (absolute), image and face (as LABELS.csv names them).
+std::string label_vlm_manifest(const LabelImageFiles& items,
+                               const std::vector<std::size_t>& which) {
   std::string out = items.faces ? "item,path,image,face\n" : "item,path,image\n";
-  for (std::size_t k = 0; k < items.path.size(); ++k) {
+  for (const std::size_t k : which) {
     std::error_code ec;
     if (items.path[k].empty() || !fs::is_regular_file(items.path[k], ec)) {
       warn("{}: {}; skipped", items.image[k],
@@ -179,7 +183,8 @@ LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
                "the folder to start over.",
                run.string());
   fs::create_directories(work);
-  write_file_atomically(work / "items.csv", label_vlm_manifest(items));
+  const std::vector<std::size_t> which = label_shard_item_indices(items.path.size(), o.job);
+  write_file_atomically(work / "items.csv", label_vlm_manifest(items, which));
 
   LvlmJob& job = spec.job;
   job.manifest = work / "items.csv";
@@ -193,6 +198,21 @@ LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
   }
   job.control.resume = o.resume;
   job.control.retry_failed = o.resume;
+  VlmLabelOptions v;
+  v.attribute = spec.questions[0].first;
+  if (spec.questions.size() > 1) {
+    for (const auto& q : spec.questions) v.attributes.push_back(q.first);
+  }
+  v.image_column = "image";
+  if (items.faces) v.face_column = "face";
+  v.out = o.out;
+  v.prompt_set = fmt::format("{} sha256:{}", o.spec.string(), sha256_file(o.spec.string()));
+  if (which.empty()) {  // a shard that owns no item: nothing to ask
+    LabelRunCounts r = run_vlm_label_shard(
+        {v, spec.choices, spec.job.endpoint.model, o.images, o.column, o.image_root, o.job});
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  }
   const JobSummary summary = generate_lvlm(job, run);
   VLBIAS_CHECK(summary.exported > 0, InputError,
                "{}: no request was answered (see {}); fix the endpoint, then run again with "
@@ -205,15 +225,13 @@ LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
   c.run_dir = choice;
   run_choice_job(set, c);
 
-  VlmLabelOptions v;
   v.answers = choice;
-  v.attribute = spec.questions[0].first;
-  if (spec.questions.size() > 1) {
-    for (const auto& q : spec.questions) v.attributes.push_back(q.first);
+  if (!o.job.shard.whole()) {
+    LabelRunCounts r = run_vlm_label_shard(
+        {v, spec.choices, spec.job.endpoint.model, o.images, o.column, o.image_root, o.job});
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
   }
-  v.image_column = "image";
-  if (items.faces) v.face_column = "face";
-  v.out = o.out;
   LabelRunCounts r = run_vlm_labels(v);
   r.faces = items.faces;
   r.items = items.path.size();
@@ -244,13 +262,18 @@ void add_label_command(CLI::App& app) {
     VLBIAS_CHECK(a.labeller == "vlm" || (!a.images.empty() && !a.model.empty()), UsageError,
                  "--labeller {} needs --images and --model.", a.labeller);
     if (vlm && !a.spec.empty()) {
-      VLBIAS_CHECK(!a.images.empty() && a.model.empty() && a.attributes.empty() && shard.whole() &&
-                       a.chunk == 0,
-                   UsageError,
-                   "--labeller vlm --spec takes --images (and --resume); the spec names the "
-                   "endpoint, the attribute, the question and the choices (no --model, "
-                   "--attributes, --shard or --chunk).");
-      r = run_label_vlm_spec({a.spec, a.images, a.image_root, a.out, a.column, a.resume});
+      VLBIAS_CHECK(!a.images.empty() && a.model.empty() && a.attributes.empty(), UsageError,
+                   "--labeller vlm --spec takes --images (and --resume, --shard, --chunk); the "
+                   "spec names the endpoint, the attribute, the question and the choices (no "
+                   "--model or --attributes).");
+      VLBIAS_CHECK(a.chunk == 0 || !shard.whole(), UsageError,
+                   "--labeller vlm --spec takes --chunk with --shard only (the chunks are what "
+                   "the shards share out; a whole run resumes by request).");
+      LabelJobOptions job;
+      job.chunk = a.chunk;
+      job.shard = shard;
+      job.resume = a.resume;
+      r = run_label_vlm_spec({a.spec, a.images, a.image_root, a.out, a.column, a.resume, job});
     } else if (vlm) {
       VLBIAS_CHECK(a.attributes.size() == 1 && a.images.empty() && a.model.empty(), UsageError,
                    "--labeller vlm takes --answers and one --attributes (what the question asked "
