@@ -60,7 +60,8 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
   cmd->add_option("--attributes", a.attributes,
                   "Attributes to label, comma-separated. clip (required), of the prompt set:\n"
                   "fairface: gender, race, race4, age; heim: gender; dalleval: gender, race.\n"
-                  "fairface (default: every head): gender, age, race (7-race) or race4")
+                  "fairface (default: every head): gender, age, race (7-race) or race4.\n"
+                  "vlm --spec with questions: the questions to ask (default: all)")
       ->delimiter(',');
   cmd->add_option("--answers", a.answers,
                   "vlm: a `vlbias score choice` RUN_DIR (scored.jsonl, manifest.json) of a closed\n"
@@ -131,8 +132,31 @@ struct LabelVlmRun {
   std::filesystem::path spec, images, image_root, out;
   std::string column;
   bool resume = false;
-  LabelJobOptions job;  // --shard, --chunk (--resume is `resume`)
+  LabelJobOptions job;                  // --shard, --chunk (--resume is `resume`)
+  std::vector<std::string> attributes;  // the spec's questions to ask (empty: all)
 };
+
+// The spec's questions about `attributes` (in the spec's order; all when none is named), and the
+// choice recorded in LABELS.csv's options. UsageError for an attribute the spec has no question
+// about, naming a few it has.
+void select_label_vlm_questions(LabelVlmSpec& spec, const std::vector<std::string>& attributes,
+                                const std::filesystem::path& path) {
+  if (attributes.empty()) return;
+  for (const std::string& a : attributes) {
+    const bool asked = std::any_of(spec.questions.begin(), spec.questions.end(),
+                                   [&](const auto& q) { return q.first == a; });
+    std::string some;
+    for (std::size_t i = 0; i < std::min<std::size_t>(5, spec.questions.size()); ++i) {
+      some += (i ? ", " : "") + spec.questions[i].first;
+    }
+    VLBIAS_CHECK(asked, UsageError,
+                 "--attributes names '{}', which {} has no question about (it asks about {}{}).", a,
+                 path.string(), some, spec.questions.size() > 5 ? ", ..." : "");
+  }
+  std::erase_if(spec.questions, [&](const auto& q) {
+    return std::find(attributes.begin(), attributes.end(), q.first) == attributes.end();
+  });
+}
 
 // A question sent as is: braces doubled, so the prompt template fills nothing in.
 std::string literal_template(const std::string& text) {
@@ -171,6 +195,7 @@ std::string label_vlm_manifest(const LabelImageFiles& items,
 LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
   const auto start = std::chrono::steady_clock::now();
   LabelVlmSpec spec = parse_label_vlm_spec(o.spec);
+  select_label_vlm_questions(spec, o.attributes, o.spec);
   const ChoiceSet set(spec.choices, spec.synonyms, spec.unclear, "choices");
   std::error_code ec;
   VLBIAS_CHECK(!o.out.empty() && !fs::is_directory(o.out, ec), UsageError,
@@ -262,10 +287,10 @@ void add_label_command(CLI::App& app) {
     VLBIAS_CHECK(a.labeller == "vlm" || (!a.images.empty() && !a.model.empty()), UsageError,
                  "--labeller {} needs --images and --model.", a.labeller);
     if (vlm && !a.spec.empty()) {
-      VLBIAS_CHECK(!a.images.empty() && a.model.empty() && a.attributes.empty(), UsageError,
-                   "--labeller vlm --spec takes --images (and --resume, --shard, --chunk); the "
-                   "spec names the endpoint, the attribute, the question and the choices (no "
-                   "--model or --attributes).");
+      VLBIAS_CHECK(!a.images.empty() && a.model.empty(), UsageError,
+                   "--labeller vlm --spec takes --images (and --attributes, --resume, --shard, "
+                   "--chunk); the spec names the endpoint, the questions and the choices (no "
+                   "--model).");
       VLBIAS_CHECK(a.chunk == 0 || !shard.whole(), UsageError,
                    "--labeller vlm --spec takes --chunk with --shard only (the chunks are what "
                    "the shards share out; a whole run resumes by request).");
@@ -273,7 +298,8 @@ void add_label_command(CLI::App& app) {
       job.chunk = a.chunk;
       job.shard = shard;
       job.resume = a.resume;
-      r = run_label_vlm_spec({a.spec, a.images, a.image_root, a.out, a.column, a.resume, job});
+      r = run_label_vlm_spec(
+          {a.spec, a.images, a.image_root, a.out, a.column, a.resume, job, a.attributes});
     } else if (vlm) {
       VLBIAS_CHECK(a.attributes.size() == 1 && a.images.empty() && a.model.empty(), UsageError,
                    "--labeller vlm takes --answers and one --attributes (what the question asked "

@@ -48,9 +48,10 @@ TEST(VisageQuestions, TheShippedSetIsALabelVlmSpecWithOneQuestionPerVisualAttrib
 }
 
 // Two images named as ViSAGe's release names them under --image-root (the same file name in two
-// folders), three attributes asked about both; the annotators judged poor on the first and
-// brunette and festive on the second (full_set_slice.csv, majority of three raters: no, yes,
-// yes). The VLM answers no, yes, no there: two of three pairable units agree.
+// folders), three of the spec's four attributes asked about both (--attributes); the annotators
+// judged poor on the first and brunette and festive on the second (full_set_slice.csv, majority of
+// three raters: no, yes, yes). The VLM answers no, yes, no there: two of three pairable units
+// agree.
 TEST(VisageQuestions, VlmAnswersAndViSAGesAnnotatorsAgreeByOneMetricCall) {
   const std::map<std::string, std::string> answers = {
       {"png_1x1.png|poor", "No."}, {"png_1x1.png|brunette", "No"},  {"png_1x1.png|festive", "no"},
@@ -80,7 +81,7 @@ TEST(VisageQuestions, VlmAnswersAndViSAGesAnnotatorsAgreeByOneMetricCall) {
   fs::copy_file(kImages / "png_1x1.png", root / "visual_annotation_full_set/Mexican5.png");
   fs::copy_file(kImages / "png_l8.png", root / "visual_annotation/Mexican5.png");
   std::string questions;
-  for (const char* a : {"poor", "brunette", "festive"}) {
+  for (const char* a : {"sombrero", "poor", "brunette", "festive"}) {  // sombrero: not asked
     questions += fmt::format(
         "  - {{attribute: {}, question: \"Does the image contain {}? Answer yes or no.\"}}\n", a,
         a);
@@ -89,9 +90,18 @@ TEST(VisageQuestions, VlmAnswersAndViSAGesAnnotatorsAgreeByOneMetricCall) {
         fmt::format("version: 1\nkind: label-vlm\nendpoint: {{url: {}, timeout_s: 5}}\n"
                     "questions:\n{}choices: [\"yes\", \"no\"]\nrequests: {{max_attempts: 1}}\n",
                     server.url("/v1/chat/completions"), questions));
-  CliResult r = run_with_key(
-      fmt::format("--quiet label --labeller vlm --spec '{}' --images '{}' --out '{}'",
-                  (dir / "spec.yaml").string(), root.string(), (dir / "vlm.csv").string()));
+  const auto label = [&](const std::string& attributes) {
+    return run_with_key(fmt::format(
+        "--quiet label --labeller vlm --spec '{}' --images '{}' --out '{}' --attributes {}",
+        (dir / "spec.yaml").string(), root.string(), (dir / "vlm.csv").string(), attributes));
+  };
+  CliResult r = label("festive,turban");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'turban', which"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("has no question about (it asks about sombrero, poor"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(asked, 0u);
+  r = label("festive,poor,brunette");  // asked in the spec's order
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(asked, 6u);
   r = vlbias::cli_util::run_cli(
