@@ -96,19 +96,19 @@ VisageLayout visage_layout_of(const Table& t) {
   return l;
 }
 
-// LABELS.csv's image name of an img_path cell: the path relative to `root` (as `vlbias label
-// --images ROOT` names the file), or without `root` the file name (after the last '/' or '\\').
-std::string visage_image_name(const std::string& image, const std::string& root,
+// LABELS.csv's image name of an img_path cell: the path after `prefix` (--image-root ending in one
+// '/': as `vlbias label --images ROOT` names the file), or without one the file name (after the
+// last '/' or '\\').
+std::string visage_image_name(const std::string& image, const std::string& prefix,
                               const std::string& source) {
-  if (root.empty()) {
+  if (prefix.empty()) {
     const std::size_t slash = image.find_last_of("/\\");
     return slash == std::string::npos ? image : image.substr(slash + 1);
   }
-  const bool under = image.size() > root.size() + 1 && image.compare(0, root.size(), root) == 0 &&
-                     image[root.size()] == '/';
+  const bool under = image.size() > prefix.size() && image.compare(0, prefix.size(), prefix) == 0;
   VLBIAS_CHECK(under, InputError, "'{}': image '{}' is not under --image-root {}.", source, image,
-               root);
-  return image.substr(root.size() + 1);
+               prefix);
+  return image.substr(prefix.size());
 }
 
 struct VisageLabelsResult {
@@ -130,8 +130,9 @@ VisageLabelsResult write_visage_labels(const VisageLabelsArgs& a) {
   result.annotations = annotations_from_table(t, options);
   const Annotations& ann = result.annotations;
 
-  std::string root = a.image_root;
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  std::string root = a.image_root;  // as a prefix ending in one '/' ("/" stays "/")
+  while (!root.empty() && root.back() == '/') root.pop_back();
+  if (!a.image_root.empty()) root += '/';
   std::vector<std::string> names(ann.images.size());
   std::map<std::string, std::size_t> first_of;
   for (std::size_t i = 0; i < ann.images.size(); ++i) {

@@ -174,6 +174,9 @@ TEST(CliVisageLabels, BadInputIsAnErrorNamingTheFileAndWhatWasExpected) {
   r = run(head + "A0,x/M5.png,sombrero,Y,[]\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(labels_of(dir / "out.csv").of.at("M5.png|sombrero"), "yes");
+  r = run(head + "A0,/x/M5.png,sombrero,0,[]\n", "--image-root /");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(labels_of(dir / "out.csv").of.at("x/M5.png|sombrero"), "no");
 }
 
 }  // namespace in_visage_labels_test
