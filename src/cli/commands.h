@@ -32,6 +32,9 @@ void add_compare_runs_command(CLI::App& app);
 void add_prompts_command(CLI::App& app);
 // `vlbias dataset NAME DIR --out images.csv`: dataset readers (dataset_command.cpp).
 void add_dataset_command(CLI::App& app);
+// `vlbias dataset visage-labels --annotations FILE --out LABELS.csv`: ViSAGe's human annotations
+// as LABELS.csv rows (visage_labels_command.cpp), registered on `dataset`.
+void add_visage_labels_command(CLI::App* dataset);
 // `vlbias audit SPEC.yaml --out RUN_DIR` (audit_command.cpp).
 void add_audit_command(CLI::App& app);
 // `vlbias report RUN_DIR`: re-renders an audit's report.html (audit_command.cpp).

@@ -238,8 +238,9 @@ void add_dataset_command(CLI::App& app) {
                   "With --check-images: images over twice this many pixels are unreadable")
       ->capture_default_str();
   add_extract_images_command(cmd);
+  add_visage_labels_command(cmd);
   cmd->callback([args, cmd] {
-    if (!cmd->get_subcommands().empty()) return;  // extract-images ran
+    if (!cmd->get_subcommands().empty()) return;  // extract-images or visage-labels ran
     run_dataset(*args);
   });
 }

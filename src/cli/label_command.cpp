@@ -6,11 +6,13 @@
 #include <chrono>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
+#include "vlbias/core/sha256.h"
 #include "vlbias/core/terminal.h"
 #include "vlbias/encode/image.h"
 #include "vlbias/generate/generate.h"
@@ -58,7 +60,8 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
   cmd->add_option("--attributes", a.attributes,
                   "Attributes to label, comma-separated. clip (required), of the prompt set:\n"
                   "fairface: gender, race, race4, age; heim: gender; dalleval: gender, race.\n"
-                  "fairface (default: every head): gender, age, race (7-race) or race4")
+                  "fairface (default: every head): gender, age, race (7-race) or race4.\n"
+                  "vlm --spec with questions: the questions to ask (default: all)")
       ->delimiter(',');
   cmd->add_option("--answers", a.answers,
                   "vlm: a `vlbias score choice` RUN_DIR (scored.jsonl, manifest.json) of a closed\n"
@@ -129,7 +132,31 @@ struct LabelVlmRun {
   std::filesystem::path spec, images, image_root, out;
   std::string column;
   bool resume = false;
+  LabelJobOptions job;                  // --shard, --chunk (--resume is `resume`)
+  std::vector<std::string> attributes;  // the spec's questions to ask (empty: all)
 };
+
+// The spec's questions about `attributes` (in the spec's order; all when none is named), and the
+// choice recorded in LABELS.csv's options. UsageError for an attribute the spec has no question
+// about, naming a few it has.
+void select_label_vlm_questions(LabelVlmSpec& spec, const std::vector<std::string>& attributes,
+                                const std::filesystem::path& path) {
+  if (attributes.empty()) return;
+  for (const std::string& a : attributes) {
+    const bool asked = std::any_of(spec.questions.begin(), spec.questions.end(),
+                                   [&](const auto& q) { return q.first == a; });
+    std::string some;
+    for (std::size_t i = 0; i < std::min<std::size_t>(5, spec.questions.size()); ++i) {
+      some += (i ? ", " : "") + spec.questions[i].first;
+    }
+    VLBIAS_CHECK(asked, UsageError,
+                 "--attributes names '{}', which {} has no question about (it asks about {}{}).", a,
+                 path.string(), some, spec.questions.size() > 5 ? ", ..." : "");
+  }
+  std::erase_if(spec.questions, [&](const auto& q) {
+    return std::find(attributes.begin(), attributes.end(), q.first) == attributes.end();
+  });
+}
 
 // A question sent as is: braces doubled, so the prompt template fills nothing in.
 std::string literal_template(const std::string& text) {
@@ -141,11 +168,12 @@ std::string literal_template(const std::string& text) {
   return out;
 }
 
-// The items as the manifest of generate lvlm: item (the request's id: the image, and the face),
-// path (absolute), image and face (as LABELS.csv names them).
-std::string label_vlm_manifest(const LabelImageFiles& items) {
+// The items (`which` of them, in order) as the manifest of generate lvlm: item (the request's id:
+// the image, and the face), path (absolute), image and face (as LABELS.csv names them).
+std::string label_vlm_manifest(const LabelImageFiles& items,
+                               const std::vector<std::size_t>& which) {
   std::string out = items.faces ? "item,path,image,face\n" : "item,path,image\n";
-  for (std::size_t k = 0; k < items.path.size(); ++k) {
+  for (const std::size_t k : which) {
     std::error_code ec;
     if (items.path[k].empty() || !fs::is_regular_file(items.path[k], ec)) {
       warn("{}: {}; skipped", items.image[k],
@@ -167,6 +195,7 @@ std::string label_vlm_manifest(const LabelImageFiles& items) {
 LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
   const auto start = std::chrono::steady_clock::now();
   LabelVlmSpec spec = parse_label_vlm_spec(o.spec);
+  select_label_vlm_questions(spec, o.attributes, o.spec);
   const ChoiceSet set(spec.choices, spec.synonyms, spec.unclear, "choices");
   std::error_code ec;
   VLBIAS_CHECK(!o.out.empty() && !fs::is_directory(o.out, ec), UsageError,
@@ -179,7 +208,8 @@ LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
                "the folder to start over.",
                run.string());
   fs::create_directories(work);
-  write_file_atomically(work / "items.csv", label_vlm_manifest(items));
+  const std::vector<std::size_t> which = label_shard_item_indices(items.path.size(), o.job);
+  write_file_atomically(work / "items.csv", label_vlm_manifest(items, which));
 
   LvlmJob& job = spec.job;
   job.manifest = work / "items.csv";
@@ -193,6 +223,21 @@ LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
   }
   job.control.resume = o.resume;
   job.control.retry_failed = o.resume;
+  VlmLabelOptions v;
+  v.attribute = spec.questions[0].first;
+  if (spec.questions.size() > 1) {
+    for (const auto& q : spec.questions) v.attributes.push_back(q.first);
+  }
+  v.image_column = "image";
+  if (items.faces) v.face_column = "face";
+  v.out = o.out;
+  v.prompt_set = fmt::format("{} sha256:{}", o.spec.string(), sha256_file(o.spec.string()));
+  if (which.empty()) {  // a shard that owns no item: nothing to ask
+    LabelRunCounts r = run_vlm_label_shard(
+        {v, spec.choices, spec.job.endpoint.model, o.images, o.column, o.image_root, o.job});
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  }
   const JobSummary summary = generate_lvlm(job, run);
   VLBIAS_CHECK(summary.exported > 0, InputError,
                "{}: no request was answered (see {}); fix the endpoint, then run again with "
@@ -205,15 +250,13 @@ LabelRunCounts run_label_vlm_spec(const LabelVlmRun& o) {
   c.run_dir = choice;
   run_choice_job(set, c);
 
-  VlmLabelOptions v;
   v.answers = choice;
-  v.attribute = spec.questions[0].first;
-  if (spec.questions.size() > 1) {
-    for (const auto& q : spec.questions) v.attributes.push_back(q.first);
+  if (!o.job.shard.whole()) {
+    LabelRunCounts r = run_vlm_label_shard(
+        {v, spec.choices, spec.job.endpoint.model, o.images, o.column, o.image_root, o.job});
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
   }
-  v.image_column = "image";
-  if (items.faces) v.face_column = "face";
-  v.out = o.out;
   LabelRunCounts r = run_vlm_labels(v);
   r.faces = items.faces;
   r.items = items.path.size();
@@ -244,13 +287,19 @@ void add_label_command(CLI::App& app) {
     VLBIAS_CHECK(a.labeller == "vlm" || (!a.images.empty() && !a.model.empty()), UsageError,
                  "--labeller {} needs --images and --model.", a.labeller);
     if (vlm && !a.spec.empty()) {
-      VLBIAS_CHECK(!a.images.empty() && a.model.empty() && a.attributes.empty() && shard.whole() &&
-                       a.chunk == 0,
-                   UsageError,
-                   "--labeller vlm --spec takes --images (and --resume); the spec names the "
-                   "endpoint, the attribute, the question and the choices (no --model, "
-                   "--attributes, --shard or --chunk).");
-      r = run_label_vlm_spec({a.spec, a.images, a.image_root, a.out, a.column, a.resume});
+      VLBIAS_CHECK(!a.images.empty() && a.model.empty(), UsageError,
+                   "--labeller vlm --spec takes --images (and --attributes, --resume, --shard, "
+                   "--chunk); the spec names the endpoint, the questions and the choices (no "
+                   "--model).");
+      VLBIAS_CHECK(a.chunk == 0 || !shard.whole(), UsageError,
+                   "--labeller vlm --spec takes --chunk with --shard only (the chunks are what "
+                   "the shards share out; a whole run resumes by request).");
+      LabelJobOptions job;
+      job.chunk = a.chunk;
+      job.shard = shard;
+      job.resume = a.resume;
+      r = run_label_vlm_spec(
+          {a.spec, a.images, a.image_root, a.out, a.column, a.resume, job, a.attributes});
     } else if (vlm) {
       VLBIAS_CHECK(a.attributes.size() == 1 && a.images.empty() && a.model.empty(), UsageError,
                    "--labeller vlm takes --answers and one --attributes (what the question asked "

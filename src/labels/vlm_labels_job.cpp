@@ -1,8 +1,10 @@
-// `vlbias label --labeller vlm` (include/vlbias/labels/vlm_labels.h).
+// `vlbias label --labeller vlm` (include/vlbias/labels/vlm_labels.h): the answers of a `score
+// choice` run as LABELS.csv, in one table or as a shard of the chunked label job.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "label_items.h"
+#include "label_job_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
@@ -80,8 +83,18 @@ LabelImageFiles label_image_files(const fs::path& input, const std::string& colu
   return LabelImageFiles{items.path, items.image, items.face, items.faces};
 }
 
-LabelRunCounts run_vlm_labels(const VlmLabelOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
+namespace {
+
+// What run_vlm_labels writes: the answers' rows as LABELS.csv rows, with the schema and the
+// provenance.
+struct VlmLabelTable {
+  LabelsSchema schema;
+  LabelsProvenance provenance;
+  std::vector<LabelRow> rows;
+  bool faces = false;
+};
+
+VlmLabelTable read_vlm_label_table(const VlmLabelOptions& o) {
   const std::vector<std::string> attributes =
       o.attributes.empty() ? std::vector<std::string>{o.attribute} : o.attributes;
   VLBIAS_CHECK(!attributes[0].empty(), UsageError,
@@ -93,20 +106,16 @@ LabelRunCounts run_vlm_labels(const VlmLabelOptions& o) {
   VLBIAS_CHECK(t.rows > 0, InputError, "{}: has no answer.", t.source);
   const Column& image = t.column(o.image_column);
   const Column& label = t.column("choice_label");
-  LabelsSchema schema;
-  schema.attributes = attributes;
-  schema.classes.assign(attributes.size(), choices);
+  VlmLabelTable out;
+  out.schema.attributes = attributes;
+  out.schema.classes.assign(attributes.size(), choices);
   const Column* asked = o.attributes.empty() ? nullptr : &t.column(o.attribute_column);
   std::vector<std::string> p_names;
   for (const std::string& c : choices) p_names.push_back("p_" + c);
   std::vector<const std::string*> p_columns;
   for (const std::string& name : p_names) p_columns.push_back(t.find(name) ? &name : nullptr);
-  const bool faces = !o.face_column.empty();
-  const Column* face = faces ? &t.column(o.face_column) : nullptr;
-  LabelRunCounts result;
-  result.items = t.rows;
-  result.faces = faces;
-  std::vector<LabelRow> rows;
+  out.faces = !o.face_column.empty();
+  const Column* face = out.faces ? &t.column(o.face_column) : nullptr;
   for (std::size_t r = 0; r < t.rows; ++r) {
     LabelRow row;
     row.image = image.text(r);
@@ -127,19 +136,86 @@ LabelRunCounts run_vlm_labels(const VlmLabelOptions& o) {
     }
     row.label = label.text(r);
     row.probabilities = vlm_probabilities(t, p_columns, r);
-    rows.push_back(std::move(row));
-    ++result.labelled;
+    out.rows.push_back(std::move(row));
   }
-  LabelsProvenance p;
+  LabelsProvenance& p = out.provenance;
   p.labeller = "vlm";
   p.model = t.find("model") ? t.column("model").text(0) : "";
-  p.prompt_set = t.find("prompt") ? t.column("prompt").text(0) : "";
-  p.options["answers"] = o.answers.string();
+  if (o.prompt_set.empty()) {
+    p.prompt_set = t.find("prompt") ? t.column("prompt").text(0) : "";
+    p.options["answers"] = o.answers.string();
+  } else {
+    p.prompt_set = o.prompt_set;
+  }
   p.options["choices"] = fmt::format("{}", fmt::join(choices, ","));
-  result.rows = rows.size();
-  write_labels_table(o.out, schema, p, rows);
+  return out;
+}
+
+}  // namespace
+
+LabelRunCounts run_vlm_labels(const VlmLabelOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const VlmLabelTable table = read_vlm_label_table(o);
+  LabelRunCounts result;
+  result.items = result.labelled = result.rows = table.rows.size();
+  result.faces = table.faces;
+  write_labels_table(o.out, table.schema, table.provenance, table.rows);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+std::vector<std::size_t> label_shard_item_indices(std::size_t items, const LabelJobOptions& job) {
+  const std::size_t chunk = job.chunk == 0 ? kDefaultLabelChunk : job.chunk;
+  VLBIAS_CHECK(chunk <= 1000000, UsageError,
+               "--chunk {}: expected at most 1000000 items per checkpoint.", chunk);
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < items; ++k) {
+    if (shard_of_chunk(k / chunk, job.shard.count) == job.shard.index) out.push_back(k);
+  }
+  return out;
+}
+
+LabelRunCounts run_vlm_label_shard(const VlmLabelShardOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  VlmLabelTable table;
+  if (!o.answers.answers.empty()) {
+    table = read_vlm_label_table(o.answers);
+  } else {  // a shard that owns no item: its (empty) table as one with answers writes it
+    labels_internal::check_label_out(o.answers.out);
+    table.schema.attributes = o.answers.attributes.empty()
+                                  ? std::vector<std::string>{o.answers.attribute}
+                                  : o.answers.attributes;
+    table.schema.classes.assign(table.schema.attributes.size(), o.choices);
+    table.provenance.labeller = "vlm";
+    table.provenance.model = o.model;
+    table.provenance.prompt_set = o.answers.prompt_set;
+    table.provenance.options["choices"] = fmt::format("{}", fmt::join(o.choices, ","));
+  }
+  const labels_internal::LabelItems items =
+      labels_internal::read_label_items(o.input, o.column, o.image_root);
+  // Each answered item's rows, by its name in the job's item list (image, or image#face<k>).
+  std::map<std::string, std::vector<const LabelRow*>> rows_of;
+  for (const LabelRow& r : table.rows) {
+    rows_of[r.face ? fmt::format("{}#face{}", r.image, *r.face) : r.image].push_back(&r);
+  }
+  const std::vector<std::string> names = labels_internal::label_item_names(items);
+  const labels_internal::LabelJobSpec spec{
+      items, table.schema, table.provenance, o.input, o.answers.out, o.job, 0};
+  LabelRunCounts r = labels_internal::run_label_job(
+      spec,
+      [&](std::size_t begin, std::size_t end, std::vector<LabelRow>& rows, LabelRunCounts& counts) {
+        for (std::size_t k = begin; k < end; ++k) {
+          const auto it = rows_of.find(names[k]);
+          if (it == rows_of.end()) {
+            ++counts.failed;  // no answer: the file is missing, or every request failed
+            continue;
+          }
+          for (const LabelRow* row : it->second) rows.push_back(*row);
+          ++counts.labelled;
+        }
+      });
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
 }
 
 }  // namespace vlbias

@@ -19,6 +19,7 @@
 #include "cli_util.h"
 #include "generate/http_test_server.h"
 #include "generate_util.h"
+#include "vlbias/core/sha256.h"
 #include "vlbias/io/table.h"
 
 namespace {
@@ -198,6 +199,55 @@ TEST(CliLabelVlm, YesNoQuestionsPerVisualAttributeGiveARowPerImageAndAttribute) 
                                                      {"jpg_420.jpg|turban", "no"},
                                                      {"jpg_420.jpg|beard", "unparseable"},
                                                      {"jpg_420.jpg|sari", "refused"}}));
+}
+
+// --shard I/N: each shard asks about the items of its chunks only, and `vlbias merge` gives the
+// one-process LABELS.csv byte for byte (a shard owning no chunk included); prompt_set is the spec
+// file as given and its SHA-256.
+TEST(CliLabelVlm, ShardsAskAboutTheirChunksAndMergeIntoTheOneProcessTable) {
+  VlmServer s;
+  const fs::path dir = temp_dir();
+  std::string manifest = "path\n";
+  for (const std::string& f : kImageFiles) manifest += (kImages / f).string() + "\n";
+  write(dir / "images.csv", manifest);
+  write(dir / "spec.yaml",
+        fmt::format("version: 1\nkind: label-vlm\nendpoint: {{url: {}, timeout_s: 5}}\n"
+                    "attribute: gender\nquestion: \"{}\"\nchoices: [man, woman]\n"
+                    "unclear: [unclear]\nsampling: {{top_logprobs: 2}}\n"
+                    "requests: {{max_attempts: 1}}\n",
+                    s.server.url("/v1/chat/completions"), kQuestion));
+  const auto label = [&](const std::string& out, const std::string& extra) {
+    return run_with_key(
+        fmt::format("--quiet label --labeller vlm --spec '{}' --images '{}' "
+                    "--out '{}' {}",
+                    (dir / "spec.yaml").string(), (dir / "images.csv").string(), out, extra));
+  };
+  CliResult r = label((dir / "whole.csv").string(), "");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(s.bodies.size(), kImageFiles.size());
+  // 6 items in chunks of 2: shard 0 of 4 labels chunk 0, 1 chunk 1, 2 chunk 2, 3 none.
+  std::string shards;
+  for (int i = 0; i < 4; ++i) {
+    r = label((dir / "shard{shard}.csv").string(), fmt::format("--chunk 2 --shard {}/4", i));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    shards += fmt::format(" '{}'", (dir / fmt::format("shard{}.csv", i)).string());
+  }
+  EXPECT_EQ(s.bodies.size(), 2 * kImageFiles.size());  // each item asked once more, in all
+  EXPECT_EQ(vlbias::read_table((dir / "shard0.csv").string()).rows, 2u);
+  EXPECT_EQ(vlbias::read_table((dir / "shard3.csv").string()).rows, 0u);
+  r = vlbias::cli_util::run_cli(
+      fmt::format("--quiet merge '{}'{}", (dir / "merged.csv").string(), shards));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(vlbias::cli_util::read_file(dir / "merged.csv"),
+            vlbias::cli_util::read_file(dir / "whole.csv"));
+  const vlbias::Table t = vlbias::read_table((dir / "whole.csv").string());
+  EXPECT_EQ(t.column("prompt_set").text(0), (dir / "spec.yaml").string() + " sha256:" +
+                                                vlbias::sha256_file((dir / "spec.yaml").string()));
+  EXPECT_EQ(t.column("options").text(0), "choices=man,woman");
+  // --chunk without --shard: refused (a whole run resumes by request).
+  r = label((dir / "x.csv").string(), "--chunk 2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--chunk with --shard only"), std::string::npos) << r.err;
 }
 
 TEST(CliLabelVlm, BadSpecsAreUsageErrorsNamingTheKey) {
