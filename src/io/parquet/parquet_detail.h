@@ -195,6 +195,11 @@ struct PqPage {
   const PqValues* values = nullptr;
 };
 
+// Appends the page's rows to `out` (a byte column: each present row's value, absent rows
+// empty) while its cells stay within `limit` bytes; false, with the page partly appended, when
+// the next cell would pass it (the caller names the column and throws).
+bool append_pq_page_bytes(const PqPage& page, std::uint64_t limit, ParquetBytes& out);
+
 // The bytes of the file, its name for messages, and the decompression budget it shares.
 struct PqSource {
   PqBytes file;              // the whole file

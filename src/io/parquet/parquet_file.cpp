@@ -231,6 +231,21 @@ std::vector<std::string> pq_inputs(const std::string& path) {
   return files;
 }
 
+bool append_pq_page_bytes(const PqPage& page, std::uint64_t limit, ParquetBytes& out) {
+  std::size_t v = 0;
+  for (std::size_t r = 0; r < page.count; ++r) {
+    const bool present = page.present->empty() || (*page.present)[r] != 0;
+    if (present) {
+      const std::string_view cell = page.values->byte_value(v++);
+      if (out.data.size() + cell.size() > limit) return false;
+      out.data.append(cell);
+    }
+    out.present.push_back(present);
+    out.offsets.push_back(out.data.size());
+  }
+  return true;
+}
+
 }  // namespace vlbias::io_internal
 
 namespace vlbias {
@@ -279,20 +294,10 @@ ParquetBytes read_parquet_bytes(const std::string& path, std::string_view column
                  InputError, "{}: column '{}' holds {} values, not bytes", file.where, leaf.name,
                  pq_type_name(leaf.element.type));
     file.read_column(leaf, [&](const PqPage& page) {
-      std::size_t v = 0;
-      for (std::size_t r = 0; r < page.count; ++r) {
-        const bool present = page.present->empty() || (*page.present)[r] != 0;
-        out.present.push_back(present);
-        if (present) {
-          const std::string_view cell = page.values->byte_value(v++);
-          VLBIAS_CHECK(out.data.size() + cell.size() <= limit, InputError,
-                       "{}: the cells of column '{}' exceed {} bytes, more than the reader "
-                       "allows for {} bytes of input",
-                       file.where, leaf.name, limit, input_bytes);
-          out.data.append(cell);
-        }
-        out.offsets.push_back(out.data.size());
-      }
+      VLBIAS_CHECK(append_pq_page_bytes(page, limit, out), InputError,
+                   "{}: the cells of column '{}' exceed {} bytes, more than the reader allows "
+                   "for {} bytes of input",
+                   file.where, leaf.name, limit, input_bytes);
     });
   }
   return out;

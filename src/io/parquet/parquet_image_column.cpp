@@ -66,20 +66,10 @@ struct ParquetImageColumn::State {
       out.data.reserve(static_cast<std::size_t>(stored));
     }
     file.read_row_group(leaf, g.group, [&](const PqPage& page) {
-      std::size_t v = 0;
-      for (std::size_t r = 0; r < page.count; ++r) {
-        const bool present = page.present->empty() || (*page.present)[r] != 0;
-        out.present.push_back(present);
-        if (present) {
-          const std::string_view cell = page.values->byte_value(v++);
-          VLBIAS_CHECK(out.data.size() + cell.size() <= limit, InputError,
-                       "{}: the cells of column '{}' in row group {} exceed {} bytes, more than "
-                       "the reader allows for a file of {} bytes",
-                       file.where, leaf.name, g.group, limit, file.source.file.size());
-          out.data.append(cell);
-        }
-        out.offsets.push_back(out.data.size());
-      }
+      VLBIAS_CHECK(append_pq_page_bytes(page, limit, out), InputError,
+                   "{}: the cells of column '{}' in row group {} exceed {} bytes, more than the "
+                   "reader allows for a file of {} bytes",
+                   file.where, leaf.name, g.group, limit, file.source.file.size());
     });
     release_chunk(file, leaf, g.group);
     VLBIAS_CHECK(out.size() == g.rows, InputError,
