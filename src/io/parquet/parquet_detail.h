@@ -263,6 +263,10 @@ struct PqFile {
   void open(PqBytes bytes);
 };
 
+// The stored (compressed) size of the leaf's chunk in row group g, 0 when the footer's claim is
+// not within the file: what its byte cells take, about (images hardly compress), to reserve.
+std::size_t pq_chunk_stored_bytes(const PqFile& file, const PqLeaf& leaf, std::size_t g);
+
 // The leaves that hold an image column's bytes and, for a struct, its stored path ("" if none)
 // (parquet_images.cpp): `column` names a struct with a binary `bytes` field, a binary column,
 // or a struct's bytes field. InputError naming the file and column when it is none of these.

@@ -60,11 +60,7 @@ struct ParquetImageColumn::State {
     ParquetBytes out;
     // The cells take about the chunk's stored size (images hardly compress): reserved once
     // rather than grown by doubling, which would hold up to twice the cells.
-    const std::size_t index = static_cast<std::size_t>(&leaf - file.leaves.data());
-    const std::int64_t stored = file.meta.row_groups[g.group].columns[index].total_compressed_size;
-    if (stored > 0 && static_cast<std::uint64_t>(stored) <= file.source.file.size()) {
-      out.data.reserve(static_cast<std::size_t>(stored));
-    }
+    out.data.reserve(pq_chunk_stored_bytes(file, leaf, g.group));
     file.read_row_group(leaf, g.group, [&](const PqPage& page) {
       VLBIAS_CHECK(append_pq_page_bytes(page, limit, out), InputError,
                    "{}: the cells of column '{}' in row group {} exceed {} bytes, more than the "
