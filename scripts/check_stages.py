@@ -16,8 +16,9 @@
    (generated tables excepted).
 5. No file name ending in _spec.cpp/_spec.h (tools read those as test files).
 6. Copies of the graph: the plain graphs in README.md and docs/design.md ("    audits -> ...")
-   equal the stages block; the Python module (python/CMakeLists.txt) links exactly the stages
-   whose public headers python/ includes.
+   equal the stages block, and docs/design.md's table of stages lists its stages in order; the
+   Python module (python/CMakeLists.txt) links exactly the stages whose public headers python/
+   includes.
 7. References: every repository path named in a C++ comment, a tools/ script or a document
    (README.md, DEVELOPERS.md, docs/) exists (a * in it matches at least one file).
 
@@ -287,6 +288,21 @@ def check_graph_copies(declared):
                                 f"stages block (stages {' '.join(differ + missing) or 'in order'})")
 
 
+def check_stage_table(declared):
+    """docs/design.md's table of stages ("| stage | what it holds | ... |") lists every stage of
+    the stages block, in its order."""
+    text = (root / "docs" / "design.md").read_text()
+    section = re.search(r"\n## Stages\n(.*?)\n## ", text, re.S)
+    rows = re.findall(r"^\| (\w+) \|", section.group(1), re.M) if section else []
+    rows = [r for r in rows if r != "Stage"]
+    if rows != list(declared):
+        missing = [s for s in declared if s not in rows]
+        extra = [s for s in rows if s not in declared]
+        problems.append(f"docs/design.md: the table of stages differs from DEVELOPERS.md's stages "
+                        f"block (missing: {' '.join(missing) or 'none'}; not stages: "
+                        f"{' '.join(extra) or 'none'}; else the order)")
+
+
 def check_python_links(stages):
     text = (root / "python" / "CMakeLists.txt").read_text()
     m = re.search(r"target_link_libraries\(_vlbias\s+PRIVATE([^)]*)\)", text)
@@ -322,6 +338,7 @@ def main():
                         f"file of the stage includes their headers")
     check_tests(stages)
     check_graph_copies(declared)
+    check_stage_table(declared)
     check_python_links(stages)
     check_references(stages)
     for top in ("src", "include", "tests", "bench", "fuzz", "tools", "python"):

@@ -73,6 +73,35 @@ inline const nlohmann::json& fixture_json(const std::string& relative) {
   return it->second;
 }
 
+// A fresh folder under the system temp dir, "<prefix>XXXXXX" (mkdtemp), removed with its
+// contents when the object goes.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "vlbias_test_") {
+    std::string templ = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
+    EXPECT_NE(mkdtemp(templ.data()), nullptr) << templ;
+    path_ = templ;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  // Writes `bytes` verbatim (binary, no newline translation) to `name` in the folder; its path.
+  std::filesystem::path write(const std::string& name, const std::string& bytes) const {
+    const std::filesystem::path p = path_ / name;
+    std::ofstream out(p, std::ios::binary);
+    out << bytes;
+    return p;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
 // An empty folder of the running test's own: temp dir / "<prefix><pid><test name>", emptied
 // first (process ids are reused, and an earlier run's leftovers must not leak in).
 inline std::filesystem::path fresh_test_dir(const std::string& prefix) {

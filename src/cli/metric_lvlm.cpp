@@ -178,6 +178,22 @@ void add_common(CLI::App* cmd, const std::shared_ptr<LvlmArgs>& a, Measure m) {
   cmd->add_option("--out", a->out, "Write the JSON here instead of stdout");
 }
 
+// --bootstrap (its help `resamples`), --ci, --seed and --cluster (its help ended by `cluster_tail`)
+// of the measures over counterfactual sets.
+void add_set_bootstrap_options(CLI::App* cmd, const std::shared_ptr<LvlmArgs>& a,
+                               const std::string& resamples, const std::string& cluster_tail) {
+  cmd->add_option("--bootstrap", a->bootstrap, resamples)
+      ->check(resamples_range())
+      ->capture_default_str();
+  cmd->add_option("--ci", a->ci, "Confidence level")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of the bootstrap")->capture_default_str();
+  cmd->add_option("--cluster", a->cluster,
+                  "Comma list of --set-key columns whose values group sets (e.g. filename,rank: "
+                  "the image set without its seed): the bootstrap resamples these clusters, "
+                  "then sets within each" +
+                      cluster_tail);
+}
+
 }  // namespace
 
 void add_lvlm_metrics(CLI::App& metric) {
@@ -191,15 +207,7 @@ void add_lvlm_metrics(CLI::App& metric) {
     add_common(cmd, a, Measure::MaxGap);
     cmd->add_option("--score", a->scores, "Comma list of score columns (toxicity, insult, ...)")
         ->required();
-    cmd->add_option("--bootstrap", a->bootstrap, "Bootstrap resamples over sets (0: none)")
-        ->check(resamples_range())
-        ->capture_default_str();
-    cmd->add_option("--ci", a->ci, "Confidence level")->capture_default_str();
-    cmd->add_option("--seed", a->seed, "Seed of the bootstrap")->capture_default_str();
-    cmd->add_option("--cluster", a->cluster,
-                    "Comma list of --set-key columns whose values group sets (e.g. filename,rank: "
-                    "the image set without its seed): the bootstrap resamples these clusters, "
-                    "then sets within each");
+    add_set_bootstrap_options(cmd, a, "Bootstrap resamples over sets (0: none)", "");
     cmd->callback([a] { run_lvlm_metric(*a, Measure::MaxGap); });
   }
   {
@@ -272,15 +280,8 @@ void add_lvlm_metrics(CLI::App& metric) {
     cmd->add_option("--compare", a->compare_column, "The by column that differs (e.g. mitigation)")
         ->required();
     cmd->add_option("--baseline", a->baseline, "Its baseline value (e.g. none)")->required();
-    cmd->add_option("--bootstrap", a->bootstrap, "Bootstrap resamples over matched sets")
-        ->check(resamples_range())
-        ->capture_default_str();
-    cmd->add_option("--ci", a->ci, "Confidence level")->capture_default_str();
-    cmd->add_option("--seed", a->seed, "Seed of the bootstrap")->capture_default_str();
-    cmd->add_option("--cluster", a->cluster,
-                    "Comma list of --set-key columns whose values group sets (e.g. filename,rank: "
-                    "the image set without its seed): the bootstrap resamples these clusters, "
-                    "then sets within each, and the paired tests swap a cluster's sets together");
+    add_set_bootstrap_options(cmd, a, "Bootstrap resamples over matched sets",
+                              ", and the paired tests swap a cluster's sets together");
     cmd->add_option("--alternative", a->alternative,
                     "Paired t and Wilcoxon of treatment - baseline: two-sided | greater | less "
                     "(less: the treatment lowers MaxGap)")

@@ -166,13 +166,19 @@ double self_similarity(const std::vector<double>& unit, std::size_t dim,
 
 }  // namespace
 
-PullReport stereotypical_pull(const Table& table, MatrixView embeddings, const PullOptions& o) {
+void check_pull_inputs(const Table& table, MatrixView embeddings, const PullOptions& o) {
   VLBIAS_CHECK(table.rows == embeddings.rows, InputError,
                "'{}' has {} rows but the embeddings have {}; row i of the table must be "
                "embedding row i",
                table.source, table.rows, embeddings.rows);
   VLBIAS_CHECK(table.rows > 0 && embeddings.cols > 0, InputError, "'{}': no images to compare",
                table.source);
+  table.column(o.identity_column);
+  table.column(o.set_column);
+}
+
+PullReport stereotypical_pull(const Table& table, MatrixView embeddings, const PullOptions& o) {
+  check_pull_inputs(table, embeddings, o);
   VLBIAS_CHECK(o.permutations > 0, UsageError, "permutations must be at least 1");
   const Column& identity = table.column(o.identity_column);
   const Column& set = table.column(o.set_column);

@@ -2,13 +2,13 @@
 #include "vlbias/stats/correlate.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/io/cell_text.h"
 #include "vlbias/stats/intervals.h"
 
 namespace vlbias {
@@ -25,19 +25,6 @@ struct ColumnValues {
   std::vector<Cell> state;
 };
 
-// A decimal number as read_csv accepts it (spaces and tabs around, optional sign), finite.
-bool parse_number(std::string_view text, double& out) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty() || text.front() == '+' || text.front() == 'i' || text.front() == 'I' ||
-      text.front() == 'n' || text.front() == 'N') {
-    return false;
-  }
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size() && std::isfinite(out);
-}
-
 ColumnValues column_values(const Table& table, const std::string& name) {
   const Column& col = table.column(name);
   ColumnValues out;
@@ -53,7 +40,7 @@ ColumnValues column_values(const Table& table, const std::string& name) {
   std::vector<double> level_value(col.levels.size(), stats::kNaN);
   for (std::size_t l = 0; l < col.levels.size(); ++l) {
     double v = 0;
-    if (parse_number(col.levels[l], v)) level_value[l] = v;
+    if (parse_cell_number(col.levels[l], &v)) level_value[l] = v;
   }
   std::size_t numbers = 0, first_text = table.rows;
   for (std::size_t i = 0; i < table.rows; ++i) {

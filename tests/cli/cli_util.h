@@ -3,14 +3,17 @@
 // repo root VLBIAS_SOURCE_DIR), capturing its exit code, stdout and stderr.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +92,35 @@ inline CliResult run_cli(const std::string& args, const std::string& env = "", i
       limit_s > 0 ? "timeout -k 5 " + std::to_string(limit_s) + " " : std::string();
   return run_shell("env " + env + " " + limit + shell_quote(testing_util::vlbias_binary()) + " " +
                    args);
+}
+
+// Starts the vlbias binary with `--threads 1 ` + `args` (shell-quoted) from the repo root and
+// kills it (SIGKILL) once `checkpoint` exists, or when `done` does (a run faster than the poll),
+// or after 60 s. True when the run was interrupted: `done` does not exist. The resume tests
+// run it, then resume and compare with an uninterrupted run.
+inline bool run_killed_at_checkpoint(const std::string& args,
+                                     const std::filesystem::path& checkpoint,
+                                     const std::filesystem::path& done) {
+  const std::string cmd = "cd " + shell_quote(VLBIAS_SOURCE_DIR) + " && exec " +
+                          shell_quote(testing_util::vlbias_binary()) + " --threads 1 " + args;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    ADD_FAILURE() << "fork failed";
+    return false;
+  }
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(checkpoint) && !std::filesystem::exists(done) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return !std::filesystem::exists(done);
 }
 
 // Runs `bash -c script` from the repo root with the built vlbias as $VLBIAS (the paper

@@ -3,14 +3,10 @@
 // PyTorch + Pillow pipeline wrote; manifests, failures, resume.
 #include <gtest/gtest.h>
 
-#include <signal.h>
-
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -30,6 +26,7 @@ using vlbias::read_npy_matrix;
 using vlbias::cli_util::CliResult;
 using vlbias::cli_util::read_file;
 using vlbias::cli_util::run_cli;
+using vlbias::cli_util::run_killed_at_checkpoint;
 using vlbias::cli_util::temp_dir;
 
 const std::string kDir = "tests/fixtures/encode/e2e/";
@@ -203,24 +200,8 @@ TEST(CliEncode, ResumeAfterAKillGivesTheUninterruptedResult) {
   // Kill -9 a run once its first checkpoint exists (or let it finish if it is faster).
   const fs::path out = temp_dir() / "killed.npy";
   const fs::path partial = out.string() + ".partial";
-  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && exec '" +
-                          vlbias::testing_util::vlbias_binary() + "' --threads 1 --quiet " +
-                          common + "'" + out.string() + "'";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!fs::exists(partial / "chunk_000001.json") && !fs::exists(out) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const bool interrupted = !fs::exists(out);
+  const bool interrupted = run_killed_at_checkpoint("--quiet " + common + "'" + out.string() + "'",
+                                                    partial / "chunk_000001.json", out);
   RecordProperty("interrupted", interrupted ? "yes" : "no");
   if (interrupted) {
     // Without --resume the checkpoint is refused, naming the flag.

@@ -7,15 +7,9 @@
 // key that differs named).
 #include <gtest/gtest.h>
 
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +25,7 @@ using nlohmann::json;
 using vlbias::cli_util::CliResult;
 using vlbias::cli_util::read_file;
 using vlbias::cli_util::run_cli;
+using vlbias::cli_util::run_killed_at_checkpoint;
 using vlbias::cli_util::shell_quote;
 using vlbias::cli_util::temp_dir;
 
@@ -149,24 +144,8 @@ TEST(CliLabelJobs, ResumeAfterAKillGivesTheUninterruptedTable) {
   const std::string other = clip_job(table, " --chunk 8 --batch 4", "0.5");
   const fs::path out = temp_dir() / "killed.csv";
   const fs::path partial = out.string() + ".partial";
-  const std::string cmd = "cd " + q(kSource) + " && exec " +
-                          q(vlbias::testing_util::vlbias_binary()) + " --threads 1 " + job +
-                          " --out " + q(out);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!fs::exists(partial / "chunk_000001.json") && !fs::exists(out) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const bool interrupted = !fs::exists(out);
+  const bool interrupted =
+      run_killed_at_checkpoint(job + " --out " + q(out), partial / "chunk_000001.json", out);
   RecordProperty("interrupted", interrupted ? "yes" : "no");
   if (interrupted) {
     CliResult r = run_cli(job + " --out " + q(out));

@@ -2,17 +2,12 @@
 // tests/fixtures/classifier (tools/make_classifier_fixtures.py) over a table of the fixture's
 // hostile texts; scored.jsonl and manifest.json, resume after kill -9, refusals.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +24,7 @@ using nlohmann::json;
 using vlbias::cli_util::CliResult;
 using vlbias::cli_util::read_file;
 using vlbias::cli_util::run_cli;
+using vlbias::cli_util::run_killed_at_checkpoint;
 using vlbias::cli_util::temp_dir;
 using vlbias::testing_util::fixture_json;
 
@@ -239,24 +235,9 @@ TEST(CliScoreClassifier, ResumeAfterAKillGivesTheUninterruptedResult) {
   ASSERT_EQ(run_cli(common + "'" + full.string() + "'").exit_code, 0);
 
   const fs::path run = temp_dir() / "killed";
-  const std::string cmd = std::string("cd '") + VLBIAS_SOURCE_DIR + "' && exec '" +
-                          vlbias::testing_util::vlbias_binary() + "' --threads 1 --quiet " +
-                          common + "'" + run.string() + "'";
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!fs::exists(run / "checkpoints" / "chunk_000001.json") &&
-         !fs::exists(run / "scored.jsonl") && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const bool interrupted = !fs::exists(run / "scored.jsonl");
+  const bool interrupted =
+      run_killed_at_checkpoint("--quiet " + common + "'" + run.string() + "'",
+                               run / "checkpoints" / "chunk_000001.json", run / "scored.jsonl");
   RecordProperty("interrupted", interrupted ? "yes" : "no");
   if (interrupted) {
     EXPECT_EQ(run_cli(common + "'" + run.string() + "'").exit_code, 2);

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/io/npy.h"
 #include "vlbias/io/safetensors.h"
@@ -56,26 +57,7 @@ inline std::vector<std::vector<std::int32_t>> read_texts(const fs::path& dir) {
   return out;
 }
 
-// A fresh directory under the system temp dir, removed with its contents on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "vlbias_clip_XXXXXX").string();
-    const char* made = mkdtemp(templ.data());
-    EXPECT_NE(made, nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing_util::TempDir;
 
 // A copy of fixture model `name` in `dst` (its files only).
 inline fs::path copy_model(const std::string& name, const fs::path& dst) {

@@ -84,33 +84,7 @@ inline long first_difference(const std::vector<std::uint8_t>& a,
   return -1;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            (std::string("vlbias-image-") + info->test_suite_name() + "-" + info->name() + "-" +
-             std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::filesystem::path write(const std::string& name, const std::string& text) const {
-    const auto p = path_ / name;
-    std::ofstream out(p, std::ios::binary);
-    out << text;
-    return p;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+using testing_util::TempDir;
 
 using testing_util::error_of;
 

@@ -17,35 +17,16 @@
 
 namespace vlbias::table_test {
 
-class TempDir {
+// testing_util::TempDir with paths as strings, as the table readers take them.
+class TempDir : public testing_util::TempDir {
  public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            (std::string("vlbias-table-") + info->test_suite_name() + "-" + info->name() + "-" +
-             std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
+  std::string path(const std::string& name) const {
+    return (testing_util::TempDir::path() / name).string();
   }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-
   // Writes `bytes` verbatim (binary, no newline translation) and returns the path.
   std::string write(const std::string& name, const std::string& bytes) const {
-    const std::string p = path(name);
-    std::ofstream out(p, std::ios::binary);
-    out << bytes;
-    return p;
+    return testing_util::TempDir::write(name, bytes).string();
   }
-
- private:
-  std::filesystem::path path_;
 };
 
 using testing_util::error_of;

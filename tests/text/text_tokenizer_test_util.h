@@ -38,26 +38,7 @@ inline const TextTokenizer& fixture_tokenizer(const std::string& key) {
   return it->second;
 }
 
-// A fresh directory under the system temp dir, removed with its contents on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (std::filesystem::temp_directory_path() / "vlbias_text_XXXXXX").string();
-    const char* made = mkdtemp(templ.data());
-    EXPECT_NE(made, nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using testing_util::TempDir;
 
 // A copy of fixture model `name` in `dst`, without the files named in `skip`.
 inline std::filesystem::path copy_model(const std::string& name, const std::filesystem::path& dst,

@@ -340,6 +340,10 @@ struct PullReport {
 };
 PullReport stereotypical_pull(const Table& table, MatrixView embeddings,
                               const PullOptions& options = {});
+// stereotypical_pull's checks of its inputs, also the visual-stereotypes audit's --check: as
+// many embedding rows as table rows, at least one of at least one dimension, and the identity and
+// set columns present. InputError naming the table otherwise.
+void check_pull_inputs(const Table& table, MatrixView embeddings, const PullOptions& options);
 
 // ------------------------------------------------------------------ prompts
 //

@@ -49,17 +49,11 @@ std::size_t check_visual_inputs(const AuditSpec& spec) {
     if (!v.caption_identity_column.empty()) captions.column(v.caption_identity_column);
   }
   if (v.pull.toggle.enabled) {
-    // stereotypical_pull's checks.
     const Matrix embeddings = read_embeddings(v.pull_embeddings.path, v.pull_embeddings.tensor);
-    const Table table = read_table(v.pull_table.string());
-    VLBIAS_CHECK(table.rows == embeddings.rows, InputError,
-                 "'{}' has {} rows but the embeddings have {}; row i of the table must be "
-                 "embedding row i",
-                 table.source, table.rows, embeddings.rows);
-    VLBIAS_CHECK(table.rows > 0 && embeddings.cols > 0, InputError, "'{}': no images to compare",
-                 table.source);
-    table.column(v.pull_identity_column);
-    table.column(v.pull_set_column);
+    PullOptions po;
+    po.identity_column = v.pull_identity_column;
+    po.set_column = v.pull_set_column;
+    check_pull_inputs(read_table(v.pull_table.string()), MatrixView(embeddings), po);
   }
   return checked;
 }

@@ -195,6 +195,11 @@ struct PqPage {
   const PqValues* values = nullptr;
 };
 
+// Appends the page's rows to `out` (a byte column: each present row's value, absent rows
+// empty) while its cells stay within `limit` bytes; false, with the page partly appended, when
+// the next cell would pass it (the caller names the column and throws).
+bool append_pq_page_bytes(const PqPage& page, std::uint64_t limit, ParquetBytes& out);
+
 // The bytes of the file, its name for messages, and the decompression budget it shares.
 struct PqSource {
   PqBytes file;              // the whole file
@@ -257,6 +262,10 @@ struct PqFile {
  private:
   void open(PqBytes bytes);
 };
+
+// The stored (compressed) size of the leaf's chunk in row group g, 0 when the footer's claim is
+// not within the file: what its byte cells take, about (images hardly compress), to reserve.
+std::size_t pq_chunk_stored_bytes(const PqFile& file, const PqLeaf& leaf, std::size_t g);
 
 // The leaves that hold an image column's bytes and, for a struct, its stored path ("" if none)
 // (parquet_images.cpp): `column` names a struct with a binary `bytes` field, a binary column,

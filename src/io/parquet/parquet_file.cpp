@@ -231,6 +231,28 @@ std::vector<std::string> pq_inputs(const std::string& path) {
   return files;
 }
 
+std::size_t pq_chunk_stored_bytes(const PqFile& file, const PqLeaf& leaf, std::size_t g) {
+  const std::size_t index = static_cast<std::size_t>(&leaf - file.leaves.data());
+  const std::int64_t stored = file.meta.row_groups[g].columns[index].total_compressed_size;
+  if (stored <= 0 || static_cast<std::uint64_t>(stored) > file.source.file.size()) return 0;
+  return static_cast<std::size_t>(stored);
+}
+
+bool append_pq_page_bytes(const PqPage& page, std::uint64_t limit, ParquetBytes& out) {
+  std::size_t v = 0;
+  for (std::size_t r = 0; r < page.count; ++r) {
+    const bool present = page.present->empty() || (*page.present)[r] != 0;
+    if (present) {
+      const std::string_view cell = page.values->byte_value(v++);
+      if (out.data.size() + cell.size() > limit) return false;
+      out.data.append(cell);
+    }
+    out.present.push_back(present);
+    out.offsets.push_back(out.data.size());
+  }
+  return true;
+}
+
 }  // namespace vlbias::io_internal
 
 namespace vlbias {
@@ -278,21 +300,17 @@ ParquetBytes read_parquet_bytes(const std::string& path, std::string_view column
                      leaf.element.type == static_cast<int>(PqType::FixedLenByteArray),
                  InputError, "{}: column '{}' holds {} values, not bytes", file.where, leaf.name,
                  pq_type_name(leaf.element.type));
+    // Reserved once rather than grown by doubling (which copies and may hold twice the cells).
+    std::size_t stored = 0;
+    for (std::size_t g = 0; g < file.meta.row_groups.size(); ++g) {
+      stored += pq_chunk_stored_bytes(file, leaf, g);
+    }
+    out.data.reserve(out.data.size() + std::min<std::size_t>(stored, file.source.file.size()));
     file.read_column(leaf, [&](const PqPage& page) {
-      std::size_t v = 0;
-      for (std::size_t r = 0; r < page.count; ++r) {
-        const bool present = page.present->empty() || (*page.present)[r] != 0;
-        out.present.push_back(present);
-        if (present) {
-          const std::string_view cell = page.values->byte_value(v++);
-          VLBIAS_CHECK(out.data.size() + cell.size() <= limit, InputError,
-                       "{}: the cells of column '{}' exceed {} bytes, more than the reader "
-                       "allows for {} bytes of input",
-                       file.where, leaf.name, limit, input_bytes);
-          out.data.append(cell);
-        }
-        out.offsets.push_back(out.data.size());
-      }
+      VLBIAS_CHECK(append_pq_page_bytes(page, limit, out), InputError,
+                   "{}: the cells of column '{}' exceed {} bytes, more than the reader allows "
+                   "for {} bytes of input",
+                   file.where, leaf.name, limit, input_bytes);
     });
   }
   return out;

@@ -60,26 +60,12 @@ struct ParquetImageColumn::State {
     ParquetBytes out;
     // The cells take about the chunk's stored size (images hardly compress): reserved once
     // rather than grown by doubling, which would hold up to twice the cells.
-    const std::size_t index = static_cast<std::size_t>(&leaf - file.leaves.data());
-    const std::int64_t stored = file.meta.row_groups[g.group].columns[index].total_compressed_size;
-    if (stored > 0 && static_cast<std::uint64_t>(stored) <= file.source.file.size()) {
-      out.data.reserve(static_cast<std::size_t>(stored));
-    }
+    out.data.reserve(pq_chunk_stored_bytes(file, leaf, g.group));
     file.read_row_group(leaf, g.group, [&](const PqPage& page) {
-      std::size_t v = 0;
-      for (std::size_t r = 0; r < page.count; ++r) {
-        const bool present = page.present->empty() || (*page.present)[r] != 0;
-        out.present.push_back(present);
-        if (present) {
-          const std::string_view cell = page.values->byte_value(v++);
-          VLBIAS_CHECK(out.data.size() + cell.size() <= limit, InputError,
-                       "{}: the cells of column '{}' in row group {} exceed {} bytes, more than "
-                       "the reader allows for a file of {} bytes",
-                       file.where, leaf.name, g.group, limit, file.source.file.size());
-          out.data.append(cell);
-        }
-        out.offsets.push_back(out.data.size());
-      }
+      VLBIAS_CHECK(append_pq_page_bytes(page, limit, out), InputError,
+                   "{}: the cells of column '{}' in row group {} exceed {} bytes, more than the "
+                   "reader allows for a file of {} bytes",
+                   file.where, leaf.name, g.group, limit, file.source.file.size());
     });
     release_chunk(file, leaf, g.group);
     VLBIAS_CHECK(out.size() == g.rows, InputError,

@@ -126,12 +126,18 @@ class CsvReader {
     stop_[static_cast<unsigned char>('\n')] = true;
   }
 
-  Table read() {
+  // Past a UTF-8 byte order mark and blank lines, the header row read; InputError when the file
+  // holds none.
+  void open_header() {
     if (end_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
     validate_ahead();
     skip_blank_lines();
     VLBIAS_CHECK(p_ < end_, InputError, "'{}' is empty: expected a header row", source_);
     read_header();
+  }
+
+  Table read() {
+    open_header();
 
     const std::size_t ncols = names_.size();
     std::vector<ColumnBuilder> builders(ncols);
@@ -190,11 +196,7 @@ class CsvReader {
                      const std::function<void(const Record&)>& on_row,
                      const std::function<void(std::size_t, std::size_t)>& on_progress,
                      std::size_t required) {
-    if (end_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
-    validate_ahead();
-    skip_blank_lines();
-    VLBIAS_CHECK(p_ < end_, InputError, "'{}' is empty: expected a header row", source_);
-    read_header();
+    open_header();
     const std::size_t ncols = names_.size();
     // field index -> requested column index (or npos)
     std::vector<std::size_t> wanted(ncols, std::string::npos);

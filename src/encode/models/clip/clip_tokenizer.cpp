@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vlbias/core/error.h"
+#include "vlbias/io/cell_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/mapped_file.h"
 #include "vlbias/text/bpe_merges.h"
@@ -34,22 +35,6 @@ constexpr std::string_view kEndToken = "<|endoftext|>";
 constexpr std::u32string_view kStartToken32 = U"<|startoftext|>";
 constexpr std::u32string_view kEndToken32 = U"<|endoftext|>";
 constexpr std::string_view kEndOfWord = "</w>";
-
-// Untrusted file content quoted in a message: printable ASCII as is, other bytes
-// as \xNN, at most `max_bytes` bytes and then "...".
-std::string escape_for_message(std::string_view s, std::size_t max_bytes) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size() && i < max_bytes; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += fmt::format("\\x{:02x}", c);
-    }
-  }
-  if (s.size() > max_bytes) out += "...";
-  return out;
-}
 
 std::string shown(std::string_view token) {
   return escape_for_message(token, 60);
