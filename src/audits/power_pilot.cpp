@@ -12,6 +12,7 @@
 #include "power_pilot_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/report/dual_encoder_results.h"
 #include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/scores_results.h"
@@ -98,40 +99,31 @@ stats::PowerGroup pilot_group(const Json& g, const char* sd_key, const std::stri
 }
 
 // The trait-pairs confidence tests (ANOVA / Welch / Student over the groups of one level).
-void pilot_confidence_tests(const Json& analyses, double alpha, const std::string& source,
-                            std::vector<PilotTest>& out) {
-  const Json* conf = member(analyses, "confidence");
-  const Json* tests = conf != nullptr ? member(*conf, "tests") : nullptr;
-  if (tests == nullptr || !tests->is_array()) return;
-  const std::size_t family = family_size(*tests);
-  for (std::size_t i = 0; i < tests->size(); ++i) {
-    const Json& e = (*tests)[i];
-    const Json* result = member(e, "result");
-    const std::string test = result != nullptr && member(*result, "test") != nullptr
-                                 ? (*result)["test"].get<std::string>()
-                                 : "";
+void pilot_confidence_tests(const ConfidenceSection& section, double alpha,
+                            const std::string& source, std::vector<PilotTest>& out) {
+  std::size_t family = 0;
+  for (const ConfidenceTest& e : section.tests) family += std::isfinite(e.result.p_value);
+  for (std::size_t i = 0; i < section.tests.size(); ++i) {
+    const ConfidenceTest& e = section.tests[i];
+    const std::string& test = e.result.test;
     if (test != "anova" && test != "welch" && test != "student") continue;
-    if (!std::isfinite(entry_p(e))) continue;
+    if (!std::isfinite(e.result.p_value)) continue;
     PilotTest t;
-    t.analysis = "confidence";
-    t.pointer = fmt::format("/analyses/confidence/tests/{}", i);
-    t.p_holm = number_or_nan(e, "p_holm");
-    const std::string pair = e.value("pair", "");
-    t.label = fmt::format("confidence in \"{}\" ({}) across {}", pair.substr(0, pair.find('/')),
-                          pair, e.value("factor", ""));
-    if (!e.value("within", "").empty()) {
-      t.label += fmt::format(" among {} = {}", e.value("within", ""), e.value("within_level", ""));
-    }
+    t.analysis = kConfidenceSection;
+    t.pointer = confidence_test_pointer(i);
+    t.p_holm = e.p_holm;
+    t.label = fmt::format("confidence in \"{}\" ({}) across {}", e.pair.substr(0, e.pair.find('/')),
+                          e.pair, e.factor);
+    if (!e.within.empty()) t.label += fmt::format(" among {} = {}", e.within, e.within_level);
     t.design.test = test == "anova"   ? stats::PowerTest::Anova
                     : test == "welch" ? stats::PowerTest::Welch
                                       : stats::PowerTest::Student;
-    const Json* groups = member(e, "groups");
-    VLBIAS_CHECK(groups != nullptr && groups->is_array(), InputError,
+    VLBIAS_CHECK(!e.groups.empty(), InputError,
                  "{}: {} has no groups; expected the audit's results.json", source, t.pointer);
     double hardest = -1;
-    for (std::size_t g = 0; g < groups->size(); ++g) {
-      const stats::PowerGroup pg =
-          pilot_group((*groups)[g], "sd", fmt::format("{}/groups/{}", t.pointer, g), source);
+    for (std::size_t g = 0; g < e.groups.size(); ++g) {
+      const stats::PowerGroup pg = pilot_group(e.groups[g].n, e.groups[g].sd, "sd",
+                                               fmt::format("{}/groups/{}", t.pointer, g), source);
       t.design.groups.push_back(pg);
       const double v = pg.sd * pg.sd / static_cast<double>(std::max<std::size_t>(pg.n, 1));
       if (v > hardest) {
@@ -313,7 +305,9 @@ std::vector<PilotTest> supported_tests(const Json& results, double alpha,
                source);
   std::vector<PilotTest> out;
   if (const Json* analyses = member(results, "analyses")) {
-    pilot_confidence_tests(*analyses, alpha, source, out);
+    if (const auto confidence = confidence_from_json(*analyses)) {
+      pilot_confidence_tests(*confidence, alpha, source, out);
+    }
     association_contrasts(*analyses, alpha, source, out);
     if (const auto group_tests = lvlm_group_tests_from_json(*analyses)) {
       audits_internal::lvlm_friedman_tests(*group_tests, alpha, source, out);
