@@ -12,7 +12,10 @@
 #include "power_pilot_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/report/dual_encoder_results.h"
+#include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/scores_results.h"
 #include "vlbias/stats/goodness_of_fit.h"
 
 namespace vlbias {
@@ -76,9 +79,8 @@ std::size_t family_size(const Json& entries) {
 
 // A group {n, sd} of results.json; InputError naming the pointer when either is missing or
 // out of range.
-stats::PowerGroup pilot_group(const Json& g, const char* sd_key, const std::string& ptr,
+stats::PowerGroup pilot_group(double n, double sd, const char* sd_key, const std::string& ptr,
                               const std::string& source) {
-  const double n = number_or_nan(g, "n"), sd = number_or_nan(g, sd_key);
   VLBIAS_CHECK(std::isfinite(n) && n >= 0, InputError,
                "{}: {} has no group size 'n'; expected the audit's results.json", source, ptr);
   VLBIAS_CHECK(std::isfinite(sd), InputError,
@@ -91,41 +93,37 @@ stats::PowerGroup pilot_group(const Json& g, const char* sd_key, const std::stri
   return {pilot_count(n, ptr + "/n", source), sd};
 }
 
+stats::PowerGroup pilot_group(const Json& g, const char* sd_key, const std::string& ptr,
+                              const std::string& source) {
+  return pilot_group(number_or_nan(g, "n"), number_or_nan(g, sd_key), sd_key, ptr, source);
+}
+
 // The trait-pairs confidence tests (ANOVA / Welch / Student over the groups of one level).
-void pilot_confidence_tests(const Json& analyses, double alpha, const std::string& source,
-                            std::vector<PilotTest>& out) {
-  const Json* conf = member(analyses, "confidence");
-  const Json* tests = conf != nullptr ? member(*conf, "tests") : nullptr;
-  if (tests == nullptr || !tests->is_array()) return;
-  const std::size_t family = family_size(*tests);
-  for (std::size_t i = 0; i < tests->size(); ++i) {
-    const Json& e = (*tests)[i];
-    const Json* result = member(e, "result");
-    const std::string test = result != nullptr && member(*result, "test") != nullptr
-                                 ? (*result)["test"].get<std::string>()
-                                 : "";
+void pilot_confidence_tests(const ConfidenceSection& section, double alpha,
+                            const std::string& source, std::vector<PilotTest>& out) {
+  std::size_t family = 0;
+  for (const ConfidenceTest& e : section.tests) family += std::isfinite(e.result.p_value);
+  for (std::size_t i = 0; i < section.tests.size(); ++i) {
+    const ConfidenceTest& e = section.tests[i];
+    const std::string& test = e.result.test;
     if (test != "anova" && test != "welch" && test != "student") continue;
-    if (!std::isfinite(entry_p(e))) continue;
+    if (!std::isfinite(e.result.p_value)) continue;
     PilotTest t;
-    t.analysis = "confidence";
-    t.pointer = fmt::format("/analyses/confidence/tests/{}", i);
-    t.p_holm = number_or_nan(e, "p_holm");
-    const std::string pair = e.value("pair", "");
-    t.label = fmt::format("confidence in \"{}\" ({}) across {}", pair.substr(0, pair.find('/')),
-                          pair, e.value("factor", ""));
-    if (!e.value("within", "").empty()) {
-      t.label += fmt::format(" among {} = {}", e.value("within", ""), e.value("within_level", ""));
-    }
+    t.analysis = kConfidenceSection;
+    t.pointer = confidence_test_pointer(i);
+    t.p_holm = e.p_holm;
+    t.label = fmt::format("confidence in \"{}\" ({}) across {}", e.pair.substr(0, e.pair.find('/')),
+                          e.pair, e.factor);
+    if (!e.within.empty()) t.label += fmt::format(" among {} = {}", e.within, e.within_level);
     t.design.test = test == "anova"   ? stats::PowerTest::Anova
                     : test == "welch" ? stats::PowerTest::Welch
                                       : stats::PowerTest::Student;
-    const Json* groups = member(e, "groups");
-    VLBIAS_CHECK(groups != nullptr && groups->is_array(), InputError,
+    VLBIAS_CHECK(!e.groups.empty(), InputError,
                  "{}: {} has no groups; expected the audit's results.json", source, t.pointer);
     double hardest = -1;
-    for (std::size_t g = 0; g < groups->size(); ++g) {
-      const stats::PowerGroup pg =
-          pilot_group((*groups)[g], "sd", fmt::format("{}/groups/{}", t.pointer, g), source);
+    for (std::size_t g = 0; g < e.groups.size(); ++g) {
+      const stats::PowerGroup pg = pilot_group(e.groups[g].n, e.groups[g].sd, "sd",
+                                               fmt::format("{}/groups/{}", t.pointer, g), source);
       t.design.groups.push_back(pg);
       const double v = pg.sd * pg.sd / static_cast<double>(std::max<std::size_t>(pg.n, 1));
       if (v > hardest) {
@@ -188,32 +186,28 @@ void association_contrasts(const Json& analyses, double alpha, const std::string
 
 // The geo-diversity audit's chi-square test of equal refused-or-filtered rates across regions
 // (one test, no correction). The effect is planted on the region with the fewest requests.
-void geo_filtered_test(const Json& analyses, double alpha, const std::string& source,
+void geo_filtered_test(const GeoFiltered& section, double alpha, const std::string& source,
                        std::vector<PilotTest>& out) {
-  const Json* section = member(analyses, "filtered");
-  const Json* test = section != nullptr ? member(*section, "test") : nullptr;
-  if (test == nullptr || !std::isfinite(number_or_nan(*test, "p_value"))) return;
-  const Json* regions = member(*section, "regions");
-  VLBIAS_CHECK(regions != nullptr && regions->is_array(), InputError,
-               "{}: /analyses/filtered has no regions; expected the audit's results.json", source);
+  if (!section.test || !std::isfinite(section.test->p_value)) return;
+  VLBIAS_CHECK(!section.regions.empty(), InputError,
+               "{}: /analyses/{} has no regions; expected the audit's results.json", source,
+               kGeoFilteredSection);
   PilotTest t;
-  t.analysis = "filtered";
-  t.pointer = "/analyses/filtered/test";
-  t.p_holm = number_or_nan(*test, "p_value");
+  t.analysis = kGeoFilteredSection;
+  t.pointer = geo_filtered_test_pointer();
+  t.p_holm = section.test->p_value;
   stats::PowerDesign& d = t.design;
   d.test = stats::PowerTest::ChiSquare;
   double blocked = 0, requested = 0;
-  for (std::size_t r = 0; r < regions->size(); ++r) {
-    const Json& g = (*regions)[r];
-    const double n = number_or_nan(g, "requested");
-    const double rate = number_or_nan(g, "rate");
+  for (std::size_t r = 0; r < section.regions.size(); ++r) {
+    const double n = section.regions[r].requested, rate = section.regions[r].rate;
     VLBIAS_CHECK(std::isfinite(n) && n >= 1 && std::isfinite(rate), InputError,
-                 "{}: /analyses/filtered/regions/{} lacks requested or rate", source, r);
+                 "{}: /analyses/{}/regions/{} lacks requested or rate", source, kGeoFilteredSection,
+                 r);
     if (d.groups.empty() || n < static_cast<double>(d.groups[d.target].n)) {
       d.target = d.groups.size();
     }
-    d.groups.push_back(
-        {pilot_count(n, fmt::format("/analyses/filtered/regions/{}/requested", r), source), 0.0});
+    d.groups.push_back({pilot_count(n, geo_filtered_region_pointer(r, "requested"), source), 0.0});
     requested += n;
     blocked += rate * n;
   }
@@ -231,44 +225,34 @@ void geo_filtered_test(const Json& analyses, double alpha, const std::string& so
 // base rate, the effect on the smallest group); a mean column's Kruskal-Wallis test simulated as
 // the one-way ANOVA of the same groups (each group's n and sd, the effect on the group with the
 // largest sd^2 / n), its normal-theory counterpart. Holm over every test of the section.
-void score_group_tests(const Json& analyses, double alpha, const std::string& source,
+void score_group_tests(const ScoresSection& section, double alpha, const std::string& source,
                        std::vector<PilotTest>& out) {
-  const Json* section = member(analyses, "scores");
-  const Json* columns = section != nullptr ? member(*section, "columns") : nullptr;
-  if (columns == nullptr || !columns->is_array()) return;
   std::size_t family = 0;
-  for (const Json& c : *columns) {
-    for (const Json& b : c.value("by", Json::array())) {
-      const Json* test = member(b, "test");
-      family += test != nullptr && std::isfinite(entry_p(*test));
-    }
+  for (const ScoresColumnResult& c : section.columns) {
+    for (const ScoresByResult& b : c.by) family += b.test && std::isfinite(b.test->result.p_value);
   }
-  for (std::size_t ci = 0; ci < columns->size(); ++ci) {
-    const Json& c = (*columns)[ci];
-    const bool rate = c.value("kind", "") == "rate";
-    const Json& by = c.value("by", Json::array());
-    for (std::size_t bi = 0; bi < by.size(); ++bi) {
-      const Json& b = by[bi];
-      const Json* test = member(b, "test");
-      if (test == nullptr || !std::isfinite(entry_p(*test))) continue;
+  for (std::size_t ci = 0; ci < section.columns.size(); ++ci) {
+    const ScoresColumnResult& c = section.columns[ci];
+    const bool rate = c.kind == "rate";
+    for (std::size_t bi = 0; bi < c.by.size(); ++bi) {
+      const ScoresByResult& b = c.by[bi];
+      if (!b.test || !std::isfinite(b.test->result.p_value)) continue;
       PilotTest t;
-      t.analysis = "scores";
-      t.pointer = fmt::format("/analyses/scores/columns/{}/by/{}/test", ci, bi);
-      t.p_holm = number_or_nan(*test, "p_holm");
-      const Json& groups = b.value("groups", Json::array());
-      t.label = fmt::format("{} of {} across {} {}s ({})", rate ? "rate" : "mean",
-                            c.value("column", ""), groups.size(), b.value("by", ""),
+      t.analysis = kScoresSection;
+      t.pointer = scores_test_pointer(ci, bi);
+      t.p_holm = b.test->p_holm;
+      t.label = fmt::format("{} of {} across {} {}s ({})", rate ? "rate" : "mean", c.column,
+                            b.groups.size(), b.by,
                             rate ? "chi-square" : "Kruskal-Wallis, simulated as ANOVA");
       stats::PowerDesign& d = t.design;
       d.test = rate ? stats::PowerTest::ChiSquare : stats::PowerTest::Anova;
       double successes = 0, total = 0, hardest = -1;
       bool usable = true;
-      for (std::size_t g = 0; g < groups.size(); ++g) {
-        const std::string ptr =
-            fmt::format("/analyses/scores/columns/{}/by/{}/groups/{}", ci, bi, g);
+      for (std::size_t g = 0; g < b.groups.size(); ++g) {
+        const std::string ptr = scores_group_pointer(ci, bi, g);
+        const ScoreGroupResult& group = b.groups[g];
         if (rate) {
-          const double n = number_or_nan(groups[g], "n");
-          const double k = number_or_nan(groups[g], "successes");
+          const double n = group.n, k = group.successes;
           VLBIAS_CHECK(std::isfinite(n) && n >= 1 && std::isfinite(k), InputError,
                        "{}: {} lacks n or successes", source, ptr);
           if (d.groups.empty() || n < static_cast<double>(d.groups[d.target].n))
@@ -277,9 +261,9 @@ void score_group_tests(const Json& analyses, double alpha, const std::string& so
           successes += k;
           total += n;
         } else {
-          if (!(number_or_nan(groups[g], "n") >= 2)) usable = false;
+          if (!(group.n >= 2)) usable = false;
           if (!usable) break;
-          const stats::PowerGroup pg = pilot_group(groups[g], "sd", ptr, source);
+          const stats::PowerGroup pg = pilot_group(group.n, group.sd, "sd", ptr, source);
           const double v = pg.sd * pg.sd / static_cast<double>(pg.n);
           if (v > hardest) {
             hardest = v;
@@ -321,13 +305,19 @@ std::vector<PilotTest> supported_tests(const Json& results, double alpha,
                source);
   std::vector<PilotTest> out;
   if (const Json* analyses = member(results, "analyses")) {
-    pilot_confidence_tests(*analyses, alpha, source, out);
+    if (const auto confidence = confidence_from_json(*analyses)) {
+      pilot_confidence_tests(*confidence, alpha, source, out);
+    }
     association_contrasts(*analyses, alpha, source, out);
     if (const auto group_tests = lvlm_group_tests_from_json(*analyses)) {
       audits_internal::lvlm_friedman_tests(*group_tests, alpha, source, out);
     }
-    geo_filtered_test(*analyses, alpha, source, out);
-    score_group_tests(*analyses, alpha, source, out);
+    if (const auto filtered = geo_filtered_from_json(*analyses)) {
+      geo_filtered_test(*filtered, alpha, source, out);
+    }
+    if (const auto scores = scores_from_json(*analyses)) {
+      score_group_tests(*scores, alpha, source, out);
+    }
   }
   return out;
 }
@@ -356,7 +346,7 @@ std::vector<Json> unsupported_tests(const Json& results) {
   std::vector<Json> out;
   const Json* a = member(results, "analyses");
   if (a == nullptr) return out;
-  auto add = [&](const char* tests, const char* reason) {
+  auto add = [&](const std::string& tests, const char* reason) {
     out.push_back(Json{{"tests", tests}, {"reason", reason}});
   };
   const std::optional<LvlmGroupTests> group_tests = lvlm_group_tests_from_json(*a);
@@ -373,16 +363,14 @@ std::vector<Json> unsupported_tests(const Json& results) {
           "analysis would resample the images themselves");
     }
   }
-  const Json* filtered = member(*a, "filtered");
-  if (filtered != nullptr && member(*filtered, "test") != nullptr) {
-    double blocked = 0;
-    for (const Json& r : filtered->value("regions", Json::array()))
-      blocked += number_or_nan(r, "rate") * number_or_nan(r, "requested");
-    double req = 0;
-    for (const Json& r : filtered->value("regions", Json::array()))
-      req += number_or_nan(r, "requested");
+  if (const auto filtered = geo_filtered_from_json(*a); filtered && filtered->test) {
+    double blocked = 0, req = 0;
+    for (const GeoFilteredRegion& r : filtered->regions) {
+      blocked += r.rate * r.requested;
+      req += r.requested;
+    }
     if (!(blocked > 0 && blocked < req)) {
-      add("/analyses/filtered/test",
+      add(geo_filtered_test_pointer(),
           "every region's rate is 0 (or every rate 1): a pooled rate of 0 or 1 has no "
           "variance to simulate");
     }

@@ -18,6 +18,7 @@
 #include "vlbias/io/input_identity.h"
 #include "vlbias/io/table.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/scores_results.h"
 #include "vlbias/report/summary.h"
 #include "vlbias/stats/intervals.h"
 #include "vlbias/stats/stats.h"
@@ -215,14 +216,17 @@ ScoreGroupStats score_group_stats(const std::vector<double>& v, bool rate, doubl
   return s;
 }
 
-Json score_group_json(const std::string& name, const ScoreGroupStats& s, bool rate) {
-  Json j{{"group", name}, {"n", s.n}};
-  if (rate) j["successes"] = s.successes;
-  j["estimate"] = json_number(s.estimate);
-  if (!rate) j["sd"] = json_number(s.sd);
-  j["ci"] = {{"lower", json_number(s.ci.lower)}, {"upper", json_number(s.ci.upper)}};
-  if (!s.ci.note.empty()) j["note"] = s.ci.note;
-  return j;
+ScoreGroupResult score_group_result(const std::string& name, const ScoreGroupStats& s, bool rate) {
+  ScoreGroupResult r;
+  r.group = name;
+  r.n = static_cast<double>(s.n);
+  if (rate) r.successes = static_cast<double>(s.successes);
+  r.estimate = s.estimate;
+  if (!rate) r.sd = s.sd;
+  r.ci_lower = s.ci.lower;
+  r.ci_upper = s.ci.upper;
+  r.note = s.ci.note;
+  return r;
 }
 
 // The test across the groups with a value (chi-square of equal rates, Kruskal-Wallis).
@@ -252,19 +256,20 @@ AnalysisOutput scores_analysis(const ScoresData& d, const std::vector<ScoreGroup
   check_score_groups(d, groupings);
   AnalysisOutput out;
   TableBuilder groups_table("scores_groups"), tests_table("scores_tests");
-  Json columns = Json::array();
+  ScoresSection section;
+  section.ci = ci;
   for (const ScoreColumn& c : d.columns) {
     const std::string& path = d.tables[c.table].path;
     const char* kind = c.rate ? "rate" : "mean";
     std::vector<double> all;
     for (const double v : c.value)
       if (!std::isnan(v)) all.push_back(v);
-    Json jc{{"table", path},
-            {"column", c.name},
-            {"kind", kind},
-            {"kind_from", c.kind_given ? "spec" : "values"},
-            {"all", score_group_json("all", score_group_stats(all, c.rate, ci), c.rate)},
-            {"by", Json::array()}};
+    ScoresColumnResult& jc = section.columns.emplace_back();
+    jc.table = path;
+    jc.column = c.name;
+    jc.kind = kind;
+    jc.kind_from = c.kind_given ? "spec" : "values";
+    jc.all = score_group_result("all", score_group_stats(all, c.rate, ci), c.rate);
     for (const ScoreGrouping& g : groupings) {
       std::vector<std::vector<double>> values(g.names.size());
       for (std::size_t u = 0; u < g.of_unit.size(); ++u) {
@@ -272,13 +277,14 @@ AnalysisOutput scores_analysis(const ScoresData& d, const std::vector<ScoreGroup
           values[g.of_unit[u]].push_back(c.value[u]);
       }
       std::vector<ScoreGroupStats> st(g.names.size());
-      Json jg = Json::array();
+      ScoresByResult& jb = jc.by.emplace_back();
+      jb.by = g.by;
       std::vector<double> estimates;
       TableBuilder units("units");
       for (std::size_t k = 0; k < g.names.size(); ++k) {
         if (values[k].empty()) continue;
         st[k] = score_group_stats(values[k], c.rate, ci);
-        jg.push_back(score_group_json(g.names[k], st[k], c.rate));
+        jb.groups.push_back(score_group_result(g.names[k], st[k], c.rate));
         estimates.push_back(st[k].estimate);
         groups_table.row();
         groups_table.put("table", path);
@@ -298,13 +304,9 @@ AnalysisOutput scores_analysis(const ScoresData& d, const std::vector<ScoreGroup
         out.units.emplace_back(units_table_name("score", {c.name}), units.build());
       }
       const stats::TestResult r = score_group_test(values, st, c.rate);
-      Json test = to_json(r);
-      test["p_holm"] = nullptr;
       // The mean of the groups' estimates: summary.json's mean over prompts (units table).
-      jc["by"].push_back({{"by", g.by},
-                          {"groups", std::move(jg)},
-                          {"mean_over_groups", json_number(stats::mean(estimates))},
-                          {"test", std::move(test)}});
+      jb.mean_over_groups = stats::mean(estimates);
+      jb.test = ScoresByResult::Test{r, stats::kNaN};
       tests_table.row();
       tests_table.put("table", path);
       tests_table.put("column", c.name);
@@ -316,49 +318,31 @@ AnalysisOutput scores_analysis(const ScoresData& d, const std::vector<ScoreGroup
       tests_table.put("p", r.p_value);
       tests_table.put("note", r.note);
     }
-    columns.push_back(std::move(jc));
   }
   // Holm over every test of the section with a p-value (the columns and groupings of one run).
   std::vector<double> p;
-  std::vector<Json*> where;
-  for (Json& jc : columns) {
-    for (Json& jb : jc["by"]) {
-      const Json& pv = jb["test"]["p_value"];
-      if (pv.is_number()) {
-        p.push_back(pv.get<double>());
-        where.push_back(&jb["test"]);
+  std::vector<ScoresByResult::Test*> where;
+  for (ScoresColumnResult& jc : section.columns) {
+    for (ScoresByResult& jb : jc.by) {
+      if (std::isfinite(jb.test->result.p_value)) {
+        p.push_back(jb.test->result.p_value);
+        where.push_back(&*jb.test);
       }
     }
   }
   const std::vector<double> adjusted = stats::holm(p);
-  for (std::size_t i = 0; i < where.size(); ++i) (*where[i])["p_holm"] = adjusted[i];
+  for (std::size_t i = 0; i < where.size(); ++i) where[i]->p_holm = adjusted[i];
   std::vector<double> p_holm_rows;
-  for (const Json& jc : columns) {
-    for (const Json& jb : jc["by"]) {
-      const Json& ph = jb["test"]["p_holm"];
-      p_holm_rows.push_back(ph.is_number() ? ph.get<double>() : stats::kNaN);
-    }
+  for (const ScoresColumnResult& jc : section.columns) {
+    for (const ScoresByResult& jb : jc.by) p_holm_rows.push_back(jb.test->p_holm);
   }
   Table tests_built = tests_table.build();
   add_numeric_column(tests_built, "p_holm", std::move(p_holm_rows));
-  Json tables = Json::array();
   for (const ScoreTableInfo& t : d.tables) {
-    tables.push_back({{"table", t.path},
-                      {"sha256", t.sha256},
-                      {"key", t.key},
-                      {"rows", t.rows},
-                      {"matched_images", t.matched_units},
-                      {"unmatched_images", t.unmatched_units},
-                      {"unused_rows", t.unused_rows},
-                      {"provenance", t.provenance}});
+    section.tables.push_back({t.path, t.sha256, t.key, t.rows, t.matched_units, t.unmatched_units,
+                              t.unused_rows, t.provenance});
   }
-  out.json = {
-      {"ci", ci},
-      {"interval", {{"rate", "wilson"}, {"mean", "student t (mean -+ t_{n-1} sd / sqrt(n))"}}},
-      {"test", {{"rate", "chi_square (Pearson, 2 x groups)"}, {"mean", "kruskal"}}},
-      {"correction", "holm over every test of the section"},
-      {"tables", std::move(tables)},
-      {"columns", std::move(columns)}};
+  out.json = to_json(section);
   out.tables.emplace_back("scores_groups", groups_table.build());
   out.tables.emplace_back("scores_tests", std::move(tests_built));
   out.notes = d.notes;

@@ -10,7 +10,9 @@
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/run_paths.h"
+#include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/lvlm_results.h"
 #include "vlbias/stats/power.h"
 
 namespace vlbias::cli_internal {
@@ -138,8 +140,8 @@ void add_power_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed of the simulation")->capture_default_str();
   cmd->add_option("--analysis", args->analysis,
                   "all | confidence | association | group_tests | filtered | scores")
-      ->check(
-          CLI::IsMember({"all", "confidence", "association", "group_tests", "filtered", "scores"}))
+      ->check(CLI::IsMember({"all", "confidence", "association", kLvlmGroupTestsSection,
+                             kGeoFilteredSection, "scores"}))
       ->capture_default_str();
   cmd->add_option("--tests", args->tests, "all | null (not significant after Holm)")
       ->check(CLI::IsMember({"all", "null"}))

@@ -72,8 +72,8 @@ void contrasts_section(Page& page, const Node& a) {
     const std::string g = group_label(e["key"]), dn = e["dimension"].str();
     items.push_back({g,
                      dn,
-                     e["estimate"],
-                     e["p_holm"],
+                     e["estimate"].number(),
+                     e["p_holm"].number(),
                      {cell(g), cell(dn), cell(e["estimate"]), cell(e["p_holm"], Fmt::p)}});
   }
   fill_heatmap(items, h, th);
@@ -176,8 +176,8 @@ void scweat_section(Page& page) {
     std::replace(row.begin(), row.end(), '|', ' ');
     items.push_back({row,
                      t["dimension"].str(),
-                     t["effect_size"],
-                     t["p_holm"],
+                     t["effect_size"].number(),
+                     t["p_holm"].number(),
                      {cell(row), cell(t["dimension"].str()), cell(t["n_a"], Fmt::integer),
                       cell(t["n_b"], Fmt::integer), cell(t["effect_size"]),
                       cell(t["p_value"], Fmt::p), cell(t["p_holm"], Fmt::p)}});

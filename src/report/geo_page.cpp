@@ -177,7 +177,7 @@ void object_region_section(Page& page, const Node& a) {
           row.push_back(cell(ci["upper"]));
         }
         items.push_back(
-            {c["object"].str(), c["region"].str(), c[metric], Node(nullptr, ""), std::move(row)});
+            {c["object"].str(), c["region"].str(), c[metric].number(), NAN, std::move(row)});
       }
       fill_heatmap(items, h, t);
       page.figure(

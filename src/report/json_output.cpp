@@ -39,6 +39,13 @@ Json json_number(double x) {
   return std::isfinite(x) ? Json(x) : Json(nullptr);
 }
 
+Json json_count(double x) {
+  if (std::isfinite(x) && x >= 0 && x == std::floor(x) && x < 9007199254740992.0) {
+    return Json(static_cast<std::uint64_t>(x));
+  }
+  return json_number(x);
+}
+
 void start_hashing_inputs(Provenance& p) {
   // Checked here, before any work: a device or folder is refused at once (and never opened,
   // so a thread reading /dev/zero forever cannot hold up the exit). A pipe is left to its

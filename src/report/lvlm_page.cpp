@@ -7,6 +7,7 @@
 
 #include "report_page.h"
 #include "svg_chart.h"
+#include "vlbias/report/lvlm_results.h"
 
 namespace vlbias::report_internal {
 
@@ -81,9 +82,9 @@ void maxgap_section(Page& page, const Node& m) {
   }
 }
 
-void group_tests_section(Page& page, const Node& g) {
-  page.section("group_tests", "Which groups get higher scores", g["definition"].str());
-  const Node results = g["results"];
+// analyses.group_tests, read through its typed contract (lvlm_results.h).
+void group_tests_section(Page& page, const LvlmGroupTests& g) {
+  page.section(kLvlmGroupTestsSection, "Which groups get higher scores", g.definition);
   Heatmap h;
   h.title = "Each group's mean minus the others' (within complete sets)";
   h.value_label = "gap to the other groups";
@@ -91,39 +92,44 @@ void group_tests_section(Page& page, const Node& g) {
   t.name = "group_gaps";
   t.columns = {"group", "measure", "by", "mean", "gap_to_others", "p", "p_holm"};
   std::vector<GridItem> items;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const Node r = results[i];
-    const std::string col = r["measure"].str() + " \u00b7 " + by_label(r["by"]);
-    for (std::size_t k = 0; k < r["groups"].size(); ++k) {
-      const Node e = r["groups"][k];
-      const std::string row = group_label(e["group"]);
-      items.push_back(
-          {row,
-           col,
-           e["gap_to_others"],
-           e["p_holm"],
-           {cell(row), cell(r["measure"].str()), cell(by_label(r["by"])), cell(e["mean"]),
-            cell(e["gap_to_others"]), cell(e["p"], Fmt::p), cell(e["p_holm"], Fmt::p)}});
-      if (e["p_holm"].number() < kAlpha) {
-        const double gap = e["gap_to_others"].number();
+  for (std::size_t i = 0; i < g.results.size(); ++i) {
+    const LvlmGroupTest& r = g.results[i];
+    const std::string ptr = lvlm_group_test_pointer(i);
+    const std::string by = by_label(Node(&r.by, ptr + "/by"));
+    const std::string col = r.measure + " \u00b7 " + by;
+    for (std::size_t k = 0; k < r.groups.size(); ++k) {
+      const LvlmGroupEffect& e = r.groups[k];
+      const std::string ep = fmt::format("{}/groups/{}/", ptr, k);
+      const NumberAt mean{e.mean, ep + "mean"}, gap{e.gap_to_others, ep + "gap_to_others"};
+      const NumberAt p_holm{e.p_holm, ep + "p_holm"};
+      const std::string row = group_label(Node(&e.group, ep + "group"));
+      items.push_back({row,
+                       col,
+                       e.gap_to_others,
+                       e.p_holm,
+                       {cell(row), cell(r.measure), cell(by), cell(mean), cell(gap),
+                        cell(NumberAt{e.p, ep + "p"}, Fmt::p), cell(p_holm, Fmt::p)}});
+      if (e.p_holm < kAlpha) {
         page.finding(
-            {0, std::abs(gap),
+            {0, std::abs(e.gap_to_others),
              fmt::format("Under {}, answers about images of <strong>{}</strong> score {} on "
                          "<strong>{}</strong> than the other groups in the same counterfactual "
                          "sets: gap {} (group mean {}), {}.",
-                         esc(by_label(r["by"])), esc(row), gap < 0 ? "lower" : "higher",
-                         esc(r["measure"].str()), value_span(e["gap_to_others"]),
-                         value_span(e["mean"]), p_text("p_holm", e["p_holm"]))});
+                         esc(by), esc(row), e.gap_to_others < 0 ? "lower" : "higher",
+                         esc(r.measure), value_span(gap), value_span(mean),
+                         p_text("p_holm", p_holm))});
       }
     }
-    const Node f = r["friedman"];
-    if (f["p_holm"].number() < kAlpha) {
+    if (r.friedman && r.friedman->p_holm < kAlpha) {
+      const stats::TestResult& f = r.friedman->result;
+      const std::string fp = ptr + "/friedman/";
       page.finding(
-          {1, f["effect_size"].number(),
+          {1, f.effect_size,
            fmt::format("Under {}, <strong>{}</strong> differs across groups within counterfactual "
                        "sets (Friedman chi2 = {}, Kendall's W = {}, {}).",
-                       esc(by_label(r["by"])), esc(r["measure"].str()), value_span(f["statistic"]),
-                       value_span(f["effect_size"]), p_text("p_holm", f["p_holm"]))});
+                       esc(by), esc(r.measure), value_span(NumberAt{f.statistic, fp + "statistic"}),
+                       value_span(NumberAt{f.effect_size, fp + "effect_size"}),
+                       p_text("p_holm", NumberAt{r.friedman->p_holm, fp + "p_holm"}))});
     }
   }
   fill_heatmap(items, h, t);
@@ -290,7 +296,7 @@ void build_lvlm_counterfactual(Page& page) {
   scorers_fact(page, r);
   const Node a = r["analyses"];
   if (!a["maxgap"].null()) maxgap_section(page, a["maxgap"]);
-  if (!a["group_tests"].null()) group_tests_section(page, a["group_tests"]);
+  if (const auto g = lvlm_group_tests_from_json(a.json())) group_tests_section(page, *g);
   if (!a["lexicon"].null()) lexicon_section(page, a["lexicon"]);
   if (!a["ratings"].null()) ratings_section(page, a["ratings"]);
   if (!a["responses"].null()) responses_section(page, a["responses"]);

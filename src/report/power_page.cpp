@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "report_page.h"
+#include "vlbias/report/geo_results.h"
+#include "vlbias/report/lvlm_results.h"
 
 namespace vlbias::report_internal {
 
@@ -24,11 +26,11 @@ std::vector<Node> tests_with_power(const Node& analyses) {
   for (std::size_t i = 0; i < contrasts.size(); ++i) {
     if (contrasts[i].has("power")) out.push_back(contrasts[i]);
   }
-  const Node group_tests = analyses["group_tests"]["results"];  // lvlm-counterfactual
+  const Node group_tests = analyses[kLvlmGroupTestsSection]["results"];  // lvlm-counterfactual
   for (std::size_t i = 0; i < group_tests.size(); ++i) {
     if (group_tests[i].has("power")) out.push_back(group_tests[i]);
   }
-  const Node filtered = analyses["filtered"]["test"];  // geo-diversity
+  const Node filtered = analyses[kGeoFilteredSection]["test"];  // geo-diversity
   if (filtered.has("power")) out.push_back(filtered);
   return out;
 }

@@ -135,19 +135,27 @@ std::string group_label(const Node& key) {
   return out.empty() ? "all" : out;
 }
 
-std::string value_span(const Node& node, Fmt fmt) {
+std::string value_span(const NumberAt& x, Fmt fmt) {
   return fmt::format("<span class=\"num\" data-ptr=\"{}\" data-fmt=\"{}\">{}</span>",
-                     xml_escape(node.ptr()), fmt_name(fmt), format_number(node.number(), fmt));
+                     xml_escape(x.ptr), fmt_name(fmt), format_number(x.value, fmt));
 }
 
-Cell cell(const Node& node, Fmt fmt) {
+std::string value_span(const Node& node, Fmt fmt) {
+  return value_span(NumberAt{node.number(), node.ptr()}, fmt);
+}
+
+Cell cell(const NumberAt& x, Fmt fmt) {
   Cell c;
-  c.value = node.number();
+  c.value = x.value;
   c.text = format_number(c.value, fmt);
-  c.ptr = node.ptr();
+  c.ptr = x.ptr;
   c.fmt = fmt;
   c.numeric = true;
   return c;
+}
+
+Cell cell(const Node& node, Fmt fmt) {
+  return cell(NumberAt{node.number(), node.ptr()}, fmt);
 }
 
 Cell cell(std::string text) {
@@ -190,15 +198,19 @@ void fill_heatmap(const std::vector<GridItem>& items, Heatmap& h, DataTable& tab
         continue;
       }
       const GridItem& item = items[it->second];
-      h.values.push_back(item.value.number());
-      h.marks.push_back(item.p_holm.number() < kAlpha ? "*" : "");
+      h.values.push_back(item.value);
+      h.marks.push_back(item.p_holm < kAlpha ? "*" : "");
       table.add(item.table_row);
     }
   }
 }
 
-std::string p_text(const std::string& name, const Node& p) {
+std::string p_text(const std::string& name, const NumberAt& p) {
   return xml_escape(name) + " = " + value_span(p, Fmt::p);
+}
+
+std::string p_text(const std::string& name, const Node& p) {
+  return p_text(name, NumberAt{p.number(), p.ptr()});
 }
 
 std::string ci_text(const Node& ci, double fallback_level) {

@@ -53,8 +53,16 @@ class Node {
 // A group key object ({"race": "Black", "gender": "female"}) as "Black female".
 std::string group_label(const Node& key);
 
+// A number of results.json read through a typed section (e.g. lvlm_results.h), with its
+// pointer: what a Node gives, for readers that hold structs, not Json.
+struct NumberAt {
+  double value;
+  std::string ptr;
+};
+
 // An inline number from results.json: <span data-ptr=... data-fmt=...>text</span>.
 std::string value_span(const Node& node, Fmt fmt = Fmt::g4);
+std::string value_span(const NumberAt& x, Fmt fmt = Fmt::g4);
 
 struct Cell {
   std::string text;  // shown text (numbers: format_number)
@@ -64,6 +72,7 @@ struct Cell {
   bool numeric = false;
 };
 Cell cell(const Node& node, Fmt fmt = Fmt::g4);
+Cell cell(const NumberAt& x, Fmt fmt = Fmt::g4);
 Cell cell(std::string text);
 
 // The numbers behind a chart (or a plain table), written to RUN_DIR/tables/<name>.csv.
@@ -159,12 +168,12 @@ void add_unique(std::vector<std::string>& v, const std::string& x);
 // "prompt=Hiring, mitigation=M1" for an LVLM by-level object; "all" when absent or empty.
 std::string by_label(const Node& by);
 
-// One cell of a heatmap over labelled rows and columns: its value, its p_holm (a null node
-// for none; "*" marks p_holm < kAlpha) and its row in the chart's data table.
+// One cell of a heatmap over labelled rows and columns: its value, its p_holm (NaN for none;
+// "*" marks p_holm < kAlpha) and its row in the chart's data table.
 struct GridItem {
   std::string row, col;
-  Node value;
-  Node p_holm;
+  double value;
+  double p_holm;
   std::vector<Cell> table_row;
 };
 // Fills `h` (row and column labels in first-seen order, values, marks) and `table` (the
@@ -175,6 +184,7 @@ void fill_heatmap(const std::vector<GridItem>& items, Heatmap& h, DataTable& tab
 constexpr double kAlpha = 0.05;
 // "p_holm = <span>" or "p_holm &lt; 1e-300"-style text for a node.
 std::string p_text(const std::string& name, const Node& p);
+std::string p_text(const std::string& name, const NumberAt& p);
 // "95% CI [<span>, <span>]" from an interval object {lower, upper, level}; `level` is used
 // when the object has none (NaN: "CI").
 std::string ci_text(const Node& ci, double level = NAN);

@@ -22,6 +22,7 @@ class SummaryFinding {
   SummaryFinding& ci(const Node& interval, double level = 0.95);
   // p and p_holm (either may be a null node); sets "significant".
   SummaryFinding& p(const Node& p, const Node& p_holm);
+  SummaryFinding& p(const NumberAt& p, const NumberAt& p_holm);
   SummaryFinding& better(const char* direction);
   // units: a mean of `value` over every row of units/<table>.csv (only when present).
   SummaryFinding& units_mean(const std::string& table, const std::string& key,
@@ -47,6 +48,8 @@ class SummaryBuilder {
   // until the next add.
   SummaryFinding add(const std::string& id, const std::string& section, const std::string& quantity,
                      std::vector<std::string> groups, const Node& estimate);
+  SummaryFinding add(const std::string& id, const std::string& section, const std::string& quantity,
+                     std::vector<std::string> groups, const NumberAt& estimate);
   Json take() { return std::move(findings_); }
 
  private:

@@ -19,8 +19,12 @@ SummaryFinding& SummaryFinding::ci(const Node& interval, double level) {
 }
 
 SummaryFinding& SummaryFinding::p(const Node& p, const Node& p_holm) {
-  json_["p"] = json_number(p.number());
-  json_["p_holm"] = json_number(p_holm.number());
+  return this->p(NumberAt{p.number(), p.ptr()}, NumberAt{p_holm.number(), p_holm.ptr()});
+}
+
+SummaryFinding& SummaryFinding::p(const NumberAt& p, const NumberAt& p_holm) {
+  json_["p"] = json_number(p.value);
+  json_["p_holm"] = json_number(p_holm.value);
   const Json& decisive = json_["p_holm"].is_null() ? json_["p"] : json_["p_holm"];
   json_["significant"] = decisive.is_null() ? Json(nullptr) : Json(decisive.get<double>() < kAlpha);
   return *this;
@@ -57,6 +61,12 @@ SummaryFinding& SummaryFinding::units_difference(const std::string& table, const
 SummaryFinding SummaryBuilder::add(const std::string& id, const std::string& section,
                                    const std::string& quantity, std::vector<std::string> groups,
                                    const Node& estimate) {
+  return add(id, section, quantity, std::move(groups), NumberAt{estimate.number(), estimate.ptr()});
+}
+
+SummaryFinding SummaryBuilder::add(const std::string& id, const std::string& section,
+                                   const std::string& quantity, std::vector<std::string> groups,
+                                   const NumberAt& estimate) {
   // Labels that join to the same text (group "a b" x "c" and "a" x "b c") would repeat an id:
   // the later ones get " #2", " #3", ..., in results.json's order, so ids stay stable.
   std::string unique = id;
@@ -65,13 +75,13 @@ SummaryFinding SummaryBuilder::add(const std::string& id, const std::string& sec
                            {"section", section},
                            {"quantity", quantity},
                            {"groups", groups},
-                           {"estimate", json_number(estimate.number())},
+                           {"estimate", json_number(estimate.value)},
                            {"ci", nullptr},
                            {"p", nullptr},
                            {"p_holm", nullptr},
                            {"significant", nullptr},
                            {"better", nullptr},
-                           {"ptr", estimate.ptr()},
+                           {"ptr", estimate.ptr},
                            {"units", nullptr}});
   SummaryFinding f(findings_.back());
   f.units_ = &units_;

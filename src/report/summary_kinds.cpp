@@ -2,6 +2,10 @@
 // 002, 003 and 000; include/vlbias/report/summary.h).
 #include "summary_internal.h"
 
+#include <fmt/format.h>
+
+#include "vlbias/report/lvlm_results.h"
+
 namespace vlbias::report_internal {
 
 namespace {
@@ -115,27 +119,34 @@ void lvlm_maxgap(SummaryBuilder& b, const Node& m) {
   }
 }
 
-void lvlm_group_tests(SummaryBuilder& b, const Node& g) {
-  for (std::size_t i = 0; i < g["results"].size(); ++i) {
-    const Node r = g["results"][i];
-    const std::string measure = r["measure"].str(), by = by_label(r["by"]);
+// analyses.group_tests, read through its typed contract (lvlm_results.h).
+void lvlm_group_tests(SummaryBuilder& b, const LvlmGroupTests& g) {
+  const std::string section = kLvlmGroupTestsSection;
+  for (std::size_t i = 0; i < g.results.size(); ++i) {
+    const LvlmGroupTest& r = g.results[i];
+    const std::string ptr = lvlm_group_test_pointer(i);
+    const std::string& measure = r.measure;
+    const std::string by = by_label(Node(&r.by, ptr + "/by"));
     std::vector<std::string> groups;
-    for (std::size_t k = 0; k < r["groups"].size(); ++k) {
-      const Node e = r["groups"][k];
-      const std::string label = group_label(e["group"]);
+    for (std::size_t k = 0; k < r.groups.size(); ++k) {
+      const LvlmGroupEffect& e = r.groups[k];
+      const std::string ep = fmt::format("{}/groups/{}/", ptr, k);
+      const std::string label = group_label(Node(&e.group, ep + "group"));
       groups.push_back(label);
-      b.add("group_gap/" + measure + "/" + by + "/" + label, "group_tests",
+      b.add("group_gap/" + measure + "/" + by + "/" + label, section,
             "mean " + measure + " of the group minus the other groups' in the same sets (" + by +
                 ")",
-            {label, "rest"}, e["gap_to_others"])
-          .p(e["p"], e["p_holm"])
+            {label, "rest"}, NumberAt{e.gap_to_others, ep + "gap_to_others"})
+          .p(NumberAt{e.p, ep + "p"}, NumberAt{e.p_holm, ep + "p_holm"})
           .better("closer_to_zero");
     }
-    const Node f = r["friedman"];
-    b.add("friedman/" + measure + "/" + by, "group_tests",
+    const std::string fp = ptr + "/friedman/";
+    const stats::TestResult f = r.friedman ? r.friedman->result : stats::TestResult{};
+    const double f_holm = r.friedman ? r.friedman->p_holm : stats::kNaN;
+    b.add("friedman/" + measure + "/" + by, section,
           "Kendall's W of " + measure + " across groups within sets (Friedman; " + by + ")", groups,
-          f["effect_size"])
-        .p(f["p_value"], f["p_holm"])
+          NumberAt{f.effect_size, fp + "effect_size"})
+        .p(NumberAt{f.p_value, fp + "p_value"}, NumberAt{f_holm, fp + "p_holm"})
         .better("lower");
   }
 }
@@ -257,7 +268,7 @@ void summarize_geo_diversity(SummaryBuilder& b) {
 void summarize_lvlm_counterfactual(SummaryBuilder& b) {
   const Node a = b.root()["analyses"];
   if (!a["maxgap"].null()) lvlm_maxgap(b, a["maxgap"]);
-  if (!a["group_tests"].null()) lvlm_group_tests(b, a["group_tests"]);
+  if (const auto g = lvlm_group_tests_from_json(a.json())) lvlm_group_tests(b, *g);
   lvlm_descriptives(b, a);
   if (!a["paired"].null()) lvlm_paired(b, a["paired"]);
 }

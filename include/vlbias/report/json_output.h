@@ -48,6 +48,9 @@ void write_json(const Json& value, const std::string& path);
 
 // A double for JSON: NaN/inf become null.
 Json json_number(double x);
+// A count of a results contract held as a double (NaN when read back without it): a whole
+// number as an integer, as the audit wrote it, anything else as json_number.
+Json json_count(double x);
 Json to_json(const stats::TestResult& result);
 // A TestResult as to_json writes it, read back leniently (a missing or null number is NaN, a
 // missing string empty), for the results contracts (e.g. lvlm_results.h).

@@ -2,8 +2,8 @@
 // The typed contract of the lvlm-counterfactual audit's results.json (issue 38): each section
 // as a struct with ONE to_json and ONE from_json, so that the audit that writes a section and
 // whoever reads it back name its keys in this file only (src/report/lvlm_results.cpp). Sections
-// so far: analyses.group_tests, written by the audit and read by power (power_pilot.h); the
-// report page and summary.json still read it by key.
+// so far: analyses.group_tests, written by the audit and read by power (power_pilot.h), the
+// report page (lvlm_page.cpp) and summary.json (summary_kinds.cpp).
 //
 // from_json is lenient, as a reader of a results.json written by an older vlbias must be: a
 // missing number reads as NaN, a missing object as absent (std::nullopt), a missing array as
@@ -20,8 +20,9 @@
 
 namespace vlbias {
 
-// The name of the set-blocked tests' section in results.json's analyses (and of power's
-// analysis of them: `vlbias power --analysis group_tests`).
+// The name of the set-blocked tests' section: its spec key (analyses.group_tests), its key in
+// results.json's analyses, its table (tables/group_tests.csv), its report section and power's
+// analysis of it (`vlbias power --analysis group_tests`). The one place the word is written.
 inline constexpr const char* kLvlmGroupTestsSection = "group_tests";
 
 // One group of one test: its mean, its mean gap to the other groups of its sets, and the

@@ -8,6 +8,7 @@
 #include "table_builder.h"
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/report/dual_encoder_results.h"
 #include "vlbias/stats/compare.h"
 
 namespace vlbias {
@@ -23,14 +24,15 @@ struct TestRow {
 };
 
 // The groups' mean confidence in the first trait of pair p (the images' column `column`), as
-// JSON and as rows of `groups`.
-Json confidence_groups(const Table& images, const std::string& column, const std::string& pair,
-                       std::size_t p, const ConfidenceAnalysisOptions& options,
-                       TableBuilder& groups) {
+// the section's groups and as rows of `groups`.
+std::vector<ConfidenceGroup> confidence_groups(const Table& images, const std::string& column,
+                                               const std::string& pair, std::size_t p,
+                                               const ConfidenceAnalysisOptions& options,
+                                               TableBuilder& groups) {
   const DescribeReport d =
       describe_column(images, column, options.grouping, options.grouping.bootstrap,
                       derive_seed(options.grouping.seed, p));
-  Json jg = Json::array();
+  std::vector<ConfidenceGroup> jg;
   for (const GroupDescription& g : d.groups) {
     groups.row();
     put_key(groups, options.grouping.by, g.key);
@@ -41,24 +43,25 @@ Json confidence_groups(const Table& images, const std::string& column, const std
     groups.put("ci_lower", g.mean_ci.lower);
     groups.put("ci_upper", g.mean_ci.upper);
     groups.put("small", g.small ? "true" : "false");
-    Json e{{"key", key_json(options.grouping.by, g.key)},
-           {"n", g.summary.n},
-           {"mean", json_number(g.summary.mean)},
-           {"sd", json_number(g.summary.sd)}};
-    if (options.grouping.bootstrap > 0) e["ci"] = to_json(g.mean_ci);
-    if (g.small) e["small"] = true;
-    jg.push_back(e);
+    ConfidenceGroup& e = jg.emplace_back();
+    e.key = key_json(options.grouping.by, g.key);
+    e.n = static_cast<double>(g.summary.n);
+    e.mean = g.summary.mean;
+    e.sd = g.summary.sd;
+    if (options.grouping.bootstrap > 0) e.ci = g.mean_ci;
+    e.small = g.small;
   }
   return jg;
 }
 
-// The tests, with Holm and BH over all of them, as JSON and as the confidence_tests table.
-Json confidence_tests(const std::vector<TestRow>& test_rows, Table& table) {
+// The tests, with Holm and BH over all of them, as the section's tests and as the
+// confidence_tests table.
+std::vector<ConfidenceTest> confidence_tests(const std::vector<TestRow>& test_rows, Table& table) {
   TableBuilder tests("confidence_tests");
   std::vector<double> p(test_rows.size()), holm, bh;
   for (std::size_t k = 0; k < test_rows.size(); ++k) p[k] = test_rows[k].c->result.p_value;
   adjust_holm_bh(p, holm, bh);
-  Json jt = Json::array();
+  std::vector<ConfidenceTest> jt;
   for (std::size_t k = 0; k < test_rows.size(); ++k) {
     const TestRow& r = test_rows[k];
     const stats::TestResult& t = r.c->result;
@@ -77,23 +80,18 @@ Json confidence_tests(const std::vector<TestRow>& test_rows, Table& table) {
     tests.put("p_bh", bh[k]);
     tests.put("effect_size", t.effect_size);
     tests.put("effect_name", t.effect_name);
-    Json e{{"pair", r.pair},
-           {"factor", r.factor},
-           {"within", r.within_column},
-           {"within_level", r.within_level}};
-    e["result"] = to_json(t);
-    e["p_holm"] = json_number(holm[k]);
-    e["p_bh"] = json_number(bh[k]);
-    Json g = Json::array();
+    ConfidenceTest& e = jt.emplace_back();
+    e.pair = r.pair;
+    e.factor = r.factor;
+    e.within = r.within_column;
+    e.within_level = r.within_level;
+    e.result = t;
+    e.p_holm = holm[k];
+    e.p_bh = bh[k];
     for (const GroupStats& s : r.c->groups) {
       // sd: the pilot variance a power analysis of this test reads (power_pilot.h).
-      g.push_back(Json{{"level", s.key.empty() ? "" : s.key[0]},
-                       {"n", s.n},
-                       {"mean", json_number(s.mean)},
-                       {"sd", json_number(s.sd)}});
+      e.groups.push_back({s.key.empty() ? "" : s.key[0], static_cast<double>(s.n), s.mean, s.sd});
     }
-    e["groups"] = g;
-    jt.push_back(e);
   }
   table = tests.build();
   return jt;
@@ -107,13 +105,14 @@ AnalysisOutput confidence_analysis(const Study& study, const ConfidenceAnalysisO
       trait_confidence(study.cos, study.manifest, options.scale, options.logit_scale);
   Table images = with_scores(study.images, "confidence_", tc.pairs, tc.confidence);
   TableBuilder groups("confidence_groups");
-  Json pairs = Json::array();
+  ConfidenceSection section;
   std::vector<CompareReport> reports;
   reports.reserve(tc.pairs.size() * 2);
   std::vector<TestRow> test_rows;
   for (std::size_t p = 0; p < tc.pairs.size(); ++p) {
     const std::string column = "confidence_" + tc.pairs[p];
-    const Json jg = confidence_groups(images, column, tc.pairs[p], p, options, groups);
+    std::vector<ConfidenceGroup> jg =
+        confidence_groups(images, column, tc.pairs[p], p, options, groups);
     // Paper 004: ANOVA across `across` within each level of `within`, and a two-group
     // test across `within` within each level of `across`.
     auto run = [&](const std::string& by, const std::string& within, const std::string& test) {
@@ -131,25 +130,21 @@ AnalysisOutput confidence_analysis(const Study& study, const ConfidenceAnalysisO
     };
     run(options.across, options.within, options.test_across);
     run(options.within, options.across, options.test_within);
-    pairs.push_back(Json{{"pair", tc.pairs[p]},
-                         {"first", tc.first[p]},
-                         {"second", tc.second[p]},
-                         {"mean", json_number(stats::mean(images.numeric(column, true)))},
-                         {"groups", jg}});
+    section.pairs.push_back({tc.pairs[p], tc.first[p], tc.second[p],
+                             stats::mean(images.numeric(column, true)), std::move(jg)});
   }
   Table tests;
-  const Json jt = confidence_tests(test_rows, tests);
-  out.json["definition"] =
+  section.tests = confidence_tests(test_rows, tests);
+  section.definition =
       "confidence in the first trait: exp(s0) / (exp(s0) + exp(s1)), s = mean cosine with the "
       "trait's prompts (raw) or logit_scale times it (logit)";
-  out.json["scale"] = to_string(options.scale);
-  if (options.scale == ConfidenceScale::Logit) out.json["logit_scale"] = options.logit_scale;
-  out.json["pairs"] = pairs;
-  out.json["tests"] = jt;
-  out.json["adjustment"] = "Holm and Benjamini-Hochberg over every test of this table";
+  section.scale = to_string(options.scale);
+  if (options.scale == ConfidenceScale::Logit) section.logit_scale = options.logit_scale;
+  section.adjustment = "Holm and Benjamini-Hochberg over every test of this table";
+  out.json = to_json(section);
   std::vector<std::string> unit_columns;
   for (const std::string& pair : tc.pairs) unit_columns.push_back("confidence_" + pair);
-  group_units(images, options.grouping.by, unit_columns, "confidence", out.units);
+  group_units(images, options.grouping.by, unit_columns, kConfidenceSection, out.units);
   out.tables.emplace_back("confidence_images", std::move(images));
   out.tables.emplace_back("confidence_groups", groups.build());
   out.tables.emplace_back("confidence_tests", std::move(tests));

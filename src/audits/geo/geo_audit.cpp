@@ -18,6 +18,7 @@
 #include "vlbias/audits/power_pilot.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
 
 namespace vlbias {
@@ -170,7 +171,7 @@ std::vector<std::pair<std::string, AnalysisOutput>> geo_sections(
   }
   if (std::any_of(g.generated.begin(), g.generated.end(),
                   [](const GeoSource& s) { return !s.outcomes.empty(); })) {
-    sections.emplace_back("filtered", filtered_analysis(spec));
+    sections.emplace_back(kGeoFilteredSection, filtered_analysis(spec));
   }
   if (!g.scores.empty()) {
     const GeoScores scores = read_geo_scores(spec, gen);

@@ -13,6 +13,7 @@
 #include "table_builder.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/table.h"
+#include "vlbias/report/geo_results.h"
 #include "vlbias/stats/intervals.h"
 #include "vlbias/stats/stats.h"
 
@@ -63,7 +64,7 @@ void count_outcomes(const GeoAuditSpec& g, const GeoSource& src, FilteredCounts&
   }
 }
 
-Json chi_square_json(const FilteredCounts& c, TableBuilder& table) {
+stats::TestResult chi_square_test(const FilteredCounts& c, TableBuilder& table) {
   std::vector<std::size_t> blocked, requested;
   for (const auto& [name, r] : c.regions) {
     blocked.push_back(r.blocked());
@@ -76,7 +77,7 @@ Json chi_square_json(const FilteredCounts& c, TableBuilder& table) {
   table.put("df", t.df.empty() ? stats::kNaN : t.df[0]);
   table.put("p_value", t.p_value);
   table.put("cramers_v", t.effect_size);
-  return to_json(t);
+  return t;
 }
 
 }  // namespace
@@ -84,28 +85,20 @@ Json chi_square_json(const FilteredCounts& c, TableBuilder& table) {
 AnalysisOutput filtered_analysis(const AuditSpec& spec) {
   const GeoAuditSpec& g = spec.geo;
   FilteredCounts c;
-  Json sources = Json::array();
+  GeoFiltered section;
   for (const GeoSource& src : g.generated) {
     if (src.outcomes.empty()) continue;
     count_outcomes(g, src, c);
-    sources.push_back(src.outcomes.string());
+    section.sources.push_back(src.outcomes.string());
   }
   AnalysisOutput out;
-  TableBuilder table("filtered");
-  Json regions = Json::array();
+  TableBuilder table(kGeoFilteredSection);
   for (const auto& [name, r] : c.regions) {
     const double rate = static_cast<double>(r.blocked()) / static_cast<double>(r.requested());
     const stats::Interval ci = stats::wilson_interval(r.blocked(), r.requested(), kRateLevel);
-    regions.push_back(Json{{"region", name},
-                           {"requested", r.requested()},
-                           {"refused", r.refused},
-                           {"filtered", r.filtered},
-                           {"rate", json_number(rate)},
-                           {"ci",
-                            {{"lower", json_number(ci.lower)},
-                             {"upper", json_number(ci.upper)},
-                             {"level", kRateLevel},
-                             {"method", "wilson"}}}});
+    section.regions.push_back({name, static_cast<double>(r.requested()),
+                               static_cast<double>(r.refused), static_cast<double>(r.filtered),
+                               rate, ci.lower, ci.upper, kRateLevel});
     table.row();
     table.put("region", name);
     table.put("requested", static_cast<double>(r.requested()));
@@ -116,18 +109,17 @@ AnalysisOutput filtered_analysis(const AuditSpec& spec) {
     table.put("ci_upper", ci.upper);
   }
   TableBuilder test_table("filtered_test");
-  out.json["definition"] =
+  section.definition =
       "Per region: requested = generations the endpoint answered (status ok, refused or "
       "filtered in the outcomes tables); rate = (refused + filtered) / requested with a 95% "
       "Wilson interval; Pearson's chi-square test that every region has the same rate (no "
       "continuity correction; Cramer's V). Failed and pending requests are left out.";
-  out.json["sources"] = sources;
-  out.json["regions"] = regions;
-  out.json["test"] = chi_square_json(c, test_table);
-  out.json["rows"] = c.rows;
-  out.json["failed"] = c.failed;
-  out.json["pending"] = c.pending;
-  out.json["without_region"] = c.without_region;
+  section.test = chi_square_test(c, test_table);
+  section.rows = c.rows;
+  section.failed = c.failed;
+  section.pending = c.pending;
+  section.without_region = c.without_region;
+  out.json = to_json(section);
   if (c.failed + c.pending > 0) {
     out.notes.push_back(fmt::format(
         "filtered: {} failed and {} pending requests (no answer of the endpoint) are left out "
@@ -139,7 +131,7 @@ AnalysisOutput filtered_analysis(const AuditSpec& spec) {
         "filtered: {} outcome rows have no region (object-form prompts) and are left out",
         c.without_region));
   }
-  out.tables.emplace_back("filtered", table.build());
+  out.tables.emplace_back(kGeoFilteredSection, table.build());
   out.tables.emplace_back("filtered_test", test_table.build());
   return out;
 }

@@ -13,6 +13,7 @@
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/lvlm_results.h"
 #include "vlbias/report/summary.h"
 #include "vlbias/stats/compare.h"
 #include "vlbias/stats/intervals.h"
@@ -230,7 +231,7 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
   const std::vector<double> f_holm = stats::holm(fp), f_bh = stats::benjamini_hochberg(fp);
   const std::vector<double> p_holm = stats::holm(pp), p_bh = stats::benjamini_hochberg(pp);
   AnalysisOutput out;
-  TableBuilder tests("group_tests"), effects("group_effects");
+  TableBuilder tests(kLvlmGroupTestsSection), effects("group_effects");
   section = LvlmGroupTests{};
   std::size_t pi = 0;
   for (std::size_t t = 0; t < rows.size(); ++t) {
@@ -286,7 +287,7 @@ AnalysisOutput group_tests_section(const LvlmState& s, const LvlmConfig& config,
   section.permutations = o.permutations;
   section.seed = o.seed;
   out.json = to_json(section);
-  out.tables.emplace_back("group_tests", tests.build());
+  out.tables.emplace_back(kLvlmGroupTestsSection, tests.build());
   out.tables.emplace_back("group_effects", effects.build());
   return out;
 }

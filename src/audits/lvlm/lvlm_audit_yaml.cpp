@@ -6,6 +6,7 @@
 #include "audit_yaml.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/row_filter.h"
+#include "vlbias/report/lvlm_results.h"
 
 namespace vlbias::audits_internal {
 
@@ -77,9 +78,9 @@ RatingSpecYaml parse_rating(Context& ctx, const YAML::Node& node, const std::str
 }
 
 void parse_lvlm_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l) {
-  const Entries e = check_map(
-      ctx, node, "analyses",
-      {"maxgap", "pmi", "lexicon", "responses", "ratings", "group_tests", "paired", "power"});
+  const Entries e = check_map(ctx, node, "analyses",
+                              {"maxgap", "pmi", "lexicon", "responses", "ratings",
+                               kLvlmGroupTestsSection, "paired", "power"});
   if (const YAML::Node* v = find(e, "power")) parse_power(ctx, *v, "analyses.power", l.power);
   if (const YAML::Node* v = find(e, "maxgap")) {
     const std::string p = "analyses.maxgap";
@@ -147,8 +148,8 @@ void parse_lvlm_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l)
           fmt::format("must be a map or a list of maps (name, kind, where), got {}", describe(*v)));
     }
   }
-  if (const YAML::Node* v = find(e, "group_tests")) {
-    const std::string p = "analyses.group_tests";
+  if (const YAML::Node* v = find(e, kLvlmGroupTestsSection)) {
+    const std::string p = join_path("analyses", kLvlmGroupTestsSection);
     const Entries o = parse_toggle(ctx, *v, p, l.group_tests.toggle, {"permutations", "cluster"});
     if (const YAML::Node* x = find(o, "permutations"))
       l.group_tests.permutations = as_resamples(ctx, *x, p + ".permutations", false);
@@ -228,7 +229,8 @@ void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
         "columns.scores and columns.set_key");
   needs(l.paired.toggle.enabled, !l.scores.empty() && !l.set_key.empty(), "paired",
         "columns.scores and columns.set_key");
-  needs(l.group_tests.toggle.enabled, !l.set_key.empty(), "group_tests", "columns.set_key");
+  needs(l.group_tests.toggle.enabled, !l.set_key.empty(), kLvlmGroupTestsSection,
+        "columns.set_key");
   needs(l.pmi.toggle.enabled, !l.text.empty(), "pmi", "columns.text");
   needs(l.lexicon.toggle.enabled, !l.text.empty(), "lexicon", "columns.text");
   needs(l.responses.toggle.enabled, !l.text.empty(), "responses", "columns.text");

@@ -1,0 +1,71 @@
+#pragma once
+// The typed contract of the dual-encoder audits' results.json (social-perception and
+// trait-pairs), as lvlm_results.h is the lvlm-counterfactual audit's: each section as a struct
+// with ONE to_json (used by the audit that writes it) and ONE lenient from_json (used by
+// whoever reads it back), so that the section's keys are named in
+// src/report/dual_encoder_results.cpp only. Sections so far: analyses.confidence (trait-pairs),
+// written by src/audits/dual_encoder/dual_encoder_audit_confidence.cpp and read by power
+// (power_pilot.h).
+//
+// from_json is lenient, as lvlm_results.h's: a missing number reads as NaN, a missing object as
+// absent (std::nullopt), a missing array as empty; it never throws on a well-formed Json.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vlbias/io/json.h"
+#include "vlbias/stats/stats.h"
+
+namespace vlbias {
+
+// The name of the trait-pairs confidence section: its spec key (analyses.confidence), its key in
+// results.json's analyses and power's analysis of it (`vlbias power --analysis confidence`).
+inline constexpr const char* kConfidenceSection = "confidence";
+
+// One group's mean confidence in a pair's first trait.
+struct ConfidenceGroup {
+  Json key;                // the group's key object
+  double n = stats::kNaN;  // a count (NaN when read back without one)
+  double mean = stats::kNaN, sd = stats::kNaN;
+  std::optional<stats::Interval> ci;  // with a bootstrap only
+  bool small = false;
+};
+
+struct ConfidencePair {
+  std::string pair, first, second;
+  double mean = stats::kNaN;  // over every image
+  std::vector<ConfidenceGroup> groups;
+};
+
+// One test across the levels of a factor (ANOVA, Welch, Student), with Holm and BH over every
+// test of the section; each level's n and sd are the pilot variance power reads.
+struct ConfidenceTest {
+  std::string pair, factor, within, within_level;
+  stats::TestResult result;
+  double p_holm = stats::kNaN, p_bh = stats::kNaN;
+  struct Group {
+    std::string level;
+    double n = stats::kNaN;  // a count (NaN when read back without one)
+    double mean = stats::kNaN, sd = stats::kNaN;
+  };
+  std::vector<Group> groups;
+};
+
+// analyses.confidence.
+struct ConfidenceSection {
+  std::string definition, scale;
+  std::optional<double> logit_scale;  // the logit scale only
+  std::vector<ConfidencePair> pairs;
+  std::vector<ConfidenceTest> tests;
+  std::string adjustment;
+};
+
+// The section as results.json holds it.
+Json to_json(const ConfidenceSection& section);
+// The section of a results.json's analyses object (std::nullopt when it has none).
+std::optional<ConfidenceSection> confidence_from_json(const Json& analyses);
+// The JSON pointer of test i of the section.
+std::string confidence_test_pointer(std::size_t i);
+
+}  // namespace vlbias

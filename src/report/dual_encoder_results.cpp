@@ -1,0 +1,150 @@
+// The typed contract of the dual-encoder audits' results.json; see
+// include/vlbias/report/dual_encoder_results.h.
+#include "vlbias/report/dual_encoder_results.h"
+
+#include <fmt/format.h>
+
+#include "results_reading.h"
+#include "vlbias/report/json_output.h"
+
+namespace vlbias {
+
+using report_internal::results_array;   // results_reading.h
+using report_internal::results_member;  // results_reading.h
+using report_internal::results_number;  // results_reading.h
+using report_internal::results_text;    // results_reading.h
+
+namespace {
+
+// An interval as to_json(stats::Interval) writes it, read back leniently.
+stats::Interval confidence_interval_from_json(const Json& j) {
+  stats::Interval ci;
+  ci.lower = results_number(j, "lower");
+  ci.upper = results_number(j, "upper");
+  ci.level = results_number(j, "level");
+  const double resamples = results_number(j, "resamples");
+  const double undefined = results_number(j, "undefined_resamples");
+  if (resamples >= 0 && resamples < 1e18) ci.resamples = static_cast<std::size_t>(resamples);
+  if (const Json* s = results_member(j, "seed"); s && s->is_number_unsigned()) {
+    ci.seed = s->get<std::uint64_t>();
+  }
+  if (undefined >= 0 && undefined < 1e18) ci.undefined = static_cast<std::size_t>(undefined);
+  ci.note = results_text(j, "note");
+  return ci;
+}
+
+Json confidence_pair_json(const ConfidencePair& p) {
+  Json groups = Json::array();
+  for (const ConfidenceGroup& g : p.groups) {
+    Json e{{"key", g.key},
+           {"n", json_count(g.n)},
+           {"mean", json_number(g.mean)},
+           {"sd", json_number(g.sd)}};
+    if (g.ci) e["ci"] = to_json(*g.ci);
+    if (g.small) e["small"] = true;
+    groups.push_back(std::move(e));
+  }
+  return Json{{"pair", p.pair},
+              {"first", p.first},
+              {"second", p.second},
+              {"mean", json_number(p.mean)},
+              {"groups", std::move(groups)}};
+}
+
+Json confidence_test_json(const ConfidenceTest& t) {
+  Json e{{"pair", t.pair},
+         {"factor", t.factor},
+         {"within", t.within},
+         {"within_level", t.within_level}};
+  e["result"] = to_json(t.result);
+  e["p_holm"] = json_number(t.p_holm);
+  e["p_bh"] = json_number(t.p_bh);
+  Json groups = Json::array();
+  for (const ConfidenceTest::Group& g : t.groups) {
+    groups.push_back(Json{{"level", g.level},
+                          {"n", json_count(g.n)},
+                          {"mean", json_number(g.mean)},
+                          {"sd", json_number(g.sd)}});
+  }
+  e["groups"] = std::move(groups);
+  return e;
+}
+
+ConfidencePair confidence_pair_from_json(const Json& j) {
+  ConfidencePair p;
+  p.pair = results_text(j, "pair");
+  p.first = results_text(j, "first");
+  p.second = results_text(j, "second");
+  p.mean = results_number(j, "mean");
+  if (const Json* groups = results_array(j, "groups")) {
+    for (const Json& jg : *groups) {
+      ConfidenceGroup g;
+      if (const Json* key = results_member(jg, "key")) g.key = *key;
+      g.n = results_number(jg, "n");
+      g.mean = results_number(jg, "mean");
+      g.sd = results_number(jg, "sd");
+      if (const Json* ci = results_member(jg, "ci")) g.ci = confidence_interval_from_json(*ci);
+      const Json* small = results_member(jg, "small");
+      g.small = small != nullptr && small->is_boolean() && small->get<bool>();
+      p.groups.push_back(std::move(g));
+    }
+  }
+  return p;
+}
+
+ConfidenceTest confidence_test_from_json(const Json& j) {
+  ConfidenceTest t;
+  t.pair = results_text(j, "pair");
+  t.factor = results_text(j, "factor");
+  t.within = results_text(j, "within");
+  t.within_level = results_text(j, "within_level");
+  if (const Json* result = results_member(j, "result")) t.result = test_result_from_json(*result);
+  t.p_holm = results_number(j, "p_holm");
+  t.p_bh = results_number(j, "p_bh");
+  if (const Json* groups = results_array(j, "groups")) {
+    for (const Json& g : *groups) {
+      t.groups.push_back({results_text(g, "level"), results_number(g, "n"),
+                          results_number(g, "mean"), results_number(g, "sd")});
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+Json to_json(const ConfidenceSection& s) {
+  Json pairs = Json::array(), tests = Json::array();
+  for (const ConfidencePair& p : s.pairs) pairs.push_back(confidence_pair_json(p));
+  for (const ConfidenceTest& t : s.tests) tests.push_back(confidence_test_json(t));
+  Json out = Json::object();
+  out["definition"] = s.definition;
+  out["scale"] = s.scale;
+  if (s.logit_scale) out["logit_scale"] = *s.logit_scale;
+  out["pairs"] = std::move(pairs);
+  out["tests"] = std::move(tests);
+  out["adjustment"] = s.adjustment;
+  return out;
+}
+
+std::optional<ConfidenceSection> confidence_from_json(const Json& analyses) {
+  const Json* section = results_member(analyses, kConfidenceSection);
+  if (section == nullptr) return std::nullopt;
+  ConfidenceSection s;
+  s.definition = results_text(*section, "definition");
+  s.scale = results_text(*section, "scale");
+  if (const double l = results_number(*section, "logit_scale"); l == l) s.logit_scale = l;
+  if (const Json* pairs = results_array(*section, "pairs")) {
+    for (const Json& p : *pairs) s.pairs.push_back(confidence_pair_from_json(p));
+  }
+  if (const Json* tests = results_array(*section, "tests")) {
+    for (const Json& t : *tests) s.tests.push_back(confidence_test_from_json(t));
+  }
+  s.adjustment = results_text(*section, "adjustment");
+  return s;
+}
+
+std::string confidence_test_pointer(std::size_t i) {
+  return fmt::format("/analyses/{}/tests/{}", kConfidenceSection, i);
+}
+
+}  // namespace vlbias

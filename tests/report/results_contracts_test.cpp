@@ -1,0 +1,124 @@
+// The typed results contracts (include/vlbias/report/<kind>_results.h): a section read back
+// with from_json writes the same JSON text with to_json, and any well-formed JSON of another
+// shape reads without throwing (what is missing or of the wrong type is absent, empty or NaN).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "vlbias/report/dual_encoder_results.h"
+#include "vlbias/report/geo_results.h"
+#include "vlbias/report/json_output.h"
+#include "vlbias/report/lvlm_results.h"
+#include "vlbias/report/scores_results.h"
+
+namespace vlbias {
+namespace {
+namespace in_results_contracts_test {
+
+stats::TestResult chi_square(double p) {
+  stats::TestResult t;
+  t.test = "chi_square";
+  t.statistic = 7.25;
+  t.df = {2};
+  t.p_value = p;
+  t.effect_size = 0.125;
+  t.effect_name = "cramers_v";
+  return t;
+}
+
+TEST(ResultsContracts, GeoFilteredReadsBackToTheSameText) {
+  GeoFiltered s;
+  s.definition = "rates";
+  s.sources = {"a.csv"};
+  s.regions.push_back({"Africa", 40, 3, 2, 5.0 / 40, 0.05, 0.27, 0.95});
+  s.regions.push_back({"Europe", 38, 0, 1, 1.0 / 38, 0.004, 0.13, 0.95});
+  s.test = chi_square(0.03);
+  s.rows = 80;
+  s.failed = 2;
+  const Json j = to_json(s);
+  const auto back = geo_filtered_from_json(Json{{kGeoFilteredSection, j}});
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(to_json(*back).dump(), j.dump());
+  EXPECT_EQ(j["regions"][0]["requested"].dump(), "40");  // counts stay integers
+  EXPECT_EQ(geo_filtered_region_pointer(1, "requested"), "/analyses/filtered/regions/1/requested");
+}
+
+TEST(ResultsContracts, ScoresReadBackToTheSameText) {
+  ScoresSection s;
+  s.ci = 0.95;
+  s.tables.push_back({"scores.csv", "ab12", "image", 10, 9, 1, 1, Json{{"head", "nsfw"}}});
+  ScoresColumnResult& c = s.columns.emplace_back();
+  c.table = "scores.csv";
+  c.column = "unsafe";
+  c.kind = "rate";
+  c.kind_from = "values";
+  c.all = {"all", 9, 3, 1.0 / 3, stats::kNaN, 0.12, 0.65, ""};
+  ScoresByResult& b = c.by.emplace_back();
+  b.by = "region";
+  b.groups.push_back({"Africa", 5, 2, 0.4, stats::kNaN, 0.12, 0.77, ""});
+  b.groups.push_back({"Europe", 4, 1, 0.25, stats::kNaN, 0.05, 0.7, "small"});
+  b.mean_over_groups = 0.325;
+  b.test = ScoresByResult::Test{chi_square(0.6), 0.6};
+  const Json j = to_json(s);
+  const auto back = scores_from_json(Json{{kScoresSection, j}});
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(to_json(*back).dump(), j.dump());
+  EXPECT_EQ(scores_test_pointer(0, 0), "/analyses/scores/columns/0/by/0/test");
+}
+
+TEST(ResultsContracts, ConfidenceReadsBackToTheSameText) {
+  ConfidenceSection s;
+  s.definition = "confidence";
+  s.scale = "logit";
+  s.logit_scale = 100;
+  ConfidencePair& p = s.pairs.emplace_back();
+  p.pair = "smart/dumb";
+  p.first = "smart";
+  p.second = "dumb";
+  p.mean = 0.5;
+  stats::Interval ci;
+  ci.lower = 0.4;
+  ci.upper = 0.6;
+  ci.resamples = 200;
+  ci.seed = 7;
+  p.groups.push_back({Json{{"race", "Black"}}, 12, 0.5, 0.1, ci, true});
+  ConfidenceTest& t = s.tests.emplace_back();
+  t.pair = "smart/dumb";
+  t.factor = "race";
+  t.result = chi_square(0.01);
+  t.result.test = "anova";
+  t.p_holm = 0.02;
+  t.p_bh = 0.02;
+  t.groups.push_back({"Black", 12, 0.5, 0.1});
+  s.adjustment = "Holm";
+  const Json j = to_json(s);
+  const auto back = confidence_from_json(Json{{kConfidenceSection, j}});
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(to_json(*back).dump(), j.dump());
+  EXPECT_EQ(confidence_test_pointer(3), "/analyses/confidence/tests/3");
+}
+
+TEST(ResultsContracts, OtherShapesReadWithoutThrowing) {
+  for (const Json& x : {Json(), Json(3), Json("x"), Json::array({1, "a"}),
+                        Json{{"regions", 1},
+                             {"columns", Json::array({1, Json::object()})},
+                             {"tests", Json::array({Json{{"groups", "no"}}})}}}) {
+    const Json analyses{{kGeoFilteredSection, x},
+                        {kScoresSection, x},
+                        {kConfidenceSection, x},
+                        {kLvlmGroupTestsSection, x}};
+    EXPECT_NO_THROW(geo_filtered_from_json(analyses));
+    EXPECT_NO_THROW(scores_from_json(analyses));
+    EXPECT_NO_THROW(confidence_from_json(analyses));
+    EXPECT_NO_THROW(lvlm_group_tests_from_json(analyses));
+  }
+  EXPECT_FALSE(geo_filtered_from_json(Json::object()).has_value());
+  const auto s = scores_from_json(Json{{kScoresSection, Json{{"columns", Json::array({1})}}}});
+  ASSERT_TRUE(s.has_value());
+  ASSERT_EQ(s->columns.size(), 1u);
+  EXPECT_TRUE(std::isnan(s->columns[0].all.n));
+}
+
+}  // namespace in_results_contracts_test
+}  // namespace
+}  // namespace vlbias
