@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vlbias/core/error.h"
+#include "vlbias/core/log.h"
 
 namespace vlbias::testing_binary {
 
@@ -95,6 +96,15 @@ class TempDirTest : public ::testing::Test {
   std::filesystem::path path(std::string_view name) const { return dir_ / name; }
 
   std::filesystem::path dir_;
+};
+
+// Captures warnings for the lifetime of the object.
+struct WarningCapture {
+  std::vector<std::string> messages;
+  WarningCapture() {
+    set_warning_sink([this](const std::string& m) { messages.push_back(m); });
+  }
+  ~WarningCapture() { set_warning_sink(nullptr); }
 };
 
 }  // namespace vlbias::testing_binary

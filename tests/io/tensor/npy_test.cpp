@@ -33,6 +33,7 @@ using testing_binary::expected;
 using testing_binary::fixture;
 using testing_binary::read_bytes;
 using testing_binary::TempDirTest;
+using testing_binary::WarningCapture;
 using testing_binary::write_bytes;
 
 // A .npy image with the given header text (not padded) and data bytes.
@@ -60,15 +61,6 @@ const std::string kDict2x3 = "{'descr': '<f4', 'fortran_order': False, 'shape': 
 NpyArray parse(const std::vector<std::uint8_t>& b, NonFinite nf = NonFinite::Reject) {
   return parse_npy(b, "mem.npy", nf);
 }
-
-// Captures warnings for the lifetime of the object.
-struct WarningCapture {
-  std::vector<std::string> messages;
-  WarningCapture() {
-    set_warning_sink([this](const std::string& m) { messages.push_back(m); });
-  }
-  ~WarningCapture() { set_warning_sink(nullptr); }
-};
 
 // ---------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ using testing_binary::expected;
 using testing_binary::fixture;
 using testing_binary::read_bytes;
 using testing_binary::TempDirTest;
+using testing_binary::WarningCapture;
 using testing_binary::write_bytes;
 
 // A safetensors image: 8-byte length, the header text as given, then `data`.
@@ -43,14 +44,6 @@ std::vector<std::uint8_t> st_image(std::string_view header, std::size_t data_byt
 SafetensorsFile open_image(const std::vector<std::uint8_t>& b) {
   return SafetensorsFile::from_bytes(b, "mem.safetensors");
 }
-
-struct WarningCapture {
-  std::vector<std::string> messages;
-  WarningCapture() {
-    set_warning_sink([this](const std::string& m) { messages.push_back(m); });
-  }
-  ~WarningCapture() { set_warning_sink(nullptr); }
-};
 
 // ---------------------------------------------------------------------------
 
