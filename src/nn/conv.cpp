@@ -64,13 +64,20 @@ void im2col(const Conv2d& c, const float* x, std::size_t images, std::size_t h, 
   }
 }
 
-// row[j] = act(row[j] + b[c]) for rows c of `channels`, `cols` floats each, `stride` apart.
+// row[j] = act(row[j] + b[c]) for rows c of `channels`, `cols` floats each, `stride` apart;
+// plus residual's row (the same layout) before act when `residual` is not null.
 void bias_relu_rows(float* y, std::size_t channels, std::size_t cols, std::size_t stride,
-                    const float* b, bool relu) {
+                    const float* b, bool relu, const float* residual = nullptr) {
   for (std::size_t c = 0; c < channels; ++c) {
     float* row = y + c * stride;
     const float bias = b[c];
-    if (relu) {
+    if (residual != nullptr) {
+      const float* res = residual + c * stride;
+      for (std::size_t j = 0; j < cols; ++j) row[j] += bias + res[j];
+      if (relu) {
+        for (std::size_t j = 0; j < cols; ++j) row[j] = std::max(row[j], 0.0f);
+      }
+    } else if (relu) {
       for (std::size_t j = 0; j < cols; ++j) row[j] = std::max(row[j] + bias, 0.0f);
     } else {
       for (std::size_t j = 0; j < cols; ++j) row[j] += bias;
@@ -125,13 +132,15 @@ void fold_batch_norm(Conv2d& conv, const std::vector<float>& gamma, const std::v
 }
 
 void conv2d(const Conv2d& c, const float* x, std::size_t images, std::size_t h, std::size_t w,
-            float* y) {
+            float* y, const float* residual) {
   VLBIAS_CHECK(h + 2 * c.pad_h >= c.kernel_h && w + 2 * c.pad_w >= c.kernel_w && c.stride > 0 &&
-                   c.w.size() == c.out * c.in * c.kernel_h * c.kernel_w && c.b.size() == c.out,
+                   (c.w.size() == c.out * c.in * c.kernel_h * c.kernel_w ||
+                    (c.w.empty() && !c.winograd.empty())) &&
+                   c.b.size() == c.out,
                InternalError, "conv2d: a {}x{} kernel over a {}x{} map, or inconsistent weights",
                c.kernel_h, c.kernel_w, h, w);
-  assert(c.linear_tail <= c.out);
-  if (!c.winograd.empty()) return nn_internal::winograd_conv2d(c, x, images, h, w, y);
+  assert(c.linear_tail <= c.out && (residual == nullptr || c.linear_tail == 0));
+  if (!c.winograd.empty()) return nn_internal::winograd_conv2d(c, x, images, h, w, y, residual);
   const std::size_t total = images * c.out_height(h) * c.out_width(w);
   const std::size_t k = c.in * c.kernel_h * c.kernel_w;
   // Chunks of output columns, each im2col'd (a 1x1 stride-1 convolution without padding reads x
@@ -159,7 +168,8 @@ void conv2d(const Conv2d& c, const float* x, std::size_t images, std::size_t h, 
     sgemm(Transpose::No, Transpose::No, c.out, nc, k, 1.0f, c.w.data(), k, b, ldb, 0.0f, y + col0,
           total);
     // While the chunk's outputs are still in cache.
-    bias_relu_rows(y + col0, c.out - c.linear_tail, nc, total, c.b.data(), c.relu);
+    bias_relu_rows(y + col0, c.out - c.linear_tail, nc, total, c.b.data(), c.relu,
+                   residual != nullptr ? residual + col0 : nullptr);
   });
 }
 

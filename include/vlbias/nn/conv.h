@@ -33,8 +33,10 @@ struct Conv2d {
   std::size_t linear_tail = 0;
   std::vector<float> w;  // [out, in * kernel_h * kernel_w], torch's [out, in, kh, kw] row-major
   std::vector<float> b;  // [out]
-  // Winograd-transformed weights [16, out, in] (prepare_winograd), empty otherwise.
+  // Winograd-transformed weights [(m + 2)^2, out, in] for F(m x m, 3 x 3) (prepare_winograd),
+  // empty otherwise; m = winograd_tile (2 or 4).
   std::vector<float> winograd;
+  std::size_t winograd_tile = 0;
 
   std::size_t out_height(std::size_t h) const { return (h + 2 * pad_h - kernel_h) / stride + 1; }
   std::size_t out_width(std::size_t w_) const { return (w_ + 2 * pad_w - kernel_w) / stride + 1; }
@@ -52,17 +54,24 @@ void fold_batch_norm(Conv2d& conv, const std::vector<float>& gamma, const std::v
 // (conv.out channels, out_height x out_width, CNHW). The im2col columns live in per-thread
 // buffers (at most kConvScratchFloats each unless one output column needs more). A 1x1 stride-1
 // convolution without padding reads x directly.
-// Pool-parallel (call outside pool tasks for speed; inside one it runs serially).
+// `residual`: null, or maps of y's shape (not y itself) added before the ReLU, y = act(conv(x) + b
+// + residual): a ResNet block's shortcut, fused so that the block's output is written once.
+// Not with linear_tail. Pool-parallel (call outside pool tasks for speed; inside one it runs
+// serially).
 void conv2d(const Conv2d& conv, const float* x, std::size_t images, std::size_t height,
-            std::size_t width, float* y);
+            std::size_t width, float* y, const float* residual = nullptr);
 
-// Prepares a 3 x 3 stride-1 convolution (padding 0 or 1, bias folded) for Winograd's F(2x2, 3x3)
-// (Lavin & Gray 2016): conv2d then computes each 2 x 2 output tile from a 4 x 4 input tile with
-// 16 GEMMs (out x in) . (in x tiles): 2.25x fewer multiplications than im2col's, 4 instead of 9
-// floats packed per output and input channel. The sums are reassociated: results differ from the
-// direct product by a few units in the last place of the terms' magnitude (float32).
-// InternalError for any other convolution.
-void prepare_winograd(Conv2d& conv);
+// Prepares a 3 x 3 stride-1 convolution (padding 0 or 1, bias folded) for Winograd's
+// F(m x m, 3 x 3), m = output_tile (Lavin & Gray 2016; src/nn/winograd.cpp): conv2d then computes
+// each m x m output tile from an (m + 2)^2 input tile with (m + 2)^2 GEMMs (out x in) . (in x
+// tiles).
+//  - m = 2: 2.25x fewer multiplications than im2col's; results within about 4e-7 of the output's
+//    scale of the exact convolution (float32, 64-512 channels), as the direct product's 3e-7.
+//  - m = 4: 4x fewer; within about 2e-6 of the output's scale (points 0, +-1, 2, -1/2, the most
+//    accurate known for F(4x4, 3x3)). For classifiers whose outputs are probabilities (ResNet).
+// InternalError for any other convolution or tile. The caller may then free conv.w (conv2d
+// needs only the transformed weights).
+void prepare_winograd(Conv2d& conv, std::size_t output_tile = 2);
 
 // y[c][j] = act(y[c][j] + bias[c]) for `channels` rows of `cols` floats at y (act = ReLU or
 // identity). Pool-parallel.

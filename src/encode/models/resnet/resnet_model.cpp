@@ -1,6 +1,6 @@
 // torchvision's ResNet forward over a batch of CNHW maps (see include/vlbias/encode/resnet_model.h
-// and include/vlbias/nn/conv.h): each block's convolutions, then the residual add and ReLU in one
-// pass; four work buffers rotate so no map is copied.
+// and include/vlbias/nn/conv.h): each block's convolutions, the last one adding the shortcut
+// before its ReLU; four work buffers rotate so no map is copied.
 #include "vlbias/encode/resnet_model.h"
 
 #include <fmt/format.h>
@@ -9,23 +9,12 @@
 
 #include "resnet_model_internal.h"
 #include "vlbias/core/error.h"
-#include "vlbias/core/parallel.h"
 
 namespace vlbias {
 
 namespace {
 
 using encode_internal::ResNetBlock;
-
-// Floats per task of the residual add.
-constexpr std::size_t kResidualChunk = std::size_t{1} << 16;
-
-// y = max(y + x, 0) over n floats (the block's `out += identity; out = relu(out)`). Pool-parallel.
-void residual_add_relu(float* y, const float* x, std::size_t n) {
-  parallel_chunks(n, kResidualChunk, [&](std::size_t, std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) y[i] = std::max(y[i] + x[i], 0.0f);
-  });
-}
 
 // A batch of CNHW maps in one of the work buffers.
 struct ResMaps {
@@ -45,10 +34,13 @@ class ResNetRunner {
     return ptr_[b];
   }
 
-  ResMaps conv(const Conv2d& c, const ResMaps& x, std::size_t into) {
+  // The convolution c of x into buffer `into`, plus `residual` (maps of the output's shape in
+  // another buffer, or null) before c's ReLU.
+  ResMaps conv(const Conv2d& c, const ResMaps& x, std::size_t into,
+               const float* residual = nullptr) {
     const ResMaps y{into, c.out, c.out_height(x.height), c.out_width(x.width)};
     float* out = take(into, y.channels * images_ * y.height * y.width);
-    conv2d(c, data(x), images_, x.height, x.width, out);
+    conv2d(c, data(x), images_, x.height, x.width, out, residual);
     return y;
   }
 
@@ -59,23 +51,17 @@ class ResNetRunner {
     for (std::size_t i = 0; i < 4; ++i) {
       if (i != x.buffer) free[k++] = i;
     }
-    ResMaps out;
+    // The shortcut first: the last convolution adds it before its ReLU (torch's `out +=
+    // identity; out = relu(out)`).
+    const float* identity = data(x);
+    if (b.has_downsample) identity = data(conv(b.downsample, x, free[2]));
     if (net_.bottleneck) {
       const ResMaps t1 = conv(b.c1, x, free[0]);
       const ResMaps t2 = conv(b.c2, t1, free[1]);
-      out = conv(b.c3, t2, free[0]);
-    } else {
-      const ResMaps t1 = conv(b.c1, x, free[0]);
-      out = conv(b.c2, t1, free[1]);
+      return conv(b.c3, t2, free[0], identity);
     }
-    const std::size_t n = out.channels * images_ * out.height * out.width;
-    if (b.has_downsample) {
-      const ResMaps identity = conv(b.downsample, x, free[2]);
-      residual_add_relu(data(out), data(identity), n);
-    } else {
-      residual_add_relu(data(out), data(x), n);
-    }
-    return out;
+    const ResMaps t1 = conv(b.c1, x, free[0]);
+    return conv(b.c2, t1, free[1], identity);
   }
 
   ResMaps run(const ResMaps& input) {

@@ -13,7 +13,7 @@
 namespace vlbias::encode_internal {
 
 // One residual block with its batch norms folded: BasicBlock uses c1, c2; Bottleneck c1, c2, c3.
-// The last convolution has no ReLU (it comes after the residual add).
+// The last convolution's ReLU comes after the shortcut's add (conv2d's residual).
 struct ResNetBlock {
   Conv2d c1, c2, c3;
   bool has_downsample = false;

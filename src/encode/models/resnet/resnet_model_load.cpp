@@ -67,7 +67,10 @@ class ResNetLoader {
     }
     fold_batch_norm(c, reader_.read(b + ".weight", {c.out}), reader_.read(b + ".bias", {c.out}),
                     reader_.read(b + ".running_mean", {c.out}), var, kResNetBatchNormEps);
-    if (k == 3 && stride == 1 && pad == 1) prepare_winograd(c);
+    if (k == 3 && stride == 1 && pad == 1) {
+      prepare_winograd(c, 4);          // a classifier: F(4x4, 3x3)
+      std::vector<float>().swap(c.w);  // the transformed weights alone are used
+    }
     return c;
   }
 
@@ -78,11 +81,12 @@ class ResNetLoader {
     if (bottleneck) {
       b.c1 = conv(p + ".conv1", p + ".bn1", in, 1, 1, 0, true);
       b.c2 = conv(p + ".conv2", p + ".bn2", b.c1.out, 3, stride, 1, true);
-      b.c3 = conv(p + ".conv3", p + ".bn3", b.c2.out, 1, 1, 0, false);
+      // The block's ReLU comes after the shortcut's add, which conv2d fuses (residual).
+      b.c3 = conv(p + ".conv3", p + ".bn3", b.c2.out, 1, 1, 0, true);
       out = b.c3.out;
     } else {
       b.c1 = conv(p + ".conv1", p + ".bn1", in, 3, stride, 1, true);
-      b.c2 = conv(p + ".conv2", p + ".bn2", b.c1.out, 3, 1, 1, false);
+      b.c2 = conv(p + ".conv2", p + ".bn2", b.c1.out, 3, 1, 1, true);  // ReLU after the add
       out = b.c2.out;
     }
     b.has_downsample = has(p + ".downsample.0.weight");
