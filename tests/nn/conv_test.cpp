@@ -184,6 +184,64 @@ TEST(NnConv, ConvolutionIsBitwiseTheSameForOneAndTwoThreads) {
   EXPECT_EQ(one, two);
 }
 
+// A direct double-precision sum for output element `o` of conv (CNHW y of images x h x w input).
+double direct_output(const Conv2d& conv, const std::vector<float>& x, std::size_t images,
+                     std::size_t h, std::size_t w, std::size_t o) {
+  const std::size_t oh = conv.out_height(h), ow = conv.out_width(w);
+  const std::size_t co = o / (images * oh * ow), n = (o / (oh * ow)) % images;
+  const std::size_t oy = (o / ow) % oh, ox = o % ow;
+  double sum = 0.0;
+  for (std::size_t ci = 0; ci < conv.in; ++ci) {
+    for (std::size_t ky = 0; ky < conv.kernel_h; ++ky) {
+      for (std::size_t kx = 0; kx < conv.kernel_w; ++kx) {
+        const long iy = static_cast<long>(oy * conv.stride + ky) - static_cast<long>(conv.pad_h);
+        const long ix = static_cast<long>(ox * conv.stride + kx) - static_cast<long>(conv.pad_w);
+        if (iy < 0 || ix < 0 || iy >= static_cast<long>(h) || ix >= static_cast<long>(w)) continue;
+        sum += double{conv.w[((co * conv.in + ci) * conv.kernel_h + ky) * conv.kernel_w + kx]} *
+               x[((ci * images + n) * h + static_cast<std::size_t>(iy)) * w +
+                 static_cast<std::size_t>(ix)];
+      }
+    }
+  }
+  return sum;
+}
+
+// Few output columns of many channels (a ResNet's late strided layers) run as one im2col and a
+// GEMM per block of 64 output channels: 130 channels (a partial block), 2 of them a linear tail,
+// with and without a residual, bitwise the same for 1 and 2 threads.
+TEST(NnConv, FewColumnsOfManyChannelsMatchADirectSumWithTailAndResidual) {
+  Conv2d conv = patterned_conv(130, 8, 1, true);
+  conv.stride = 2;
+  for (float& v : conv.w) v *= 0.1f;
+  const std::size_t images = 2, h = 20, w = 19, oh = conv.out_height(h), ow = conv.out_width(w);
+  const std::vector<float> x = patterned_maps(conv.in * images * h * w);
+  const std::size_t n = conv.out * images * oh * ow;
+  std::vector<float> residual(n);
+  for (std::size_t i = 0; i < n; ++i) residual[i] = 0.3f * std::sin(0.05f * i);
+  for (const bool with_residual : {false, true}) {
+    SCOPED_TRACE(with_residual ? "residual" : "no residual");
+    conv.linear_tail = with_residual ? 0 : 2;
+    const float* res = with_residual ? residual.data() : nullptr;
+    std::vector<float> one(n, NAN), two(n, NAN);
+    set_thread_count(1);
+    conv2d(conv, x.data(), images, h, w, one.data(), res);
+    set_thread_count(2);
+    conv2d(conv, x.data(), images, h, w, two.data(), res);
+    set_thread_count(0);
+    EXPECT_EQ(one, two);
+    double worst = 0.0;
+    for (std::size_t o = 0; o < n; ++o) {
+      const std::size_t co = o / (images * oh * ow);
+      double want = direct_output(conv, x, images, h, w, o);
+      if (co < conv.out - conv.linear_tail) {
+        want = std::max(want + conv.b[co] + (res != nullptr ? res[o] : 0.0f), 0.0);
+      }
+      worst = std::max(worst, std::abs(one[o] - want));
+    }
+    EXPECT_LT(worst, 1e-5);
+  }
+}
+
 TEST(NnConv, ChunkedIm2colGivesTheUnchunkedResult) {
   // 300 input channels x 3 x 3 = 2700 rows: kConvScratchFloats / 2700 columns per chunk, so a
   // 40 x 40 map of 2 images (3200 columns) takes two chunks, the second one partial.
