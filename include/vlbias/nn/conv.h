@@ -1,7 +1,8 @@
 #pragma once
-// The convolutional layers of the image feature extractors (Inception-v3 in src/encode): 2-D
-// convolution as im2col + one sgemm, batch norm folded into the convolution at load, max and
-// average pooling, global average pooling, and torch's bilinear resize.
+// The convolutional layers of the image models (the FID Inception-v3 and the ResNets in
+// src/encode): 2-D convolution as im2col + sgemm or Winograd, batch norm folded into the
+// convolution at load, a residual added before the ReLU, max and average pooling, global average
+// pooling, and torch's bilinear resize.
 //
 // Data convention: a batch of feature maps is one float32 buffer in "CNHW" order,
 //   x[((c * images + n) * height + y) * width + x]
