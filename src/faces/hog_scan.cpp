@@ -7,53 +7,10 @@
 #include <istream>
 #include <mutex>
 #include <sstream>
-#include <streambuf>
+
+#include "dlib_image_views.h"
 
 namespace vlbias::faces_internal {
-
-// dlib's generic image interface (dlib/image_processing/generic_image.h) over an RgbImage, read
-// in place (dlib::rgb_pixel is red, green, blue: the same three bytes).
-struct HogImageView {
-  const RgbImage* image = nullptr;
-};
-inline long num_rows(const HogImageView& v) {
-  return static_cast<long>(v.image->height);
-}
-inline long num_columns(const HogImageView& v) {
-  return static_cast<long>(v.image->width);
-}
-inline const void* image_data(const HogImageView& v) {
-  return v.image->pixels.empty() ? nullptr : v.image->pixels.data();
-}
-inline long width_step(const HogImageView& v) {
-  return static_cast<long>(v.image->width * 3);
-}
-
-}  // namespace vlbias::faces_internal
-
-namespace dlib {
-template <>
-struct image_traits<vlbias::faces_internal::HogImageView> {
-  using pixel_type = rgb_pixel;
-};
-}  // namespace dlib
-
-namespace vlbias::faces_internal {
-
-namespace {
-
-static_assert(sizeof(dlib::rgb_pixel) == 3, "dlib::rgb_pixel must be three bytes");
-
-// An istream over bytes in memory, read in place.
-class HogWeightsStreamBuf : public std::streambuf {
- public:
-  explicit HogWeightsStreamBuf(std::span<const std::uint8_t> bytes) {
-    char* begin = const_cast<char*>(reinterpret_cast<const char*>(bytes.data()));
-    setg(begin, begin, begin + bytes.size());
-  }
-};
-
-}  // namespace
 
 struct HogFaceScanner::Impl {
   dlib::frontal_face_detector prototype;
@@ -76,7 +33,7 @@ struct HogFaceScanner::Impl {
 
 HogFaceScanner::HogFaceScanner(std::span<const std::uint8_t> serialized_weights)
     : impl_(std::make_unique<Impl>()) {
-  HogWeightsStreamBuf weights(serialized_weights);
+  DlibByteStreamBuf weights(serialized_weights);
   std::istream in(&weights);
   dlib::deserialize(impl_->prototype, in);
 }
@@ -96,10 +53,10 @@ std::vector<HogDetection> HogFaceScanner::scan(const RgbImage& image, unsigned u
   } back{*impl_, detector};
   dlib::pyramid_down<2> pyr;
   if (upsample == 0) {
-    (*detector)(HogImageView{&image}, found, threshold);
+    (*detector)(DlibRgbView{&image}, found, threshold);
   } else {
     dlib::array2d<dlib::rgb_pixel> doubled;
-    dlib::pyramid_up(HogImageView{&image}, doubled, pyr);
+    dlib::pyramid_up(DlibRgbView{&image}, doubled, pyr);
     for (unsigned level = 1; level < upsample; ++level) dlib::pyramid_up(doubled, pyr);
     (*detector)(doubled, found, threshold);
     for (dlib::rect_detection& d : found) d.rect = pyr.rect_down(d.rect, upsample);
