@@ -8,7 +8,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
 #include "vlbias/encode/encode.h"
-#include "vlbias/encode/image_model.h"
+#include "vlbias/encode/models/image_model.h"
 
 namespace vlbias::cli_internal {
 

@@ -14,8 +14,8 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/run/shard.h"
 #include "vlbias/version.h"
 
 namespace vlbias::generate_internal {

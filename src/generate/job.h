@@ -16,8 +16,8 @@
 #include "vlbias/io/base64.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/run_lock.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/run_lock.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::generate_internal {
 

@@ -9,7 +9,7 @@
 #include "chat_job.h"
 #include "vlbias/core/error.h"
 #include "vlbias/generate/judge_answers.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

@@ -8,9 +8,9 @@
 
 #include "chat_job.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 
