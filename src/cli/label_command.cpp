@@ -87,12 +87,7 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
                   "Abstain (label unclear) when the top two probabilities differ by less;\n"
                   "0 never abstains")
       ->capture_default_str();
-  cmd->add_option("--column", a.column,
-                  "The path column of the table (default: path), or of a Parquet table a column\n"
-                  "of image bytes read in place (default: image when it is one), as `vlbias\n"
-                  "encode --column` reads it");
-  cmd->add_option("--image-root", a.image_root,
-                  "Folder that relative paths resolve against (default: the table's folder)");
+  add_image_table_options(cmd, a.column, a.image_root);
   cmd->add_option("--batch", a.batch, "Images per forward pass (default: clip 32, fairface 16)");
   cmd->add_option("--max-image-pixels", a.max_image_pixels,
                   "Pillow's MAX_IMAGE_PIXELS rule: images over twice this are refused, over it\n"
