@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "vlbias/encode/encode.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/io/tensor/npy.h"
 #include "vlbias/metrics/association.h"
 #include "vlbias/metrics/distribution_metrics.h"
 #include "vlbias/metrics/prdc.h"

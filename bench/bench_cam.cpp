@@ -12,8 +12,8 @@
 #include "bench_timing.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/encode/clip_cam.h"
-#include "vlbias/encode/clip_model.h"
+#include "vlbias/encode/models/clip_cam.h"
+#include "vlbias/encode/models/clip_model.h"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/encode/dinov2_model.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/encode/models/dinov2_model.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace {
 

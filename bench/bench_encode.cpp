@@ -16,8 +16,8 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/encode/clip_model.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/encode/models/clip_model.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace {
 

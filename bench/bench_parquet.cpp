@@ -1,7 +1,7 @@
-// bench_parquet: the native Parquet reader (include/vlbias/io/parquet.h, parquet_images.h) on a
-// file DuckDB wrote, with Google Benchmark: a DOUBLE column read into a table, and an image-bytes
-// column read whole (read_parquet_bytes) and by row (ParquetImageColumn, as the encode job reads
-// images). MB/s count the cells' bytes once read (8 per double; the blobs' lengths), as
+// bench_parquet: the native Parquet reader (include/vlbias/io/parquet/parquet.h, parquet_images.h)
+// on a file DuckDB wrote, with Google Benchmark: a DOUBLE column read into a table, and an
+// image-bytes column read whole (read_parquet_bytes) and by row (ParquetImageColumn, as the encode
+// job reads images). MB/s count the cells' bytes once read (8 per double; the blobs' lengths), as
 // bench/make_parquet_bench.mjs counts them when it times DuckDB on the same file; per second of
 // wall time (one thread here; DuckDB's line gives its 1-thread and all-threads times).
 //
@@ -16,9 +16,9 @@
 #include <optional>
 #include <string>
 
-#include "vlbias/io/parquet.h"
-#include "vlbias/io/parquet_images.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/parquet/parquet_images.h"
+#include "vlbias/io/table/table.h"
 
 namespace {
 

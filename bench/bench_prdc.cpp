@@ -26,7 +26,7 @@
 #include "vlbias/core/blas.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 #include "vlbias/metrics/prdc.h"
 
 namespace {

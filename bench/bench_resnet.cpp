@@ -16,8 +16,8 @@
 #include "bench_timing.h"
 #include "vlbias/core/blas.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/encode/fairface.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/fairface.h"
 
 namespace {
 

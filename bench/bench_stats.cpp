@@ -6,7 +6,7 @@
 
 #include "bench_data.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/stats/compare.h"
 #include "vlbias/stats/stats.h"
 

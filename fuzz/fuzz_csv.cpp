@@ -8,7 +8,7 @@
 #include "table_fuzz_checks.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   vlbias::set_quiet(true);

@@ -11,7 +11,7 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   vlbias::set_quiet(true);

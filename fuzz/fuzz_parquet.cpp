@@ -1,9 +1,9 @@
-// libFuzzer target for the Parquet reader (include/vlbias/io/parquet.h): footer, Thrift
+// libFuzzer target for the Parquet reader (include/vlbias/io/parquet/parquet.h): footer, Thrift
 // metadata, pages, codecs and encodings, read from memory as one file; then the same bytes as a
-// file through the readers of byte columns: ParquetImageColumn (include/vlbias/io/parquet_images.h,
-// a row group at a time) must give each row the cell read_parquet_bytes gives it (the whole
-// column at once). Only vlbias::Error may escape; anything else (crash, sanitizer report, other
-// exception, broken invariant) is a bug.
+// file through the readers of byte columns: ParquetImageColumn
+// (include/vlbias/io/parquet/parquet_images.h, a row group at a time) must give each row the cell
+// read_parquet_bytes gives it (the whole column at once). Only vlbias::Error may escape; anything
+// else (crash, sanitizer report, other exception, broken invariant) is a bug.
 // Seeds: fuzz/corpus/parquet/, small files of tools/make_parquet_fixtures.mjs.
 #include <unistd.h>
 
@@ -20,8 +20,8 @@
 #include "table_fuzz_checks.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/io/parquet.h"
-#include "vlbias/io/parquet_images.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/parquet/parquet_images.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/io/pickled_array.h"
+#include "vlbias/io/tensor/pickled_array.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   vlbias::set_quiet(true);

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "vlbias/core/error.h"
-#include "vlbias/encode/clip_tokenizer.h"
+#include "vlbias/encode/models/clip_tokenizer.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias::python {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/report/json_output.h"
 
 namespace vlbias::python {

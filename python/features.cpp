@@ -13,9 +13,9 @@
 
 #include "convert.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/encode/dinov2_model.h"
-#include "vlbias/encode/image_model.h"
-#include "vlbias/encode/inception_model.h"
+#include "vlbias/encode/models/dinov2_model.h"
+#include "vlbias/encode/models/image_model.h"
+#include "vlbias/encode/models/inception_model.h"
 #include "vlbias/metrics/distribution_metrics.h"
 
 namespace vlbias::python {

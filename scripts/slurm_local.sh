@@ -142,7 +142,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 # A node that comes back with a valid configuration is usable again at once.
 ReturnToService=2
-# Array indices up to 100000 (vlbias's most shards, kMaxShards in include/vlbias/io/shard.h).
+# Array indices up to 100000 (vlbias's most shards, kMaxShards in include/vlbias/io/run/shard.h).
 MaxArraySize=100001
 MaxJobCount=200000
 # scancel's SIGKILL 5 s after its SIGTERM (30 s by default).

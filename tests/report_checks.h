@@ -19,7 +19,7 @@
 #include <libxml/xmlerror.h>
 
 #include "report_page.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/json_output.h"
 
 namespace vlbias::report_checks {

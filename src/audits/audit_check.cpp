@@ -18,7 +18,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
 #include "vlbias/io/input_identity.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

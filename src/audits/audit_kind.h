@@ -17,7 +17,7 @@
 
 #include "audit_yaml.h"
 #include "vlbias/audits/audit.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::audits_internal {
 

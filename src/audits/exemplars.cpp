@@ -16,9 +16,9 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/io/base64.h"
-#include "vlbias/io/sample.h"
+#include "vlbias/io/table/sample.h"
 
 namespace vlbias::audits_internal {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "vlbias/audits/audit_types.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/json_output.h"
 
 namespace vlbias::audits_internal {
@@ -71,10 +71,10 @@ std::vector<std::uint32_t> extreme_scored(const std::vector<std::uint32_t>& rows
                                           const std::vector<double>& scores, std::size_t n,
                                           bool highest);
 
-// The picks of each cell, as (row, why): up to r.per_cell drawn by sample_rows (vlbias/io/sample.h)
-// with derive_seed(seed, cell index) in draw order (none when score->only_extremes), then, with
-// a score, the cell's up to r.per_cell extreme-scored rows not already drawn (an image in both is
-// listed once, with both reasons).
+// The picks of each cell, as (row, why): up to r.per_cell drawn by sample_rows
+// (vlbias/io/table/sample.h) with derive_seed(seed, cell index) in draw order (none when
+// score->only_extremes), then, with a score, the cell's up to r.per_cell extreme-scored rows not
+// already drawn (an image in both is listed once, with both reasons).
 std::vector<std::vector<std::pair<std::uint32_t, std::string>>> pick_exemplars(
     const std::vector<ExemplarCell>& cells, const ExemplarImages& images, const ReportImagesSpec& r,
     std::uint64_t seed, const ExemplarScore* score);

@@ -15,7 +15,7 @@
 #include <system_error>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/atomic_file.h"
+#include "vlbias/io/run/atomic_file.h"
 #include "vlbias/report/report.h"
 #include "vlbias/report/summary.h"
 

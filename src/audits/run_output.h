@@ -17,8 +17,8 @@
 
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/audit_types.h"
-#include "vlbias/io/run_lock.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/run_lock.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/json_output.h"
 
 namespace vlbias::audits_internal {

@@ -16,7 +16,7 @@
 #include "table_builder.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/input_identity.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/scores_results.h"
 #include "vlbias/report/summary.h"

@@ -9,7 +9,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
-#include "vlbias/io/run_lock.h"
+#include "vlbias/io/run/run_lock.h"
 #include "vlbias/report/report.h"
 
 namespace vlbias::cli_internal {

@@ -18,7 +18,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/terminal.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/stats/stats.h"
 #include "vlbias/version.h"
 

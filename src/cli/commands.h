@@ -67,6 +67,9 @@ void add_agreement_metric(CLI::App& metric);
 // {shard} without --shard is a UsageError (shard_option.cpp).
 void add_shard_option(CLI::App* cmd, std::string& shard, const std::string& unit);
 Shard shard_and_out(const std::string& shard, std::string& out, bool out_is_folder);
+// --column and --image-root of a command that reads an images table as `vlbias encode --images`
+// does (explain, faces, label; encode_command.cpp).
+void add_image_table_options(CLI::App* cmd, std::string& column, std::string& image_root);
 // `vlbias merge OUT SHARD...`: shard outputs put together as one process writes them
 // (merge_command.cpp).
 void add_merge_command(CLI::App& app);

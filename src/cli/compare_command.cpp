@@ -3,7 +3,7 @@
 
 #include "commands.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/stats/compare.h"
 #include "vlbias/stats/correlate.h"

@@ -9,7 +9,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
-#include "vlbias/io/run_paths.h"
+#include "vlbias/io/run/run_paths.h"
 
 namespace vlbias::cli_internal {
 

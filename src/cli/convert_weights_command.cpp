@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 
 namespace vlbias::cli_internal {
 

@@ -2,7 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/stats/correlate.h"
 

@@ -18,10 +18,10 @@
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/terminal.h"
 #include "vlbias/datasets/datasets.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/parquet_images.h"
-#include "vlbias/io/table.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/io/parquet/parquet_images.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::cli_internal {
 

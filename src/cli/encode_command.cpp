@@ -8,7 +8,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
 #include "vlbias/encode/encode.h"
-#include "vlbias/encode/image_model.h"
+#include "vlbias/encode/models/image_model.h"
 
 namespace vlbias::cli_internal {
 
@@ -95,6 +95,15 @@ void print_encode_summary(const EncodeJobOptions& o, const EncodeJobResult& r) {
 }
 
 }  // namespace
+
+void add_image_table_options(CLI::App* cmd, std::string& column, std::string& image_root) {
+  cmd->add_option("--column", column,
+                  "The path column of the table (default: path), or of a Parquet table a column\n"
+                  "of image bytes read in place (default: image when it is one), as `vlbias\n"
+                  "encode --column` reads it");
+  cmd->add_option("--image-root", image_root,
+                  "Folder that relative paths resolve against (default: the table's folder)");
+}
 
 void add_encode_command(CLI::App& app) {
   auto args = std::make_shared<EncodeArgs>();

@@ -58,12 +58,7 @@ void add_explain_options(CLI::App* cmd, ExplainArgs& a) {
   cmd->add_option("--seed", a.seed, "Seed of those resamples")->capture_default_str();
   cmd->add_option("--logit-scale", a.logit_scale,
                   "s of the target (default: the model's exp(logit_scale), as CLIP)");
-  cmd->add_option("--column", a.column,
-                  "The path column of the table (default: path), or of a Parquet table a column\n"
-                  "of image bytes read in place (default: image when it is one), as `vlbias\n"
-                  "encode --column` reads it");
-  cmd->add_option("--image-root", a.image_root,
-                  "Folder that relative paths resolve against (default: the table's folder)");
+  add_image_table_options(cmd, a.column, a.image_root);
   cmd->add_flag("--exif-transpose", a.exif_transpose,
                 "Rotate / flip each image by its EXIF orientation as PIL.ImageOps.exif_transpose");
   cmd->add_option("--max-image-pixels", a.max_image_pixels,

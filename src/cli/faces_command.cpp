@@ -33,12 +33,7 @@ void add_faces_options(CLI::App* cmd, FacesArgs& a) {
                   "The faces folder (new or empty): faces.csv, images.csv, no_faces.csv,\n"
                   "chips/, manifest.json")
       ->required();
-  cmd->add_option("--column", a.column,
-                  "The path column of the table (default: path), or of a Parquet table a column\n"
-                  "of image bytes read in place (default: image when it is one), as `vlbias\n"
-                  "encode --column` reads it");
-  cmd->add_option("--image-root", a.image_root,
-                  "Folder that relative paths resolve against (default: the table's folder)");
+  add_image_table_options(cmd, a.column, a.image_root);
   CLI::Option* upsample =
       cmd->add_option("--upsample", a.upsample,
                       "Double the image this many times before detection, 0 to 3 (dlib's\n"

@@ -15,7 +15,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/generate/generate.h"
 #include "vlbias/generate/generate_yaml.h"
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/shard.h"
 #include "vlbias/report/json_output.h"
 
 namespace vlbias::cli_internal {

@@ -14,11 +14,11 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/terminal.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/generate/generate.h"
 #include "vlbias/generate/generate_yaml.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/labels/clip_labels.h"
 #include "vlbias/labels/fairface_labels.h"
 #include "vlbias/labels/vlm_labels.h"
@@ -87,12 +87,7 @@ void add_label_options(CLI::App* cmd, LabelArgs& a) {
                   "Abstain (label unclear) when the top two probabilities differ by less;\n"
                   "0 never abstains")
       ->capture_default_str();
-  cmd->add_option("--column", a.column,
-                  "The path column of the table (default: path), or of a Parquet table a column\n"
-                  "of image bytes read in place (default: image when it is one), as `vlbias\n"
-                  "encode --column` reads it");
-  cmd->add_option("--image-root", a.image_root,
-                  "Folder that relative paths resolve against (default: the table's folder)");
+  add_image_table_options(cmd, a.column, a.image_root);
   cmd->add_option("--batch", a.batch, "Images per forward pass (default: clip 32, fairface 16)");
   cmd->add_option("--max-image-pixels", a.max_image_pixels,
                   "Pillow's MAX_IMAGE_PIXELS rule: images over twice this are refused, over it\n"

@@ -11,7 +11,7 @@
 #include "vlbias/core/terminal.h"
 #include "vlbias/encode/encode.h"
 #include "vlbias/faces/faces_job.h"
-#include "vlbias/io/run_paths.h"
+#include "vlbias/io/run/run_paths.h"
 #include "vlbias/labels/label_job.h"
 #include "vlbias/score/classifier_job.h"
 

@@ -18,7 +18,7 @@
 #include "commands.h"
 #include "vlbias/core/edit_distance.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/metrics/agreement.h"
 #include "vlbias/report/metric_json.h"
 #include "vlbias/stats/rater_agreement.h"

@@ -5,8 +5,8 @@
 
 #include "commands.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/embeddings.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/embeddings.h"
 #include "vlbias/metrics/clipscore.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/metric_json.h"

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
@@ -194,44 +195,52 @@ void add_set_bootstrap_options(CLI::App* cmd, const std::shared_ptr<LvlmArgs>& a
                       cluster_tail);
 }
 
+// The subcommand `name` of `metric` running measure `m` on its arguments, with the options
+// every measure takes (add_common); the caller adds the measure's own.
+std::pair<CLI::App*, std::shared_ptr<LvlmArgs>> add_lvlm_measure(CLI::App& metric,
+                                                                 const std::string& name,
+                                                                 const std::string& description,
+                                                                 Measure m) {
+  auto a = std::make_shared<LvlmArgs>();
+  CLI::App* cmd = metric.add_subcommand(name, description);
+  add_common(cmd, a, m);
+  cmd->callback([a, m] { run_lvlm_metric(*a, m); });
+  return {cmd, a};
+}
+
 }  // namespace
 
 void add_lvlm_metrics(CLI::App& metric) {
   {
-    auto a = std::make_shared<LvlmArgs>();
-    CLI::App* cmd = metric.add_subcommand(
-        "maxgap",
+    const auto [cmd, a] = add_lvlm_measure(
+        metric, "maxgap",
         "MaxGap = max - min of a score within each counterfactual set (paper 003 Eq. 1), with "
         "its distribution over sets, the share of sets whose max each group holds, and "
-        "bootstrap CIs over sets");
-    add_common(cmd, a, Measure::MaxGap);
+        "bootstrap CIs over sets",
+        Measure::MaxGap);
     cmd->add_option("--score", a->scores, "Comma list of score columns (toxicity, insult, ...)")
         ->required();
     add_set_bootstrap_options(cmd, a, "Bootstrap resamples over sets (0: none)", "");
-    cmd->callback([a] { run_lvlm_metric(*a, Measure::MaxGap); });
   }
   {
-    auto a = std::make_shared<LvlmArgs>();
-    CLI::App* cmd = metric.add_subcommand(
-        "pmi",
+    const auto [cmd, a] = add_lvlm_measure(
+        metric, "pmi",
         "Words used disproportionately for each group: log[(f(w,g)/N_g)/(f(w,not g)/N_not_g)] "
-        "(paper 003 App. D)");
-    add_common(cmd, a, Measure::Pmi);
+        "(paper 003 App. D)",
+        Measure::Pmi);
     cmd->add_option("--min-freq", a->min_freq, "Keep words with f(w,g) >= this")
         ->capture_default_str();
     cmd->add_option("--threshold", a->threshold, "Keep words with score > this")
         ->capture_default_str();
     cmd->add_option("--top", a->top, "Words per group (0: all kept)")->capture_default_str();
     cmd->add_option("--log-base", a->log_base, "Logarithm base: 0 = e (default), 2 or 10");
-    cmd->callback([a] { run_lvlm_metric(*a, Measure::Pmi); });
   }
   {
-    auto a = std::make_shared<LvlmArgs>();
-    CLI::App* cmd = metric.add_subcommand(
-        "lexicon",
+    const auto [cmd, a] = add_lvlm_measure(
+        metric, "lexicon",
         "Stereotype-content lexicon counts per text, normalised by words after stop-word "
-        "removal, averaged per group (paper 003 App. E)");
-    add_common(cmd, a, Measure::Lexicon);
+        "removal, averaged per group (paper 003 App. E)",
+        Measure::Lexicon);
     cmd->add_option("--lexicon", a->lexicon,
                     "Lexicon CSV: word,dimension,direction or SADCAT's D_dict/D_dir columns")
         ->required();
@@ -243,39 +252,33 @@ void add_lvlm_metrics(CLI::App& metric) {
     cmd->add_flag("--distinct", a->distinct, "Count distinct lexicon words per text");
     cmd->add_option("--stop-words", a->stop_words, "english (built-in), none, or a file")
         ->capture_default_str();
-    cmd->callback([a] { run_lvlm_metric(*a, Measure::Lexicon); });
   }
   {
-    auto a = std::make_shared<LvlmArgs>();
-    CLI::App* cmd = metric.add_subcommand(
-        "ratings",
+    const auto [cmd, a] = add_lvlm_measure(
+        metric, "ratings",
         "Numeric answers (1-10 ratings or salaries) extracted as docs/methods.md#numeric-answers "
-        "says, per group, with exclusion counts and examples");
-    add_common(cmd, a, Measure::Ratings);
+        "says, per group, with exclusion counts and examples",
+        Measure::Ratings);
     cmd->add_option("--kind", a->kind, "rating or salary")->capture_default_str();
     cmd->add_option("--where", a->where,
                     "Only the answers this row filter keeps, e.g. \"prompt == 'Salary'\" "
                     "(docs/specs.md#row-filters)");
-    cmd->callback([a] { run_lvlm_metric(*a, Measure::Ratings); });
   }
   {
-    auto a = std::make_shared<LvlmArgs>();
-    CLI::App* cmd = metric.add_subcommand(
-        "responses", "Response length (words), refusal rate and empty answers per group");
-    add_common(cmd, a, Measure::Responses);
+    const auto [cmd, a] = add_lvlm_measure(
+        metric, "responses", "Response length (words), refusal rate and empty answers per group",
+        Measure::Responses);
     cmd->add_option("--refusal-pattern", a->refusal_patterns,
                     "Refusal text (case-insensitive substring); repeatable; replaces the defaults");
     cmd->add_option("--refusal-column", a->refusal_column,
                     "Column marking refusals (true/1) instead of patterns");
-    cmd->callback([a] { run_lvlm_metric(*a, Measure::Responses); });
   }
   {
-    auto a = std::make_shared<LvlmArgs>();
-    CLI::App* cmd = metric.add_subcommand(
-        "paired",
+    const auto [cmd, a] = add_lvlm_measure(
+        metric, "paired",
         "Paired comparison of MaxGap over matched sets between by-levels: a mitigation prompt "
-        "vs the baseline, an LVLM vs its LLM (differences with bootstrap CIs, Pearson r)");
-    add_common(cmd, a, Measure::Paired);
+        "vs the baseline, an LVLM vs its LLM (differences with bootstrap CIs, Pearson r)",
+        Measure::Paired);
     cmd->add_option("--score", a->scores, "Comma list of score columns")->required();
     cmd->add_option("--compare", a->compare_column, "The by column that differs (e.g. mitigation)")
         ->required();
@@ -290,7 +293,6 @@ void add_lvlm_metrics(CLI::App& metric) {
                     "Permutations of the clustered paired tests (all sign vectors when fewer)")
         ->check(resamples_range())
         ->capture_default_str();
-    cmd->callback([a] { run_lvlm_metric(*a, Measure::Paired); });
   }
 }
 

@@ -12,7 +12,7 @@
 
 #include "commands.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/metrics/ranking_metrics.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/metric_json.h"

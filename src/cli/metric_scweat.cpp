@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 #include "vlbias/metrics/association.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/metric_json.h"

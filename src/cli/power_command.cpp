@@ -9,7 +9,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/run_paths.h"
+#include "vlbias/io/run/run_paths.h"
 #include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/lvlm_results.h"

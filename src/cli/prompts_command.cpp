@@ -21,9 +21,9 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/column_texts.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/column_texts.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/metrics/prompt_sets.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 

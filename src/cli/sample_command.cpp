@@ -12,9 +12,9 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/terminal.h"
-#include "vlbias/io/row_filter.h"
-#include "vlbias/io/sample.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/row_filter.h"
+#include "vlbias/io/table/sample.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/json_output.h"
 
 namespace vlbias::cli_internal {

@@ -4,7 +4,7 @@
 
 #include "commands.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/shard.h"
 
 namespace vlbias::cli_internal {
 

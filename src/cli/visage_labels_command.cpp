@@ -23,7 +23,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/terminal.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/labels/labels_table.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 

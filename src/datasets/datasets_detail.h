@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "vlbias/datasets/datasets.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::datasets_internal {
 

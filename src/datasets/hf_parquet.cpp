@@ -14,10 +14,10 @@
 
 #include "datasets_detail.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/parquet.h"
-#include "vlbias/io/parquet_images.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/parquet/parquet_images.h"
+#include "vlbias/io/run/atomic_file.h"
 
 namespace vlbias::datasets_internal {
 

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "vlbias/encode/image.h"
-#include "vlbias/encode/job_items.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/jobs/job_items.h"
 #include "vlbias/explain/face_mass.h"
 
 namespace vlbias::explain_internal {

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "explain_faces.h"
-#include "vlbias/encode/clip_cam.h"
 #include "vlbias/encode/encode.h"
-#include "vlbias/encode/job_items.h"
+#include "vlbias/encode/jobs/job_items.h"
+#include "vlbias/encode/models/clip_cam.h"
 #include "vlbias/explain/explain.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::explain_internal {
 

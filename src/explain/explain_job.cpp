@@ -14,11 +14,11 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/encode/encode.h"
-#include "vlbias/encode/image_model.h"
-#include "vlbias/encode/job_items.h"
+#include "vlbias/encode/jobs/job_items.h"
+#include "vlbias/encode/models/image_model.h"
 #include "vlbias/faces/skin_tone.h"
-#include "vlbias/io/run_lock.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/run_lock.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/metrics/social_perception.h"
 
 namespace vlbias::explain_internal {

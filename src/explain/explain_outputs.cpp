@@ -16,8 +16,8 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/tensor/npy.h"
 #include "vlbias/version.h"
 
 namespace vlbias::explain_internal {

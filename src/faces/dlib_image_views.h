@@ -12,7 +12,7 @@
 #include <streambuf>
 #include <utility>
 
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias::faces_internal {
 

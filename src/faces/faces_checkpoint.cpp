@@ -5,8 +5,8 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/file_text.h"
+#include "vlbias/io/run/atomic_file.h"
 
 namespace vlbias::faces_internal {
 

@@ -15,9 +15,9 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
 #include "vlbias/encode/encode.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/run_lock.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/run/run_lock.h"
 #include "vlbias/version.h"
 
 namespace vlbias {

@@ -9,11 +9,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "vlbias/encode/job_items.h"
+#include "vlbias/encode/jobs/job_items.h"
 #include "vlbias/faces/face_detect.h"
 #include "vlbias/faces/faces_job.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::faces_internal {
 

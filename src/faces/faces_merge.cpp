@@ -8,11 +8,11 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/run_lock.h"
-#include "vlbias/io/run_paths.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/run/run_lock.h"
+#include "vlbias/io/run/run_paths.h"
 
 namespace vlbias {
 

@@ -8,7 +8,7 @@
 #include "faces_job_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/io/atomic_file.h"
+#include "vlbias/io/run/atomic_file.h"
 
 namespace vlbias::faces_internal {
 

@@ -14,8 +14,8 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/run/shard.h"
 #include "vlbias/version.h"
 
 namespace vlbias::generate_internal {
@@ -450,20 +450,6 @@ Endpoint endpoint_from_json(const Json& j) {
   e.api_key_env = j.at("api_key_env").get<std::string>();
   e.timeout_s = j.at("timeout_s").get<double>();
   return e;
-}
-
-void add_chat_sampling_json(Json& j, double temperature, std::size_t max_tokens,
-                            const std::optional<double>& top_p) {
-  j["temperature"] = temperature;
-  j["max_tokens"] = max_tokens;
-  j["top_p"] = top_p ? Json(*top_p) : Json();
-}
-
-void read_chat_sampling_json(const Json& j, double& temperature, std::size_t& max_tokens,
-                             std::optional<double>& top_p) {
-  temperature = j.at("temperature").get<double>();
-  max_tokens = j.at("max_tokens").get<std::size_t>();
-  if (!j.at("top_p").is_null()) top_p = j.at("top_p").get<double>();
 }
 
 }  // namespace vlbias::generate_internal

@@ -16,8 +16,8 @@
 #include "vlbias/io/base64.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/run_lock.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/run_lock.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::generate_internal {
 
@@ -268,12 +268,6 @@ Json input_record(const std::filesystem::path& path);
 std::string absolute_path(const std::filesystem::path& path);  // "" stays ""
 Json endpoint_json(const Endpoint& endpoint);
 Endpoint endpoint_from_json(const Json& j);
-// The sampling keys of the chat jobs (lvlm, llm, judge): temperature, max_tokens and top_p (null
-// when not sent), appended to `j` in that order, and read back.
-void add_chat_sampling_json(Json& j, double temperature, std::size_t max_tokens,
-                            const std::optional<double>& top_p);
-void read_chat_sampling_json(const Json& j, double& temperature, std::size_t& max_tokens,
-                             std::optional<double>& top_p);
 Json lvlm_job_json(const LvlmJob& job);
 LvlmJob lvlm_job_from_json(const Json& j);
 Json t2i_job_json(const T2iJob& job);

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "job.h"
+#include "chat_job.h"
 #include "vlbias/core/error.h"
 #include "vlbias/generate/judge_answers.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 
@@ -29,13 +29,7 @@ void check_job(const JudgeJob& job) {
   VLBIAS_CHECK(!job.endpoint.url.empty(), UsageError, "endpoint.url is required");
   check_request_settings(job.endpoint, job.control);
   VLBIAS_CHECK(!job.prompt.empty(), UsageError, "prompt is required");
-  VLBIAS_CHECK(job.max_tokens >= 1 && job.max_tokens <= kMaxTokens, UsageError,
-               "sampling.max_tokens must be an integer from 1 to {}, got {}", kMaxTokens,
-               job.max_tokens);
-  VLBIAS_CHECK(job.temperature >= 0 && job.temperature <= 2, UsageError,
-               "sampling.temperature must be in [0, 2], got {}", job.temperature);
-  VLBIAS_CHECK(!job.top_p || (*job.top_p > 0 && *job.top_p <= 1), UsageError,
-               "sampling.top_p must be in (0, 1]");
+  check_chat_sampling(job);
   VLBIAS_CHECK(job.parser != JudgeParser::Scale ||
                    (std::isfinite(job.scale_min) && std::isfinite(job.scale_max) &&
                     job.scale_min < job.scale_max),
@@ -45,17 +39,11 @@ void check_job(const JudgeJob& job) {
 
 // The judge's parts: one chat completion per non-empty text, scored.jsonl holding every input
 // row with what its answer says.
-class JudgeRequests final : public RequestJob {
+class JudgeRequests final : public ChatRequests<JudgeJob> {
  public:
   JudgeRequests(const JudgeJob& job, const fs::path& run_dir, const std::string& api_key,
                 const Table& input, std::size_t text_col, const PromptTemplate& prompt)
-      : job_(job),
-        run_dir_(run_dir),
-        api_key_(api_key),
-        input_(input),
-        text_col_(text_col),
-        prompt_(prompt),
-        reply_limit_(chat_reply_limit(job.control, job.max_tokens)) {}
+      : ChatRequests(job, run_dir, api_key), input_(input), text_col_(text_col), prompt_(prompt) {}
 
   void plan(RunFolder& folder) const override {
     for (std::size_t r = 0; r < input_.rows; ++r) {
@@ -65,22 +53,7 @@ class JudgeRequests final : public RequestJob {
   }
 
   HttpRequest build(const std::string& key, const std::string& text) const override {
-    Json messages = Json::array();
-    if (!job_.system_prompt.empty())
-      messages.push_back({{"role", "system"}, {"content", job_.system_prompt}});
-    messages.push_back({{"role", "user"}, {"content", stored_json(text, key)["prompt"]}});
-    Json body;
-    if (!job_.endpoint.model.empty()) body["model"] = job_.endpoint.model;
-    body["messages"] = messages;
-    body["temperature"] = job_.temperature;
-    body["max_tokens"] = job_.max_tokens;
-    if (job_.top_p) body["top_p"] = *job_.top_p;
-    if (job_.send_seed) body["seed"] = job_.seed;
-    return post_json(job_.endpoint, body, api_key_, reply_limit_);
-  }
-
-  Verdict read(const std::string&, const std::string&, const HttpResponse& r) const override {
-    return read_chat_completion(r);
+    return post_chat(chat_body(job_.system_prompt, stored_json(text, key)["prompt"], job_.seed));
   }
 
   void export_outputs(RunFolder& folder, JobSummary& summary) const override {
@@ -138,54 +111,39 @@ class JudgeRequests final : public RequestJob {
                : fmt::format("scale:{}..{}", job_.scale_min, job_.scale_max);
   }
 
-  const JudgeJob& job_;
-  const fs::path run_dir_;
-  const std::string& api_key_;
   const Table& input_;
   const std::size_t text_col_;
   const PromptTemplate& prompt_;
-  const std::size_t reply_limit_;
 };
 
+// run.json's `job` keys of a judge, in order (chat_job.h).
+constexpr auto kJudgeJobKeys = [](auto& io, auto& job) {
+  io("endpoint", job.endpoint);
+  io.path("input", job.input);
+  io("text_column", job.text_column);
+  io("system", job.system_prompt);
+  io("prompt", job.prompt);
+  io.choice("parser", job.parser, JudgeParser::Scale, "scale", JudgeParser::LlamaGuard,
+            "llama-guard");
+  io("scale_min", job.scale_min);
+  io("scale_max", job.scale_max);
+  chat_sampling_keys(io, job);
+  io("seed", job.seed);
+  io("send_seed", job.send_seed);
+  io.path("spec_path", job.spec_path);
+};
+
+// What shapes the judge's requests (RunFolder).
+Json judge_fingerprint(const JudgeJob& job) {
+  JobJsonWriter fingerprint = chat_fingerprint(job);
+  fingerprint("prompt", job.prompt);
+  chat_sampling_keys(fingerprint, job);
+  fingerprint("seed", job.seed);
+  fingerprint("send_seed", job.send_seed);
+  return fingerprint.json;
+}
+
 }  // namespace
-
-namespace generate_internal {
-
-Json judge_job_json(const JudgeJob& job) {
-  Json j = {{"endpoint", endpoint_json(job.endpoint)},
-            {"input", absolute_path(job.input)},
-            {"text_column", job.text_column},
-            {"system", job.system_prompt},
-            {"prompt", job.prompt},
-            {"parser", job.parser == JudgeParser::Scale ? "scale" : "llama-guard"},
-            {"scale_min", job.scale_min},
-            {"scale_max", job.scale_max}};
-  add_chat_sampling_json(j, job.temperature, job.max_tokens, job.top_p);
-  j["seed"] = job.seed;
-  j["send_seed"] = job.send_seed;
-  j["spec_path"] = absolute_path(job.spec_path);
-  return j;
-}
-
-JudgeJob judge_job_from_json(const Json& j) {
-  JudgeJob job;
-  job.endpoint = endpoint_from_json(j.at("endpoint"));
-  job.input = j.at("input").get<std::string>();
-  job.text_column = j.at("text_column").get<std::string>();
-  job.system_prompt = j.at("system").get<std::string>();
-  job.prompt = j.at("prompt").get<std::string>();
-  job.parser =
-      j.at("parser").get<std::string>() == "scale" ? JudgeParser::Scale : JudgeParser::LlamaGuard;
-  job.scale_min = j.at("scale_min").get<double>();
-  job.scale_max = j.at("scale_max").get<double>();
-  read_chat_sampling_json(j, job.temperature, job.max_tokens, job.top_p);
-  job.seed = j.at("seed").get<std::uint64_t>();
-  job.send_seed = j.at("send_seed").get<bool>();
-  job.spec_path = j.at("spec_path").get<std::string>();
-  return job;
-}
-
-}  // namespace generate_internal
 
 JobSummary score_judge(const JudgeJob& job, const fs::path& run_dir) {
   check_job(job);
@@ -202,14 +160,7 @@ JobSummary score_judge(const JudgeJob& job, const fs::path& run_dir) {
       .endpoint = job.endpoint,
       .control = job.control,
       .api_key = api_key,
-      .fingerprint = {{"model", job.endpoint.model},
-                      {"system", job.system_prompt},
-                      {"prompt", job.prompt},
-                      {"temperature", job.temperature},
-                      {"max_tokens", job.max_tokens},
-                      {"top_p", job.top_p ? Json(*job.top_p) : Json()},
-                      {"seed", job.seed},
-                      {"send_seed", job.send_seed}},
+      .fingerprint = judge_fingerprint(job),
       // The parser reads the stored answers at export: a resume may change it.
       .parameters = {{"text_column", job.text_column},
                      {"parser", scale ? "scale" : "llama-guard"},
@@ -223,6 +174,14 @@ JobSummary score_judge(const JudgeJob& job, const fs::path& run_dir) {
   if (!job.spec_path.empty()) record.inputs.push_back(job.spec_path);
   return run_request_job(run_dir, record,
                          JudgeRequests(job, run_dir, api_key, input, text_col, prompt));
+}
+
+Json generate_internal::judge_job_json(const JudgeJob& job) {
+  return job_json_of(job, kJudgeJobKeys);
+}
+
+JudgeJob generate_internal::judge_job_from_json(const Json& j) {
+  return job_from_json_of<JudgeJob>(j, kJudgeJobKeys);
 }
 
 }  // namespace vlbias

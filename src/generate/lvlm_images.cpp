@@ -4,8 +4,8 @@
 
 #include "job.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/parquet.h"
-#include "vlbias/io/parquet_images.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/parquet/parquet_images.h"
 
 namespace vlbias::generate_internal {
 

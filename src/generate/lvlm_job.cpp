@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "job.h"
+#include "chat_job.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 
@@ -67,13 +67,7 @@ void check_job(const LvlmJob& job) {
   VLBIAS_CHECK(
       std::set<std::uint64_t>(job.seeds.begin(), job.seeds.end()).size() == job.seeds.size(),
       UsageError, "a seed is given twice");
-  VLBIAS_CHECK(job.max_tokens >= 1 && job.max_tokens <= kMaxTokens, UsageError,
-               "sampling.max_tokens must be an integer from 1 to {}, got {}", kMaxTokens,
-               job.max_tokens);
-  VLBIAS_CHECK(job.temperature >= 0 && job.temperature <= 2, UsageError,
-               "temperature must be in [0, 2], got {}", job.temperature);
-  VLBIAS_CHECK(!job.top_p || (*job.top_p > 0 && *job.top_p <= 1), UsageError,
-               "top_p must be in (0, 1]");
+  check_chat_sampling(job);
 }
 
 // The id of every manifest row (unique, non-empty); with an image column, every image must
@@ -165,22 +159,19 @@ std::vector<PromptTemplate> compile_prompts(const LvlmJob& job, const Table& man
 
 // The lvlm job's parts: one chat completion per row, prompt and seed (with the row's image
 // unless text only), generations.jsonl listing the answers.
-class LvlmRequests final : public RequestJob {
+class LvlmRequests final : public ChatRequests<LvlmJob> {
  public:
   LvlmRequests(const LvlmJob& job, const fs::path& run_dir, const std::string& api_key,
                const Table& manifest, const std::vector<std::size_t>& kept,
                std::optional<std::size_t> image_col, const std::vector<std::string>& ids,
                const std::vector<PromptTemplate>& templates, const LvlmImages& images)
-      : job_(job),
-        run_dir_(run_dir),
-        api_key_(api_key),
+      : ChatRequests(job, run_dir, api_key),
         manifest_(manifest),
         kept_(kept),
         image_col_(image_col),
         ids_(ids),
         templates_(templates),
-        images_(images),
-        reply_limit_(chat_reply_limit(job.control, job.max_tokens)) {}
+        images_(images) {}
 
   // The request's fields in the order of the stores written before templates, system messages
   // and labels (a prompt with neither stores what it did then, so those runs resume).
@@ -228,25 +219,12 @@ class LvlmRequests final : public RequestJob {
     }
     const std::string system =
         request.contains("system") ? request["system"].get<std::string>() : job_.system_prompt;
-    Json messages = Json::array();
-    if (!system.empty()) messages.push_back({{"role", "system"}, {"content", system}});
-    messages.push_back({{"role", "user"}, {"content", content}});
-    Json body;
-    if (!job_.endpoint.model.empty()) body["model"] = job_.endpoint.model;
-    body["messages"] = messages;
-    body["temperature"] = job_.temperature;
-    body["max_tokens"] = job_.max_tokens;
-    if (job_.top_p) body["top_p"] = *job_.top_p;
-    if (job_.send_seed) body["seed"] = request["seed"];
+    Json body = chat_body(system, std::move(content), request["seed"]);
     if (job_.top_logprobs) {
       body["logprobs"] = true;
       body["top_logprobs"] = *job_.top_logprobs;
     }
-    return post_json(job_.endpoint, body, api_key_, reply_limit_);
-  }
-
-  Verdict read(const std::string&, const std::string&, const HttpResponse& r) const override {
-    return read_chat_completion(r);
+    return post_chat(body);
   }
 
   // The image's id: a key is "ID|PROMPT|SEED", and neither a prompt name nor a seed holds '|'.
@@ -293,16 +271,12 @@ class LvlmRequests final : public RequestJob {
   }
 
  private:
-  const LvlmJob& job_;
-  const fs::path run_dir_;
-  const std::string& api_key_;
   const Table& manifest_;
   const std::vector<std::size_t>& kept_;
   const std::optional<std::size_t> image_col_;
   const std::vector<std::string>& ids_;
   const std::vector<PromptTemplate>& templates_;
   const LvlmImages& images_;
-  const std::size_t reply_limit_;
 };
 
 // run.json's record of the prompts.
@@ -320,65 +294,63 @@ Json prompts_record(const LvlmJob& job) {
   return prompts;
 }
 
-}  // namespace
-
-namespace generate_internal {
-
-Json lvlm_job_json(const LvlmJob& job) {
-  Json prompts = Json::array();
-  for (const LvlmPrompt& p : job.prompts) {
+// run.json's `job` copy of the prompts: [{name, text, system (null when none), labels: [[name,
+// value], ...]}, ...].
+Json lvlm_prompts_json(const std::vector<LvlmPrompt>& prompts) {
+  Json out = Json::array();
+  for (const LvlmPrompt& p : prompts) {
     Json labels = Json::array();
     for (const auto& [name, value] : p.labels) labels.push_back({name, value});
-    prompts.push_back({{"name", p.name},
-                       {"text", p.text},
-                       {"system", p.system ? Json(*p.system) : Json()},
-                       {"labels", labels}});
+    out.push_back({{"name", p.name},
+                   {"text", p.text},
+                   {"system", p.system ? Json(*p.system) : Json()},
+                   {"labels", labels}});
   }
-  Json j = {{"endpoint", endpoint_json(job.endpoint)},
-            {"manifest", absolute_path(job.manifest)},
-            {"image_column", job.image_column},
-            {"id_column", job.id_column},
-            {"image_root", absolute_path(job.image_root)},
-            {"keep_columns", job.keep_columns ? Json(*job.keep_columns) : Json()},
-            {"prompts", prompts},
-            {"seeds", job.seeds},
-            {"system", job.system_prompt}};
-  add_chat_sampling_json(j, job.temperature, job.max_tokens, job.top_p);
-  j["send_seed"] = job.send_seed;
-  if (job.top_logprobs) j["top_logprobs"] = *job.top_logprobs;
-  j["text_only"] = job.text_only;
-  j["spec_path"] = absolute_path(job.spec_path);
-  return j;
+  return out;
 }
 
-LvlmJob lvlm_job_from_json(const Json& j) {
-  LvlmJob job;
-  job.endpoint = endpoint_from_json(j.at("endpoint"));
-  job.manifest = j.at("manifest").get<std::string>();
-  job.image_column = j.at("image_column").get<std::string>();
-  job.id_column = j.at("id_column").get<std::string>();
-  job.image_root = j.at("image_root").get<std::string>();
-  if (!j.at("keep_columns").is_null())
-    job.keep_columns = j.at("keep_columns").get<std::vector<std::string>>();
-  for (const Json& p : j.at("prompts")) {
+std::vector<LvlmPrompt> lvlm_prompts_from_json(const Json& j) {
+  std::vector<LvlmPrompt> out;
+  for (const Json& p : j) {
     LvlmPrompt prompt{
         p.at("name").get<std::string>(), p.at("text").get<std::string>(), std::nullopt, {}};
     if (!p.at("system").is_null()) prompt.system = p.at("system").get<std::string>();
     for (const Json& label : p.at("labels"))
       prompt.labels.emplace_back(label.at(0).get<std::string>(), label.at(1).get<std::string>());
-    job.prompts.push_back(std::move(prompt));
+    out.push_back(std::move(prompt));
   }
-  job.seeds = j.at("seeds").get<std::vector<std::uint64_t>>();
-  job.system_prompt = j.at("system").get<std::string>();
-  read_chat_sampling_json(j, job.temperature, job.max_tokens, job.top_p);
-  job.send_seed = j.at("send_seed").get<bool>();
-  if (j.contains("top_logprobs")) job.top_logprobs = j.at("top_logprobs").get<std::size_t>();
-  job.text_only = j.at("text_only").get<bool>();
-  job.spec_path = j.at("spec_path").get<std::string>();
-  return job;
+  return out;
 }
 
-}  // namespace generate_internal
+// run.json's `job` keys of an lvlm or llm job, in order (chat_job.h).
+constexpr auto kLvlmJobKeys = [](auto& io, auto& job) {
+  io("endpoint", job.endpoint);
+  io.path("manifest", job.manifest);
+  io("image_column", job.image_column);
+  io("id_column", job.id_column);
+  io.path("image_root", job.image_root);
+  io("keep_columns", job.keep_columns);
+  io.converted("prompts", job.prompts, lvlm_prompts_json, lvlm_prompts_from_json);
+  io("seeds", job.seeds);
+  io("system", job.system_prompt);
+  chat_sampling_keys(io, job);
+  io("send_seed", job.send_seed);
+  io.omitted_when_none("top_logprobs", job.top_logprobs);
+  io("text_only", job.text_only);
+  io.path("spec_path", job.spec_path);
+};
+
+// What shapes the lvlm job's requests (RunFolder); top_logprobs only when asked for, so the
+// stores of earlier runs keep their fingerprint and resume.
+Json lvlm_fingerprint(const LvlmJob& job) {
+  JobJsonWriter fingerprint = chat_fingerprint(job);
+  chat_sampling_keys(fingerprint, job);
+  fingerprint("send_seed", job.send_seed);
+  fingerprint.omitted_when_none("top_logprobs", job.top_logprobs);
+  return fingerprint.json;
+}
+
+}  // namespace
 
 JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
   check_job(job);
@@ -401,12 +373,7 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
                    .endpoint = job.endpoint,
                    .control = job.control,
                    .api_key = api_key,
-                   .fingerprint = {{"model", job.endpoint.model},
-                                   {"system", job.system_prompt},
-                                   {"temperature", job.temperature},
-                                   {"max_tokens", job.max_tokens},
-                                   {"top_p", job.top_p ? Json(*job.top_p) : Json()},
-                                   {"send_seed", job.send_seed}},
+                   .fingerprint = lvlm_fingerprint(job),
                    .parameters = {{"id_column", job.id_column},
                                   {"seeds", job.seeds},
                                   {"prompts", prompts_record(job)}},
@@ -415,8 +382,6 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
                    .job = lvlm_job_json(job),
                    .shard_key = "the row's id (columns.id, else the image)",
                    .input_rows = manifest.rows};
-  // Only when asked for, so the stores of earlier runs keep their fingerprint and resume.
-  if (job.top_logprobs) record.fingerprint["top_logprobs"] = *job.top_logprobs;
   if (!job.text_only) {
     record.parameters["image_column"] = job.image_column;
     record.parameters["image_root"] = root.string();
@@ -425,6 +390,14 @@ JobSummary generate_lvlm(const LvlmJob& job, const fs::path& run_dir) {
   return run_request_job(
       run_dir, record,
       LvlmRequests(job, run_dir, api_key, manifest, kept, image_col, ids, templates, images));
+}
+
+Json generate_internal::lvlm_job_json(const LvlmJob& job) {
+  return job_json_of(job, kLvlmJobKeys);
+}
+
+LvlmJob generate_internal::lvlm_job_from_json(const Json& j) {
+  return job_from_json_of<LvlmJob>(j, kLvlmJobKeys);
 }
 
 }  // namespace vlbias

@@ -10,8 +10,8 @@
 #include "job.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/file_text.h"
-#include "vlbias/io/run_lock.h"
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/run_lock.h"
+#include "vlbias/io/run/shard.h"
 
 namespace vlbias {
 

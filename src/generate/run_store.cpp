@@ -11,8 +11,8 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/timestamp.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/json.h"
+#include "vlbias/io/run/atomic_file.h"
 
 namespace vlbias {
 

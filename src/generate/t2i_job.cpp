@@ -8,8 +8,8 @@
 #include "job.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

@@ -6,7 +6,7 @@
 
 #include "parquet/parquet_detail.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/io/parquet.h"
+#include "vlbias/io/parquet/parquet.h"
 
 namespace vlbias {
 

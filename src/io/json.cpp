@@ -10,7 +10,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/io/cell_text.h"
 #include "vlbias/io/json_type.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

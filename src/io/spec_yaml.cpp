@@ -18,7 +18,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
 #include "vlbias/core/utf8.h"
-#include "vlbias/io/parquet.h"
+#include "vlbias/io/parquet/parquet.h"
 
 namespace vlbias::yaml {
 

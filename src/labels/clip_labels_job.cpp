@@ -11,7 +11,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/encode/image_model.h"
+#include "vlbias/encode/models/image_model.h"
 #include "vlbias/labels/clip_labels.h"
 #include "vlbias/labels/labels_table.h"
 

@@ -9,10 +9,10 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/encode/job_items.h"
-#include "vlbias/io/parquet_images.h"
-#include "vlbias/io/run_paths.h"
-#include "vlbias/io/table.h"
+#include "vlbias/encode/jobs/job_items.h"
+#include "vlbias/io/parquet/parquet_images.h"
+#include "vlbias/io/run/run_paths.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::labels_internal {
 

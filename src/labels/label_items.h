@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/labels/labels_table.h"
 
 namespace vlbias {

@@ -11,9 +11,9 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/encode/job_items.h"
-#include "vlbias/io/atomic_file.h"
+#include "vlbias/encode/jobs/job_items.h"
 #include "vlbias/io/file_text.h"
+#include "vlbias/io/run/atomic_file.h"
 
 namespace vlbias::labels_internal {
 

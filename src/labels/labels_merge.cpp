@@ -7,9 +7,9 @@
 
 #include "label_job_internal.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/job_items.h"
-#include "vlbias/io/atomic_file.h"
+#include "vlbias/encode/jobs/job_items.h"
 #include "vlbias/io/file_text.h"
+#include "vlbias/io/run/atomic_file.h"
 #include "vlbias/labels/label_job.h"
 
 namespace vlbias {

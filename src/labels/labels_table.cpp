@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

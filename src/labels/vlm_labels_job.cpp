@@ -16,7 +16,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/labels/vlm_labels.h"
 
 namespace vlbias {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/metrics/prompt_sets.h"
 
 namespace vlbias {

@@ -12,9 +12,9 @@
 #include "lvlm_set_index.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/io/record_stream.h"
-#include "vlbias/io/row_filter.h"
-#include "vlbias/io/string_index.h"
+#include "vlbias/io/table/record_stream.h"
+#include "vlbias/io/table/row_filter.h"
+#include "vlbias/io/table/string_index.h"
 #include "vlbias/metrics/lvlm.h"
 
 namespace vlbias {

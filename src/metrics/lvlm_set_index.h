@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vlbias/io/string_index.h"
+#include "vlbias/io/table/string_index.h"
 #include "vlbias/metrics/lvlm.h"
 
 namespace vlbias::metrics_internal {

@@ -11,8 +11,8 @@
 
 #include "lvlm_set_index.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/mapped_file.h"
+#include "vlbias/io/run/atomic_file.h"
 #include "vlbias/metrics/lvlm.h"
 
 namespace vlbias {

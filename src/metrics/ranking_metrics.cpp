@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

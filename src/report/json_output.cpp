@@ -12,8 +12,8 @@
 #include "vlbias/core/input_file.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/input_identity.h"
+#include "vlbias/io/run/atomic_file.h"
 #include "vlbias/version.h"
 
 namespace vlbias {

@@ -8,10 +8,10 @@
 #include "report_page.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/file_text.h"
-#include "vlbias/io/run_paths.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/run/run_paths.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/summary.h"
 
 namespace vlbias {

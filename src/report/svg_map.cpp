@@ -12,7 +12,7 @@
 
 #include "svg_chart.h"
 #include "svg_chart_primitives.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::report_internal {
 

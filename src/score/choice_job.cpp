@@ -11,10 +11,10 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/run_lock.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/run/run_lock.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/version.h"
 
 namespace vlbias {

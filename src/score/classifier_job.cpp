@@ -17,13 +17,13 @@
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/column_texts.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/run_lock.h"
-#include "vlbias/io/shard.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/run/run_lock.h"
+#include "vlbias/io/run/shard.h"
+#include "vlbias/io/table/column_texts.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/version.h"
 
 namespace vlbias {

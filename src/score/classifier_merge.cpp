@@ -9,10 +9,10 @@
 #include "vlbias/core/input_file.h"
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/run_lock.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/run/run_lock.h"
 #include "vlbias/score/classifier_job.h"
 
 namespace vlbias {

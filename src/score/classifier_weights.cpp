@@ -13,8 +13,8 @@
 
 #include "classifier_internal.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/safetensors.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/safetensors.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 #include "vlbias/nn/weights.h"
 
 namespace vlbias::score_internal {

@@ -6,9 +6,9 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/io/embeddings.h"
-#include "vlbias/io/run_paths.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/run_paths.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/embeddings.h"
 #include "vlbias/score/image_heads.h"
 
 namespace vlbias {

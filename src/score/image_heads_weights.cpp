@@ -8,10 +8,10 @@
 #include <fmt/ranges.h>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/embeddings.h"
-#include "vlbias/io/pickled_array.h"
-#include "vlbias/io/table.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/embeddings.h"
+#include "vlbias/io/tensor/pickled_array.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 #include "vlbias/score/image_heads.h"
 
 namespace vlbias {

@@ -7,7 +7,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
 #include "vlbias/io/file_text.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/score/text_measures.h"
 
 namespace vlbias {

@@ -19,7 +19,7 @@
 #include "audits/dual_encoder_study.h"
 #include "cli/cli_util.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

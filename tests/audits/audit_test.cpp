@@ -10,7 +10,7 @@
 #include "dual_encoder_study.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

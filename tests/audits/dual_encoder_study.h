@@ -50,8 +50,8 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
 #include "vlbias/metrics/prompt_sets.h"
 
 namespace vlbias::synthetic {

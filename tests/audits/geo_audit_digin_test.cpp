@@ -22,8 +22,8 @@
 #include "audits/geo_study.h"
 #include "cli/cli_util.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

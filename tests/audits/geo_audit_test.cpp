@@ -23,9 +23,9 @@
 #include "vlbias/audits/geo_audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/sample.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/sample.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
 #include "vlbias/metrics/prdc.h"
 
 namespace vlbias {

@@ -36,7 +36,7 @@
 
 #include "vlbias/core/matrix.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias::synthetic {
 

@@ -20,8 +20,8 @@
 #include "cli/cli_util.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

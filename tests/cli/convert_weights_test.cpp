@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
-#include "vlbias/io/safetensors.h"
+#include "vlbias/io/tensor/safetensors.h"
 
 namespace vlbias {
 namespace {

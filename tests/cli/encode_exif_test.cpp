@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace {
 namespace in_encode_exif_test {

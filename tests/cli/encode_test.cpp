@@ -14,7 +14,7 @@
 
 #include "cli/cli_util.h"
 #include "test_util.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace {
 namespace in_encode_test {

@@ -19,13 +19,13 @@
 
 #include "cli/cli_util.h"
 #include "test_util.h"
-#include "vlbias/encode/clip_cam.h"
 #include "vlbias/encode/encode.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/clip_cam.h"
 #include "vlbias/explain/face_mass.h"
 #include "vlbias/faces/skin_tone.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace {
 namespace in_explain_test {

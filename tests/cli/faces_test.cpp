@@ -19,9 +19,9 @@
 #include "cli/cli_util.h"
 #include "test_util.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/faces/face_detect.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace {
 namespace in_faces_test {

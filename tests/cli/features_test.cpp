@@ -15,7 +15,7 @@
 
 #include "cli_util.h"
 #include "test_util.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

@@ -21,9 +21,9 @@
 #include "cli/cli_util.h"
 #include "test_util.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/encode/fairface.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/io/table.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/fairface.h"
+#include "vlbias/io/table/table.h"
 
 namespace {
 namespace in_label_test {
@@ -240,7 +240,7 @@ TEST(CliLabel, AFacesDirWithoutChipsIsRefusedNamingItsFacesTable) {
 }
 
 // --labeller fairface: one row per head and image, its probabilities the library classifier's
-// (include/vlbias/encode/fairface.h, itself checked against torchvision) on the same decoded
+// (include/vlbias/encode/models/fairface.h, itself checked against torchvision) on the same decoded
 // images, the label their argmax, the provenance of the .pt file; the 4-race model's race head is
 // the attribute race4. The fixture models are width-reduced ResNets of FairFace's layout
 // (tools/make_fairface_fixtures.py).

@@ -9,8 +9,8 @@
 
 #include "cli/cli_util.h"
 #include "test_util.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace {
 namespace in_metric_distribution_test {

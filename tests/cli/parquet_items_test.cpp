@@ -20,8 +20,8 @@
 #include "cli/cli_util.h"
 #include "generate/http_test_server.h"
 #include "vlbias/io/base64.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace {
 namespace in_parquet_items_test {

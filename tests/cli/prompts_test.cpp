@@ -12,7 +12,7 @@
 
 #include "cli/cli_util.h"
 #include "test_util.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace {
 namespace in_prompts_test {

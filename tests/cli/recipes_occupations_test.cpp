@@ -15,7 +15,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/generate_util.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

@@ -20,7 +20,7 @@
 #include "cli_util.h"
 #include "report_exemplars_util.h"
 #include "vlbias/core/matrix.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

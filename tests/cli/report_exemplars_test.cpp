@@ -19,7 +19,7 @@
 #include "report_exemplars_util.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

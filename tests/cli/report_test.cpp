@@ -24,7 +24,7 @@
 #include "example_runs.h"
 #include "report_checks.h"
 #include "vlbias/core/build_type.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias {
 namespace {

@@ -14,8 +14,8 @@
 #include "cli_util.h"
 #include "test_util.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

@@ -25,7 +25,7 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/generate/generate.h"
 #include "vlbias/io/base64.h"
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/shard.h"
 
 namespace vlbias {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "cli_util.h"
 #include "example_runs.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "cli_util.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace {
 namespace in_visage_labels_test {

@@ -20,7 +20,7 @@
 #include "generate/http_test_server.h"
 #include "generate_util.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace {
 namespace in_vlm_label_test {

@@ -19,8 +19,8 @@
 
 #include "test_util.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/safetensors.h"
+#include "vlbias/io/tensor/npy.h"
+#include "vlbias/io/tensor/safetensors.h"
 
 namespace vlbias::clip_test {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "vlbias/encode/clip_tokenizer.h"
+#include "vlbias/encode/models/clip_tokenizer.h"
 
 namespace vlbias::testing_tokenizer {
 

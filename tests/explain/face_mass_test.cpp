@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace {
 

@@ -23,9 +23,9 @@
 #include "vlbias/core/build_type.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/faces/face_detect.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace {
 namespace in_face_detect_test {

@@ -15,10 +15,10 @@
 #include "faces_job_internal.h"
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/faces/faces_job.h"
 #include "vlbias/faces/skin_tone.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace {
 namespace in_faces_job_test {

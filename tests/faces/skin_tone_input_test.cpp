@@ -15,7 +15,7 @@
 #include "skin_tone_internal.h"
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/faces/skin_tone.h"
 
 namespace vlbias {

@@ -21,7 +21,7 @@
 #include "test_util.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/faces/skin_tone.h"
 
 namespace vlbias {

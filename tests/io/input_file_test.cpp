@@ -16,8 +16,8 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/input_file.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/io/record_stream.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/record_stream.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

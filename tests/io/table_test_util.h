@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 #include "test_util.h"
 

@@ -18,7 +18,7 @@
 #include "test_util.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/metrics/absdiff.h"
 
 namespace {

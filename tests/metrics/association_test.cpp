@@ -7,7 +7,7 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 #include "vlbias/metrics/association.h"
 
 namespace vlbias {

@@ -14,7 +14,7 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/metrics/prompt_sets.h"
 
 namespace {

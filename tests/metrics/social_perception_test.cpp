@@ -8,8 +8,8 @@
 #include "test_util.h"
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
 #include "vlbias/metrics/association.h"
 #include "vlbias/metrics/social_perception.h"
 

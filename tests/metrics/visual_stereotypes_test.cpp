@@ -12,7 +12,7 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/embeddings.h"
+#include "vlbias/io/tensor/embeddings.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias {

@@ -11,7 +11,7 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/score/choice.h"
 
 namespace vlbias {

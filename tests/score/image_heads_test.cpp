@@ -13,11 +13,11 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/embeddings.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/pickled_array.h"
-#include "vlbias/io/safetensors.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/embeddings.h"
+#include "vlbias/io/tensor/npy.h"
+#include "vlbias/io/tensor/pickled_array.h"
+#include "vlbias/io/tensor/safetensors.h"
 #include "vlbias/score/image_heads.h"
 
 namespace vlbias {

@@ -12,7 +12,7 @@
 #include "test_util.h"
 #include "vlbias/core/build_type.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/stats/compare.h"
 
 namespace vlbias {

@@ -13,7 +13,7 @@
 #include "test_util.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/stats/rater_agreement.h"
 
 namespace vlbias::stats {

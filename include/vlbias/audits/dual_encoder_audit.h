@@ -75,7 +75,7 @@
 
 #include "vlbias/audits/audit_types.h"
 #include "vlbias/core/matrix.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/metrics/social_perception.h"
 #include "vlbias/report/json_output.h"
 

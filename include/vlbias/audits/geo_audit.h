@@ -133,7 +133,8 @@ struct GeoSource {
 struct GeoAuditSpec {
   // features_model: {model, column, preprocess, image_size}: the image model whose features of
   // each table's images stand in for a `features` file the real set or a source leaves out
-  // (computed once per content and kept beside the images: include/vlbias/encode/feature_cache.h).
+  // (computed once per content and kept beside the images:
+  // include/vlbias/encode/jobs/feature_cache.h).
   struct FeatureModel {
     std::filesystem::path model;  // "" = every set gives its features file
     std::string column = "path";  // the image path column of the tables

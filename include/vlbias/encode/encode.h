@@ -18,12 +18,12 @@
 #include <nlohmann/json.hpp>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/encode/clip_model.h"
-#include "vlbias/encode/clip_tokenizer.h"
-#include "vlbias/encode/dinov2_model.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/encode/inception_model.h"
-#include "vlbias/io/shard.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/clip_model.h"
+#include "vlbias/encode/models/clip_tokenizer.h"
+#include "vlbias/encode/models/dinov2_model.h"
+#include "vlbias/encode/models/inception_model.h"
+#include "vlbias/io/run/shard.h"
 
 namespace vlbias {
 

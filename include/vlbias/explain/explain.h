@@ -3,8 +3,8 @@
 // folder of images (issue 40): `vlbias explain` and the trait-pairs audit's analyses.explain run
 // this job. The target is `vlbias metric trait-confidence --scale logit`'s
 // (docs/methods.md#trait-confidence), with the model's own logit scale unless given; the maps
-// are include/vlbias/encode/clip_cam.h's (docs/methods.md#clip-cam), one image at a time, so an
-// image's map depends neither on the others nor on the thread count.
+// are include/vlbias/encode/models/clip_cam.h's (docs/methods.md#clip-cam), one image at a time, so
+// an image's map depends neither on the others nor on the thread count.
 //
 // Outputs (MAPS_DIR, new or empty): maps.npy (n x H x W float32 in [0, 1], one map per explained
 // image in input order), rows.csv (one row per input row), overlays/ (the --top most confident
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/encode/clip_cam.h"
+#include "vlbias/encode/models/clip_cam.h"
 
 namespace vlbias {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias {
 

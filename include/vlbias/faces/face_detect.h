@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/io/json.h"
 
 namespace vlbias {

@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/faces/face_detect.h"
 #include "vlbias/faces/skin_tone.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/shard.h"
 
 namespace vlbias {
 

@@ -2,9 +2,10 @@
 // Skin tone of one face: the Monk Skin Tone scale (10 tones) and the Individual Typology Angle,
 // from the skin pixels of a face chip (or of a whole image, as HEIM measures a generated image).
 //
-// Data convention: an RgbImage (8-bit sRGB, row-major, interleaved, include/vlbias/encode/image.h)
-// and, optionally, a mask of the same width and height (one byte per pixel, row-major; a pixel
-// is examined where its byte is non-zero). Nothing is resized or converted before measuring.
+// Data convention: an RgbImage (8-bit sRGB, row-major, interleaved,
+// include/vlbias/encode/image/image.h) and, optionally, a mask of the same width and height (one
+// byte per pixel, row-major; a pixel is examined where its byte is non-zero). Nothing is resized or
+// converted before measuring.
 //
 // Skin pixels: the RGB-A and YCrCb rule of Kolkur et al., arXiv 1708.02694, exactly as HEIM's
 // SkinToneMetric.skin_pixel_from_image (helm, skin_tone_metrics.py) and DALL-Eval's
@@ -53,7 +54,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/io/json.h"
 
 namespace vlbias {

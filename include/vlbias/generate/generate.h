@@ -108,7 +108,7 @@
 #include "vlbias/generate/driver.h"
 #include "vlbias/generate/run_store.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/shard.h"
 
 namespace vlbias {
 

@@ -11,8 +11,8 @@
 namespace vlbias {
 
 // True when `text`, with ASCII spaces and tabs trimmed, is a complete finite decimal number as a
-// table cell is read (include/vlbias/io/table.h: "3", "-2.5", "+1e-3", ".5"); sets *value. "NaN",
-// "inf", hex and values beyond double's range are not numbers; underflow gives 0.
+// table cell is read (include/vlbias/io/table/table.h: "3", "-2.5", "+1e-3", ".5"); sets *value.
+// "NaN", "inf", hex and values beyond double's range are not numbers; underflow gives 0.
 bool parse_cell_number(std::string_view text, double* value);
 
 // Printable ASCII is kept, every other byte becomes \xNN; at most `max_chars`

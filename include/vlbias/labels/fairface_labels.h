@@ -1,8 +1,8 @@
 #pragma once
 // FairFace labels (issue 41; docs/methods.md#fairface): each face chip (or image) through the
-// FairFace classifier (include/vlbias/encode/fairface.h: torchvision's ResNet-34 with 18 outputs,
-// softmax per head), one LABELS.csv row per head (include/vlbias/labels/labels_table.h). The
-// heads are the attributes: gender (Male, Female), age (0-2 ... 70+), and race: `race` for the
+// FairFace classifier (include/vlbias/encode/models/fairface.h: torchvision's ResNet-34 with 18
+// outputs, softmax per head), one LABELS.csv row per head (include/vlbias/labels/labels_table.h).
+// The heads are the attributes: gender (Male, Female), age (0-2 ... 70+), and race: `race` for the
 // 7-race model (White ... Middle Eastern), `race4` for the 4-race one (White, Black, Asian,
 // Indian), the names the shipped CLIP prompt set `fairface` uses, so that both labellers' tables
 // line up attribute by attribute and class by class for `metric agreement`.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/encode/fairface.h"
+#include "vlbias/encode/models/fairface.h"
 #include "vlbias/labels/label_job.h"
 #include "vlbias/labels/labels_table.h"
 

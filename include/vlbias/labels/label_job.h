@@ -18,7 +18,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/shard.h"
 
 namespace vlbias {
 

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {

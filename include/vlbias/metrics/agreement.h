@@ -52,7 +52,7 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {

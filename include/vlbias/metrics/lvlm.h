@@ -38,7 +38,7 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/score/text_measures.h"
 
 namespace vlbias {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {

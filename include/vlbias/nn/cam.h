@@ -4,7 +4,7 @@
 // grad_cam_plusplus.py, utils/image.py). Model-independent: a caller supplies a layer's output A
 // and the gradient G of its target with respect to it, both as `cells` rows (the spatial grid,
 // row-major: cell y * grid_width + x) of `channels` values, row stride ld. The CLIP ViT caller is
-// include/vlbias/encode/clip_cam.h.
+// include/vlbias/encode/models/clip_cam.h.
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/io/safetensors.h"
+#include "vlbias/io/tensor/safetensors.h"
 #include "vlbias/nn/kernels.h"
 
 namespace vlbias {

@@ -21,7 +21,7 @@
 #include <filesystem>
 #include <string>
 
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/shard.h"
 #include "vlbias/score/classifier.h"
 
 namespace vlbias {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {

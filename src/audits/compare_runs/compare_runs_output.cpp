@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include "vlbias/audits/compare_runs.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/run_lock.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/run/run_lock.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/report.h"
 
 namespace vlbias {

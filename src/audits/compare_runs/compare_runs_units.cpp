@@ -12,8 +12,8 @@
 #include "vlbias/audits/compare_runs.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/file_text.h"
-#include "vlbias/io/run_paths.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/run_paths.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

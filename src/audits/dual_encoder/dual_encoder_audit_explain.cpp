@@ -17,11 +17,11 @@
 #include "exemplars.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/explain/explain.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::audits_internal {
 

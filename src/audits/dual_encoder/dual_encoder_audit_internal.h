@@ -12,7 +12,7 @@
 #include "table_builder.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/dual_encoder_audit.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/stats/compare.h"
 
 namespace vlbias::audits_internal {

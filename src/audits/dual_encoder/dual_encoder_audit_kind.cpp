@@ -11,7 +11,7 @@
 #include "dual_encoder_audit_internal.h"
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::audits_internal {
 

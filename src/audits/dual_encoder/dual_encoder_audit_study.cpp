@@ -4,7 +4,7 @@
 
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/embeddings.h"
+#include "vlbias/io/tensor/embeddings.h"
 
 namespace vlbias {
 

@@ -15,8 +15,8 @@
 #include "geo_audit_internal.h"
 #include "table_builder.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/embeddings.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/embeddings.h"
 #include "vlbias/metrics/clipscore.h"
 #include "vlbias/report/summary.h"
 

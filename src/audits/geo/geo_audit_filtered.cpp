@@ -12,7 +12,7 @@
 #include "geo_audit_internal.h"
 #include "table_builder.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/geo_results.h"
 #include "vlbias/stats/intervals.h"
 #include "vlbias/stats/stats.h"

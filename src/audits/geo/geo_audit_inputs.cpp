@@ -13,9 +13,9 @@
 
 #include "geo_audit_internal.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/feature_cache.h"
-#include "vlbias/io/embeddings.h"
-#include "vlbias/io/table.h"
+#include "vlbias/encode/jobs/feature_cache.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/embeddings.h"
 
 namespace vlbias::audits_internal {
 

@@ -26,8 +26,8 @@
 #include "vlbias/audits/geo_audit.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/sample.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/sample.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/json_output.h"
 
 namespace vlbias::audits_internal {

@@ -12,8 +12,8 @@
 #include "geo_audit_internal.h"
 #include "vlbias/audits/geo_audit.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/embeddings.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/embeddings.h"
 
 namespace vlbias::audits_internal {
 

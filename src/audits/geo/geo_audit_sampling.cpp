@@ -7,7 +7,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/sample.h"
+#include "vlbias/io/table/sample.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {

@@ -16,7 +16,7 @@
 #include "lvlm_audit_internal.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/record_stream.h"
+#include "vlbias/io/table/record_stream.h"
 
 namespace vlbias::audits_internal {
 

@@ -11,8 +11,8 @@
 #include "audit_kind.h"
 #include "vlbias/audits/lvlm_audit.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/record_stream.h"
-#include "vlbias/io/row_filter.h"
+#include "vlbias/io/table/record_stream.h"
+#include "vlbias/io/table/row_filter.h"
 #include "vlbias/score/text_measures.h"
 
 namespace vlbias::audits_internal {

@@ -5,7 +5,7 @@
 
 #include "audit_yaml.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/row_filter.h"
+#include "vlbias/io/table/row_filter.h"
 #include "vlbias/report/lvlm_results.h"
 
 namespace vlbias::audits_internal {

@@ -16,7 +16,7 @@
 #include "vlbias/audits/power_pilot.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/stats/rater_agreement.h"
 
 namespace vlbias {

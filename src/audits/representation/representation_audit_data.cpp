@@ -10,7 +10,7 @@
 
 #include "representation_audit_internal.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/labels/labels_table.h"
 
 namespace vlbias::audits_internal {

@@ -14,7 +14,7 @@
 #include "scores_by_group.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/audits/audit_types.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::audits_internal {
 

@@ -15,7 +15,7 @@
 #include "table_builder.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/report/summary.h"
 
 namespace vlbias::audits_internal {

@@ -21,7 +21,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/embeddings.h"
+#include "vlbias/io/tensor/embeddings.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias {

@@ -11,7 +11,7 @@
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/audits/visual_audit.h"
 #include "vlbias/core/matrix.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias::audits_internal {

@@ -11,8 +11,8 @@
 #include "visual_audit_internal.h"
 #include "vlbias/audits/visual_audit.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/embeddings.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/embeddings.h"
 #include "vlbias/metrics/visual_stereotypes.h"
 
 namespace vlbias::audits_internal {

@@ -5,7 +5,7 @@
 #include <span>
 #include <string>
 
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias::encode_internal {
 

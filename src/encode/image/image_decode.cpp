@@ -10,7 +10,7 @@
 
 #include "image_codecs.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/io/mapped_file.h"
 
 namespace vlbias {

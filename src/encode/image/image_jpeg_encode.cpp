@@ -1,5 +1,5 @@
-// encode_jpeg (include/vlbias/encode/image.h): baseline JPEG through libjpeg-turbo's compressor
-// into memory, for the report's thumbnails.
+// encode_jpeg (include/vlbias/encode/image/image.h): baseline JPEG through libjpeg-turbo's
+// compressor into memory, for the report's thumbnails.
 //
 // libjpeg reports fatal errors through error_exit, which must not return: it longjmps back to
 // compress_into(), whose frame holds only C structs (nothing to destroy). The RAII owner of the
@@ -15,7 +15,7 @@
 #include <jpeglib.h>
 
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias {
 

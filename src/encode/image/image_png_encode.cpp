@@ -1,4 +1,4 @@
-// encode_png (include/vlbias/encode/image.h): an 8-bit RGB PNG through libpng's writer into
+// encode_png (include/vlbias/encode/image/image.h): an 8-bit RGB PNG through libpng's writer into
 // memory, for the faces stage's chips.
 //
 // libpng reports fatal errors through its error callback, which longjmps to the setjmp in
@@ -16,7 +16,7 @@
 #include <zlib.h>
 
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias {
 

@@ -15,7 +15,7 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/mapped_file.h"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias {
 namespace {

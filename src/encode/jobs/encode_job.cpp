@@ -21,13 +21,13 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/core/timestamp.h"
 #include "vlbias/encode/encode.h"
-#include "vlbias/encode/job_items.h"
-#include "vlbias/io/atomic_file.h"
+#include "vlbias/encode/jobs/job_items.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/safetensors.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
+#include "vlbias/io/tensor/safetensors.h"
 #include "vlbias/version.h"
 
 namespace vlbias {

@@ -4,9 +4,9 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/file_text.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias::encode_internal {
 

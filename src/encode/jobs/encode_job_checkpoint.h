@@ -11,10 +11,10 @@
 #include "image_prefetch.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/encode/encode.h"
-#include "vlbias/encode/image_model.h"
-#include "vlbias/encode/job_items.h"
+#include "vlbias/encode/jobs/job_items.h"
+#include "vlbias/encode/models/image_model.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias::encode_internal {
 

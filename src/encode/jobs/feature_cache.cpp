@@ -1,6 +1,6 @@
 // Image features computed once per content and model, kept beside the images (see
-// include/vlbias/encode/feature_cache.h).
-#include "vlbias/encode/feature_cache.h"
+// include/vlbias/encode/jobs/feature_cache.h).
+#include "vlbias/encode/jobs/feature_cache.h"
 
 #include <unistd.h>
 
@@ -11,11 +11,11 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 

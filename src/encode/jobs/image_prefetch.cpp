@@ -10,7 +10,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/io/mapped_file.h"
 
 namespace vlbias::encode_internal {

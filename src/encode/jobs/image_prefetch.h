@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "vlbias/core/memory_budget.h"
-#include "vlbias/encode/image_model.h"
-#include "vlbias/encode/job_items.h"
+#include "vlbias/encode/jobs/job_items.h"
+#include "vlbias/encode/models/image_model.h"
 
 namespace vlbias::encode_internal {
 

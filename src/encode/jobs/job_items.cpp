@@ -1,4 +1,4 @@
-// The items of an image or text job (include/vlbias/encode/job_items.h): a table's column,
+// The items of an image or text job (include/vlbias/encode/jobs/job_items.h): a table's column,
 // a folder of images, or the image cells of a Parquet table.
 #include <algorithm>
 #include <optional>
@@ -8,11 +8,11 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/encode/job_items.h"
+#include "vlbias/encode/jobs/job_items.h"
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/parquet.h"
-#include "vlbias/io/parquet_images.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/parquet/parquet_images.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

@@ -1,17 +1,17 @@
 // Image feature models behind one interface: detection from the model path, and CLIP's image
-// tower as one of them (see include/vlbias/encode/image_model.h).
-#include "vlbias/encode/image_model.h"
+// tower as one of them (see include/vlbias/encode/models/image_model.h).
+#include "vlbias/encode/models/image_model.h"
 
 #include <fstream>
 #include <optional>
 
 #include "image_model_internal.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/inception_model.h"
+#include "vlbias/encode/models/inception_model.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/safetensors.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/safetensors.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 
 namespace vlbias {
 

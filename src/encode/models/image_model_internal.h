@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "vlbias/encode/image_model.h"
+#include "vlbias/encode/models/image_model.h"
 
 namespace vlbias::encode_internal {
 

@@ -1,8 +1,9 @@
 #pragma once
-// The Parquet reader's pieces (private to src/io; public API in include/vlbias/io/parquet.h):
-// the Thrift compact-protocol metadata (parquet_thrift.cpp), the value encodings
-// (parquet_encoding.cpp), pages and codecs (parquet_pages.cpp) and the table (parquet.cpp).
-// Every length read from a file is checked against the bytes present before it is used.
+// The Parquet reader's pieces (private to src/io; public API in
+// include/vlbias/io/parquet/parquet.h): the Thrift compact-protocol metadata (parquet_thrift.cpp),
+// the value encodings (parquet_encoding.cpp), pages and codecs (parquet_pages.cpp) and the table
+// (parquet.cpp). Every length read from a file is checked against the bytes present before it is
+// used.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +16,7 @@
 #include <vector>
 
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/parquet.h"
+#include "vlbias/io/parquet/parquet.h"
 
 namespace vlbias::io_internal {
 

@@ -10,7 +10,7 @@
 #include "parquet_detail.h"
 #include "table/table_detail.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/parquet.h"
+#include "vlbias/io/parquet/parquet.h"
 
 namespace vlbias::io_internal {
 

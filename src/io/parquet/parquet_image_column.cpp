@@ -1,11 +1,11 @@
 // Image cells of a Parquet column read by row, a row group at a time
-// (include/vlbias/io/parquet_images.h).
+// (include/vlbias/io/parquet/parquet_images.h).
 #include <algorithm>
 #include <mutex>
 
 #include "parquet_detail.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/parquet_images.h"
+#include "vlbias/io/parquet/parquet_images.h"
 
 namespace vlbias {
 

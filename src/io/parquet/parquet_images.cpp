@@ -1,5 +1,5 @@
-// Images inside Parquet tables written out as files (include/vlbias/io/parquet_images.h).
-#include "vlbias/io/parquet_images.h"
+// Images inside Parquet tables written out as files (include/vlbias/io/parquet/parquet_images.h).
+#include "vlbias/io/parquet/parquet_images.h"
 
 #include <algorithm>
 #include <set>
@@ -10,9 +10,9 @@
 #include "parquet_detail.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/utf8.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/cell_text.h"
-#include "vlbias/io/parquet.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/run/atomic_file.h"
 
 namespace vlbias {
 

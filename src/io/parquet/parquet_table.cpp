@@ -1,5 +1,5 @@
-// Parquet columns as table columns (the data convention of include/vlbias/io/parquet.h), and
-// a folder of shards as one table.
+// Parquet columns as table columns (the data convention of include/vlbias/io/parquet/parquet.h),
+// and a folder of shards as one table.
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -10,8 +10,8 @@
 #include "table/table_detail.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/utf8.h"
-#include "vlbias/io/parquet.h"
-#include "vlbias/io/string_index.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/table/string_index.h"
 
 namespace vlbias::io_internal {
 

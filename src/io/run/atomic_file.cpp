@@ -1,4 +1,4 @@
-#include "vlbias/io/atomic_file.h"
+#include "vlbias/io/run/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

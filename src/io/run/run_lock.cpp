@@ -1,4 +1,4 @@
-#include "vlbias/io/run_lock.h"
+#include "vlbias/io/run/run_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,5 +1,5 @@
-// Run folders given as inputs (include/vlbias/io/run_paths.h).
-#include "vlbias/io/run_paths.h"
+// Run folders given as inputs (include/vlbias/io/run/run_paths.h).
+#include "vlbias/io/run/run_paths.h"
 
 #include <sys/stat.h>
 

@@ -1,6 +1,6 @@
 // Shards of a job: parsing --shard (with Slurm's and Kubernetes' array variables), the two
-// membership rules and their record in outputs (include/vlbias/io/shard.h).
-#include "vlbias/io/shard.h"
+// membership rules and their record in outputs (include/vlbias/io/run/shard.h).
+#include "vlbias/io/run/shard.h"
 
 #include <sys/stat.h>
 

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/column_texts.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/column_texts.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

@@ -19,9 +19,9 @@
 
 #include "table_detail.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/record_stream.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/table/record_stream.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

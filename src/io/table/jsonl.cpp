@@ -11,7 +11,7 @@
 #include "jsonl_parser.h"
 #include "table_detail.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

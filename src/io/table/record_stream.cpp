@@ -1,9 +1,9 @@
 // Streaming table rows (record_stream.h): CSV through the table reader's
 // record parser, JSONL with one simdjson DOM parse per line.
-#include "vlbias/io/record_stream.h"
+#include "vlbias/io/table/record_stream.h"
 
-#include "vlbias/io/parquet.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/table/table.h"
 
 #include <algorithm>
 #include <cmath>

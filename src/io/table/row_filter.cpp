@@ -1,5 +1,5 @@
 // Row filter evaluation (row_filter.h) over a Table or a streamed Record.
-#include "vlbias/io/row_filter.h"
+#include "vlbias/io/table/row_filter.h"
 
 #include <cmath>
 #include <optional>

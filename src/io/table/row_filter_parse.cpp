@@ -9,7 +9,7 @@
 #include "table_detail.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/utf8.h"
-#include "vlbias/io/row_filter.h"
+#include "vlbias/io/table/row_filter.h"
 
 namespace vlbias::io_internal {
 namespace {

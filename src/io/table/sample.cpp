@@ -1,5 +1,5 @@
 // Stratified sampling (sample.h) with numpy's generator (numpy_random.h).
-#include "vlbias/io/sample.h"
+#include "vlbias/io/table/sample.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/numpy_random.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/row_filter.h"
+#include "vlbias/io/table/row_filter.h"
 
 namespace vlbias {
 namespace {

@@ -1,5 +1,5 @@
 // Interned strings and hashed keys (string_index.h).
-#include "vlbias/io/string_index.h"
+#include "vlbias/io/table/string_index.h"
 
 #include <cstring>
 

@@ -9,8 +9,8 @@
 
 #include "table_detail.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/parquet.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "vlbias/core/utf8.h"
-#include "vlbias/io/string_index.h"
+#include "vlbias/io/table/string_index.h"
 
 namespace vlbias {
 class Record;

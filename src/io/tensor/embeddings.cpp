@@ -1,12 +1,12 @@
 // Embedding matrices from .npy or .safetensors files.
-#include "vlbias/io/embeddings.h"
+#include "vlbias/io/tensor/embeddings.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/safetensors.h"
+#include "vlbias/io/tensor/npy.h"
+#include "vlbias/io/tensor/safetensors.h"
 
 namespace vlbias {
 

@@ -1,4 +1,4 @@
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 
 #include <bit>
 #include <cstring>
@@ -11,9 +11,9 @@
 #include "float_decode.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/cell_text.h"
 #include "vlbias/io/mapped_file.h"
+#include "vlbias/io/run/atomic_file.h"
 
 namespace vlbias {
 

@@ -1,5 +1,5 @@
 // Pickled numpy arrays (pickled_array.h): the unpickler's value tree interpreted as an array.
-#include "vlbias/io/pickled_array.h"
+#include "vlbias/io/tensor/pickled_array.h"
 
 #include <bit>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "vlbias/io/safetensors.h"
+#include "vlbias/io/tensor/safetensors.h"
 
 #include <algorithm>
 #include <array>
@@ -13,10 +13,10 @@
 #include "float_decode.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/io/atomic_file.h"
 #include "vlbias/io/cell_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/json_type.h"
+#include "vlbias/io/run/atomic_file.h"
 
 namespace vlbias {
 

@@ -1,6 +1,6 @@
 // Reading the three PyTorch containers into validated tensor views (torch_checkpoint.h);
 // writing them out is torch_convert.cpp.
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 
 #include <algorithm>
 #include <limits>

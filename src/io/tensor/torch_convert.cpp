@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 
 namespace vlbias {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "pickle.h"
-#include "vlbias/io/safetensors.h"
+#include "vlbias/io/tensor/safetensors.h"
 #include "zip_archive.h"
 
 namespace vlbias::io_internal {

@@ -10,7 +10,7 @@
 
 #include "encode/image_test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias {
 namespace {

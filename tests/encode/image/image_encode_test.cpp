@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias {
 namespace {

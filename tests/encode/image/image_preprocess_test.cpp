@@ -13,8 +13,8 @@
 #include "encode/image_test_util.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

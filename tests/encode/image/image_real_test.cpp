@@ -18,7 +18,7 @@
 #include "encode/image_test_util.h"
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 
 namespace vlbias {
 namespace {

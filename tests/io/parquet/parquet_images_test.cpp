@@ -1,6 +1,6 @@
-// The naming rules of extracted images (include/vlbias/io/parquet_images.h): which stored paths
-// are kept, and the formats sniffed from magic numbers. The files themselves are tested at the
-// CLI (tests/cli/extract_images_test.cpp).
+// The naming rules of extracted images (include/vlbias/io/parquet/parquet_images.h): which stored
+// paths are kept, and the formats sniffed from magic numbers. The files themselves are tested at
+// the CLI (tests/cli/extract_images_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,8 +15,8 @@
 
 #include "vlbias/core/error.h"
 
-#include "vlbias/io/parquet.h"
-#include "vlbias/io/parquet_images.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/parquet/parquet_images.h"
 
 namespace {
 namespace in_parquet_images_test {

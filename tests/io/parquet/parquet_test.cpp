@@ -1,4 +1,4 @@
-// The Parquet reader (include/vlbias/io/parquet.h): every fixture of
+// The Parquet reader (include/vlbias/io/parquet/parquet.h): every fixture of
 // tools/make_parquet_fixtures.mjs (written by DuckDB 1.5.6 and by arrow-rs through
 // parquet-wasm 0.8.0) read as DuckDB reads it, and
 // hostile files, built here with a small Thrift compact-protocol writer, refused with one
@@ -17,9 +17,9 @@
 #include "io/table_test_util.h"
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/parquet.h"
-#include "vlbias/io/record_stream.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/parquet/parquet.h"
+#include "vlbias/io/table/record_stream.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

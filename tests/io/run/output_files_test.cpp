@@ -10,8 +10,8 @@
 
 #include "io/table_test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/atomic_file.h"
-#include "vlbias/io/run_lock.h"
+#include "vlbias/io/run/atomic_file.h"
+#include "vlbias/io/run/run_lock.h"
 
 namespace vlbias {
 namespace {

@@ -1,4 +1,4 @@
-// Run folders as inputs (include/vlbias/io/run_paths.h): an output is refused when it is,
+// Run folders as inputs (include/vlbias/io/run/run_paths.h): an output is refused when it is,
 // contains or lies inside an input (compared part by part, links resolved), and a run's file is
 // read only when no entry on the way from the run folder is a link.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/run_paths.h"
+#include "vlbias/io/run/run_paths.h"
 
 namespace vlbias {
 namespace {

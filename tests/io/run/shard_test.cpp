@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/shard.h"
+#include "vlbias/io/run/shard.h"
 
 namespace vlbias {
 namespace {

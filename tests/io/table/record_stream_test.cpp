@@ -8,8 +8,8 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/record_stream.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/record_stream.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

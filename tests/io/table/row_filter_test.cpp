@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/record_stream.h"
-#include "vlbias/io/row_filter.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/record_stream.h"
+#include "vlbias/io/table/row_filter.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/column_texts.h"
-#include "vlbias/io/sample.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/column_texts.h"
+#include "vlbias/io/table/sample.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

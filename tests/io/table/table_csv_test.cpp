@@ -12,7 +12,7 @@
 
 #include "io/table_test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 namespace {

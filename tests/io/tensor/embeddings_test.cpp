@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "vlbias/core/error.h"
-#include "vlbias/io/embeddings.h"
-#include "vlbias/io/npy.h"
-#include "vlbias/io/safetensors.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
+#include "vlbias/io/tensor/embeddings.h"
+#include "vlbias/io/tensor/npy.h"
+#include "vlbias/io/tensor/safetensors.h"
 
 namespace vlbias {
 namespace {

@@ -18,7 +18,7 @@
 #include "vlbias/core/rng.h"
 #include "vlbias/io/finite.h"
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

@@ -14,7 +14,7 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/io/safetensors.h"
+#include "vlbias/io/tensor/safetensors.h"
 
 namespace vlbias {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "io/binary_test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/safetensors.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/safetensors.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 
 namespace vlbias {
 namespace {

@@ -12,7 +12,7 @@
 #include "tensor/pickle.h"
 #include "tensor/zip_archive.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 
 namespace vlbias {
 namespace {

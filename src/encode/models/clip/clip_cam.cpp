@@ -1,4 +1,4 @@
-// The CLIP explainers' forward and backward: see include/vlbias/encode/clip_cam.h and
+// The CLIP explainers' forward and backward: see include/vlbias/encode/models/clip_cam.h and
 // docs/methods.md#clip-cam.
 //
 // Per chunk of images (packed as encode_images packs them): the vision tower up to the last block
@@ -16,7 +16,7 @@
 #include "clip_cam_internal.h"
 #include "clip_model_internal.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/clip_cam.h"
+#include "vlbias/encode/models/clip_cam.h"
 #include "vlbias/nn/backward.h"
 #include "vlbias/nn/layers.h"
 

@@ -1,10 +1,10 @@
 #pragma once
-// Internals of the CLIP explainers (include/vlbias/encode/clip_cam.h), for their tests.
+// Internals of the CLIP explainers (include/vlbias/encode/models/clip_cam.h), for their tests.
 #include <cstddef>
 #include <vector>
 
-#include "vlbias/encode/clip_cam.h"
-#include "vlbias/encode/clip_model.h"
+#include "vlbias/encode/models/clip_cam.h"
+#include "vlbias/encode/models/clip_model.h"
 
 namespace vlbias::encode_internal {
 

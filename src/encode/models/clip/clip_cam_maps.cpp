@@ -1,5 +1,5 @@
 // Class activation maps of CLIP ViT: the trait-pair target, GradCAM, GradCAM++ and occlusion (see
-// include/vlbias/encode/clip_cam.h and docs/methods.md#clip-cam).
+// include/vlbias/encode/models/clip_cam.h and docs/methods.md#clip-cam).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include "clip_cam_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/encode/clip_cam.h"
+#include "vlbias/encode/models/clip_cam.h"
 #include "vlbias/nn/cam.h"
 
 namespace vlbias {

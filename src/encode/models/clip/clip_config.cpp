@@ -1,5 +1,5 @@
 // CLIP model configs: transformers' CLIPConfig (config.json) and open_clip's
-// open_clip_config.json, parsed into one ClipConfig. See include/vlbias/encode/clip_model.h.
+// open_clip_config.json, parsed into one ClipConfig. See include/vlbias/encode/models/clip_model.h.
 //
 // HF defaults for absent keys are transformers' CLIPTextConfig / CLIPVisionConfig / CLIPConfig
 // defaults (models/clip/configuration_clip.py); open_clip's are CLIPVisionCfg / CLIPTextCfg
@@ -20,7 +20,7 @@
 #include "clip_model_internal.h"
 #include "models/config_node.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/clip_model.h"
+#include "vlbias/encode/models/clip_model.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 

@@ -1,5 +1,5 @@
 // ClipModel: loading and the float32 forward of both towers. See
-// include/vlbias/encode/clip_model.h.
+// include/vlbias/encode/models/clip_model.h.
 //
 // Layout of the work: many images (or texts) are packed into one token matrix h (rows = tokens
 // of all sequences back to back, no padding), so every linear layer is one large sgemm (fixed
@@ -15,7 +15,7 @@
 // attention output, out-projection and MLP for the pooled rows only (exactly the same values).
 // For the same reason a text runs only up to its pooled position: later tokens cannot reach it
 // through the causal mask.
-#include "vlbias/encode/clip_model.h"
+#include "vlbias/encode/models/clip_model.h"
 
 #include <algorithm>
 #include <cmath>
@@ -29,7 +29,7 @@
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 #include "vlbias/nn/layers.h"
 
 namespace vlbias {

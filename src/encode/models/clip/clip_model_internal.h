@@ -1,13 +1,13 @@
 #pragma once
-// Internals of the native CLIP encoder (include/vlbias/encode/clip_model.h): the weights in float32
-// and the loader's file names (the kernels are the nn stage's: include/vlbias/nn/layers.h).
+// Internals of the native CLIP encoder (include/vlbias/encode/models/clip_model.h): the weights in
+// float32 and the loader's file names (the kernels are the nn stage's: include/vlbias/nn/layers.h).
 #include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <vector>
 
-#include "vlbias/encode/clip_model.h"
+#include "vlbias/encode/models/clip_model.h"
 #include "vlbias/nn/layers.h"
 
 namespace vlbias {

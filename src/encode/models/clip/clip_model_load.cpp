@@ -1,5 +1,5 @@
 // CLIP weights from .safetensors: tensor names of both layouts (checked and converted to float32
-// by include/vlbias/nn/weights.h), q/k/v fusion. See include/vlbias/encode/clip_model.h.
+// by include/vlbias/nn/weights.h), q/k/v fusion. See include/vlbias/encode/models/clip_model.h.
 //
 // Names follow transformers' modeling_clip.py (CLIPModel state dict) and open_clip's model.py /
 // transformer.py (CLIP state dict). Every tensor of the file must be used: a tensor left over
@@ -13,8 +13,8 @@
 
 #include "clip_model_internal.h"
 #include "vlbias/core/error.h"
-#include "vlbias/io/safetensors.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/safetensors.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 #include "vlbias/nn/weights.h"
 
 namespace vlbias::encode_internal {

@@ -1,8 +1,8 @@
-// CLIP's byte-level BPE tokenizer (see include/vlbias/encode/clip_tokenizer.h). The
+// CLIP's byte-level BPE tokenizer (see include/vlbias/encode/models/clip_tokenizer.h). The
 // cleaning, pre-tokenizer and BPE follow open_clip's src/open_clip/tokenizer.py
 // (SimpleTokenizer) and transformers' models/clip (CLIPTokenizer, and the
 // tokenizer.json normalizer / pre-tokenizer of CLIPTokenizerFast).
-#include "vlbias/encode/clip_tokenizer.h"
+#include "vlbias/encode/models/clip_tokenizer.h"
 
 #include <array>
 #include <cstddef>

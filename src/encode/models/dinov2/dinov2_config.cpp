@@ -1,5 +1,5 @@
 // transformers' Dinov2Config (config.json) parsed into a Dinov2Config. See
-// include/vlbias/encode/dinov2_model.h. Defaults for absent keys are Dinov2Config's
+// include/vlbias/encode/models/dinov2_model.h. Defaults for absent keys are Dinov2Config's
 // (models/dinov2/configuration_dinov2.py).
 #include <cmath>
 #include <cstdint>
@@ -9,7 +9,7 @@
 
 #include "models/config_node.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/dinov2_model.h"
+#include "vlbias/encode/models/dinov2_model.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 

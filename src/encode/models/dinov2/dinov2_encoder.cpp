@@ -1,5 +1,5 @@
 // Dinov2Encoder: a DINOv2 folder's model and image preprocessing. See
-// include/vlbias/encode/dinov2_model.h.
+// include/vlbias/encode/models/dinov2_model.h.
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -9,8 +9,8 @@
 
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/encode/dinov2_model.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/dinov2_model.h"
 #include "vlbias/io/json.h"
 
 namespace vlbias {

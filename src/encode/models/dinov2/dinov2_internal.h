@@ -1,6 +1,6 @@
 #pragma once
-// Internals of the native DINOv2 model (include/vlbias/encode/dinov2_model.h): the weights in
-// float32 and the cache of resized position embeddings.
+// Internals of the native DINOv2 model (include/vlbias/encode/models/dinov2_model.h): the weights
+// in float32 and the cache of resized position embeddings.
 #include <cstddef>
 #include <filesystem>
 #include <map>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/encode/dinov2_model.h"
+#include "vlbias/encode/models/dinov2_model.h"
 #include "vlbias/nn/layers.h"
 
 namespace vlbias {

@@ -1,4 +1,4 @@
-// Dinov2Model: loading and the float32 forward. See include/vlbias/encode/dinov2_model.h.
+// Dinov2Model: loading and the float32 forward. See include/vlbias/encode/models/dinov2_model.h.
 //
 // The work is laid out as ClipModel's (src/encode/models/clip/clip_model.cpp): the tokens of many
 // images packed into one matrix, every linear layer one sgemm, attention per (image, head) on the
@@ -20,7 +20,7 @@
 #include "vlbias/core/blas.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 #include "vlbias/nn/bicubic.h"
 #include "vlbias/nn/layers.h"
 

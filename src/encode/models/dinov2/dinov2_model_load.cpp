@@ -1,13 +1,13 @@
 // DINOv2 weights from .safetensors in transformers' Dinov2Model names, checked and converted to
-// float32 by include/vlbias/nn/weights.h. See include/vlbias/encode/dinov2_model.h.
+// float32 by include/vlbias/nn/weights.h. See include/vlbias/encode/models/dinov2_model.h.
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "dinov2_internal.h"
-#include "vlbias/io/safetensors.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/safetensors.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 #include "vlbias/nn/weights.h"
 
 namespace vlbias::encode_internal {

@@ -1,14 +1,14 @@
 // The FID Inception-v3 as an ImageFeatureModel: weights, one of the two FID preprocessing modes,
-// and the forward (see include/vlbias/encode/image_model.h).
+// and the forward (see include/vlbias/encode/models/image_model.h).
 #include <algorithm>
 #include <vector>
 
 #include "models/image_model_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/encode/inception_model.h"
+#include "vlbias/encode/models/inception_model.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 #include "vlbias/nn/conv.h"
 
 namespace vlbias {

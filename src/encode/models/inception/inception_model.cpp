@@ -1,8 +1,8 @@
 // The FID Inception-v3 forward over a batch of CNHW maps (see
-// include/vlbias/encode/inception_model.h and include/vlbias/nn/conv.h): every branch of a block
-// writes its channels straight into its place in the block's output (a concatenation along
+// include/vlbias/encode/models/inception_model.h and include/vlbias/nn/conv.h): every branch of a
+// block writes its channels straight into its place in the block's output (a concatenation along
 // channels is an offset in CNHW).
-#include "vlbias/encode/inception_model.h"
+#include "vlbias/encode/models/inception_model.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,12 +1,12 @@
 #pragma once
-// The FID Inception-v3's layers (include/vlbias/encode/inception_model.h), shared by its loader
-// (inception_model_load.cpp) and its forward (inception_model.cpp).
+// The FID Inception-v3's layers (include/vlbias/encode/models/inception_model.h), shared by its
+// loader (inception_model_load.cpp) and its forward (inception_model.cpp).
 #include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "vlbias/encode/inception_model.h"
+#include "vlbias/encode/models/inception_model.h"
 #include "vlbias/nn/conv.h"
 
 namespace vlbias::encode_internal {

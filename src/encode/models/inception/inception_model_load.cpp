@@ -1,6 +1,6 @@
 // Loading the FID Inception-v3 from pytorch-fid's state dict names (see
-// include/vlbias/encode/inception_model.h): the topology is fixed, the channel counts are read
-// from the weights and checked to chain (every layer's input is what feeds it).
+// include/vlbias/encode/models/inception_model.h): the topology is fixed, the channel counts are
+// read from the weights and checked to chain (every layer's input is what feeds it).
 #include <string>
 #include <utility>
 

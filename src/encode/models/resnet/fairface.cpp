@@ -1,6 +1,6 @@
-// The FairFace classifier (see include/vlbias/encode/fairface.h): predict.py's heads, classes and
-// preprocessing around the ResNet forward.
-#include "vlbias/encode/fairface.h"
+// The FairFace classifier (see include/vlbias/encode/models/fairface.h): predict.py's heads,
+// classes and preprocessing around the ResNet forward.
+#include "vlbias/encode/models/fairface.h"
 
 #include <algorithm>
 #include <array>
@@ -16,7 +16,7 @@
 #include "vlbias/core/sha256.h"
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 
 namespace vlbias {
 

@@ -1,7 +1,8 @@
-// torchvision's ResNet forward over a batch of CNHW maps (see include/vlbias/encode/resnet_model.h
-// and include/vlbias/nn/conv.h): each block's convolutions, the last one adding the shortcut
-// before its ReLU; four work buffers rotate so no map is copied.
-#include "vlbias/encode/resnet_model.h"
+// torchvision's ResNet forward over a batch of CNHW maps (see
+// include/vlbias/encode/models/resnet_model.h and include/vlbias/nn/conv.h): each block's
+// convolutions, the last one adding the shortcut before its ReLU; four work buffers rotate so no
+// map is copied.
+#include "vlbias/encode/models/resnet_model.h"
 
 #include <fmt/format.h>
 #include <algorithm>

@@ -1,12 +1,12 @@
 #pragma once
-// torchvision ResNet's layers (include/vlbias/encode/resnet_model.h), shared by its loader
+// torchvision ResNet's layers (include/vlbias/encode/models/resnet_model.h), shared by its loader
 // (resnet_model_load.cpp) and its forward (resnet_model.cpp).
 #include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
 
-#include "vlbias/encode/resnet_model.h"
+#include "vlbias/encode/models/resnet_model.h"
 #include "vlbias/nn/conv.h"
 #include "vlbias/nn/layers.h"
 

@@ -1,6 +1,6 @@
 // Loading torchvision's ResNet from its state_dict names (see
-// include/vlbias/encode/resnet_model.h): the block kind, block counts and channel counts are read
-// from the weights and checked to chain (every layer's input is what feeds it).
+// include/vlbias/encode/models/resnet_model.h): the block kind, block counts and channel counts are
+// read from the weights and checked to chain (every layer's input is what feeds it).
 #include <string>
 #include <utility>
 #include <vector>

@@ -14,9 +14,9 @@
 #include "models/clip/clip_cam_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/encode/clip_cam.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/clip_cam.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "encode/clip_model_test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/clip_model.h"
+#include "vlbias/encode/models/clip_model.h"
 
 namespace vlbias {
 namespace {
@@ -288,7 +288,7 @@ TEST(ClipModelConfig, LayoutDetectionPrefersOpenClipAndNamesWhatIsMissing) {
   fs::create_directories(bin);
   write_text(bin / "config.json", "{}");
   write_text(bin / "pytorch_model.bin", "x");
-  // PyTorch's weights are read as data (include/vlbias/io/torch_checkpoint.h).
+  // PyTorch's weights are read as data (include/vlbias/io/tensor/torch_checkpoint.h).
   EXPECT_EQ(detect_clip_layout(bin), ClipLayout::HuggingFace);
   fs::remove(bin / "config.json");
   try {

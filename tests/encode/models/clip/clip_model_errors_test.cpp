@@ -9,7 +9,7 @@
 
 #include "encode/clip_model_test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/clip_model.h"
+#include "vlbias/encode/models/clip_model.h"
 
 namespace vlbias {
 namespace {

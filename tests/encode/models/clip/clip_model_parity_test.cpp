@@ -14,8 +14,8 @@
 #include "encode/clip_model_test_util.h"
 #include "vlbias/core/blas.h"
 #include "vlbias/core/parallel.h"
-#include "vlbias/encode/clip_model.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/encode/models/clip_model.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

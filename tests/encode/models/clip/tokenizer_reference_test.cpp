@@ -15,7 +15,7 @@
 #include "encode/tokenizer_test_util.h"
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/clip_tokenizer.h"
+#include "vlbias/encode/models/clip_tokenizer.h"
 
 namespace vlbias {
 namespace {

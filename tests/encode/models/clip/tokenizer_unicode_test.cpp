@@ -15,7 +15,7 @@
 #include "vlbias/core/build_type.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/sha256.h"
-#include "vlbias/encode/clip_tokenizer.h"
+#include "vlbias/encode/models/clip_tokenizer.h"
 #include "vlbias/text/unicode_text.h"
 
 namespace vlbias {

@@ -11,8 +11,8 @@
 
 #include "encode/clip_model_test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/dinov2_model.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/dinov2_model.h"
 
 namespace vlbias {
 namespace {

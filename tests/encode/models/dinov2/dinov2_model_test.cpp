@@ -15,9 +15,9 @@
 #include "vlbias/core/error.h"
 #include "vlbias/core/parallel.h"
 #include "vlbias/core/rng.h"
-#include "vlbias/encode/dinov2_model.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/encode/image_model.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/dinov2_model.h"
+#include "vlbias/encode/models/image_model.h"
 
 namespace vlbias {
 namespace {

@@ -15,10 +15,10 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/encode/image_model.h"
-#include "vlbias/encode/inception_model.h"
-#include "vlbias/io/npy.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/image_model.h"
+#include "vlbias/encode/models/inception_model.h"
+#include "vlbias/io/tensor/npy.h"
 
 namespace vlbias {
 namespace {

@@ -18,12 +18,12 @@
 
 #include "test_util.h"
 #include "vlbias/core/error.h"
-#include "vlbias/encode/fairface.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/encode/resnet_model.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/fairface.h"
+#include "vlbias/encode/models/resnet_model.h"
 #include "vlbias/io/file_text.h"
-#include "vlbias/io/safetensors.h"
-#include "vlbias/io/torch_checkpoint.h"
+#include "vlbias/io/tensor/safetensors.h"
+#include "vlbias/io/tensor/torch_checkpoint.h"
 
 namespace vlbias {
 namespace {

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/encode/image.h"
-#include "vlbias/encode/resnet_model.h"
-#include "vlbias/io/safetensors.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/resnet_model.h"
+#include "vlbias/io/tensor/safetensors.h"
 
 namespace vlbias {
 

@@ -22,7 +22,7 @@
 #include <string>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/io/safetensors.h"
+#include "vlbias/io/tensor/safetensors.h"
 
 namespace vlbias {
 

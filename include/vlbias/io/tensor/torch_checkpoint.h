@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "vlbias/io/mapped_file.h"
-#include "vlbias/io/safetensors.h"
+#include "vlbias/io/tensor/safetensors.h"
 
 namespace vlbias {
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/encode/clip_model.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/clip_model.h"
 
 namespace vlbias {
 

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/io/safetensors.h"
+#include "vlbias/io/tensor/safetensors.h"
 
 namespace vlbias {
 

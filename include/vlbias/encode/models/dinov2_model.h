@@ -28,8 +28,8 @@
 // pick the one of the reference being reproduced. Both skip the interpolation when
 // gh * gw == M^2 and the image is square.
 //
-// Determinism as ClipModel's (include/vlbias/encode/clip_model.h): results do not depend on the
-// thread count.
+// Determinism as ClipModel's (include/vlbias/encode/models/clip_model.h): results do not depend on
+// the thread count.
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -40,7 +40,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
 #include "vlbias/nn/kernels.h"
 
 namespace vlbias {

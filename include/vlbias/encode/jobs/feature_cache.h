@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/encode/image_model.h"
+#include "vlbias/encode/models/image_model.h"
 
 namespace vlbias {
 

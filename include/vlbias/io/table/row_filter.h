@@ -30,8 +30,8 @@
 #include <string_view>
 #include <vector>
 
-#include "vlbias/io/record_stream.h"
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/record_stream.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

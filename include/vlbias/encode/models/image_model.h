@@ -2,8 +2,9 @@
 // Image feature models behind one interface, so that one job (run_encode_job: `vlbias encode
 // --images` and `vlbias features`) decodes, checkpoints and writes features for any of them:
 //   Clip       CLIP's image tower, projected (include/vlbias/encode/encode.h)
-//   Inception  Inception-v3 pool3 as FID computes it (include/vlbias/encode/inception_model.h),
-//              with pytorch-fid's or clean-fid's preprocessing
+//   Inception  Inception-v3 pool3 as FID computes it
+//              (include/vlbias/encode/models/inception_model.h), with pytorch-fid's or
+//              clean-fid's preprocessing
 //   Dinov2     DINOv2's CLS token after the final norm (FD_DINOv2's feature)
 // The architecture is detected from the model path (detect_image_model).
 #include <cstddef>
@@ -14,9 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "vlbias/core/matrix.h"
-#include "vlbias/encode/dinov2_model.h"
 #include "vlbias/encode/encode.h"
-#include "vlbias/encode/image.h"
+#include "vlbias/encode/image/image.h"
+#include "vlbias/encode/models/dinov2_model.h"
 
 namespace vlbias {
 

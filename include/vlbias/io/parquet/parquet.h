@@ -41,7 +41,7 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vlbias/io/table.h"
+#include "vlbias/io/table/table.h"
 
 namespace vlbias {
 
