@@ -64,19 +64,6 @@ double number_or_nan(const Json& j, const char* key) {
   return v != nullptr && v->is_number() ? v->get<double>() : stats::kNaN;
 }
 
-// An entry's p-value: its own, or its `result`'s (the confidence tests).
-double entry_p(const Json& e) {
-  const Json* result = member(e, "result");
-  return number_or_nan(result != nullptr ? *result : e, "p_value");
-}
-
-// How many entries of a table carry a p-value: the size of the family Holm ran over.
-std::size_t family_size(const Json& entries) {
-  std::size_t m = 0;
-  for (const Json& e : entries) m += std::isfinite(entry_p(e));
-  return m;
-}
-
 // A group {n, sd} of results.json; InputError naming the pointer when either is missing or
 // out of range.
 stats::PowerGroup pilot_group(double n, double sd, const char* sd_key, const std::string& ptr,
@@ -91,11 +78,6 @@ stats::PowerGroup pilot_group(double n, double sd, const char* sd_key, const std
                "{}: {}/{} is {}; expected a standard deviation from 0 to {}", source, ptr, sd_key,
                sd, stats::kMaxPowerValue);
   return {pilot_count(n, ptr + "/n", source), sd};
-}
-
-stats::PowerGroup pilot_group(const Json& g, const char* sd_key, const std::string& ptr,
-                              const std::string& source) {
-  return pilot_group(number_or_nan(g, "n"), number_or_nan(g, sd_key), sd_key, ptr, source);
 }
 
 // The trait-pairs confidence tests (ANOVA / Welch / Student over the groups of one level).
@@ -138,46 +120,39 @@ void pilot_confidence_tests(const ConfidenceSection& section, double alpha,
 }
 
 // The association contrasts: each group against the others within its dimension.
-void association_contrasts(const Json& analyses, double alpha, const std::string& source,
-                           std::vector<PilotTest>& out) {
-  const Json* assoc = member(analyses, "association");
-  const Json* contrasts = assoc != nullptr ? member(*assoc, "contrasts") : nullptr;
-  const Json* results = contrasts != nullptr ? member(*contrasts, "results") : nullptr;
-  const Json* dims = assoc != nullptr ? member(*assoc, "dimensions") : nullptr;
-  if (results == nullptr || !results->is_array() || dims == nullptr) return;
-  const Json* has_delta = member(*assoc, "has_delta");
-  const char* sd_key = has_delta != nullptr && has_delta->get<bool>() ? "delta_cos_sd" : "cos_sd";
-  const std::size_t family = family_size(*results);
-  for (std::size_t i = 0; i < results->size(); ++i) {
-    const Json& e = (*results)[i];
-    if (!std::isfinite(entry_p(e))) continue;
+void association_contrasts(const AssociationSection& section, double alpha,
+                           const std::string& source, std::vector<PilotTest>& out) {
+  if (section.dimensions.empty()) return;
+  const char* sd_key = section.has_delta ? "delta_cos_sd" : "cos_sd";
+  std::size_t family = 0;
+  for (const AssociationContrast& e : section.contrasts) family += std::isfinite(e.p_value);
+  for (std::size_t i = 0; i < section.contrasts.size(); ++i) {
+    const AssociationContrast& e = section.contrasts[i];
+    if (!std::isfinite(e.p_value)) continue;
     PilotTest t;
-    t.analysis = "association";
-    t.pointer = fmt::format("/analyses/association/contrasts/results/{}", i);
-    t.p_holm = number_or_nan(e, "p_holm");
-    const std::string dim = e.value("dimension", "");
-    t.label = fmt::format("{} on {} of {} against the other groups",
-                          sd_key[0] == 'd' ? "Delta cos" : "cos", dim,
-                          pilot_key_text(e.value("key", Json())));
+    t.analysis = kAssociationSection;
+    t.pointer = association_contrast_pointer(i);
+    t.p_holm = e.p_holm;
+    t.label =
+        fmt::format("{} on {} of {} against the other groups",
+                    section.has_delta ? "Delta cos" : "cos", e.dimension, pilot_key_text(e.key));
     t.design.test = stats::PowerTest::Contrast;
     bool found = false;
-    for (std::size_t d = 0; d < dims->size() && !found; ++d) {
-      const Json& jd = (*dims)[d];
-      if (jd.value("dimension", "") != dim || member(jd, "groups") == nullptr) continue;
+    for (std::size_t d = 0; d < section.dimensions.size() && !found; ++d) {
+      const AssociationDimension& dim = section.dimensions[d];
+      if (dim.dimension != e.dimension) continue;
       found = true;
-      for (std::size_t g = 0; g < jd["groups"].size(); ++g) {
-        const Json& jg = jd["groups"][g];
+      for (std::size_t g = 0; g < dim.groups.size(); ++g) {
+        const AssociationGroup& group = dim.groups[g];
         // The audit contrasts the groups with n >= 2 and a defined sd.
-        if (number_or_nan(jg, "n") < 2) continue;
-        if (jg.value("key", Json()) == e.value("key", Json()))
-          t.design.target = t.design.groups.size();
-        t.design.groups.push_back(pilot_group(
-            jg, sd_key, fmt::format("/analyses/association/dimensions/{}/groups/{}", d, g),
-            source));
+        if (group.n < 2) continue;
+        if (group.key == e.key) t.design.target = t.design.groups.size();
+        t.design.groups.push_back(
+            pilot_group(group.n, group.sd, sd_key, association_group_pointer(d, g), source));
       }
     }
     VLBIAS_CHECK(found, InputError, "{}: {} names dimension '{}', which {} does not list", source,
-                 t.pointer, dim, "/analyses/association/dimensions");
+                 t.pointer, e.dimension, association_dimensions_pointer());
     t.design.family = family;
     t.design.alpha = alpha;
     out.push_back(std::move(t));
@@ -308,7 +283,9 @@ std::vector<PilotTest> supported_tests(const Json& results, double alpha,
     if (const auto confidence = confidence_from_json(*analyses)) {
       pilot_confidence_tests(*confidence, alpha, source, out);
     }
-    association_contrasts(*analyses, alpha, source, out);
+    if (const auto association = association_from_json(*analyses)) {
+      association_contrasts(*association, alpha, source, out);
+    }
     if (const auto group_tests = lvlm_group_tests_from_json(*analyses)) {
       audits_internal::lvlm_friedman_tests(*group_tests, alpha, source, out);
     }

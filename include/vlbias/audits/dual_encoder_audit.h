@@ -81,6 +81,8 @@
 
 namespace vlbias {
 
+struct AssociationSection;  // report/dual_encoder_results.h
+
 // The spec of a dual-encoder audit (the keys above).
 struct DualEncoderAuditSpec {
   std::filesystem::path image_table;
@@ -248,9 +250,11 @@ struct GroupingOptions {
 // CI of the Delta cos mean (bootstrap over images), small), association_contrasts (each
 // group against the unweighted mean of the other groups' means per dimension,
 // stats::contrast_vs_others, Holm and BH over all; JSON "contrasts"). `scores` receives the
-// per-image scores for later analyses.
+// per-image scores for later analyses; `typed`, when given, the section as
+// report/dual_encoder_results.h types it (the JSON is its to_json).
 AnalysisOutput association_analysis(const Study& study, const GroupingOptions& options,
-                                    ImageDimensionScores& scores);
+                                    ImageDimensionScores& scores,
+                                    AssociationSection* typed = nullptr);
 
 struct ScweatAnalysisOptions {
   std::vector<std::vector<std::string>> groupings;  // each: columns (intersectional)
