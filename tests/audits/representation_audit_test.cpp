@@ -339,8 +339,9 @@ TEST(RepresentationAudit, BadInputIsAnErrorNamingTheRowOrKey) {
       std::string::npos);
 }
 
-TEST(RepresentationAudit, APromptWithoutLabelledFacesIsNamedNotZero) {
-  const fs::path dir = cli_util::temp_dir();
+// Two prompts in `dir` (spec.yaml, manifest.csv, labels.csv): a nurse with a female and a male
+// face, a pilot whose one face has a label outside the classes.
+void write_nurse_and_pilot_study(const fs::path& dir) {
   std::ofstream(dir / "manifest.csv") << "image,prompt\na.png,a photo of a nurse\n"
                                          "b.png,a photo of a nurse\nc.png,a photo of a pilot\n";
   std::ofstream(dir / "labels.csv") << "image,face,attribute,label\na.png,0,gender,female\n"
@@ -348,6 +349,11 @@ TEST(RepresentationAudit, APromptWithoutLabelledFacesIsNamedNotZero) {
   std::ofstream(dir / "spec.yaml")
       << "kind: representation\nlabels: {table: labels.csv, classes: {gender: [female, male]}}\n"
          "manifest: {table: manifest.csv}\n";
+}
+
+TEST(RepresentationAudit, APromptWithoutLabelledFacesIsNamedNotZero) {
+  const fs::path dir = cli_util::temp_dir();
+  write_nurse_and_pilot_study(dir);
   const json r = audit(dir / "spec.yaml", dir / "run");
   const json& pilot = r["analyses"]["distribution"]["attributes"][0]["prompts"][1];
   EXPECT_EQ(pilot["prompt"], "a photo of a pilot");
@@ -428,13 +434,7 @@ TEST(RepresentationAudit, PowerFromThePilotRunMatchesTheAuditsOwnPowerSection) {
 // same text; with a prompt without labelled faces (shares null) too.
 TEST(RepresentationAudit, DistributionSectionReadsBackToTheSameText) {
   const fs::path dir = cli_util::temp_dir();
-  std::ofstream(dir / "manifest.csv") << "image,prompt\na.png,a photo of a nurse\n"
-                                         "b.png,a photo of a nurse\nc.png,a photo of a pilot\n";
-  std::ofstream(dir / "labels.csv") << "image,face,attribute,label\na.png,0,gender,female\n"
-                                       "b.png,0,gender,male\nc.png,0,gender,unclear\n";
-  std::ofstream(dir / "spec.yaml")
-      << "kind: representation\nlabels: {table: labels.csv, classes: {gender: [female, male]}}\n"
-         "manifest: {table: manifest.csv}\n";
+  write_nurse_and_pilot_study(dir);
   audit(dir / "spec.yaml", dir / "run");
   for (const fs::path& run : {study().dir / "run", dir / "run"}) {
     const Json results = parse_json(read_file(run / "results.json"), "results.json");

@@ -1,15 +1,19 @@
-// The typed results contracts (include/vlbias/report/<kind>_results.h): a section read back
-// with from_json writes the same JSON text with to_json, and any well-formed JSON of another
-// shape reads without throwing (what is missing or of the wrong type is absent, empty or NaN).
+// The typed results contracts (include/vlbias/report/<kind>_results.h, pilot_sections.h): a section
+// read back with from_json writes the same JSON text with to_json, and any well-formed JSON of
+// another shape reads without throwing (what is missing or of the wrong type is absent, empty or
+// NaN).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "vlbias/report/dual_encoder_results.h"
 #include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/lvlm_results.h"
+#include "vlbias/report/pilot_sections.h"
+#include "vlbias/report/representation_results.h"
 #include "vlbias/report/scores_results.h"
 
 namespace vlbias {
@@ -169,21 +173,54 @@ TEST(ResultsContracts, AssociationWithKeysMissingReadsLeniently) {
   EXPECT_FALSE(association_from_json(Json::object()).has_value());
 }
 
+// What power reads of a results.json (pilot_sections.h): the typed sections, the flags of the
+// tests it does not support, the kind; analyses.distribution of a representation audit only.
+TEST(ResultsContracts, PilotSectionsReadWhatPowerNeeds) {
+  const Json analyses{{kAssociationSection, Json{{"has_delta", true}}},
+                      {kDistributionSection, Json{{"attributes", Json::array()}}},
+                      {"region_gaps", Json::array({1})},
+                      {"consistency_gaps", Json::array()},
+                      {"paired", Json::object()},
+                      {"pull", Json{{"per_identity", Json::array()}}}};
+  const PilotSections s = pilot_sections_from_json(Json{{"kind", "geo"}, {"analyses", analyses}});
+  EXPECT_TRUE(s.results_object);
+  EXPECT_EQ(s.kind, "geo");
+  ASSERT_TRUE(s.association.has_value());
+  EXPECT_TRUE(s.association->has_delta);
+  EXPECT_FALSE(s.distribution.has_value());  // the geo-diversity audit's is FID/KID/Vendi
+  EXPECT_FALSE(s.confidence.has_value());
+  EXPECT_TRUE(s.region_gaps);
+  EXPECT_FALSE(s.consistency_gaps);
+  EXPECT_TRUE(s.paired);
+  EXPECT_TRUE(s.pull_per_identity);
+  const PilotSections r =
+      pilot_sections_from_json(Json{{"kind", "representation"}, {"analyses", analyses}});
+  EXPECT_TRUE(r.distribution.has_value());
+  EXPECT_FALSE(pilot_sections_from_json(Json::array()).results_object);
+  EXPECT_TRUE(pilot_sections_from_json(Json{{"kind", 3}}).kind.empty());
+  PilotSections merged;
+  PilotSections part = s;
+  merge_pilot_sections(merged, std::move(part));
+  EXPECT_TRUE(merged.association.has_value());
+  EXPECT_TRUE(merged.region_gaps);
+  EXPECT_FALSE(merged.consistency_gaps);
+}
+
 TEST(ResultsContracts, OtherShapesReadWithoutThrowing) {
   for (const Json& x : {Json(), Json(3), Json("x"), Json::array({1, "a"}),
                         Json{{"regions", 1},
                              {"columns", Json::array({1, Json::object()})},
                              {"tests", Json::array({Json{{"groups", "no"}}})}}}) {
-    const Json analyses{{kGeoFilteredSection, x},
-                        {kScoresSection, x},
-                        {kConfidenceSection, x},
-                        {kLvlmGroupTestsSection, x},
-                        {kAssociationSection, x}};
+    const Json analyses{{kGeoFilteredSection, x}, {kScoresSection, x},
+                        {kConfidenceSection, x},  {kLvlmGroupTestsSection, x},
+                        {kAssociationSection, x}, {kDistributionSection, x}};
     EXPECT_NO_THROW(geo_filtered_from_json(analyses));
     EXPECT_NO_THROW(scores_from_json(analyses));
     EXPECT_NO_THROW(confidence_from_json(analyses));
     EXPECT_NO_THROW(lvlm_group_tests_from_json(analyses));
     EXPECT_NO_THROW(association_from_json(analyses));
+    EXPECT_NO_THROW(distribution_from_json(analyses));
+    EXPECT_NO_THROW(pilot_sections_from_json(Json{{"kind", "representation"}, {"analyses", x}}));
   }
   EXPECT_FALSE(geo_filtered_from_json(Json::object()).has_value());
   const auto s = scores_from_json(Json{{kScoresSection, Json{{"columns", Json::array({1})}}}});

@@ -81,8 +81,6 @@
 
 namespace vlbias {
 
-struct AssociationSection;  // report/dual_encoder_results.h
-
 // The spec of a dual-encoder audit (the keys above).
 struct DualEncoderAuditSpec {
   std::filesystem::path image_table;
@@ -250,11 +248,10 @@ struct GroupingOptions {
 // CI of the Delta cos mean (bootstrap over images), small), association_contrasts (each
 // group against the unweighted mean of the other groups' means per dimension,
 // stats::contrast_vs_others, Holm and BH over all; JSON "contrasts"). `scores` receives the
-// per-image scores for later analyses; `typed`, when given, the section as
-// report/dual_encoder_results.h types it (the JSON is its to_json).
+// per-image scores for later analyses. The JSON is the to_json of the section as
+// report/dual_encoder_results.h types it, and the section is the output's pilot.association.
 AnalysisOutput association_analysis(const Study& study, const GroupingOptions& options,
-                                    ImageDimensionScores& scores,
-                                    AssociationSection* typed = nullptr);
+                                    ImageDimensionScores& scores);
 
 struct ScweatAnalysisOptions {
   std::vector<std::vector<std::string>> groupings;  // each: columns (intersectional)

@@ -233,7 +233,7 @@ AssociationDimension association_dimension(const Study& study, const GroupingOpt
 }  // namespace
 
 AnalysisOutput association_analysis(const Study& study, const GroupingOptions& options,
-                                    ImageDimensionScores& scores, AssociationSection* typed) {
+                                    ImageDimensionScores& scores) {
   AnalysisOutput out;
   scores = associate(study.cos, study.manifest, /*require_delta=*/false);
   const std::vector<std::string>& labels = scores.dimensions;
@@ -260,7 +260,7 @@ AnalysisOutput association_analysis(const Study& study, const GroupingOptions& o
   group_contrasts(labels, options, contrast_inputs, section, contrast_table);
   section.by = options.by;
   out.json = to_json(section);
-  if (typed != nullptr) *typed = std::move(section);
+  out.pilot.association = std::move(section);
   std::vector<std::string> unit_columns;
   for (const std::string& l : labels) unit_columns.push_back(main + l);
   group_units(images, options.by, unit_columns, kAssociationSection, out.units);

@@ -186,6 +186,7 @@ AnalysisOutput representation_distribution(const AuditSpec& spec, const Represen
     }
   }
   out.json = to_json(section);
+  out.pilot.distribution = std::move(section);
   if (!empty_prompts.empty()) {
     out.notes.push_back(fmt::format(
         "distribution: {} prompt{} had no observation labelled with a class (their shares, "
