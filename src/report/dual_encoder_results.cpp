@@ -10,6 +10,7 @@
 namespace vlbias {
 
 using report_internal::results_array;   // results_reading.h
+using report_internal::results_flag;    // results_reading.h
 using report_internal::results_member;  // results_reading.h
 using report_internal::results_number;  // results_reading.h
 using report_internal::results_text;    // results_reading.h
@@ -85,8 +86,7 @@ ConfidencePair confidence_pair_from_json(const Json& j) {
       g.mean = results_number(jg, "mean");
       g.sd = results_number(jg, "sd");
       if (const Json* ci = results_member(jg, "ci")) g.ci = confidence_interval_from_json(*ci);
-      const Json* small = results_member(jg, "small");
-      g.small = small != nullptr && small->is_boolean() && small->get<bool>();
+      g.small = results_flag(jg, "small");
       p.groups.push_back(std::move(g));
     }
   }
@@ -164,8 +164,7 @@ AssociationGroup association_group_from_json(const Json& j, bool has_delta) {
   g.delta_cos_mean = results_number(j, "delta_cos_mean");
   g.sd = results_number(j, has_delta ? "delta_cos_sd" : "cos_sd");
   if (const Json* ci = results_member(j, "ci")) g.ci = confidence_interval_from_json(*ci);
-  const Json* small = results_member(j, "small");
-  g.small = small != nullptr && small->is_boolean() && small->get<bool>();
+  g.small = results_flag(j, "small");
   return g;
 }
 
@@ -277,8 +276,7 @@ std::optional<AssociationSection> association_from_json(const Json& analyses) {
       for (const Json& c : *results) s.contrasts.push_back(association_contrast_from_json(c));
     }
   }
-  const Json* has_delta = results_member(*section, "has_delta");
-  s.has_delta = has_delta != nullptr && has_delta->is_boolean() && has_delta->get<bool>();
+  s.has_delta = results_flag(*section, "has_delta");
   s.by = results_texts(*section, "by");
   if (const Json* dims = results_array(*section, "dimensions")) {
     for (const Json& d : *dims) {

@@ -10,6 +10,7 @@
 namespace vlbias {
 
 using report_internal::results_array;   // results_reading.h
+using report_internal::results_flag;    // results_reading.h
 using report_internal::results_member;  // results_reading.h
 using report_internal::results_number;  // results_reading.h
 using report_internal::results_text;    // results_reading.h
@@ -85,8 +86,7 @@ DistributionPrompt distribution_prompt_from_json(const Json& j) {
   p.other = results_number(j, "other");
   p.other_rate = results_number(j, "other_rate");
   p.counts = numbers_from_json(j, "counts");
-  const Json* small = results_member(j, "small");
-  p.small = small != nullptr && small->is_boolean() && small->get<bool>();
+  p.small = results_flag(j, "small");
   if (results_array(j, "shares") != nullptr) {
     p.shares = numbers_from_json(j, "shares");
     p.wilson = share_intervals_from_json(j, "wilson");
