@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "power_pilot_internal.h"
@@ -15,6 +16,8 @@
 #include "vlbias/report/dual_encoder_results.h"
 #include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/pilot_sections.h"
+#include "vlbias/report/representation_results.h"
 #include "vlbias/report/scores_results.h"
 #include "vlbias/stats/goodness_of_fit.h"
 
@@ -53,30 +56,6 @@ namespace {
 using audits_internal::pilot_count;     // power_pilot_internal.h
 using audits_internal::pilot_key_text;  // power_pilot_internal.h
 
-const Json* member(const Json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  const auto it = j.find(key);
-  return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
-double number_or_nan(const Json& j, const char* key) {
-  const Json* v = member(j, key);
-  return v != nullptr && v->is_number() ? v->get<double>() : stats::kNaN;
-}
-
-// An entry's p-value: its own, or its `result`'s (the confidence tests).
-double entry_p(const Json& e) {
-  const Json* result = member(e, "result");
-  return number_or_nan(result != nullptr ? *result : e, "p_value");
-}
-
-// How many entries of a table carry a p-value: the size of the family Holm ran over.
-std::size_t family_size(const Json& entries) {
-  std::size_t m = 0;
-  for (const Json& e : entries) m += std::isfinite(entry_p(e));
-  return m;
-}
-
 // A group {n, sd} of results.json; InputError naming the pointer when either is missing or
 // out of range.
 stats::PowerGroup pilot_group(double n, double sd, const char* sd_key, const std::string& ptr,
@@ -91,11 +70,6 @@ stats::PowerGroup pilot_group(double n, double sd, const char* sd_key, const std
                "{}: {}/{} is {}; expected a standard deviation from 0 to {}", source, ptr, sd_key,
                sd, stats::kMaxPowerValue);
   return {pilot_count(n, ptr + "/n", source), sd};
-}
-
-stats::PowerGroup pilot_group(const Json& g, const char* sd_key, const std::string& ptr,
-                              const std::string& source) {
-  return pilot_group(number_or_nan(g, "n"), number_or_nan(g, sd_key), sd_key, ptr, source);
 }
 
 // The trait-pairs confidence tests (ANOVA / Welch / Student over the groups of one level).
@@ -138,46 +112,39 @@ void pilot_confidence_tests(const ConfidenceSection& section, double alpha,
 }
 
 // The association contrasts: each group against the others within its dimension.
-void association_contrasts(const Json& analyses, double alpha, const std::string& source,
-                           std::vector<PilotTest>& out) {
-  const Json* assoc = member(analyses, "association");
-  const Json* contrasts = assoc != nullptr ? member(*assoc, "contrasts") : nullptr;
-  const Json* results = contrasts != nullptr ? member(*contrasts, "results") : nullptr;
-  const Json* dims = assoc != nullptr ? member(*assoc, "dimensions") : nullptr;
-  if (results == nullptr || !results->is_array() || dims == nullptr) return;
-  const Json* has_delta = member(*assoc, "has_delta");
-  const char* sd_key = has_delta != nullptr && has_delta->get<bool>() ? "delta_cos_sd" : "cos_sd";
-  const std::size_t family = family_size(*results);
-  for (std::size_t i = 0; i < results->size(); ++i) {
-    const Json& e = (*results)[i];
-    if (!std::isfinite(entry_p(e))) continue;
+void association_contrasts(const AssociationSection& section, double alpha,
+                           const std::string& source, std::vector<PilotTest>& out) {
+  if (section.dimensions.empty()) return;
+  const char* sd_key = section.has_delta ? "delta_cos_sd" : "cos_sd";
+  std::size_t family = 0;
+  for (const AssociationContrast& e : section.contrasts) family += std::isfinite(e.p_value);
+  for (std::size_t i = 0; i < section.contrasts.size(); ++i) {
+    const AssociationContrast& e = section.contrasts[i];
+    if (!std::isfinite(e.p_value)) continue;
     PilotTest t;
-    t.analysis = "association";
-    t.pointer = fmt::format("/analyses/association/contrasts/results/{}", i);
-    t.p_holm = number_or_nan(e, "p_holm");
-    const std::string dim = e.value("dimension", "");
-    t.label = fmt::format("{} on {} of {} against the other groups",
-                          sd_key[0] == 'd' ? "Delta cos" : "cos", dim,
-                          pilot_key_text(e.value("key", Json())));
+    t.analysis = kAssociationSection;
+    t.pointer = association_contrast_pointer(i);
+    t.p_holm = e.p_holm;
+    t.label =
+        fmt::format("{} on {} of {} against the other groups",
+                    section.has_delta ? "Delta cos" : "cos", e.dimension, pilot_key_text(e.key));
     t.design.test = stats::PowerTest::Contrast;
     bool found = false;
-    for (std::size_t d = 0; d < dims->size() && !found; ++d) {
-      const Json& jd = (*dims)[d];
-      if (jd.value("dimension", "") != dim || member(jd, "groups") == nullptr) continue;
+    for (std::size_t d = 0; d < section.dimensions.size() && !found; ++d) {
+      const AssociationDimension& dim = section.dimensions[d];
+      if (dim.dimension != e.dimension) continue;
       found = true;
-      for (std::size_t g = 0; g < jd["groups"].size(); ++g) {
-        const Json& jg = jd["groups"][g];
+      for (std::size_t g = 0; g < dim.groups.size(); ++g) {
+        const AssociationGroup& group = dim.groups[g];
         // The audit contrasts the groups with n >= 2 and a defined sd.
-        if (number_or_nan(jg, "n") < 2) continue;
-        if (jg.value("key", Json()) == e.value("key", Json()))
-          t.design.target = t.design.groups.size();
-        t.design.groups.push_back(pilot_group(
-            jg, sd_key, fmt::format("/analyses/association/dimensions/{}/groups/{}", d, g),
-            source));
+        if (group.n < 2) continue;
+        if (group.key == e.key) t.design.target = t.design.groups.size();
+        t.design.groups.push_back(
+            pilot_group(group.n, group.sd, sd_key, association_group_pointer(d, g), source));
       }
     }
     VLBIAS_CHECK(found, InputError, "{}: {} names dimension '{}', which {} does not list", source,
-                 t.pointer, dim, "/analyses/association/dimensions");
+                 t.pointer, e.dimension, association_dimensions_pointer());
     t.design.family = family;
     t.design.alpha = alpha;
     out.push_back(std::move(t));
@@ -296,40 +263,32 @@ Json estimate_json(const stats::PowerEstimate& e, const stats::PowerDesign& d) {
 
 namespace {
 
-// Every supported test of results.json (possibly none).
-std::vector<PilotTest> supported_tests(const Json& results, double alpha,
+// Every supported test of the sections (possibly none).
+std::vector<PilotTest> supported_tests(const PilotSections& sections, double alpha,
                                        const std::string& source) {
   VLBIAS_CHECK(alpha > 0 && alpha < 1, UsageError, "power: alpha must lie in (0, 1), got {}",
                alpha);
-  VLBIAS_CHECK(results.is_object(), InputError, "{}: expected an audit's results.json object",
+  VLBIAS_CHECK(sections.results_object, InputError, "{}: expected an audit's results.json object",
                source);
   std::vector<PilotTest> out;
-  if (const Json* analyses = member(results, "analyses")) {
-    if (const auto confidence = confidence_from_json(*analyses)) {
-      pilot_confidence_tests(*confidence, alpha, source, out);
-    }
-    association_contrasts(*analyses, alpha, source, out);
-    if (const auto group_tests = lvlm_group_tests_from_json(*analyses)) {
-      audits_internal::lvlm_friedman_tests(*group_tests, alpha, source, out);
-    }
-    if (const auto filtered = geo_filtered_from_json(*analyses)) {
-      geo_filtered_test(*filtered, alpha, source, out);
-    }
-    if (const auto scores = scores_from_json(*analyses)) {
-      score_group_tests(*scores, alpha, source, out);
-    }
+  if (sections.confidence) pilot_confidence_tests(*sections.confidence, alpha, source, out);
+  if (sections.association) association_contrasts(*sections.association, alpha, source, out);
+  if (sections.group_tests) {
+    audits_internal::lvlm_friedman_tests(*sections.group_tests, alpha, source, out);
   }
+  if (sections.filtered) geo_filtered_test(*sections.filtered, alpha, source, out);
+  if (sections.scores) score_group_tests(*sections.scores, alpha, source, out);
   return out;
 }
 
 }  // namespace
 
-std::vector<PilotTest> pilot_tests(const Json& results, double alpha, const std::string& source) {
-  std::vector<PilotTest> out = supported_tests(results, alpha, source);
-  const Json* kind = member(results, "kind");
+std::vector<PilotTest> pilot_tests(const PilotSections& sections, double alpha,
+                                   const std::string& source) {
+  std::vector<PilotTest> out = supported_tests(sections, alpha, source);
   if (out.empty()) {
     std::string why;
-    for (const Json& u : unsupported_tests(results)) {
+    for (const Json& u : unsupported_tests(sections)) {
       why += fmt::format("; {}: {}", u["tests"].get<std::string>(), u["reason"].get<std::string>());
     }
     VLBIAS_FAIL(InputError,
@@ -337,33 +296,32 @@ std::vector<PilotTest> pilot_tests(const Json& results, double alpha, const std:
                 "tests, the association contrasts, the LVLM Friedman group tests, the "
                 "geo-diversity filtered-rate test and the scores' tests across groups, with a "
                 "p-value){}",
-                source, kind != nullptr && kind->is_string() ? kind->get<std::string>() : "?", why);
+                source, sections.kind.empty() ? "?" : sections.kind, why);
   }
   return out;
 }
 
-std::vector<Json> unsupported_tests(const Json& results) {
-  std::vector<Json> out;
-  const Json* a = member(results, "analyses");
-  if (a == nullptr) return out;
+std::vector<PilotTest> pilot_tests(const Json& results, double alpha, const std::string& source) {
+  return pilot_tests(pilot_sections_from_json(results), alpha, source);
+}
+
+std::vector<Json> unsupported_tests(const PilotSections& sections) {
+  std::vector<Json> out = lvlm_unsupported_tests(
+      sections.group_tests ? &*sections.group_tests : nullptr, sections.paired);
   auto add = [&](const std::string& tests, const char* reason) {
     out.push_back(Json{{"tests", tests}, {"reason", reason}});
   };
-  const std::optional<LvlmGroupTests> group_tests = lvlm_group_tests_from_json(*a);
-  out = lvlm_unsupported_tests(group_tests ? &*group_tests : nullptr,
-                               member(*a, "paired") != nullptr);
-  for (const char* key : {"region_gaps", "consistency_gaps"}) {
-    const Json* g = member(*a, key);
-    if (g != nullptr && g->is_array() && !g->empty()) {
-      add(key == std::string("region_gaps") ? "/analyses/region_gaps"
-                                            : "/analyses/consistency_gaps",
-          "bootstrap gaps of precision, coverage or consistency between regions: their "
-          "statistics are k-nearest-neighbour manifold measures of the image embeddings, not "
-          "group means or rates, so no {n, sd} model of results.json reproduces them; a power "
-          "analysis would resample the images themselves");
-    }
+  for (const auto& [ran, tests] :
+       {std::pair{sections.region_gaps, "/analyses/region_gaps"},
+        std::pair{sections.consistency_gaps, "/analyses/consistency_gaps"}}) {
+    if (!ran) continue;
+    add(tests,
+        "bootstrap gaps of precision, coverage or consistency between regions: their "
+        "statistics are k-nearest-neighbour manifold measures of the image embeddings, not "
+        "group means or rates, so no {n, sd} model of results.json reproduces them; a power "
+        "analysis would resample the images themselves");
   }
-  if (const auto filtered = geo_filtered_from_json(*a); filtered && filtered->test) {
+  if (const auto& filtered = sections.filtered; filtered && filtered->test) {
     double blocked = 0, req = 0;
     for (const GeoFilteredRegion& r : filtered->regions) {
       blocked += r.rate * r.requested;
@@ -375,8 +333,7 @@ std::vector<Json> unsupported_tests(const Json& results) {
           "variance to simulate");
     }
   }
-  const Json* pull = member(*a, "pull");
-  if (pull != nullptr && member(*pull, "per_identity") != nullptr) {
+  if (sections.pull_per_identity) {
     add("/analyses/pull/per_identity/*/test",
         "the stereotypical pull S(d,s) - S(d,ns) is a difference of mean pairwise cosines of "
         "image embeddings with a permutation test of the s/ns labels; its null and alternative "
@@ -446,9 +403,18 @@ std::size_t add_power_answers(Json& results, const std::vector<PilotTest>& tests
 
 }  // namespace
 
-void add_power_section(Json& results, const PowerSpec& spec, std::uint64_t seed) {
-  add_power_section(results, supported_tests(results, spec.alpha, "results.json"),
-                    unsupported_tests(results), spec, seed);
+PilotSections pilot_sections_of(std::vector<std::pair<std::string, AnalysisOutput>>& sections,
+                                const std::string& kind) {
+  PilotSections out;
+  out.kind = kind;
+  for (auto& [name, section] : sections) merge_pilot_sections(out, std::move(section.pilot));
+  return out;
+}
+
+void add_power_section(Json& results, const PilotSections& sections, const PowerSpec& spec,
+                       std::uint64_t seed) {
+  add_power_section(results, supported_tests(sections, spec.alpha, "results.json"),
+                    unsupported_tests(sections), spec, seed);
 }
 
 void add_power_section(Json& results, const std::vector<PilotTest>& tests,
@@ -476,31 +442,30 @@ void add_power_section(Json& results, const std::vector<PilotTest>& tests,
            {"not_supported", std::move(not_supported)}};
 }
 
-std::size_t add_power_to_null_tests(Json& results, double alpha, const PowerQuestions& q) {
-  return add_power_answers(results, supported_tests(results, alpha, "results.json"), alpha, q);
+std::size_t add_power_to_null_tests(Json& results, const PilotSections& sections, double alpha,
+                                    const PowerQuestions& q) {
+  return add_power_answers(results, supported_tests(sections, alpha, "results.json"), alpha, q);
 }
 
-std::vector<Json> representation_power_answers(const Json& results, double alpha,
+std::vector<Json> representation_power_answers(const PilotSections& sections, double alpha,
                                                const PowerQuestions& q) {
   std::vector<Json> out;
-  const Json* kind = member(results, "kind");
-  if (kind == nullptr || *kind != "representation") return out;
-  const Json* a = member(results, "analyses");
-  const Json* dist = a != nullptr ? member(*a, "distribution") : nullptr;
-  VLBIAS_CHECK(dist != nullptr && member(*dist, "attributes") != nullptr, InputError,
+  if (sections.kind != "representation") return out;
+  VLBIAS_CHECK(sections.distribution.has_value(), InputError,
                "a representation audit without analyses.distribution: rerun it with the "
                "distribution analysis on (it holds each prompt's counts)");
-  for (std::size_t ai = 0; ai < (*dist)["attributes"].size(); ++ai) {
-    const Json& at = (*dist)["attributes"][ai];
-    const double k = static_cast<double>(at.value("classes", Json::array()).size());
-    const Json& prompts = at.value("prompts", Json::array());
+  const std::vector<DistributionAttribute>& attributes = sections.distribution->attributes;
+  for (std::size_t ai = 0; ai < attributes.size(); ++ai) {
+    const DistributionAttribute& at = attributes[ai];
+    const double k = static_cast<double>(at.classes.size());
+    const std::vector<DistributionPrompt>& prompts = at.prompts;
     const double level = alpha / static_cast<double>(std::max<std::size_t>(1, prompts.size()));
     for (std::size_t pi = 0; pi < prompts.size(); ++pi) {
-      const Json& p = prompts[pi];
-      const double n = number_or_nan(p, "n");
+      const DistributionPrompt& p = prompts[pi];
+      const double n = p.n;
       Json j{{"analysis", "tests"},
-             {"label", fmt::format("{}: '{}'", at.value("attribute", ""), p.value("prompt", ""))},
-             {"pointer", fmt::format("/analyses/distribution/attributes/{}/prompts/{}", ai, pi)},
+             {"label", fmt::format("{}: '{}'", at.attribute, p.prompt)},
+             {"pointer", distribution_prompt_pointer(ai, pi)},
              {"n", json_number(n)},
              {"classes", k},
              {"alpha", level}};

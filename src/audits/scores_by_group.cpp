@@ -343,6 +343,7 @@ AnalysisOutput scores_analysis(const ScoresData& d, const std::vector<ScoreGroup
                               t.unused_rows, t.provenance});
   }
   out.json = to_json(section);
+  out.pilot.scores = std::move(section);
   out.tables.emplace_back("scores_groups", groups_table.build());
   out.tables.emplace_back("scores_tests", std::move(tests_built));
   out.notes = d.notes;

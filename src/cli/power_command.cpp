@@ -13,6 +13,7 @@
 #include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/lvlm_results.h"
+#include "vlbias/report/pilot_sections.h"
 #include "vlbias/stats/power.h"
 
 namespace vlbias::cli_internal {
@@ -57,19 +58,21 @@ void run_power(const PowerArgs& a) {
   Provenance p;
   p.inputs = {path.string()};
   start_hashing_inputs(p);
-  const Json results = parse_json(read_file_text(path, "an audit's results.json"), path.string());
+  // Power reads the typed sections only (report/pilot_sections.h).
+  const PilotSections sections = pilot_sections_from_json(
+      parse_json(read_file_text(path, "an audit's results.json"), path.string()));
   PowerQuestions q;
   q.effect = a.effect;
   q.power = a.power;
   q.replicates = a.replicates;
   q.seed = a.seed;
   Json answers = Json::array();
-  const bool representation = results.value("kind", "") == "representation";
+  const bool representation = sections.kind == "representation";
   if (representation) {
     // Goodness-of-fit tests: their power is closed-form (noncentral chi-square), not simulated.
-    for (Json& j : representation_power_answers(results, a.alpha, q)) answers.push_back(j);
+    for (Json& j : representation_power_answers(sections, a.alpha, q)) answers.push_back(j);
   } else {
-    std::vector<PilotTest> tests = pilot_tests(results, a.alpha, path.string());
+    std::vector<PilotTest> tests = pilot_tests(sections, a.alpha, path.string());
     std::erase_if(tests, [&](const PilotTest& t) {
       return (a.analysis != "all" && t.analysis != a.analysis) ||
              (a.tests == "null" && t.p_holm <= a.alpha);
@@ -82,10 +85,10 @@ void run_power(const PowerArgs& a) {
     }
   }
   Json not_supported = Json::array();
-  for (Json& u : unsupported_tests(results)) not_supported.push_back(std::move(u));
+  for (Json& u : unsupported_tests(sections)) not_supported.push_back(std::move(u));
   Json out{
       {"pilot", path.string()},
-      {"kind", results.value("kind", "")},
+      {"kind", sections.kind},
       {"effect", a.effect_given ? Json(a.effect) : Json(nullptr)},
       {"alpha", a.alpha},
       {"power", a.power},

@@ -9,6 +9,7 @@
 
 #include "report_page.h"
 #include "svg_chart.h"
+#include "vlbias/report/dual_encoder_results.h"
 
 namespace vlbias::report_internal {
 
@@ -56,10 +57,16 @@ void dual_facts(Page& page) {
 
 // Each group against the mean of the others (the association's contrasts): heatmap and forest
 // plot, with a finding per significant contrast.
-void contrasts_section(Page& page, const Node& a) {
-  const bool delta = a["has_delta"].boolean();
-  const Node c = a["contrasts"]["results"];
-  if (c.size() == 0) return;
+void contrasts_section(Page& page, const AssociationSection& a) {
+  const bool delta = a.has_delta;
+  if (a.contrasts.empty()) return;
+  // Contrast i's number `key` (its JSON pointer for the page's data-ptr).
+  const auto at = [](std::size_t i, double v, const char* key) {
+    return NumberAt{v, association_contrast_pointer(i) + "/" + key};
+  };
+  const auto label = [](std::size_t i, const AssociationContrast& e) {
+    return group_label(Node(&e.key, association_contrast_pointer(i) + "/key"));
+  };
   Heatmap h;
   h.title = "Each group minus the mean of the other groups";
   h.value_label = delta ? "difference in Delta cos" : "difference in cosine";
@@ -67,14 +74,15 @@ void contrasts_section(Page& page, const Node& a) {
   th.name = "association_contrasts_heatmap";
   th.columns = {"group", "dimension", "estimate", "p_holm"};
   std::vector<GridItem> items;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    const Node e = c[i];
-    const std::string g = group_label(e["key"]), dn = e["dimension"].str();
+  for (std::size_t i = 0; i < a.contrasts.size(); ++i) {
+    const AssociationContrast& e = a.contrasts[i];
+    const std::string g = label(i, e), dn = e.dimension;
     items.push_back({g,
                      dn,
-                     e["estimate"].number(),
-                     e["p_holm"].number(),
-                     {cell(g), cell(dn), cell(e["estimate"]), cell(e["p_holm"], Fmt::p)}});
+                     e.estimate,
+                     e.p_holm,
+                     {cell(g), cell(dn), cell(at(i, e.estimate, "estimate")),
+                      cell(at(i, e.p_holm, "p_holm"), Fmt::p)}});
   }
   fill_heatmap(items, h, th);
   page.section("contrasts", "Each group against the others",
@@ -88,24 +96,24 @@ void contrasts_section(Page& page, const Node& a) {
   DataTable tf;
   tf.name = "association_contrasts";
   tf.columns = {"group", "dimension", "n", "estimate", "ci_lower", "ci_upper", "p_value", "p_holm"};
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    const Node e = c[i];
-    f.rows.push_back({group_label(e["key"]) + " \u00b7 " + e["dimension"].str(),
-                      e["estimate"].number(), e["ci"]["lower"].number(), e["ci"]["upper"].number(),
-                      e["p_holm"].number() < kAlpha});
-    tf.add({cell(group_label(e["key"])), cell(e["dimension"].str()), cell(e["n"], Fmt::integer),
-            cell(e["estimate"]), cell(e["ci"]["lower"]), cell(e["ci"]["upper"]),
-            cell(e["p_value"], Fmt::p), cell(e["p_holm"], Fmt::p)});
-    if (e["p_holm"].number() < kAlpha) {
-      const double est = e["estimate"].number();
+  for (std::size_t i = 0; i < a.contrasts.size(); ++i) {
+    const AssociationContrast& e = a.contrasts[i];
+    const NumberAt lower = at(i, e.ci_lower, "ci/lower"), upper = at(i, e.ci_upper, "ci/upper");
+    f.rows.push_back({label(i, e) + " \u00b7 " + e.dimension, e.estimate, e.ci_lower, e.ci_upper,
+                      e.p_holm < kAlpha});
+    tf.add({cell(label(i, e)), cell(e.dimension), cell(at(i, e.n, "n"), Fmt::integer),
+            cell(at(i, e.estimate, "estimate")), cell(lower), cell(upper),
+            cell(at(i, e.p_value, "p_value"), Fmt::p), cell(at(i, e.p_holm, "p_holm"), Fmt::p)});
+    if (e.p_holm < kAlpha) {
+      const double est = e.estimate;
       page.finding(
           {0, std::abs(est),
            fmt::format("Images labelled <strong>{}</strong> score {} on <strong>{}</strong> "
                        "than the mean of the other groups: difference {} in {}, {}, {}.",
-                       esc(group_label(e["key"])), est < 0 ? "lower" : "higher",
-                       esc(e["dimension"].str()), value_span(e["estimate"]),
-                       delta ? "Delta cos" : "cosine", ci_text(e["ci"]),
-                       p_text("p_holm", e["p_holm"]))});
+                       esc(label(i, e)), est < 0 ? "lower" : "higher", esc(e.dimension),
+                       value_span(at(i, e.estimate, "estimate")), delta ? "Delta cos" : "cosine",
+                       ci_text(lower, upper, e.ci_level),
+                       p_text("p_holm", at(i, e.p_holm, "p_holm")))});
     }
   }
   page.figure(
@@ -114,50 +122,55 @@ void contrasts_section(Page& page, const Node& a) {
       std::move(tf));
 }
 
-// Group means with CI bars, one small chart per dimension (paper 001's group comparisons).
+// Group means with CI bars, one small chart per dimension (paper 001's group comparisons);
+// analyses.association read through its typed contract (dual_encoder_results.h).
 void association_section(Page& page, const std::string& measure) {
-  const Node a = page.root()["analyses"]["association"];
-  if (a.null()) return;
-  const bool delta = a["has_delta"].boolean();
+  const auto a = association_from_json(page.root()["analyses"].json());
+  if (!a) return;
+  const bool delta = a->has_delta;
   const std::string value_key = delta ? "delta_cos_mean" : "cos_mean";
   const std::string unit = delta ? "Delta cos (cosine minus the neutral prompt's)" : "cosine";
-  page.section("association", "Association: group means",
+  page.section(kAssociationSection, "Association: group means",
                "Mean " + std::string(delta ? "Delta cos" : "cosine") +
                    " of each group's images with each dimension's prompts, with bootstrap " +
                    "confidence intervals over images.");
-  const Node dims = a["dimensions"];
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    const Node dim = dims[d];
+  for (std::size_t d = 0; d < a->dimensions.size(); ++d) {
+    const AssociationDimension& dim = a->dimensions[d];
     BarChart chart;
-    chart.title = measure + ": " + dim["dimension"].str();
+    chart.title = measure + ": " + dim.dimension;
     chart.x_label = unit;
     chart.points = true;
     BarSeries s;
-    s.name = dim["dimension"].str();
+    s.name = dim.dimension;
     DataTable t;
-    t.name = "association_" + dim["dimension"].str();
+    t.name = "association_" + dim.dimension;
     t.columns = {"group", "dimension", "n", value_key, "ci_lower", "ci_upper"};
-    for (std::size_t g = 0; g < dim["groups"].size(); ++g) {
-      const Node grp = dim["groups"][g];
-      chart.categories.push_back(group_label(grp["key"]));
-      s.value.push_back(grp[value_key].number());
-      s.lower.push_back(grp["ci"]["lower"].number());
-      s.upper.push_back(grp["ci"]["upper"].number());
-      t.add({cell(group_label(grp["key"])), cell(dim["dimension"].str()),
-             cell(grp["n"], Fmt::integer), cell(grp[value_key]), cell(grp["ci"]["lower"]),
-             cell(grp["ci"]["upper"])});
+    for (std::size_t g = 0; g < dim.groups.size(); ++g) {
+      const AssociationGroup& grp = dim.groups[g];
+      const std::string ptr = association_group_pointer(d, g);
+      const std::string label = group_label(Node(&grp.key, ptr + "/key"));
+      const double value = delta ? grp.delta_cos_mean : grp.cos_mean;
+      const double lower = grp.ci ? grp.ci->lower : NAN, upper = grp.ci ? grp.ci->upper : NAN;
+      chart.categories.push_back(label);
+      s.value.push_back(value);
+      s.lower.push_back(lower);
+      s.upper.push_back(upper);
+      t.add({cell(label), cell(dim.dimension), cell(NumberAt{grp.n, ptr + "/n"}, Fmt::integer),
+             cell(NumberAt{value, ptr + "/" + value_key}), cell(NumberAt{lower, ptr + "/ci/lower"}),
+             cell(NumberAt{upper, ptr + "/ci/upper"})});
     }
     chart.series.push_back(std::move(s));
-    page.figure(svg_bar_chart(chart),
-                "Group means on " + dim["dimension"].str() + " with " +
-                    (a["dimensions"][d]["groups"][0]["ci"]["level"].null()
-                         ? std::string("no intervals")
-                         : fmt::format("{:g}% bootstrap intervals",
-                                       100 * dim["groups"][0]["ci"]["level"].number())) +
-                    ".",
-                std::move(t));
+    const bool level =
+        !dim.groups.empty() && dim.groups[0].ci && !std::isnan(dim.groups[0].ci->level);
+    page.figure(
+        svg_bar_chart(chart),
+        "Group means on " + dim.dimension + " with " +
+            (!level ? std::string("no intervals")
+                    : fmt::format("{:g}% bootstrap intervals", 100 * dim.groups[0].ci->level)) +
+            ".",
+        std::move(t));
   }
-  contrasts_section(page, a);
+  contrasts_section(page, *a);
 }
 
 // SC-WEAT effect sizes over group pairs x dimensions.

@@ -10,9 +10,11 @@
 namespace vlbias {
 
 using report_internal::results_array;   // results_reading.h
+using report_internal::results_flag;    // results_reading.h
 using report_internal::results_member;  // results_reading.h
 using report_internal::results_number;  // results_reading.h
 using report_internal::results_text;    // results_reading.h
+using report_internal::results_texts;   // results_reading.h
 
 namespace {
 
@@ -84,8 +86,7 @@ ConfidencePair confidence_pair_from_json(const Json& j) {
       g.mean = results_number(jg, "mean");
       g.sd = results_number(jg, "sd");
       if (const Json* ci = results_member(jg, "ci")) g.ci = confidence_interval_from_json(*ci);
-      const Json* small = results_member(jg, "small");
-      g.small = small != nullptr && small->is_boolean() && small->get<bool>();
+      g.small = results_flag(jg, "small");
       p.groups.push_back(std::move(g));
     }
   }
@@ -108,6 +109,98 @@ ConfidenceTest confidence_test_from_json(const Json& j) {
     }
   }
   return t;
+}
+
+Json association_group_json(const AssociationGroup& g, bool has_delta) {
+  Json e{{"key", g.key}, {"n", json_count(g.n)}, {"cos_mean", json_number(g.cos_mean)}};
+  if (has_delta) {
+    e["delta_cos_mean"] = json_number(g.delta_cos_mean);
+    e["delta_cos_sd"] = json_number(g.sd);
+  } else {
+    e["cos_sd"] = json_number(g.sd);  // the contrasts' pilot variance (power)
+  }
+  if (g.ci) e["ci"] = to_json(*g.ci);
+  if (g.small) e["small"] = true;
+  return e;
+}
+
+Json association_dimension_json(const AssociationDimension& d, bool has_delta) {
+  Json jd{{"dimension", d.dimension},
+          {"name", d.name},
+          {"valence", d.valence},
+          {"prompts", json_count(d.prompts)},
+          {"cos_mean", json_number(d.cos_mean)}};
+  if (has_delta) jd["delta_cos_mean"] = json_number(d.delta_cos_mean);
+  Json groups = Json::array();
+  for (const AssociationGroup& g : d.groups) groups.push_back(association_group_json(g, has_delta));
+  jd["groups"] = std::move(groups);
+  return jd;
+}
+
+Json association_contrast_json(const AssociationContrast& c) {
+  Json e{{"key", c.key},
+         {"dimension", c.dimension},
+         {"n", json_count(c.n)},
+         {"estimate", json_number(c.estimate)},
+         {"ci",
+          {{"lower", json_number(c.ci_lower)},
+           {"upper", json_number(c.ci_upper)},
+           {"level", json_number(c.ci_level)}}},
+         {"se", json_number(c.se)},
+         {"df", json_number(c.df)},
+         {"t", json_number(c.t)},
+         {"p_value", json_number(c.p_value)},
+         {"p_holm", json_number(c.p_holm)},
+         {"p_bh", json_number(c.p_bh)}};
+  if (!c.note.empty()) e["note"] = c.note;
+  return e;
+}
+
+AssociationGroup association_group_from_json(const Json& j, bool has_delta) {
+  AssociationGroup g;
+  if (const Json* key = results_member(j, "key")) g.key = *key;
+  g.n = results_number(j, "n");
+  g.cos_mean = results_number(j, "cos_mean");
+  g.delta_cos_mean = results_number(j, "delta_cos_mean");
+  g.sd = results_number(j, has_delta ? "delta_cos_sd" : "cos_sd");
+  if (const Json* ci = results_member(j, "ci")) g.ci = confidence_interval_from_json(*ci);
+  g.small = results_flag(j, "small");
+  return g;
+}
+
+AssociationDimension association_dimension_from_json(const Json& j, bool has_delta) {
+  AssociationDimension d;
+  d.dimension = results_text(j, "dimension");
+  d.name = results_text(j, "name");
+  d.valence = results_text(j, "valence");
+  d.prompts = results_number(j, "prompts");
+  d.cos_mean = results_number(j, "cos_mean");
+  d.delta_cos_mean = results_number(j, "delta_cos_mean");
+  if (const Json* groups = results_array(j, "groups")) {
+    for (const Json& g : *groups) d.groups.push_back(association_group_from_json(g, has_delta));
+  }
+  return d;
+}
+
+AssociationContrast association_contrast_from_json(const Json& j) {
+  AssociationContrast c;
+  if (const Json* key = results_member(j, "key")) c.key = *key;
+  c.dimension = results_text(j, "dimension");
+  c.n = results_number(j, "n");
+  c.estimate = results_number(j, "estimate");
+  if (const Json* ci = results_member(j, "ci")) {
+    c.ci_lower = results_number(*ci, "lower");
+    c.ci_upper = results_number(*ci, "upper");
+    c.ci_level = results_number(*ci, "level");
+  }
+  c.se = results_number(j, "se");
+  c.df = results_number(j, "df");
+  c.t = results_number(j, "t");
+  c.p_value = results_number(j, "p_value");
+  c.p_holm = results_number(j, "p_holm");
+  c.p_bh = results_number(j, "p_bh");
+  c.note = results_text(j, "note");
+  return c;
 }
 
 }  // namespace
@@ -145,6 +238,64 @@ std::optional<ConfidenceSection> confidence_from_json(const Json& analyses) {
 
 std::string confidence_test_pointer(std::size_t i) {
   return fmt::format("/analyses/{}/tests/{}", kConfidenceSection, i);
+}
+
+Json to_json(const AssociationSection& s) {
+  Json out = Json::object();
+  if (!s.empty_groups.empty()) out["empty_groups"] = s.empty_groups;
+  out["images"] = json_count(s.images);
+  out["templates"] = s.templates;
+  Json contrasts = Json::array();
+  for (const AssociationContrast& c : s.contrasts) {
+    contrasts.push_back(association_contrast_json(c));
+  }
+  out["contrasts"] =
+      Json{{"definition", s.contrasts_definition}, {"results", std::move(contrasts)}};
+  out["has_delta"] = s.has_delta;
+  out["by"] = s.by;
+  Json dims = Json::array();
+  for (const AssociationDimension& d : s.dimensions) {
+    dims.push_back(association_dimension_json(d, s.has_delta));
+  }
+  out["dimensions"] = std::move(dims);
+  return out;
+}
+
+std::optional<AssociationSection> association_from_json(const Json& analyses) {
+  const Json* section = results_member(analyses, kAssociationSection);
+  if (section == nullptr) return std::nullopt;
+  AssociationSection s;
+  if (const Json* empty = results_array(*section, "empty_groups")) {
+    s.empty_groups.assign(empty->begin(), empty->end());
+  }
+  s.images = results_number(*section, "images");
+  s.templates = results_texts(*section, "templates");
+  if (const Json* contrasts = results_member(*section, "contrasts")) {
+    s.contrasts_definition = results_text(*contrasts, "definition");
+    if (const Json* results = results_array(*contrasts, "results")) {
+      for (const Json& c : *results) s.contrasts.push_back(association_contrast_from_json(c));
+    }
+  }
+  s.has_delta = results_flag(*section, "has_delta");
+  s.by = results_texts(*section, "by");
+  if (const Json* dims = results_array(*section, "dimensions")) {
+    for (const Json& d : *dims) {
+      s.dimensions.push_back(association_dimension_from_json(d, s.has_delta));
+    }
+  }
+  return s;
+}
+
+std::string association_contrast_pointer(std::size_t i) {
+  return fmt::format("/analyses/{}/contrasts/results/{}", kAssociationSection, i);
+}
+
+std::string association_group_pointer(std::size_t d, std::size_t g) {
+  return fmt::format("/analyses/{}/dimensions/{}/groups/{}", kAssociationSection, d, g);
+}
+
+std::string association_dimensions_pointer() {
+  return fmt::format("/analyses/{}/dimensions", kAssociationSection);
 }
 
 }  // namespace vlbias

@@ -213,11 +213,16 @@ std::string p_text(const std::string& name, const Node& p) {
   return p_text(name, NumberAt{p.number(), p.ptr()});
 }
 
-std::string ci_text(const Node& ci, double fallback_level) {
-  const double level = ci["level"].null() ? fallback_level : ci["level"].number();
+std::string ci_text(const NumberAt& lower, const NumberAt& upper, double level) {
   const std::string lv =
       std::isnan(level) ? std::string("CI") : fmt::format("{:g}% CI", level * 100.0);
-  return fmt::format("{} [{}, {}]", lv, value_span(ci["lower"]), value_span(ci["upper"]));
+  return fmt::format("{} [{}, {}]", lv, value_span(lower), value_span(upper));
+}
+
+std::string ci_text(const Node& ci, double fallback_level) {
+  const double level = ci["level"].null() ? fallback_level : ci["level"].number();
+  return ci_text(NumberAt{ci["lower"].number(), ci["lower"].ptr()},
+                 NumberAt{ci["upper"].number(), ci["upper"].ptr()}, level);
 }
 
 std::vector<Cell> rate_test_cells(const Node& test) {

@@ -188,6 +188,8 @@ std::string p_text(const std::string& name, const NumberAt& p);
 // "95% CI [<span>, <span>]" from an interval object {lower, upper, level}; `level` is used
 // when the object has none (NaN: "CI").
 std::string ci_text(const Node& ci, double level = NAN);
+// The same from a typed contract's interval (a NaN level: "CI").
+std::string ci_text(const NumberAt& lower, const NumberAt& upper, double level);
 
 // Rates per group (refused answers, filtered generations): the table cells and the finding of
 // a chi-square test of equal rates as results.json holds it (stats::chi_square_rates: statistic,

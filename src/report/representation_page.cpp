@@ -10,34 +10,56 @@
 
 #include "report_page.h"
 #include "svg_chart.h"
+#include "vlbias/report/representation_results.h"
 
 namespace vlbias::report_internal {
 
 namespace {
 
+// Prompt i's number at `rest` (its JSON pointer below the prompt, for the page's data-ptr).
+struct PromptNumbers {
+  const DistributionPrompt& p;
+  std::string ptr;
+  NumberAt share(std::size_t c) const {
+    return {p.shares && c < p.shares->size() ? (*p.shares)[c] : NAN,
+            fmt::format("{}/shares/{}", ptr, c)};
+  }
+  NumberAt count(std::size_t c) const {
+    return {c < p.counts.size() ? p.counts[c] : NAN, fmt::format("{}/counts/{}", ptr, c)};
+  }
+  NumberAt bound(const char* which, std::size_t c, bool upper) const {
+    const std::vector<ShareInterval>& v = which[0] == 'w' ? p.wilson : p.simultaneous;
+    const double x = c < v.size() ? (upper ? v[c].upper : v[c].lower) : NAN;
+    return {x, fmt::format("{}/{}/{}/{}", ptr, which, c, upper ? "upper" : "lower")};
+  }
+};
+
 // Per attribute: the stacked shares per prompt (sorted by the first class's share) and the
-// table of shares with their intervals; a finding per prompt far from parity.
-void distribution_section(Page& page, const Node& dist, const Node& tests) {
-  page.section("distribution", "Who appears, per prompt",
+// table of shares with their intervals; a finding per prompt far from parity. analyses.distribution
+// is read through its typed contract (representation_results.h).
+void distribution_section(Page& page, const DistributionSection& dist, const Node& tests) {
+  page.section(kDistributionSection, "Who appears, per prompt",
                fmt::format("Shares of each class among the {}s labelled with a class, with "
                            "per-class Wilson intervals and simultaneous {} intervals.",
-                           dist["unit"].str(), dist["interval"].str()));
-  for (std::size_t ai = 0; ai < dist["attributes"].size(); ++ai) {
-    const Node a = dist["attributes"][ai];
-    const std::string name = a["attribute"].str();
-    std::vector<std::size_t> order(a["prompts"].size());
+                           dist.unit, dist.interval));
+  for (std::size_t ai = 0; ai < dist.attributes.size(); ++ai) {
+    const DistributionAttribute& a = dist.attributes[ai];
+    const std::string& name = a.attribute;
+    const auto numbers = [&](std::size_t i) {
+      return PromptNumbers{a.prompts[i], distribution_prompt_pointer(ai, i)};
+    };
+    std::vector<std::size_t> order(a.prompts.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     const auto first_share = [&](std::size_t i) {
-      const double v = a["prompts"][i]["shares"][0].number();
+      const double v = numbers(i).share(0).value;
       return std::isnan(v) ? -1.0 : v;
     };
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t x, std::size_t y) { return first_share(x) > first_share(y); });
     StackedBarChart chart;
     chart.title = fmt::format("{} per prompt", name);
-    chart.x_label = fmt::format("share of labelled {}s", dist["unit"].str());
-    for (std::size_t c = 0; c < a["classes"].size(); ++c)
-      chart.series.push_back({a["classes"][c].str(), {}, {}, {}});
+    chart.x_label = fmt::format("share of labelled {}s", dist.unit);
+    for (const std::string& c : a.classes) chart.series.push_back({c, {}, {}, {}});
     DataTable t;
     t.name = "shares_" + name;
     t.columns = {"prompt",
@@ -50,38 +72,39 @@ void distribution_section(Page& page, const Node& dist, const Node& tests) {
                  "simultaneous_lower",
                  "simultaneous_upper"};
     for (const std::size_t i : order) {
-      const Node p = a["prompts"][i];
-      chart.categories.push_back(p["prompt"].str());
-      for (std::size_t c = 0; c < a["classes"].size(); ++c) {
-        chart.series[c].value.push_back(p["shares"][c].number());
-        t.add({cell(p["prompt"].str()), cell(a["classes"][c].str()),
-               cell(p["counts"][c], Fmt::integer), cell(p["n"], Fmt::integer),
-               cell(p["shares"][c], Fmt::pct), cell(p["wilson"][c]["lower"], Fmt::pct),
-               cell(p["wilson"][c]["upper"], Fmt::pct),
-               cell(p["simultaneous"][c]["lower"], Fmt::pct),
-               cell(p["simultaneous"][c]["upper"], Fmt::pct)});
+      const PromptNumbers p = numbers(i);
+      chart.categories.push_back(p.p.prompt);
+      for (std::size_t c = 0; c < a.classes.size(); ++c) {
+        chart.series[c].value.push_back(p.share(c).value);
+        t.add({cell(p.p.prompt), cell(a.classes[c]), cell(p.count(c), Fmt::integer),
+               cell(NumberAt{p.p.n, p.ptr + "/n"}, Fmt::integer), cell(p.share(c), Fmt::pct),
+               cell(p.bound("wilson", c, false), Fmt::pct),
+               cell(p.bound("wilson", c, true), Fmt::pct),
+               cell(p.bound("simultaneous", c, false), Fmt::pct),
+               cell(p.bound("simultaneous", c, true), Fmt::pct)});
       }
     }
     page.figure(svg_stacked_bar_chart(chart),
                 fmt::format("Shares of {} per prompt, sorted by the share of {} (the dashed line "
                             "is 50%).",
-                            name, a["classes"][0].str()),
+                            name, a.classes.empty() ? std::string() : a.classes[0]),
                 std::move(t));
     // Findings: prompts off parity after correction, the largest share first.
     const Node parity = representation_hypothesis(tests, name, "parity");
-    for (std::size_t i = 0; i < a["prompts"].size() && !parity.null(); ++i) {
-      const Node p = a["prompts"][i], test = parity["prompts"][i];
+    for (std::size_t i = 0; i < a.prompts.size() && !parity.null(); ++i) {
+      const PromptNumbers p = numbers(i);
+      const Node test = parity["prompts"][i];
       if (!(test["p_holm"].number() < kAlpha)) continue;
       std::size_t top = 0;
-      for (std::size_t c = 1; c < a["classes"].size(); ++c)
-        if (p["shares"][c].number() > p["shares"][top].number()) top = c;
-      page.finding({2, p["shares"][top].number(),
+      for (std::size_t c = 1; c < a.classes.size(); ++c)
+        if (p.share(c).value > p.share(top).value) top = c;
+      page.finding({2, p.share(top).value,
                     fmt::format("'{}': {} [{}, {}] of {}s labelled {} ({}; parity {:g}%; {}).",
-                                esc(p["prompt"].str()), value_span(p["shares"][top], Fmt::pct),
-                                value_span(p["wilson"][top]["lower"], Fmt::pct),
-                                value_span(p["wilson"][top]["upper"], Fmt::pct), dist["unit"].str(),
-                                esc(a["classes"][top].str()), esc(name),
-                                100.0 / static_cast<double>(a["classes"].size()),
+                                esc(p.p.prompt), value_span(p.share(top), Fmt::pct),
+                                value_span(p.bound("wilson", top, false), Fmt::pct),
+                                value_span(p.bound("wilson", top, true), Fmt::pct), dist.unit,
+                                esc(top < a.classes.size() ? a.classes[top] : std::string()),
+                                esc(name), 100.0 / static_cast<double>(a.classes.size()),
                                 p_text("p_holm", test["p_holm"]))});
     }
   }
@@ -294,7 +317,7 @@ void build_representation(Page& page) {
             value_span(root["label_rows"], Fmt::integer) + " rows" +
                 (root["labeller"].str().empty() ? std::string()
                                                 : " of labeller " + esc(root["labeller"].str())));
-  if (!a["distribution"].null()) distribution_section(page, a["distribution"], a["tests"]);
+  if (const auto d = distribution_from_json(a.json())) distribution_section(page, *d, a["tests"]);
   if (!a["measures"].null()) measures_section(page, a["measures"]);
   if (!a["tests"].null()) tests_section(page, a["tests"]);
   if (!a["amplification"].null()) amplification_section(page, a["amplification"], a["tests"]);

@@ -21,6 +21,11 @@ std::string results_text(const Json& j, const char* key) {
   return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
 }
 
+bool results_flag(const Json& j, const char* key) {
+  const Json* v = results_member(j, key);
+  return v != nullptr && v->is_boolean() && v->get<bool>();
+}
+
 const Json* results_array(const Json& j, const char* key) {
   const Json* v = results_member(j, key);
   return v != nullptr && v->is_array() ? v : nullptr;

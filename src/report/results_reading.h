@@ -15,6 +15,8 @@ const Json* results_member(const Json& j, const char* key);
 double results_number(const Json& j, const char* key);
 // A string member; empty when absent or not a string.
 std::string results_text(const Json& j, const char* key);
+// A boolean member; false when absent or not a boolean.
+bool results_flag(const Json& j, const char* key);
 // An array member; nullptr when absent or not an array.
 const Json* results_array(const Json& j, const char* key);
 // The strings of an array member (its other elements skipped).

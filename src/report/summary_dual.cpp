@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "summary_internal.h"
+#include "vlbias/report/dual_encoder_results.h"
 
 namespace vlbias::report_internal {
 
@@ -14,35 +15,38 @@ std::string group_words(std::string s) {
   return s;
 }
 
-// Group means per dimension (units: the group's images), and each group against the others.
-void association(SummaryBuilder& b, const Node& a) {
-  const bool delta = a["has_delta"].boolean();
+// Group means per dimension (units: the group's images), and each group against the others;
+// analyses.association read through its typed contract (dual_encoder_results.h).
+void association(SummaryBuilder& b, const AssociationSection& a) {
+  const bool delta = a.has_delta;
   const std::string measure = delta ? "Delta cos" : "cosine";
   const std::string value_key = delta ? "delta_cos_mean" : "cos_mean";
-  const Node dims = a["dimensions"];
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    const std::string dim = dims[d]["dimension"].str();
-    for (std::size_t g = 0; g < dims[d]["groups"].size(); ++g) {
-      const Node grp = dims[d]["groups"][g];
-      const std::string label = group_label(grp["key"]);
-      b.add("association/" + dim + "/" + label, "association",
-            "mean " + measure + " of the group's images with the " + dim + " prompts", {label},
-            grp[value_key])
-          .ci(grp["ci"])
-          .units_mean(units_table_name("association", {label}), "image",
-                      (delta ? "delta_cos_" : "cos_") + dim);
+  for (std::size_t d = 0; d < a.dimensions.size(); ++d) {
+    const std::string& dim = a.dimensions[d].dimension;
+    for (std::size_t g = 0; g < a.dimensions[d].groups.size(); ++g) {
+      const AssociationGroup& grp = a.dimensions[d].groups[g];
+      const std::string ptr = association_group_pointer(d, g);
+      const std::string label = group_label(Node(&grp.key, ptr + "/key"));
+      SummaryFinding f =
+          b.add("association/" + dim + "/" + label, kAssociationSection,
+                "mean " + measure + " of the group's images with the " + dim + " prompts", {label},
+                NumberAt{delta ? grp.delta_cos_mean : grp.cos_mean, ptr + "/" + value_key});
+      if (grp.ci) f.ci(grp.ci->lower, grp.ci->upper, grp.ci->level);
+      f.units_mean(units_table_name(kAssociationSection, {label}), "image",
+                   (delta ? "delta_cos_" : "cos_") + dim);
     }
   }
-  const Node c = a["contrasts"]["results"];
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    const Node e = c[i];
-    const std::string label = group_label(e["key"]), dim = e["dimension"].str();
-    b.add("contrast/" + dim + "/" + label + "-vs-rest", "association",
+  for (std::size_t i = 0; i < a.contrasts.size(); ++i) {
+    const AssociationContrast& e = a.contrasts[i];
+    const std::string ptr = association_contrast_pointer(i);
+    const std::string label = group_label(Node(&e.key, ptr + "/key"));
+    const std::string& dim = e.dimension;
+    b.add("contrast/" + dim + "/" + label + "-vs-rest", kAssociationSection,
           "mean " + measure + " on " + dim +
               " of the group minus the unweighted mean of the other groups' means",
-          {label, "rest"}, e["estimate"])
-        .ci(e["ci"])
-        .p(e["p_value"], e["p_holm"])
+          {label, "rest"}, NumberAt{e.estimate, ptr + "/estimate"})
+        .ci(e.ci_lower, e.ci_upper, e.ci_level)
+        .p(NumberAt{e.p_value, ptr + "/p_value"}, NumberAt{e.p_holm, ptr + "/p_holm"})
         .better("closer_to_zero");
   }
 }
@@ -194,7 +198,7 @@ void explain(SummaryBuilder& b, const Node& x) {
 void summarize_dual_encoder(SummaryBuilder& b) {
   const Node a = b.root()["analyses"];
   if (!a["confidence"].null()) confidence(b, a["confidence"]);
-  if (!a["association"].null()) association(b, a["association"]);
+  if (const auto s = association_from_json(a.json())) association(b, *s);
   if (!a["scweat"].null()) scweat(b, a["scweat"]);
   if (!a["markedness"].null()) markedness(b, a["markedness"]);
   if (!a["neutral"].null()) neutral(b, a["neutral"]);

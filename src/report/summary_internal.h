@@ -20,6 +20,8 @@ class SummaryFinding {
   // ci from an interval object {lower, upper[, level]}; `level` when the object has none.
   // A null or empty interval leaves ci null.
   SummaryFinding& ci(const Node& interval, double level = 0.95);
+  // The same from a typed contract's interval (a NaN level reads as 0.95, as a missing one).
+  SummaryFinding& ci(double lower, double upper, double level);
   // p and p_holm (either may be a null node); sets "significant".
   SummaryFinding& p(const Node& p, const Node& p_holm);
   SummaryFinding& p(const NumberAt& p, const NumberAt& p_holm);

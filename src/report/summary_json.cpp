@@ -18,6 +18,13 @@ SummaryFinding& SummaryFinding::ci(const Node& interval, double level) {
   return *this;
 }
 
+SummaryFinding& SummaryFinding::ci(double lower, double upper, double level) {
+  json_["ci"] = Json{{"lower", json_number(lower)},
+                     {"upper", json_number(upper)},
+                     {"level", std::isnan(level) ? 0.95 : level}};
+  return *this;
+}
+
 SummaryFinding& SummaryFinding::p(const Node& p, const Node& p_holm) {
   return this->p(NumberAt{p.number(), p.ptr()}, NumberAt{p_holm.number(), p_holm.ptr()});
 }

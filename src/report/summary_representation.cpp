@@ -3,24 +3,30 @@
 // the generated-on-real slope, so that compare-runs can set two models side by side.
 #include <string>
 
+#include <fmt/format.h>
+
 #include "summary_internal.h"
+#include "vlbias/report/representation_results.h"
 
 namespace vlbias::report_internal {
 
 namespace {
 
-void representation_shares(SummaryBuilder& b, const Node& dist) {
-  for (std::size_t a = 0; a < dist["attributes"].size(); ++a) {
-    const Node at = dist["attributes"][a];
-    const std::string attr = at["attribute"].str();
-    for (std::size_t i = 0; i < at["prompts"].size(); ++i) {
-      const Node p = at["prompts"][i];
-      for (std::size_t c = 0; c < at["classes"].size(); ++c) {
-        const std::string cls = at["classes"][c].str();
-        b.add("share/" + attr + "/" + cls + "/" + p["prompt"].str(), "distribution",
-              "share of the prompt's labelled " + dist["unit"].str() + "s labelled " + cls,
-              {p["prompt"].str()}, p["shares"][c])
-            .ci(p["wilson"][c], dist["ci"].number());
+// analyses.distribution, read through its typed contract (representation_results.h).
+void representation_shares(SummaryBuilder& b, const DistributionSection& dist) {
+  for (std::size_t a = 0; a < dist.attributes.size(); ++a) {
+    const DistributionAttribute& at = dist.attributes[a];
+    const std::string& attr = at.attribute;
+    for (std::size_t i = 0; i < at.prompts.size(); ++i) {
+      const DistributionPrompt& p = at.prompts[i];
+      for (std::size_t c = 0; c < at.classes.size(); ++c) {
+        const std::string& cls = at.classes[c];
+        const double share = p.shares && c < p.shares->size() ? (*p.shares)[c] : stats::kNaN;
+        SummaryFinding f = b.add(
+            "share/" + attr + "/" + cls + "/" + p.prompt, kDistributionSection,
+            "share of the prompt's labelled " + dist.unit + "s labelled " + cls, {p.prompt},
+            NumberAt{share, fmt::format("{}/shares/{}", distribution_prompt_pointer(a, i), c)});
+        if (c < p.wilson.size()) f.ci(p.wilson[c].lower, p.wilson[c].upper, dist.ci);
       }
     }
   }
@@ -84,7 +90,7 @@ void representation_gaps(SummaryBuilder& b, const Node& amp, const Node& tests) 
 
 void summarize_representation(SummaryBuilder& b) {
   const Node a = b.root()["analyses"];
-  if (!a["distribution"].null()) representation_shares(b, a["distribution"]);
+  if (const auto d = distribution_from_json(a.json())) representation_shares(b, *d);
   if (!a["measures"].null()) representation_mad(b, a["measures"], a["tests"]);
   if (!a["amplification"].null()) representation_gaps(b, a["amplification"], a["tests"]);
   summarize_scores(b, a["scores"]);

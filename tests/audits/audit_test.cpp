@@ -10,7 +10,9 @@
 #include "dual_encoder_study.h"
 #include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
+#include "vlbias/io/json.h"
 #include "vlbias/io/table/table.h"
+#include "vlbias/report/dual_encoder_results.h"
 
 namespace vlbias {
 namespace {
@@ -76,6 +78,31 @@ TEST(AuditRun, ConfidenceTestsDefaultToAcrossFirstWithinSecondGroupFactor) {
   EXPECT_EQ(across_race, 6u * 2);    // 6 pairs x 2 genders
   EXPECT_EQ(across_gender, 6u * 3);  // 6 pairs x 3 races
   EXPECT_EQ(across_race + across_gender, tests.rows);
+  fs::remove_all(dir);
+}
+
+// The association section the audit writes reads back (report/dual_encoder_results.h) to the
+// same text, and names the pilot variance power reads.
+TEST(AuditRun, AssociationSectionReadsBackToTheSameText) {
+  const fs::path dir = cli_util::temp_dir();
+  synthetic::StudyOptions o;
+  o.seeds = 3;
+  o.dim = 24;
+  o.permutations = 100;
+  o.bootstrap = 20;
+  o.effect = 0.5;
+  const synthetic::WrittenStudy s = synthetic::write_synthetic_study(dir / "study", o);
+  run_audit(load_audit_spec(s.spec), dir / "run");
+  const Json results =
+      parse_json(cli_util::read_file(dir / "run" / "results.json"), "results.json");
+  const Json& analyses = results["analyses"];
+  const auto section = association_from_json(analyses);
+  ASSERT_TRUE(section.has_value());
+  EXPECT_EQ(to_json(*section).dump(), analyses[kAssociationSection].dump());
+  ASSERT_FALSE(section->dimensions.empty());
+  ASSERT_FALSE(section->contrasts.empty());
+  EXPECT_TRUE(section->has_delta);
+  EXPECT_GT(section->dimensions[0].groups[0].sd, 0);
   fs::remove_all(dir);
 }
 

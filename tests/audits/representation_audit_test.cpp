@@ -15,6 +15,8 @@
 #include "cli/cli_util.h"
 #include "test_util.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/io/json.h"
+#include "vlbias/report/representation_results.h"
 
 namespace vlbias {
 namespace {
@@ -337,8 +339,9 @@ TEST(RepresentationAudit, BadInputIsAnErrorNamingTheRowOrKey) {
       std::string::npos);
 }
 
-TEST(RepresentationAudit, APromptWithoutLabelledFacesIsNamedNotZero) {
-  const fs::path dir = cli_util::temp_dir();
+// Two prompts in `dir` (spec.yaml, manifest.csv, labels.csv): a nurse with a female and a male
+// face, a pilot whose one face has a label outside the classes.
+void write_nurse_and_pilot_study(const fs::path& dir) {
   std::ofstream(dir / "manifest.csv") << "image,prompt\na.png,a photo of a nurse\n"
                                          "b.png,a photo of a nurse\nc.png,a photo of a pilot\n";
   std::ofstream(dir / "labels.csv") << "image,face,attribute,label\na.png,0,gender,female\n"
@@ -346,6 +349,11 @@ TEST(RepresentationAudit, APromptWithoutLabelledFacesIsNamedNotZero) {
   std::ofstream(dir / "spec.yaml")
       << "kind: representation\nlabels: {table: labels.csv, classes: {gender: [female, male]}}\n"
          "manifest: {table: manifest.csv}\n";
+}
+
+TEST(RepresentationAudit, APromptWithoutLabelledFacesIsNamedNotZero) {
+  const fs::path dir = cli_util::temp_dir();
+  write_nurse_and_pilot_study(dir);
   const json r = audit(dir / "spec.yaml", dir / "run");
   const json& pilot = r["analyses"]["distribution"]["attributes"][0]["prompts"][1];
   EXPECT_EQ(pilot["prompt"], "a photo of a pilot");
@@ -420,6 +428,32 @@ TEST(RepresentationAudit, PowerFromThePilotRunMatchesTheAuditsOwnPowerSection) {
     }
   }
   EXPECT_EQ(i, out.at("tests").size());
+}
+
+// The distribution section the audit writes reads back (report/representation_results.h) to the
+// same text; with a prompt without labelled faces (shares null) too.
+TEST(RepresentationAudit, DistributionSectionReadsBackToTheSameText) {
+  const fs::path dir = cli_util::temp_dir();
+  write_nurse_and_pilot_study(dir);
+  audit(dir / "spec.yaml", dir / "run");
+  for (const fs::path& run : {study().dir / "run", dir / "run"}) {
+    const Json results = parse_json(read_file(run / "results.json"), "results.json");
+    const Json& analyses = results["analyses"];
+    const auto section = distribution_from_json(analyses);
+    ASSERT_TRUE(section.has_value());
+    EXPECT_EQ(to_json(*section).dump(), analyses[kDistributionSection].dump());
+    ASSERT_FALSE(section->attributes.empty());
+    EXPECT_FALSE(section->attributes[0].prompts.empty());
+  }
+  const Json lenient{{kDistributionSection, Json{{"attributes", Json::array({Json::object()})}}}};
+  const auto s = distribution_from_json(lenient);
+  ASSERT_TRUE(s.has_value());
+  ASSERT_EQ(s->attributes.size(), 1u);
+  EXPECT_TRUE(s->attributes[0].prompts.empty());
+  EXPECT_TRUE(std::isnan(s->ci));
+  EXPECT_FALSE(distribution_from_json(Json::object()).has_value());
+  EXPECT_EQ(distribution_prompt_pointer(1, 2), "/analyses/distribution/attributes/1/prompts/2");
+  fs::remove_all(dir);
 }
 
 TEST(RepresentationAudit, ANoteNamesTwentyPromptsAndCountsTheRest) {

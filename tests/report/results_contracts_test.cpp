@@ -1,14 +1,19 @@
-// The typed results contracts (include/vlbias/report/<kind>_results.h): a section read back
-// with from_json writes the same JSON text with to_json, and any well-formed JSON of another
-// shape reads without throwing (what is missing or of the wrong type is absent, empty or NaN).
+// The typed results contracts (include/vlbias/report/<kind>_results.h, pilot_sections.h): a section
+// read back with from_json writes the same JSON text with to_json, and any well-formed JSON of
+// another shape reads without throwing (what is missing or of the wrong type is absent, empty or
+// NaN).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "vlbias/report/dual_encoder_results.h"
 #include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/lvlm_results.h"
+#include "vlbias/report/pilot_sections.h"
+#include "vlbias/report/representation_results.h"
 #include "vlbias/report/scores_results.h"
 
 namespace vlbias {
@@ -98,19 +103,124 @@ TEST(ResultsContracts, ConfidenceReadsBackToTheSameText) {
   EXPECT_EQ(confidence_test_pointer(3), "/analyses/confidence/tests/3");
 }
 
+TEST(ResultsContracts, AssociationReadsBackToTheSameText) {
+  for (const bool has_delta : {true, false}) {
+    AssociationSection s;
+    if (!has_delta) s.empty_groups.push_back(Json{{"race", "Asian"}});
+    s.images = 24;
+    s.templates = {"a photo of a {} person"};
+    s.contrasts_definition = "contrasts";
+    AssociationContrast& c = s.contrasts.emplace_back();
+    c.key = Json{{"race", "Black"}};
+    c.dimension = "warm+";
+    c.n = 12;
+    c.estimate = 0.25;
+    c.ci_lower = 0.125;
+    c.ci_upper = 0.375;
+    c.ci_level = 0.95;
+    c.se = 0.0625;
+    c.df = 21.5;
+    c.t = 4;
+    c.p_value = 0.001;
+    c.p_holm = 0.002;
+    c.p_bh = 0.0015;
+    if (!has_delta) c.note = "equal variances";
+    s.has_delta = has_delta;
+    s.by = {"race"};
+    AssociationDimension& d = s.dimensions.emplace_back();
+    d.dimension = "warm+";
+    d.name = "warmth";
+    d.valence = "+";
+    d.prompts = 6;
+    d.cos_mean = 0.21;
+    if (has_delta) d.delta_cos_mean = 0.01;
+    stats::Interval ci;
+    ci.lower = 0.4;
+    ci.upper = 0.6;
+    ci.resamples = 200;
+    ci.seed = 7;
+    d.groups.push_back({Json{{"race", "Black"}}, 12, 0.2, has_delta ? 0.02 : stats::kNaN, 0.1,
+                        has_delta ? std::optional(ci) : std::nullopt, !has_delta});
+    const Json j = to_json(s);
+    const auto back = association_from_json(Json{{kAssociationSection, j}});
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(to_json(*back).dump(), j.dump());
+    EXPECT_EQ(j["dimensions"][0]["groups"][0].contains("cos_sd"), !has_delta);
+    EXPECT_EQ(back->dimensions[0].groups[0].sd, 0.1);  // delta_cos_sd or cos_sd
+  }
+  EXPECT_EQ(association_contrast_pointer(2), "/analyses/association/contrasts/results/2");
+  EXPECT_EQ(association_group_pointer(1, 3), "/analyses/association/dimensions/1/groups/3");
+}
+
+// A section with keys missing (an older or hand-edited results.json) reads what it has.
+TEST(ResultsContracts, AssociationWithKeysMissingReadsLeniently) {
+  const Json analyses{
+      {kAssociationSection,
+       Json{{"contrasts", Json{{"results", Json::array({Json{{"dimension", "warm+"}}})}}},
+            {"dimensions", Json::array({Json{{"groups", Json::array({Json{{"n", 3}}})}}})}}}};
+  const auto s = association_from_json(analyses);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_FALSE(s->has_delta);
+  EXPECT_TRUE(std::isnan(s->images));
+  ASSERT_EQ(s->contrasts.size(), 1u);
+  EXPECT_EQ(s->contrasts[0].dimension, "warm+");
+  EXPECT_TRUE(std::isnan(s->contrasts[0].p_holm));
+  ASSERT_EQ(s->dimensions.size(), 1u);
+  ASSERT_EQ(s->dimensions[0].groups.size(), 1u);
+  EXPECT_EQ(s->dimensions[0].groups[0].n, 3);
+  EXPECT_TRUE(std::isnan(s->dimensions[0].groups[0].sd));
+  EXPECT_FALSE(s->dimensions[0].groups[0].ci.has_value());
+  EXPECT_FALSE(association_from_json(Json::object()).has_value());
+}
+
+// What power reads of a results.json (pilot_sections.h): the typed sections, the flags of the
+// tests it does not support, the kind; analyses.distribution of a representation audit only.
+TEST(ResultsContracts, PilotSectionsReadWhatPowerNeeds) {
+  const Json analyses{{kAssociationSection, Json{{"has_delta", true}}},
+                      {kDistributionSection, Json{{"attributes", Json::array()}}},
+                      {"region_gaps", Json::array({1})},
+                      {"consistency_gaps", Json::array()},
+                      {"paired", Json::object()},
+                      {"pull", Json{{"per_identity", Json::array()}}}};
+  const PilotSections s = pilot_sections_from_json(Json{{"kind", "geo"}, {"analyses", analyses}});
+  EXPECT_TRUE(s.results_object);
+  EXPECT_EQ(s.kind, "geo");
+  ASSERT_TRUE(s.association.has_value());
+  EXPECT_TRUE(s.association->has_delta);
+  EXPECT_FALSE(s.distribution.has_value());  // the geo-diversity audit's is FID/KID/Vendi
+  EXPECT_FALSE(s.confidence.has_value());
+  EXPECT_TRUE(s.region_gaps);
+  EXPECT_FALSE(s.consistency_gaps);
+  EXPECT_TRUE(s.paired);
+  EXPECT_TRUE(s.pull_per_identity);
+  const PilotSections r =
+      pilot_sections_from_json(Json{{"kind", "representation"}, {"analyses", analyses}});
+  EXPECT_TRUE(r.distribution.has_value());
+  EXPECT_FALSE(pilot_sections_from_json(Json::array()).results_object);
+  EXPECT_TRUE(pilot_sections_from_json(Json{{"kind", 3}}).kind.empty());
+  PilotSections merged;
+  PilotSections part = s;
+  merge_pilot_sections(merged, std::move(part));
+  EXPECT_TRUE(merged.association.has_value());
+  EXPECT_TRUE(merged.region_gaps);
+  EXPECT_FALSE(merged.consistency_gaps);
+}
+
 TEST(ResultsContracts, OtherShapesReadWithoutThrowing) {
   for (const Json& x : {Json(), Json(3), Json("x"), Json::array({1, "a"}),
                         Json{{"regions", 1},
                              {"columns", Json::array({1, Json::object()})},
                              {"tests", Json::array({Json{{"groups", "no"}}})}}}) {
-    const Json analyses{{kGeoFilteredSection, x},
-                        {kScoresSection, x},
-                        {kConfidenceSection, x},
-                        {kLvlmGroupTestsSection, x}};
+    const Json analyses{{kGeoFilteredSection, x}, {kScoresSection, x},
+                        {kConfidenceSection, x},  {kLvlmGroupTestsSection, x},
+                        {kAssociationSection, x}, {kDistributionSection, x}};
     EXPECT_NO_THROW(geo_filtered_from_json(analyses));
     EXPECT_NO_THROW(scores_from_json(analyses));
     EXPECT_NO_THROW(confidence_from_json(analyses));
     EXPECT_NO_THROW(lvlm_group_tests_from_json(analyses));
+    EXPECT_NO_THROW(association_from_json(analyses));
+    EXPECT_NO_THROW(distribution_from_json(analyses));
+    EXPECT_NO_THROW(pilot_sections_from_json(Json{{"kind", "representation"}, {"analyses", x}}));
   }
   EXPECT_FALSE(geo_filtered_from_json(Json::object()).has_value());
   const auto s = scores_from_json(Json{{kScoresSection, Json{{"columns", Json::array({1})}}}});

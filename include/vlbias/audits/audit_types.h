@@ -11,6 +11,7 @@
 
 #include "vlbias/io/table/table.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/pilot_sections.h"
 
 namespace vlbias {
 
@@ -72,6 +73,9 @@ struct AnalysisOutput {
   std::vector<std::pair<std::string, Table>> tables;
   std::vector<std::string> notes;
   std::vector<std::pair<std::string, Table>> units;
+  // The typed sections power reads that this analysis built (power_pilot.h), handed to the
+  // audit's power analysis without reading `json` back.
+  PilotSections pilot;
 };
 
 }  // namespace vlbias

@@ -248,7 +248,8 @@ struct GroupingOptions {
 // CI of the Delta cos mean (bootstrap over images), small), association_contrasts (each
 // group against the unweighted mean of the other groups' means per dimension,
 // stats::contrast_vs_others, Holm and BH over all; JSON "contrasts"). `scores` receives the
-// per-image scores for later analyses.
+// per-image scores for later analyses. The JSON is the to_json of the section as
+// report/dual_encoder_results.h types it, and the section is the output's pilot.association.
 AnalysisOutput association_analysis(const Study& study, const GroupingOptions& options,
                                     ImageDimensionScores& scores);
 

@@ -40,11 +40,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vlbias/audits/audit_types.h"
 #include "vlbias/io/json.h"
 #include "vlbias/report/lvlm_results.h"
+#include "vlbias/report/pilot_sections.h"
 #include "vlbias/stats/power.h"
 
 namespace vlbias {
@@ -57,10 +59,15 @@ struct PilotTest {
   stats::PowerDesign design;
 };
 
-// The supported tests of `results` (a parsed results.json; `source` names it in errors), with
-// design.alpha = alpha. InputError when a supported table lacks the group sizes or standard
-// deviations (a results.json written before they were recorded: rerun the audit), or when
-// there is no supported test at all; UsageError for alpha outside (0, 1).
+// The supported tests of an audit's typed sections (report/pilot_sections.h: an audit's own, or
+// pilot_sections_from_json of a results.json; `source` names it in errors), with design.alpha =
+// alpha. InputError when a supported table lacks the group sizes or standard deviations (a
+// results.json written before they were recorded: rerun the audit), when the results.json read
+// was not an object, or when there is no supported test at all; UsageError for alpha outside
+// (0, 1). Power reads no Json: every section comes typed.
+std::vector<PilotTest> pilot_tests(const PilotSections& sections, double alpha,
+                                   const std::string& source);
+// The same for a parsed results.json (pilot_sections_from_json).
 std::vector<PilotTest> pilot_tests(const Json& results, double alpha, const std::string& source);
 
 struct PowerQuestions {
@@ -71,7 +78,7 @@ struct PowerQuestions {
   bool sample_size = true;  // with an effect: also the n per group needed
 };
 
-// A representation audit's pilot (results.json of kind representation): its goodness-of-fit
+// A representation audit's pilot (sections of kind representation): its goodness-of-fit
 // tests of each prompt's class counts (analyses.distribution's n per prompt and attribute, K
 // classes) have a closed-form power (noncentral chi-square, stats/goodness_of_fit.h), so they are
 // answered analytically, not simulated: per prompt and attribute {analysis: "tests", label,
@@ -79,7 +86,7 @@ struct PowerQuestions {
 // step of Holm), mde: {cohens_w, share_gap_from_parity (two classes: w / 2)}, and with
 // q.effect > 0, read as Cohen's w: at_effect: {effect, power}, sample_size: {n, power}}. A
 // prompt without a labelled observation gets mde null and a note. Empty for other kinds.
-std::vector<Json> representation_power_answers(const Json& results, double alpha,
+std::vector<Json> representation_power_answers(const PilotSections& sections, double alpha,
                                                const PowerQuestions& q);
 
 // One test's answers as JSON: {analysis, label, pointer, test, correction, family, alpha,
@@ -91,9 +98,9 @@ std::vector<Json> representation_power_answers(const Json& results, double alpha
 Json answer_power_questions(const PilotTest& test, std::size_t index,
                             const PowerQuestions& questions);
 
-// The tests of `results` that power does not support, each {tests: JSON pointer pattern,
+// The tests of the sections that power does not support, each {tests: JSON pointer pattern,
 // reason}.
-std::vector<Json> unsupported_tests(const Json& results);
+std::vector<Json> unsupported_tests(const PilotSections& sections);
 
 // The lvlm-counterfactual audit's pilot from its typed sections (lvlm_results.h), as the audit
 // holds them: its Friedman tests (as pilot_tests finds them in its results.json) and its tests
@@ -109,20 +116,28 @@ std::vector<Json> lvlm_unsupported_tests(const LvlmGroupTests* group_tests, bool
 // and keep that number: a new value would change every power result they have written.
 inline constexpr std::uint64_t kPowerSeedStream = 0x706f776572;
 
-// analyses.power of an audit (audit_types.h's PowerSpec), its own results as the pilot: the
-// `power` entry of every null test (add_power_to_null_tests, seeded with `seed`) and
-// analyses.power {definition, power, alpha, replicates, null_tests, not_supported}; a note
-// instead when the audit ran no supported test.
-void add_power_section(Json& results, const PowerSpec& spec, std::uint64_t seed);
+// The typed sections an audit's analyses built (each AnalysisOutput::pilot, moved out and
+// merged), as its power analysis reads them; `kind` is the audit's kind.
+PilotSections pilot_sections_of(std::vector<std::pair<std::string, AnalysisOutput>>& sections,
+                                const std::string& kind);
+
+// analyses.power of an audit (audit_types.h's PowerSpec), its own sections as the pilot (the
+// AnalysisOutput::pilot parts it built, merged): the `power` entry of every null test of
+// `results` (add_power_to_null_tests, seeded with `seed`) and analyses.power {definition, power,
+// alpha, replicates, null_tests, not_supported}; a note instead when the audit ran no supported
+// test.
+void add_power_section(Json& results, const PilotSections& sections, const PowerSpec& spec,
+                       std::uint64_t seed);
 // The same with the pilot's tests and unsupported tests given (an audit that holds its sections
 // typed, e.g. lvlm_pilot_tests with spec.alpha), not read back from `results`.
 void add_power_section(Json& results, const std::vector<PilotTest>& tests,
                        std::vector<Json> not_supported, const PowerSpec& spec, std::uint64_t seed);
 
-// For an audit's own results: writes `power` (the answer above, without the design's groups)
-// into the entry of every supported test that is not significant at `alpha` after Holm, so
+// For an audit's own results and sections: writes `power` (the answer above, without the design's
+// groups) into the entry of every supported test that is not significant at `alpha` after Holm, so
 // the report can say how large a gap the study could have found. Returns how many (0 when the
 // audit ran no supported test).
-std::size_t add_power_to_null_tests(Json& results, double alpha, const PowerQuestions& questions);
+std::size_t add_power_to_null_tests(Json& results, const PilotSections& sections, double alpha,
+                                    const PowerQuestions& questions);
 
 }  // namespace vlbias

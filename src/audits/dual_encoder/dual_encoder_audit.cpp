@@ -464,15 +464,14 @@ Json results_json(const AuditSpec& spec, const Study& study, Json analyses, Json
 
 // analyses.power: the minimum detectable effect of every null test the pilot reader supports,
 // from this study as its own pilot (seeded from the audit's seed).
-void add_power(Json& results, const AuditSpec& spec) {
+void add_power(Json& results, const PilotSections& sections, const AuditSpec& spec) {
   const DualEncoderAuditSpec::Power& w = spec.dual_encoder.power;
-  const Json& a = results["analyses"];
-  if (!a.contains("confidence") && !a.contains("association")) {
+  if (!sections.confidence && !sections.association) {
     results["notes"].push_back(
         "power: skipped; it needs the confidence tests or the association contrasts");
     return;
   }
-  add_power_section(results, w, derive_seed(spec.seed, kSeedPower));
+  add_power_section(results, sections, w, derive_seed(spec.seed, kSeedPower));
 }
 
 // report.images: one grid per group (factors.groups, in key order) of the image table's images
@@ -549,7 +548,9 @@ void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& 
   Json tables;
   Json analyses = output.add_sections(sections.list, tables, sections.notes);
   Json results = results_json(spec, study, std::move(analyses), std::move(tables), sections.notes);
-  if (d.power.toggle.enabled) add_power(results, spec);
+  if (d.power.toggle.enabled) {
+    add_power(results, pilot_sections_of(sections.list, to_string(spec.kind)), spec);
+  }
   // Last: the thumbnails are the bulk of the file.
   if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
   output.write(results, provenance, spec_json(spec), spec);

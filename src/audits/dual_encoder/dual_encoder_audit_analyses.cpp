@@ -16,6 +16,7 @@
 #include "vlbias/core/rng.h"
 #include "vlbias/metrics/association.h"
 #include "vlbias/metrics/ranking_metrics.h"
+#include "vlbias/report/dual_encoder_results.h"
 #include "vlbias/stats/compare.h"
 
 namespace vlbias {
@@ -98,8 +99,8 @@ namespace {
 // Each group against the unweighted mean of the other groups' means, per dimension
 // (stats::contrasts_vs_others); Holm and BH over every contrast of the audit.
 template <typename Inputs>
-Json group_contrasts(const std::vector<std::string>& labels, const GroupingOptions& options,
-                     const Inputs& inputs, bool has_delta,
+void group_contrasts(const std::vector<std::string>& labels, const GroupingOptions& options,
+                     const Inputs& inputs, AssociationSection& section,
                      std::vector<std::pair<std::string, Table>>& tables) {
   struct Row {
     std::size_t d, g;
@@ -119,7 +120,6 @@ Json group_contrasts(const std::vector<std::string>& labels, const GroupingOptio
   for (std::size_t i = 0; i < rows.size(); ++i) p[i] = rows[i].r.p_value;
   const std::vector<double> p_holm = stats::holm(p), p_bh = stats::benjamini_hochberg(p);
   TableBuilder table("association_contrasts");
-  Json results = Json::array();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     const auto& key = inputs[row.d].keys[row.g];
@@ -137,27 +137,97 @@ Json group_contrasts(const std::vector<std::string>& labels, const GroupingOptio
     table.put("p_value", r.p_value);
     table.put("p_holm", p_holm[i]);
     table.put("p_bh", p_bh[i]);
-    Json e{{"key", key_json(options.by, key)},
-           {"dimension", labels[row.d]},
-           {"n", inputs[row.d].moments[row.g].n},
-           {"estimate", json_number(r.estimate)},
-           {"ci",
-            {{"lower", json_number(r.lower)}, {"upper", json_number(r.upper)}, {"level", r.level}}},
-           {"se", json_number(r.se)},
-           {"df", json_number(r.df)},
-           {"t", json_number(r.t)},
-           {"p_value", json_number(r.p_value)},
-           {"p_holm", json_number(p_holm[i])},
-           {"p_bh", json_number(p_bh[i])}};
-    if (!r.note.empty()) e["note"] = r.note;
-    results.push_back(e);
+    AssociationContrast c;
+    c.key = key_json(options.by, key);
+    c.dimension = labels[row.d];
+    c.n = static_cast<double>(inputs[row.d].moments[row.g].n);
+    c.estimate = r.estimate;
+    c.ci_lower = r.lower;
+    c.ci_upper = r.upper;
+    c.ci_level = r.level;
+    c.se = r.se;
+    c.df = r.df;
+    c.t = r.t;
+    c.p_value = r.p_value;
+    c.p_holm = p_holm[i];
+    c.p_bh = p_bh[i];
+    c.note = r.note;
+    section.contrasts.push_back(std::move(c));
   }
   if (!rows.empty()) tables.emplace_back("association_contrasts", table.build());
-  return Json{{"definition",
-               std::string("estimate = the group's mean ") + (has_delta ? "Delta cos" : "cos") +
-                   " minus the unweighted mean of the other groups' means (groups with n >= 2); "
-                   "Welch-Satterthwaite t test and interval; Holm and BH over every contrast"},
-              {"results", results}};
+  section.contrasts_definition =
+      std::string("estimate = the group's mean ") + (section.has_delta ? "Delta cos" : "cos") +
+      " minus the unweighted mean of the other groups' means (groups with n >= 2); "
+      "Welch-Satterthwaite t test and interval; Holm and BH over every contrast";
+}
+
+// Per dimension: the groups' moments, for the contrasts of each group against the others.
+struct ContrastInput {
+  std::vector<std::vector<std::string>> keys;
+  std::vector<stats::GroupMoments> moments;
+};
+
+// Dimension d of the association section: its groups' scores (a row each of the
+// association_groups table) and the contrasts' inputs of the groups with n >= 2.
+AssociationDimension association_dimension(const Study& study, const GroupingOptions& options,
+                                           const ImageDimensionScores& scores, const Table& images,
+                                           std::size_t d, TableBuilder& groups,
+                                           ContrastInput& contrast_input,
+                                           AssociationSection& section) {
+  const std::vector<std::string>& labels = scores.dimensions;
+  const std::string main = scores.has_delta ? "delta_cos_" : "cos_";
+  const auto& dim = study.manifest.dimensions[d];
+  const DescribeReport cos_r = describe_column(images, "cos_" + labels[d], options, 0, 0);
+  const DescribeReport main_r = describe_column(images, main + labels[d], options,
+                                                options.bootstrap, derive_seed(options.seed, d));
+  AssociationDimension jd;
+  for (std::size_t g = 0; g < main_r.groups.size(); ++g) {
+    const GroupDescription& m = main_r.groups[g];
+    const GroupDescription& c = cos_r.groups[g];
+    groups.row();
+    put_key(groups, options.by, m.key);
+    groups.put("dimension", labels[d]);
+    groups.put("n", static_cast<double>(m.summary.n));
+    groups.put("cos_mean", c.summary.mean);
+    groups.put("delta_cos_mean", scores.has_delta ? m.summary.mean : stats::kNaN);
+    groups.put("delta_cos_sd", scores.has_delta ? m.summary.sd : stats::kNaN);
+    groups.put("ci_lower", m.mean_ci.lower);
+    groups.put("ci_upper", m.mean_ci.upper);
+    groups.put("small", m.small ? "true" : "false");
+    AssociationGroup e;
+    e.key = key_json(options.by, m.key);
+    e.n = static_cast<double>(m.summary.n);
+    e.cos_mean = c.summary.mean;
+    if (scores.has_delta) e.delta_cos_mean = m.summary.mean;
+    e.sd = m.summary.sd;
+    if (options.bootstrap > 0) e.ci = m.mean_ci;
+    e.small = m.small;
+    jd.groups.push_back(std::move(e));
+    if (m.summary.n >= 2 && std::isfinite(m.summary.sd)) {
+      contrast_input.keys.push_back(m.key);
+      contrast_input.moments.push_back({m.summary.mean, m.summary.sd * m.summary.sd, m.summary.n});
+    }
+  }
+  std::vector<double> all_cos(scores.images), all_delta;
+  for (std::size_t i = 0; i < scores.images; ++i) all_cos[i] = scores.cos[i * labels.size() + d];
+  jd.dimension = labels[d];
+  jd.name = dim.dimension;
+  jd.valence = dim.valence;
+  jd.prompts = static_cast<double>(dim.rows.size());
+  jd.cos_mean = stats::mean(all_cos);
+  if (scores.has_delta) {
+    all_delta.resize(scores.images);
+    for (std::size_t i = 0; i < scores.images; ++i) {
+      all_delta[i] = scores.delta_cos[i * labels.size() + d];
+    }
+    jd.delta_cos_mean = stats::mean(all_delta);
+  }
+  if (!main_r.empty_cells.empty() && d == 0) {
+    for (const auto& cell : main_r.empty_cells) {
+      section.empty_groups.push_back(key_json(options.by, cell));
+    }
+  }
+  return jd;
 }
 
 }  // namespace
@@ -177,83 +247,23 @@ AnalysisOutput association_analysis(const Study& study, const GroupingOptions& o
   }
   const std::string main = scores.has_delta ? "delta_cos_" : "cos_";
   TableBuilder groups("association_groups");
-  Json dims = Json::array();
-  // Per dimension: the groups' moments, for the contrasts of each group against the others.
-  struct ContrastInput {
-    std::vector<std::vector<std::string>> keys;
-    std::vector<stats::GroupMoments> moments;
-  };
+  AssociationSection section;
+  section.has_delta = scores.has_delta;
   std::vector<ContrastInput> contrast_inputs(labels.size());
   for (std::size_t d = 0; d < labels.size(); ++d) {
-    const auto& dim = study.manifest.dimensions[d];
-    const DescribeReport cos_r = describe_column(images, "cos_" + labels[d], options, 0, 0);
-    const DescribeReport main_r = describe_column(images, main + labels[d], options,
-                                                  options.bootstrap, derive_seed(options.seed, d));
-    Json jg = Json::array();
-    for (std::size_t g = 0; g < main_r.groups.size(); ++g) {
-      const GroupDescription& m = main_r.groups[g];
-      const GroupDescription& c = cos_r.groups[g];
-      groups.row();
-      put_key(groups, options.by, m.key);
-      groups.put("dimension", labels[d]);
-      groups.put("n", static_cast<double>(m.summary.n));
-      groups.put("cos_mean", c.summary.mean);
-      groups.put("delta_cos_mean", scores.has_delta ? m.summary.mean : stats::kNaN);
-      groups.put("delta_cos_sd", scores.has_delta ? m.summary.sd : stats::kNaN);
-      groups.put("ci_lower", m.mean_ci.lower);
-      groups.put("ci_upper", m.mean_ci.upper);
-      groups.put("small", m.small ? "true" : "false");
-      Json e{{"key", key_json(options.by, m.key)},
-             {"n", m.summary.n},
-             {"cos_mean", json_number(c.summary.mean)}};
-      if (scores.has_delta) {
-        e["delta_cos_mean"] = json_number(m.summary.mean);
-        e["delta_cos_sd"] = json_number(m.summary.sd);
-      } else {
-        e["cos_sd"] = json_number(m.summary.sd);  // the contrasts' pilot variance (power)
-      }
-      if (options.bootstrap > 0) e["ci"] = interval_json(m.mean_ci);
-      if (m.small) e["small"] = true;
-      jg.push_back(e);
-      if (m.summary.n >= 2 && std::isfinite(m.summary.sd)) {
-        contrast_inputs[d].keys.push_back(m.key);
-        contrast_inputs[d].moments.push_back(
-            {m.summary.mean, m.summary.sd * m.summary.sd, m.summary.n});
-      }
-    }
-    std::vector<double> all_cos(scores.images), all_delta;
-    for (std::size_t i = 0; i < scores.images; ++i) all_cos[i] = scores.cos[i * labels.size() + d];
-    Json jd{{"dimension", labels[d]},
-            {"name", dim.dimension},
-            {"valence", dim.valence},
-            {"prompts", dim.rows.size()},
-            {"cos_mean", json_number(stats::mean(all_cos))}};
-    if (scores.has_delta) {
-      all_delta.resize(scores.images);
-      for (std::size_t i = 0; i < scores.images; ++i) {
-        all_delta[i] = scores.delta_cos[i * labels.size() + d];
-      }
-      jd["delta_cos_mean"] = json_number(stats::mean(all_delta));
-    }
-    jd["groups"] = jg;
-    if (!main_r.empty_cells.empty() && d == 0) {
-      Json empty = Json::array();
-      for (const auto& cell : main_r.empty_cells) empty.push_back(key_json(options.by, cell));
-      out.json["empty_groups"] = empty;
-    }
-    dims.push_back(jd);
+    section.dimensions.push_back(association_dimension(study, options, scores, images, d, groups,
+                                                       contrast_inputs[d], section));
   }
-  out.json["images"] = scores.images;
-  out.json["templates"] = study.manifest.templates;
+  section.images = static_cast<double>(scores.images);
+  section.templates = study.manifest.templates;
   std::vector<std::pair<std::string, Table>> contrast_table;
-  out.json["contrasts"] =
-      group_contrasts(labels, options, contrast_inputs, scores.has_delta, contrast_table);
-  out.json["has_delta"] = scores.has_delta;
-  out.json["by"] = options.by;
-  out.json["dimensions"] = dims;
+  group_contrasts(labels, options, contrast_inputs, section, contrast_table);
+  section.by = options.by;
+  out.json = to_json(section);
+  out.pilot.association = std::move(section);
   std::vector<std::string> unit_columns;
   for (const std::string& l : labels) unit_columns.push_back(main + l);
-  group_units(images, options.by, unit_columns, "association", out.units);
+  group_units(images, options.by, unit_columns, kAssociationSection, out.units);
   out.tables.emplace_back("association_images", std::move(images));
   out.tables.emplace_back("association_groups", groups.build());
   for (auto& t : contrast_table) out.tables.push_back(std::move(t));

@@ -142,6 +142,7 @@ AnalysisOutput confidence_analysis(const Study& study, const ConfidenceAnalysisO
   if (options.scale == ConfidenceScale::Logit) section.logit_scale = options.logit_scale;
   section.adjustment = "Holm and Benjamini-Hochberg over every test of this table";
   out.json = to_json(section);
+  out.pilot.confidence = std::move(section);
   std::vector<std::string> unit_columns;
   for (const std::string& pair : tc.pairs) unit_columns.push_back("confidence_" + pair);
   group_units(images, options.grouping.by, unit_columns, kConfidenceSection, out.units);

@@ -265,7 +265,8 @@ void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) 
                {"notes", notes}};
   // analyses.power, from this study as its own pilot (its own seed stream).
   if (g.power.toggle.enabled) {
-    add_power_section(results, g.power, derive_seed(spec.seed, kPowerSeedStream));
+    add_power_section(results, pilot_sections_of(sections, to_string(spec.kind)), g.power,
+                      derive_seed(spec.seed, kPowerSeedStream));
   }
   // Last: the thumbnails are the bulk of the file.
   if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);

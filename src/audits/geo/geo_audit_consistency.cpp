@@ -264,7 +264,9 @@ ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedDa
   out.section.tables.emplace_back("geo_consistency", tables.summary.build());
   out.section.tables.emplace_back("geo_consistency_objects", tables.per_object.build());
   out.section.units = std::move(tables.units);
+  const bool any_gap = !gaps.empty();
   out.gaps = gap_section(std::move(gaps), "geo_consistency_gaps");
+  out.gaps.pilot.consistency_gaps = any_gap;  // tests power does not support
   out.row_scores.assign(gen.features.rows, std::numeric_limits<double>::quiet_NaN());
   for (std::size_t k = 0; k < scored.rows.size(); ++k) {
     out.row_scores[scored.rows[k]] = scored.scores.score[k];

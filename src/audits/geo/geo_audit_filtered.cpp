@@ -120,6 +120,7 @@ AnalysisOutput filtered_analysis(const AuditSpec& spec) {
   section.pending = c.pending;
   section.without_region = c.without_region;
   out.json = to_json(section);
+  out.pilot.filtered = std::move(section);
   if (c.failed + c.pending > 0) {
     out.notes.push_back(fmt::format(
         "filtered: {} failed and {} pending requests (no answer of the endpoint) are left out "

@@ -252,7 +252,9 @@ RegionOutputs region_analysis(const AuditSpec& spec, const RealData& real, const
   } else {
     notes.push_back("region gaps skipped: analyses.region.bootstrap is 0");
   }
+  const bool any_gap = !gaps.empty();
   out.gaps = gap_section(std::move(gaps), "geo_region_gaps");
+  out.gaps.pilot.region_gaps = any_gap;  // tests power does not support
   return out;
 }
 

@@ -268,7 +268,8 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
     q.power = r.power.power;
     q.replicates = r.power.replicates;
     q.seed = derive_seed(spec.seed, kRepresentationSeedScoresPower);
-    add_power_to_null_tests(results, r.power.alpha, q);
+    add_power_to_null_tests(results, pilot_sections_of(sections, to_string(spec.kind)),
+                            r.power.alpha, q);
   }
   // Last: the thumbnails are the bulk of the file.
   if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);

@@ -1,6 +1,7 @@
 // The label distribution per prompt (analyses.distribution), and the image resampling behind
 // every interval of the audit (representation_audit_internal.h).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -11,6 +12,7 @@
 #include "representation_audit_internal.h"
 #include "table_builder.h"
 #include "vlbias/core/rng.h"
+#include "vlbias/report/representation_results.h"
 #include "vlbias/stats/intervals.h"
 #include "vlbias/stats/multinomial_intervals.h"
 
@@ -82,10 +84,9 @@ std::vector<bool> labelled_images(const RepresentationData& d, std::size_t p) {
   return any;
 }
 
-Json share_intervals_json(const std::vector<stats::Interval>& v) {
-  Json out = Json::array();
-  for (const stats::Interval& i : v)
-    out.push_back({{"lower", json_number(i.lower)}, {"upper", json_number(i.upper)}});
+std::vector<ShareInterval> share_intervals(const std::vector<stats::Interval>& v) {
+  std::vector<ShareInterval> out;
+  for (const stats::Interval& i : v) out.push_back({i.lower, i.upper});
   return out;
 }
 
@@ -95,7 +96,11 @@ AnalysisOutput representation_distribution(const AuditSpec& spec, const Represen
   const RepresentationAuditSpec& r = spec.representation;
   AnalysisOutput out;
   TableBuilder shares_table("representation_shares"), prompts_table("representation_prompts");
-  Json attributes = Json::array();
+  DistributionSection section;
+  section.interval = r.distribution.interval;
+  section.ci = r.distribution.ci;
+  section.unit = d.whole_images ? "image" : "face";
+  section.labeller = d.labeller;
   std::vector<std::string> empty_prompts, small_prompts;
   // Images with a label row, per prompt (over every attribute): the same for each attribute.
   std::vector<double> with_rows_of(d.prompts.size());
@@ -106,7 +111,12 @@ AnalysisOutput representation_distribution(const AuditSpec& spec, const Represen
   for (std::size_t a = 0; a < d.attributes.size(); ++a) {
     const RepresentationAttribute& attr = d.attributes[a];
     const std::size_t k = attr.classes.size();
-    Json prompts = Json::array();
+    DistributionAttribute& section_attr = section.attributes.emplace_back();
+    section_attr.attribute = attr.name;
+    section_attr.classes = attr.classes;
+    for (const auto& [label, count] : attr.other_labels) {
+      section_attr.other_labels.emplace_back(label, static_cast<double>(count));
+    }
     for (std::size_t p = 0; p < d.prompts.size(); ++p) {
       const RepresentationPrompt& pr = d.prompts[p];
       const std::vector<std::uint64_t> all = prompt_counts(d, a, p);
@@ -118,34 +128,33 @@ AnalysisOutput representation_distribution(const AuditSpec& spec, const Represen
       const double with_rows = with_rows_of[p];
       double several = 0;
       for (const std::uint32_t f : d.faces[p]) several += f >= 2;
-      Json j{{"prompt", pr.prompt},
-             {"group", pr.group},
-             {"key", pr.key},
-             {"images", pr.images.size()},
-             {"labelled_images", with_rows},
-             {"no_face_rate", d.whole_images ? Json() : json_number(1 - with_rows / images)},
-             {"several_faces_rate",
-              d.whole_images || with_rows == 0 ? Json() : json_number(several / with_rows)},
-             {"n", n},
-             {"other", all[k]},
-             {"other_rate", observations > 0 ? json_number(all[k] / observations) : Json()},
-             {"counts", counts},
-             {"small", n < spec.min_group_size}};
+      DistributionPrompt& j = section_attr.prompts.emplace_back();
+      j.prompt = pr.prompt;
+      j.group = pr.group;
+      j.key = pr.key;
+      j.images = images;
+      j.labelled_images = with_rows;
+      if (!d.whole_images) j.no_face_rate = 1 - with_rows / images;
+      if (!d.whole_images && with_rows != 0) j.several_faces_rate = several / with_rows;
+      j.n = static_cast<double>(n);
+      j.other = static_cast<double>(all[k]);
+      if (observations > 0) j.other_rate = static_cast<double>(all[k]) / observations;
+      for (const std::uint64_t c : counts) j.counts.push_back(static_cast<double>(c));
+      j.small = n < spec.min_group_size;
       std::vector<stats::Interval> wilson(k), simultaneous(k);
       if (n > 0) {
-        j["shares"] = Json::array();
+        j.shares.emplace();
         for (std::size_t c = 0; c < k; ++c) {
-          j["shares"].push_back(static_cast<double>(counts[c]) / static_cast<double>(n));
+          j.shares->push_back(static_cast<double>(counts[c]) / static_cast<double>(n));
           wilson[c] = stats::wilson_interval(counts[c], n, r.distribution.ci);
         }
         simultaneous = r.distribution.interval == "goodman"
                            ? stats::goodman_intervals(counts, r.distribution.ci)
                            : stats::sison_glaz_intervals(counts, r.distribution.ci);
-        j["wilson"] = share_intervals_json(wilson);
-        j["simultaneous"] = share_intervals_json(simultaneous);
+        j.wilson = share_intervals(wilson);
+        j.simultaneous = share_intervals(simultaneous);
         if (n < spec.min_group_size) small_prompts.push_back(attr.name + ": " + pr.prompt);
       } else {
-        j["shares"] = Json();
         empty_prompts.push_back(attr.name + ": " + pr.prompt);
       }
       for (std::size_t c = 0; c < k; ++c) {
@@ -170,26 +179,14 @@ AnalysisOutput representation_distribution(const AuditSpec& spec, const Represen
       prompts_table.put("labelled_images", with_rows);
       prompts_table.put("n", static_cast<double>(n));
       prompts_table.put("other", static_cast<double>(all[k]));
-      prompts_table.put("no_face_rate", j["no_face_rate"].is_null()
-                                            ? stats::kNaN
-                                            : j["no_face_rate"].get<double>());
-      prompts_table.put("several_faces_rate", j["several_faces_rate"].is_null()
-                                                  ? stats::kNaN
-                                                  : j["several_faces_rate"].get<double>());
-      prompts.push_back(std::move(j));
+      prompts_table.put("no_face_rate",
+                        std::isfinite(j.no_face_rate) ? j.no_face_rate : stats::kNaN);
+      prompts_table.put("several_faces_rate",
+                        std::isfinite(j.several_faces_rate) ? j.several_faces_rate : stats::kNaN);
     }
-    Json other = Json::object();
-    for (const auto& [label, count] : attr.other_labels) other[label] = count;
-    attributes.push_back({{"attribute", attr.name},
-                          {"classes", attr.classes},
-                          {"other_labels", other},
-                          {"prompts", std::move(prompts)}});
   }
-  out.json = {{"interval", r.distribution.interval},
-              {"ci", r.distribution.ci},
-              {"unit", d.whole_images ? "image" : "face"},
-              {"labeller", d.labeller},
-              {"attributes", std::move(attributes)}};
+  out.json = to_json(section);
+  out.pilot.distribution = std::move(section);
   if (!empty_prompts.empty()) {
     out.notes.push_back(fmt::format(
         "distribution: {} prompt{} had no observation labelled with a class (their shares, "
