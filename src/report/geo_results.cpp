@@ -9,11 +9,6 @@
 
 namespace vlbias {
 
-using report_internal::results_array;   // results_reading.h
-using report_internal::results_member;  // results_reading.h
-using report_internal::results_number;  // results_reading.h
-using report_internal::results_text;    // results_reading.h
-
 Json to_json(const GeoFiltered& s) {
   Json regions = Json::array();
   for (const GeoFilteredRegion& r : s.regions) {

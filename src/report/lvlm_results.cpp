@@ -11,10 +11,6 @@
 
 namespace vlbias {
 
-using report_internal::results_member;  // results_reading.h
-using report_internal::results_number;  // results_reading.h
-using report_internal::results_text;    // results_reading.h
-
 namespace {
 
 Json group_test_json(const LvlmGroupTest& t, bool clustered) {

@@ -5,10 +5,6 @@
 
 namespace vlbias {
 
-using report_internal::results_array;   // results_reading.h
-using report_internal::results_member;  // results_reading.h
-using report_internal::results_text;    // results_reading.h
-
 PilotSections pilot_sections_from_json(const Json& results) {
   PilotSections s;
   s.results_object = results.is_object();

@@ -9,13 +9,6 @@
 
 namespace vlbias {
 
-using report_internal::results_array;   // results_reading.h
-using report_internal::results_flag;    // results_reading.h
-using report_internal::results_member;  // results_reading.h
-using report_internal::results_number;  // results_reading.h
-using report_internal::results_text;    // results_reading.h
-using report_internal::results_texts;   // results_reading.h
-
 namespace {
 
 Json share_intervals_to_json(const std::vector<ShareInterval>& v) {

@@ -23,3 +23,15 @@ const Json* results_array(const Json& j, const char* key);
 std::vector<std::string> results_texts(const Json& j, const char* key);
 
 }  // namespace vlbias::report_internal
+
+namespace vlbias {
+
+// The readers by their short names, for the results contracts (src/report/*_results.cpp).
+using report_internal::results_array;
+using report_internal::results_flag;
+using report_internal::results_member;
+using report_internal::results_number;
+using report_internal::results_text;
+using report_internal::results_texts;
+
+}  // namespace vlbias

@@ -8,11 +8,6 @@
 
 namespace vlbias {
 
-using report_internal::results_array;   // results_reading.h
-using report_internal::results_member;  // results_reading.h
-using report_internal::results_number;  // results_reading.h
-using report_internal::results_text;    // results_reading.h
-
 namespace {
 
 Json score_group_result_json(const ScoreGroupResult& s, bool rate) {
