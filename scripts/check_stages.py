@@ -19,7 +19,11 @@
    equal the stages block, and docs/design.md's table of stages lists its stages in order; the
    Python module (python/CMakeLists.txt) links exactly the stages whose public headers python/
    includes.
-7. References: every repository path named in a C++ comment, a tools/ script or a document
+7. Audit kinds as rooms: a file of src/audits/<kind>/ includes neither audit.h (the whole spec,
+   every kind) nor audit_kind.h, except the kind's <kind>_audit_kind.cpp, which makes the kind's
+   row of the table of kinds; and no file of one kind's folder includes another kind's public
+   (vlbias/audits/<other>_audit.h) or private (<other>_audit_*.h) header.
+8. References: every repository path named in a C++ comment, a tools/ script or a document
    (README.md, DEVELOPERS.md, docs/) exists (a * in it matches at least one file).
 
 Prints one line per violation and exits 1 if there is any. Usage: check_stages.py [ROOT]
@@ -222,6 +226,29 @@ def check_stage_files(stage, stages):
     return sorted(used)
 
 
+def check_audit_rooms():
+    audits = root / "src" / "audits"
+    rooms = sorted(p for p in audits.iterdir() if p.is_dir()) if audits.is_dir() else []
+    names = {p.name for p in rooms}
+    for room in rooms:
+        for path in sorted(room.rglob("*")):
+            if path.suffix not in (".h", ".cpp"):
+                continue
+            for inc in INCLUDE.findall(path.read_text(errors="replace")):
+                base = inc.rsplit("/", 1)[-1]
+                if base in ("audit.h", "audit_kind.h") and not path.name.endswith("_kind.cpp"):
+                    problems.append(f"{rel(path)}: includes \"{inc}\"; a kind's code reads "
+                                    f"AuditCommonSpec and its own spec (only its *_kind.cpp "
+                                    f"sees the whole AuditSpec)")
+                other = [n for n in names - {room.name}
+                         if base == f"{n}_audit.h" or base.startswith(f"{n}_audit_")
+                         or base == f"{n}.h" or base.startswith(f"{n}_internal")]
+                if other:
+                    problems.append(f"{rel(path)}: includes \"{inc}\", a header of the "
+                                    f"{other[0]} kind (src/audits/{other[0]}/); what kinds share "
+                                    f"lives in src/audits/")
+
+
 def check_tests(stages):
     tests = root / "tests"
     for path in sorted(tests.rglob("*")):
@@ -337,6 +364,7 @@ def main():
                         f"list for it", f"src/{stage}: DEVELOPERS.md lists {{}} for it, but no "
                         f"file of the stage includes their headers")
     check_tests(stages)
+    check_audit_rooms()
     check_graph_copies(declared)
     check_stage_table(declared)
     check_python_links(stages)

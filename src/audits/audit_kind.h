@@ -5,18 +5,25 @@
 // kind once in one table, which parse_audit_spec (audit_yaml.cpp), check_audit_inputs
 // (audit_check.cpp), run_audit and to_string (audit.cpp) read instead of switching on the kind.
 //
-// Adding a kind: its folder (spec keys, runner, --check, its AuditKindOps) and one row of the
-// table in audit_kind.cpp, plus the enumerator in audit.h. Its report page and summary.json
-// findings live in src/report (a lower stage, which renders results.json without the audits);
-// report.cpp and summary_json.cpp dispatch on results.json's kind there.
+// A kind's code reads the common keys (AuditCommonSpec) and its own spec, never the whole
+// AuditSpec: only its <kind>_audit_kind.cpp includes this header (and so audit.h), to make its
+// row with kind_ops below, which unwraps the spec's variant (scripts/check_stages.py checks it).
+//
+// Adding a kind: its folder (spec keys, runner, --check, its row), one row of the table in
+// audit_kind.cpp, and its enumerator (audit_types.h) and variant alternative (audit.h). Its
+// report page and summary.json findings live in src/report (a lower stage, which renders
+// results.json without the audits); report.cpp and summary_json.cpp dispatch on results.json's
+// kind there.
 #include <cstddef>
 #include <filesystem>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "audit_yaml.h"
 #include "vlbias/audits/audit.h"
+#include "vlbias/core/error.h"
 #include "vlbias/io/table/table.h"
 
 namespace vlbias::audits_internal {
@@ -32,6 +39,32 @@ struct AuditKindOps {
   // The run (audit.h's run_audit).
   void (*run)(const AuditSpec& spec, const std::filesystem::path& run_dir);
 };
+
+// The spec of kind KindSpec held by `spec` (InternalError if another: parse_audit_spec keeps the
+// kind and the variant in step).
+template <class KindSpec>
+const KindSpec& held_kind_spec(const AuditSpec& spec) {
+  const KindSpec* k = std::get_if<KindSpec>(&spec.kind_spec);
+  VLBIAS_CHECK(k != nullptr, InternalError, "a {} spec holds another kind's keys",
+               to_string(spec.kind));
+  return *k;
+}
+
+// The row of a kind whose spec is KindSpec, from the kind's three functions:
+//   void parse(Context&, const YAML::Node& root, AuditCommonSpec&, KindSpec&);
+//   std::size_t check(const AuditCommonSpec&, const KindSpec&);
+//   void run(const AuditCommonSpec&, const KindSpec&, const std::filesystem::path& run_dir);
+template <class KindSpec, auto parse, auto check, auto run>
+constexpr AuditKindOps kind_ops(AuditKind kind, const char* name) {
+  return {kind, name,
+          [](Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+            parse(ctx, root, spec, spec.kind_spec.template emplace<KindSpec>());
+          },
+          [](const AuditSpec& spec) { return check(spec, held_kind_spec<KindSpec>(spec)); },
+          [](const AuditSpec& spec, const std::filesystem::path& run_dir) {
+            run(spec, held_kind_spec<KindSpec>(spec), run_dir);
+          }};
+}
 
 // Every kind, in the order messages list them.
 std::span<const AuditKindOps* const> audit_kinds();

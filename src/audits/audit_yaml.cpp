@@ -86,7 +86,7 @@ void parse_power(Context& ctx, const YAML::Node& value, const std::string& path,
   }
 }
 
-void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec) {
+void parse_report_keys(Context& ctx, const Entries& entries, AuditCommonSpec& spec) {
   if (const YAML::Node* v = find(entries, "title")) spec.title = as_string(ctx, *v, "title");
   if (const YAML::Node* v = find(entries, "about")) spec.about = as_string(ctx, *v, "about");
 }
@@ -98,14 +98,14 @@ void check_version(Context& ctx, const YAML::Node& node) {
   }
 }
 
-void parse_seed_keys(Context& ctx, const Entries& entries, AuditSpec& spec) {
+void parse_seed_keys(Context& ctx, const Entries& entries, AuditCommonSpec& spec) {
   if (const YAML::Node* v = find(entries, "seed")) spec.seed = as_uint64(ctx, *v, "seed");
   if (const YAML::Node* v = find(entries, "min_group_size")) {
     spec.min_group_size = as_size(ctx, *v, "min_group_size");
   }
 }
 
-void parse_report_images(Context& ctx, const YAML::Node& node, AuditSpec& spec) {
+void parse_report_images(Context& ctx, const YAML::Node& node, AuditCommonSpec& spec) {
   ReportImagesSpec& r = spec.report_images;
   const Entries e = check_map(ctx, node, "report", {"images", "image_budget", "image_root"});
   if (const YAML::Node* v = find(e, "images")) {

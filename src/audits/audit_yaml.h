@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "vlbias/audits/audit.h"
+#include "vlbias/audits/audit_types.h"
 #include "vlbias/io/spec_yaml.h"
 #include "vlbias/stats/stats.h"
 
@@ -45,25 +45,16 @@ void parse_power(Context& ctx, const YAML::Node& value, const std::string& path,
 // report keys title and about (report.h); the version (a node that is not defined is fine;
 // checked before the kind's map of keys, except by the dual-encoder kinds, which check it after
 // title and about); seed and min_group_size.
-void parse_report_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
+void parse_report_keys(Context& ctx, const Entries& entries, AuditCommonSpec& spec);
 void check_version(Context& ctx, const YAML::Node& node);
-void parse_seed_keys(Context& ctx, const Entries& entries, AuditSpec& spec);
+void parse_seed_keys(Context& ctx, const Entries& entries, AuditCommonSpec& spec);
 // report: {images: false|N, image_budget: BYTES, image_root: DIR} (audit_types.h's
 // ReportImagesSpec) into spec.report_images, for the kinds with exemplar grids. `images: true` is
 // refused: how many per cell is the reader's choice.
-void parse_report_images(Context& ctx, const YAML::Node& node, AuditSpec& spec);
+void parse_report_images(Context& ctx, const YAML::Node& node, AuditCommonSpec& spec);
 
-// The keys of each kind (spec.kind is set by the caller): each fills spec.<kind>, the common
-// keys above, and checks the keys its kind allows at the root.
-// social-perception and trait-pairs (dual_encoder_audit_yaml.cpp).
-void parse_dual_encoder_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
-// geo-diversity (geo_audit_yaml.cpp).
-void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
-// lvlm-counterfactual (lvlm_audit_yaml.cpp).
-void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
-// visual-stereotypes (visual_audit_yaml.cpp).
-void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
-// representation (representation_audit_yaml.cpp).
-void parse_representation_root(Context& ctx, const YAML::Node& root, AuditSpec& spec);
+// Each kind's root keys (the common keys above, its own, and the keys it allows at the root) are
+// parsed by its folder's parse_<kind>_root (declared in its <kind>_audit_internal.h), which its
+// row of the table of kinds (audit_kind.h) calls with spec.kind set.
 
 }  // namespace vlbias::audits_internal

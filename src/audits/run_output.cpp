@@ -132,7 +132,7 @@ Json RunOutput::add_sections(std::vector<std::pair<std::string, AnalysisOutput>>
 }
 
 void RunOutput::write(Json results, Provenance& provenance, const Json& parameters,
-                      const AuditSpec& spec) {
+                      const AuditCommonSpec& spec) {
   provenance.parameters = parameters;
   provenance.seed = spec.seed;
   if (!spec.title.empty() || !spec.about.empty()) {

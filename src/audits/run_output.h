@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "vlbias/audits/audit.h"
 #include "vlbias/audits/audit_types.h"
 #include "vlbias/io/run/run_lock.h"
 #include "vlbias/io/table/table.h"
@@ -49,7 +48,8 @@ class RunOutput {
   // Adds the provenance block (parameters, seed, input hashes) to `results` (with the spec's
   // title and about, when set, right after "kind"), renders the report (report.h), and writes
   // the run as described above.
-  void write(Json results, Provenance& provenance, const Json& parameters, const AuditSpec& spec);
+  void write(Json results, Provenance& provenance, const Json& parameters,
+             const AuditCommonSpec& spec);
 
  private:
   std::filesystem::path dir_;

@@ -59,7 +59,7 @@ void add_audit_command(CLI::App& app) {
       for (const auto& p : *inputs) shards.inputs.emplace_back(p);
       shards.save_state = *save_state;
       for (const auto& p : *from_states) shards.from_states.emplace_back(p);
-      run_lvlm_audit(spec, *out, shards);
+      run_lvlm_audit(spec, spec.lvlm(), *out, shards);
       if (!quiet()) {
         eprint("vlbias: wrote {}\n", save_state->empty() ? *out + "/results.json" : *save_state);
       }

@@ -64,8 +64,8 @@ TEST(AuditRun, ConfidenceTestsDefaultToAcrossFirstWithinSecondGroupFactor) {
   o.bootstrap = 50;
   const synthetic::WrittenStudy s = synthetic::write_synthetic_study(dir / "study", o);
   AuditSpec spec = load_audit_spec(s.spec);
-  spec.dual_encoder.confidence.across.clear();
-  spec.dual_encoder.confidence.within.clear();
+  spec.dual_encoder().confidence.across.clear();
+  spec.dual_encoder().confidence.within.clear();
   run_audit(spec, dir / "run");
   const Table tests = read_table((dir / "run" / "tables" / "confidence_tests.csv").string());
   std::size_t across_race = 0, across_gender = 0;

@@ -90,59 +90,60 @@ analyses:
   EXPECT_EQ(s.kind, AuditKind::TraitPairs);
   EXPECT_EQ(s.seed, std::numeric_limits<std::uint64_t>::max());
   EXPECT_EQ(s.min_group_size, 10u);
-  EXPECT_EQ(s.dual_encoder.image_table, fs::path("/data/run/images.csv"));
-  EXPECT_EQ(s.dual_encoder.image_embeddings.path, fs::path("/data/run/emb/images.safetensors"));
-  EXPECT_EQ(s.dual_encoder.image_embeddings.tensor, "image_embeds");
-  EXPECT_EQ(s.dual_encoder.image_id_column, "id");
-  EXPECT_EQ(s.dual_encoder.image_index, fs::path("/abs/image_ids.csv"));
-  EXPECT_EQ(s.dual_encoder.prompt_manifest, fs::path("/data/run/prompts.csv"));
-  EXPECT_EQ(s.dual_encoder.prompt_embeddings.path, fs::path("/data/run/prompts.safetensors"));
-  EXPECT_EQ(s.dual_encoder.prompt_embeddings.tensor, "text_embeds");
-  EXPECT_EQ(s.dual_encoder.group_factors, (std::vector<std::string>{"race", "gender"}));
-  ASSERT_EQ(s.dual_encoder.ordinal_factors.size(), 2u);
-  EXPECT_EQ(s.dual_encoder.ordinal_factors[0].first, "age");
-  EXPECT_DOUBLE_EQ(s.dual_encoder.ordinal_factors[0].second, 1.1);
-  EXPECT_EQ(s.dual_encoder.ordinal_factors[1].first, "smiling");
-  EXPECT_DOUBLE_EQ(s.dual_encoder.ordinal_factors[1].second, 0.0);
-  EXPECT_EQ(s.dual_encoder.categorical_factors,
+  EXPECT_EQ(s.dual_encoder().image_table, fs::path("/data/run/images.csv"));
+  EXPECT_EQ(s.dual_encoder().image_embeddings.path, fs::path("/data/run/emb/images.safetensors"));
+  EXPECT_EQ(s.dual_encoder().image_embeddings.tensor, "image_embeds");
+  EXPECT_EQ(s.dual_encoder().image_id_column, "id");
+  EXPECT_EQ(s.dual_encoder().image_index, fs::path("/abs/image_ids.csv"));
+  EXPECT_EQ(s.dual_encoder().prompt_manifest, fs::path("/data/run/prompts.csv"));
+  EXPECT_EQ(s.dual_encoder().prompt_embeddings.path, fs::path("/data/run/prompts.safetensors"));
+  EXPECT_EQ(s.dual_encoder().prompt_embeddings.tensor, "text_embeds");
+  EXPECT_EQ(s.dual_encoder().group_factors, (std::vector<std::string>{"race", "gender"}));
+  ASSERT_EQ(s.dual_encoder().ordinal_factors.size(), 2u);
+  EXPECT_EQ(s.dual_encoder().ordinal_factors[0].first, "age");
+  EXPECT_DOUBLE_EQ(s.dual_encoder().ordinal_factors[0].second, 1.1);
+  EXPECT_EQ(s.dual_encoder().ordinal_factors[1].first, "smiling");
+  EXPECT_DOUBLE_EQ(s.dual_encoder().ordinal_factors[1].second, 0.0);
+  EXPECT_EQ(s.dual_encoder().categorical_factors,
             (std::vector<std::string>{"lighting", "pose", "seed"}));
 
   for (const AnalysisToggle* t :
-       {&s.dual_encoder.association.toggle, &s.dual_encoder.scweat.toggle,
-        &s.dual_encoder.markedness.toggle, &s.dual_encoder.ranking.toggle,
-        &s.dual_encoder.absdiff.toggle, &s.dual_encoder.trends.toggle,
-        &s.dual_encoder.ellipses.toggle, &s.dual_encoder.confidence.toggle}) {
+       {&s.dual_encoder().association.toggle, &s.dual_encoder().scweat.toggle,
+        &s.dual_encoder().markedness.toggle, &s.dual_encoder().ranking.toggle,
+        &s.dual_encoder().absdiff.toggle, &s.dual_encoder().trends.toggle,
+        &s.dual_encoder().ellipses.toggle, &s.dual_encoder().confidence.toggle}) {
     EXPECT_TRUE(t->enabled);
     EXPECT_TRUE(t->explicit_);
   }
-  EXPECT_EQ(s.dual_encoder.association.bootstrap, 500u);
-  EXPECT_DOUBLE_EQ(s.dual_encoder.association.ci, 0.9);
-  EXPECT_EQ(s.dual_encoder.scweat.p_test, "sign-flip");
-  EXPECT_EQ(s.dual_encoder.scweat.permutations, 2000u);
-  EXPECT_EQ(s.dual_encoder.scweat.groupings,
+  EXPECT_EQ(s.dual_encoder().association.bootstrap, 500u);
+  EXPECT_DOUBLE_EQ(s.dual_encoder().association.ci, 0.9);
+  EXPECT_EQ(s.dual_encoder().scweat.p_test, "sign-flip");
+  EXPECT_EQ(s.dual_encoder().scweat.permutations, 2000u);
+  EXPECT_EQ(s.dual_encoder().scweat.groupings,
             (std::vector<std::vector<std::string>>{{"race"}, {"race", "gender"}}));
-  EXPECT_EQ(s.dual_encoder.markedness.attributes, (std::vector<std::string>{"gender"}));
-  EXPECT_EQ(s.dual_encoder.markedness.bootstrap, 300u);
-  EXPECT_DOUBLE_EQ(s.dual_encoder.markedness.ci, 0.8);
-  EXPECT_EQ(s.dual_encoder.ranking.k, 50u);
-  EXPECT_EQ(s.dual_encoder.ranking.attributes, (std::vector<std::string>{"race"}));
-  EXPECT_EQ(s.dual_encoder.ranking.desired, "base-rate");
-  EXPECT_EQ(s.dual_encoder.ranking.absent, "zero");
-  EXPECT_EQ(s.dual_encoder.absdiff.pairs, 77u);
-  EXPECT_EQ(s.dual_encoder.absdiff.factors, (std::vector<std::string>{"age", "lighting", "race"}));
-  EXPECT_EQ(s.dual_encoder.trends.x, (std::vector<std::string>{"smiling"}));
-  EXPECT_EQ(s.dual_encoder.trends.fit_to, "images");
-  EXPECT_EQ(s.dual_encoder.trends.degree, 5);
-  EXPECT_EQ(s.dual_encoder.ellipses.points_by, "smiling");
-  EXPECT_DOUBLE_EQ(s.dual_encoder.ellipses.k_sigma, 1.5);
-  EXPECT_EQ(s.dual_encoder.confidence.scale, "logit");
-  EXPECT_DOUBLE_EQ(s.dual_encoder.confidence.logit_scale, 50.0);
-  EXPECT_EQ(s.dual_encoder.confidence.bootstrap, 99u);
-  EXPECT_DOUBLE_EQ(s.dual_encoder.confidence.ci, 0.99);
-  EXPECT_EQ(s.dual_encoder.confidence.across, "gender");
-  EXPECT_EQ(s.dual_encoder.confidence.within, "race");
-  EXPECT_EQ(s.dual_encoder.confidence.test_across, "kruskal");
-  EXPECT_EQ(s.dual_encoder.confidence.test_within, "mannwhitney");
+  EXPECT_EQ(s.dual_encoder().markedness.attributes, (std::vector<std::string>{"gender"}));
+  EXPECT_EQ(s.dual_encoder().markedness.bootstrap, 300u);
+  EXPECT_DOUBLE_EQ(s.dual_encoder().markedness.ci, 0.8);
+  EXPECT_EQ(s.dual_encoder().ranking.k, 50u);
+  EXPECT_EQ(s.dual_encoder().ranking.attributes, (std::vector<std::string>{"race"}));
+  EXPECT_EQ(s.dual_encoder().ranking.desired, "base-rate");
+  EXPECT_EQ(s.dual_encoder().ranking.absent, "zero");
+  EXPECT_EQ(s.dual_encoder().absdiff.pairs, 77u);
+  EXPECT_EQ(s.dual_encoder().absdiff.factors,
+            (std::vector<std::string>{"age", "lighting", "race"}));
+  EXPECT_EQ(s.dual_encoder().trends.x, (std::vector<std::string>{"smiling"}));
+  EXPECT_EQ(s.dual_encoder().trends.fit_to, "images");
+  EXPECT_EQ(s.dual_encoder().trends.degree, 5);
+  EXPECT_EQ(s.dual_encoder().ellipses.points_by, "smiling");
+  EXPECT_DOUBLE_EQ(s.dual_encoder().ellipses.k_sigma, 1.5);
+  EXPECT_EQ(s.dual_encoder().confidence.scale, "logit");
+  EXPECT_DOUBLE_EQ(s.dual_encoder().confidence.logit_scale, 50.0);
+  EXPECT_EQ(s.dual_encoder().confidence.bootstrap, 99u);
+  EXPECT_DOUBLE_EQ(s.dual_encoder().confidence.ci, 0.99);
+  EXPECT_EQ(s.dual_encoder().confidence.across, "gender");
+  EXPECT_EQ(s.dual_encoder().confidence.within, "race");
+  EXPECT_EQ(s.dual_encoder().confidence.test_across, "kruskal");
+  EXPECT_EQ(s.dual_encoder().confidence.test_within, "mannwhitney");
 }
 
 TEST(AuditSpec, MinimalSpecGetsDefaults) {
@@ -151,58 +152,58 @@ TEST(AuditSpec, MinimalSpecGetsDefaults) {
   EXPECT_EQ(s.kind, AuditKind::SocialPerception);
   EXPECT_EQ(s.seed, 0u);
   EXPECT_EQ(s.min_group_size, 2u);
-  EXPECT_EQ(s.dual_encoder.image_embeddings.tensor, "");
-  EXPECT_EQ(s.dual_encoder.image_id_column, "");
-  EXPECT_EQ(s.dual_encoder.image_index, fs::path());
-  EXPECT_EQ(s.dual_encoder.prompt_embeddings.tensor, "");
-  EXPECT_TRUE(s.dual_encoder.ordinal_factors.empty());
-  EXPECT_TRUE(s.dual_encoder.categorical_factors.empty());
+  EXPECT_EQ(s.dual_encoder().image_embeddings.tensor, "");
+  EXPECT_EQ(s.dual_encoder().image_id_column, "");
+  EXPECT_EQ(s.dual_encoder().image_index, fs::path());
+  EXPECT_EQ(s.dual_encoder().prompt_embeddings.tensor, "");
+  EXPECT_TRUE(s.dual_encoder().ordinal_factors.empty());
+  EXPECT_TRUE(s.dual_encoder().categorical_factors.empty());
   for (const AnalysisToggle* t :
-       {&s.dual_encoder.association.toggle, &s.dual_encoder.scweat.toggle,
-        &s.dual_encoder.markedness.toggle, &s.dual_encoder.ranking.toggle,
-        &s.dual_encoder.absdiff.toggle, &s.dual_encoder.trends.toggle,
-        &s.dual_encoder.ellipses.toggle, &s.dual_encoder.confidence.toggle}) {
+       {&s.dual_encoder().association.toggle, &s.dual_encoder().scweat.toggle,
+        &s.dual_encoder().markedness.toggle, &s.dual_encoder().ranking.toggle,
+        &s.dual_encoder().absdiff.toggle, &s.dual_encoder().trends.toggle,
+        &s.dual_encoder().ellipses.toggle, &s.dual_encoder().confidence.toggle}) {
     EXPECT_TRUE(t->enabled);
     EXPECT_FALSE(t->explicit_);
   }
-  EXPECT_EQ(s.dual_encoder.association.bootstrap, 1000u);
-  EXPECT_DOUBLE_EQ(s.dual_encoder.association.ci, 0.95);
-  EXPECT_EQ(s.dual_encoder.scweat.p_test, "permutation");
-  EXPECT_EQ(s.dual_encoder.scweat.permutations, 10000u);
-  EXPECT_TRUE(s.dual_encoder.scweat.groupings.empty());
-  EXPECT_TRUE(s.dual_encoder.markedness.attributes.empty());
-  EXPECT_EQ(s.dual_encoder.ranking.k, 1000u);
-  EXPECT_EQ(s.dual_encoder.ranking.desired, "uniform");
-  EXPECT_EQ(s.dual_encoder.ranking.absent, "-inf");
-  EXPECT_EQ(s.dual_encoder.absdiff.pairs, 1000u);
-  EXPECT_TRUE(s.dual_encoder.absdiff.factors.empty());
-  EXPECT_TRUE(s.dual_encoder.trends.x.empty());
-  EXPECT_EQ(s.dual_encoder.trends.fit_to, "means");
-  EXPECT_EQ(s.dual_encoder.trends.degree, 2);
-  EXPECT_EQ(s.dual_encoder.ellipses.points_by, "");
-  EXPECT_DOUBLE_EQ(s.dual_encoder.ellipses.k_sigma, 2.0);
-  EXPECT_EQ(s.dual_encoder.confidence.scale, "raw");
-  EXPECT_DOUBLE_EQ(s.dual_encoder.confidence.logit_scale, 100.0);
-  EXPECT_EQ(s.dual_encoder.confidence.across, "");
-  EXPECT_EQ(s.dual_encoder.confidence.within, "");
-  EXPECT_EQ(s.dual_encoder.confidence.test_across, "anova");
-  EXPECT_EQ(s.dual_encoder.confidence.test_within, "welch");
-  EXPECT_EQ(s.dual_encoder.confidence.bootstrap, d.dual_encoder.confidence.bootstrap);
+  EXPECT_EQ(s.dual_encoder().association.bootstrap, 1000u);
+  EXPECT_DOUBLE_EQ(s.dual_encoder().association.ci, 0.95);
+  EXPECT_EQ(s.dual_encoder().scweat.p_test, "permutation");
+  EXPECT_EQ(s.dual_encoder().scweat.permutations, 10000u);
+  EXPECT_TRUE(s.dual_encoder().scweat.groupings.empty());
+  EXPECT_TRUE(s.dual_encoder().markedness.attributes.empty());
+  EXPECT_EQ(s.dual_encoder().ranking.k, 1000u);
+  EXPECT_EQ(s.dual_encoder().ranking.desired, "uniform");
+  EXPECT_EQ(s.dual_encoder().ranking.absent, "-inf");
+  EXPECT_EQ(s.dual_encoder().absdiff.pairs, 1000u);
+  EXPECT_TRUE(s.dual_encoder().absdiff.factors.empty());
+  EXPECT_TRUE(s.dual_encoder().trends.x.empty());
+  EXPECT_EQ(s.dual_encoder().trends.fit_to, "means");
+  EXPECT_EQ(s.dual_encoder().trends.degree, 2);
+  EXPECT_EQ(s.dual_encoder().ellipses.points_by, "");
+  EXPECT_DOUBLE_EQ(s.dual_encoder().ellipses.k_sigma, 2.0);
+  EXPECT_EQ(s.dual_encoder().confidence.scale, "raw");
+  EXPECT_DOUBLE_EQ(s.dual_encoder().confidence.logit_scale, 100.0);
+  EXPECT_EQ(s.dual_encoder().confidence.across, "");
+  EXPECT_EQ(s.dual_encoder().confidence.within, "");
+  EXPECT_EQ(s.dual_encoder().confidence.test_across, "anova");
+  EXPECT_EQ(s.dual_encoder().confidence.test_within, "welch");
+  EXPECT_EQ(s.dual_encoder().confidence.bootstrap, d.dual_encoder().confidence.bootstrap);
 }
 
 TEST(AuditSpec, TogglesTrueFalseAndAbsent) {
   const AuditSpec s =
       parse(kMinimal + "analyses:\n  scweat: false\n  ranking: true\n  trends: {degree: 1}\n");
-  EXPECT_FALSE(s.dual_encoder.scweat.toggle.enabled);
-  EXPECT_TRUE(s.dual_encoder.scweat.toggle.explicit_);
-  EXPECT_TRUE(s.dual_encoder.ranking.toggle.enabled);
-  EXPECT_TRUE(s.dual_encoder.ranking.toggle.explicit_);
-  EXPECT_EQ(s.dual_encoder.ranking.k, 1000u);
-  EXPECT_TRUE(s.dual_encoder.trends.toggle.enabled);
-  EXPECT_TRUE(s.dual_encoder.trends.toggle.explicit_);
-  EXPECT_EQ(s.dual_encoder.trends.degree, 1);
-  EXPECT_TRUE(s.dual_encoder.association.toggle.enabled);
-  EXPECT_FALSE(s.dual_encoder.association.toggle.explicit_);
+  EXPECT_FALSE(s.dual_encoder().scweat.toggle.enabled);
+  EXPECT_TRUE(s.dual_encoder().scweat.toggle.explicit_);
+  EXPECT_TRUE(s.dual_encoder().ranking.toggle.enabled);
+  EXPECT_TRUE(s.dual_encoder().ranking.toggle.explicit_);
+  EXPECT_EQ(s.dual_encoder().ranking.k, 1000u);
+  EXPECT_TRUE(s.dual_encoder().trends.toggle.enabled);
+  EXPECT_TRUE(s.dual_encoder().trends.toggle.explicit_);
+  EXPECT_EQ(s.dual_encoder().trends.degree, 1);
+  EXPECT_TRUE(s.dual_encoder().association.toggle.enabled);
+  EXPECT_FALSE(s.dual_encoder().association.toggle.explicit_);
 }
 
 TEST(AuditSpec, RelativePathsResolveAgainstBaseDir) {
@@ -213,13 +214,13 @@ TEST(AuditSpec, RelativePathsResolveAgainstBaseDir) {
       "prompts: {manifest: prompts.csv, embeddings: sub/prompts.npy}\n"
       "factors: {groups: [race]}\n";
   const AuditSpec s = parse(yaml, "/base/dir");
-  EXPECT_EQ(s.dual_encoder.image_table, fs::path("/base/dir/images.csv"));
-  EXPECT_EQ(s.dual_encoder.image_embeddings.path, fs::path("/abs/images.npy"));
-  EXPECT_EQ(s.dual_encoder.image_index, fs::path("/base/dir/ids/index.csv"));
-  EXPECT_EQ(s.dual_encoder.prompt_manifest, fs::path("/base/dir/prompts.csv"));
-  EXPECT_EQ(s.dual_encoder.prompt_embeddings.path, fs::path("/base/dir/sub/prompts.npy"));
+  EXPECT_EQ(s.dual_encoder().image_table, fs::path("/base/dir/images.csv"));
+  EXPECT_EQ(s.dual_encoder().image_embeddings.path, fs::path("/abs/images.npy"));
+  EXPECT_EQ(s.dual_encoder().image_index, fs::path("/base/dir/ids/index.csv"));
+  EXPECT_EQ(s.dual_encoder().prompt_manifest, fs::path("/base/dir/prompts.csv"));
+  EXPECT_EQ(s.dual_encoder().prompt_embeddings.path, fs::path("/base/dir/sub/prompts.npy"));
   // An empty base keeps relative paths relative (to the working folder).
-  EXPECT_EQ(parse(yaml, "").dual_encoder.image_table, fs::path("images.csv"));
+  EXPECT_EQ(parse(yaml, "").dual_encoder().image_table, fs::path("images.csv"));
 }
 
 TEST(AuditSpec, LoadResolvesAgainstTheSpecFolder) {
@@ -230,8 +231,8 @@ TEST(AuditSpec, LoadResolvesAgainstTheSpecFolder) {
   { std::ofstream(file) << kMinimal; }
   const AuditSpec s = load_audit_spec(file);
   EXPECT_EQ(s.spec_path, file);
-  EXPECT_EQ(s.dual_encoder.image_table, dir / "images.csv");
-  EXPECT_EQ(s.dual_encoder.prompt_embeddings.path, dir / "prompts.npy");
+  EXPECT_EQ(s.dual_encoder().image_table, dir / "images.csv");
+  EXPECT_EQ(s.dual_encoder().prompt_embeddings.path, dir / "prompts.npy");
 
   const fs::path empty = dir / "empty.yaml";
   { std::ofstream(empty) << "  \n"; }
@@ -412,7 +413,7 @@ TEST(AuditSpec, FactorsRolesAndShapes) {
 TEST(AuditSpec, ScweatGroupings) {
   const AuditSpec s =
       parse(kMinimal + "analyses: {scweat: {groupings: [gender, [race, gender], [race]]}}\n");
-  EXPECT_EQ(s.dual_encoder.scweat.groupings,
+  EXPECT_EQ(s.dual_encoder().scweat.groupings,
             (std::vector<std::vector<std::string>>{{"gender"}, {"race", "gender"}, {"race"}}));
   expect_usage(kMinimal + "analyses: {scweat: {groupings: race}}\n",
                {"analyses.scweat.groupings must be a non-empty list"});
@@ -488,8 +489,8 @@ TEST(AuditSpec, ZeroBootstrapMeansNoIntervals) {
   const AuditSpec s = parse_audit_spec(
       kMinimal + "analyses: {association: {bootstrap: 0}, markedness: {bootstrap: 0}}\n", "/base",
       "spec.yaml");
-  EXPECT_EQ(s.dual_encoder.association.bootstrap, 0u);
-  EXPECT_EQ(s.dual_encoder.markedness.bootstrap, 0u);
+  EXPECT_EQ(s.dual_encoder().association.bootstrap, 0u);
+  EXPECT_EQ(s.dual_encoder().markedness.bootstrap, 0u);
 }
 
 // Bytes that are not UTF-8 used to pass the loader and fail when results.json was written,

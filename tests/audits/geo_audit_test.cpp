@@ -11,6 +11,8 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -466,18 +468,35 @@ TEST(GeoSpec, MinimalSpecGetsDefaults) {
   const AuditSpec s = parse(kGeoMinimal);
   EXPECT_EQ(s.kind, AuditKind::GeoDiversity);
   EXPECT_STREQ(to_string(s.kind), "geo-diversity");
-  EXPECT_EQ(s.geo.real_table, fs::path("/data/real.csv"));
-  ASSERT_EQ(s.geo.generated.size(), 1u);
-  EXPECT_EQ(s.geo.generated[0].features.path, fs::path("/data/gen.npy"));
-  EXPECT_EQ(s.geo.generated[0].region_column, "region");
-  EXPECT_EQ(s.geo.duplicates, "keep");
-  EXPECT_EQ(s.geo.region.k, 3u);
-  EXPECT_FALSE(s.geo.region.inclusive);
-  EXPECT_EQ(s.geo.region.bootstrap, 1000u);
-  EXPECT_EQ(s.geo.consistency.percentile, 10.0);
-  EXPECT_TRUE(s.geo.distribution.fid);
-  EXPECT_FALSE(s.geo.distribution.kid);
-  EXPECT_TRUE(s.geo.objects_table.empty());
+  EXPECT_EQ(s.geo().real_table, fs::path("/data/real.csv"));
+  ASSERT_EQ(s.geo().generated.size(), 1u);
+  EXPECT_EQ(s.geo().generated[0].features.path, fs::path("/data/gen.npy"));
+  EXPECT_EQ(s.geo().generated[0].region_column, "region");
+  EXPECT_EQ(s.geo().duplicates, "keep");
+  EXPECT_EQ(s.geo().region.k, 3u);
+  EXPECT_FALSE(s.geo().region.inclusive);
+  EXPECT_EQ(s.geo().region.bootstrap, 1000u);
+  EXPECT_EQ(s.geo().consistency.percentile, 10.0);
+  EXPECT_TRUE(s.geo().distribution.fid);
+  EXPECT_FALSE(s.geo().distribution.kid);
+  EXPECT_TRUE(s.geo().objects_table.empty());
+}
+
+TEST(GeoSpec, TheSpecHoldsTheGeoKeysOnlyAndRefusesToActAsAnotherKind) {
+  AuditSpec s = parse(kGeoMinimal);
+  EXPECT_TRUE(std::holds_alternative<GeoAuditSpec>(s.kind_spec));
+  const std::string e = testing_util::error_of<InternalError>([&] { (void)s.lvlm(); });
+  EXPECT_NE(e.find("geo-diversity"), std::string::npos) << e;
+  EXPECT_THROW((void)std::as_const(s).dual_encoder(), InternalError);
+  EXPECT_THROW((void)s.representation(), InternalError);
+  EXPECT_THROW((void)s.visual(), InternalError);
+  s.geo().real_per_cell = 3;  // the mutable accessor edits the held spec
+  EXPECT_EQ(std::as_const(s).geo().real_per_cell, 3u);
+  // A default spec is a social-perception spec with its defaults.
+  const AuditSpec d;
+  EXPECT_EQ(d.kind, AuditKind::SocialPerception);
+  EXPECT_NO_THROW((void)d.dual_encoder());
+  EXPECT_THROW((void)d.geo(), InternalError);
 }
 
 TEST(GeoSpec, FullSpecFillsEveryField) {
@@ -498,7 +517,7 @@ TEST(GeoSpec, FullSpecFillsEveryField) {
       "  consistency: {variant: hessel, percentile: 5, bootstrap: 10, ci: 0.8}\n"
       "  distribution: {fid: false, vendi: false, kid: true, kid_subsets: 3, kid_subset_size: "
       "7}\n");
-  const auto& g = s.geo;
+  const auto& g = s.geo();
   EXPECT_EQ(s.seed, 4u);
   EXPECT_EQ(s.min_group_size, 7u);
   EXPECT_EQ(g.real_features.tensor, "f");

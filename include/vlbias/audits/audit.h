@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <variant>
 
 #include "vlbias/audits/audit_types.h"
 #include "vlbias/audits/dual_encoder_audit.h"
@@ -33,37 +34,26 @@
 
 namespace vlbias {
 
-enum class AuditKind {
-  SocialPerception,
-  TraitPairs,
-  GeoDiversity,
-  LvlmCounterfactual,
-  VisualStereotypes,
-  Representation
-};
-// "social-perception", "trait-pairs", "geo-diversity", "lvlm-counterfactual",
-// "visual-stereotypes", "representation"
-const char* to_string(AuditKind kind);
+// A parsed spec: the common keys (AuditCommonSpec, audit_types.h: kind, seed, min_group_size,
+// title, about, report images) and the kind's own spec. `kind_spec` holds the alternative of
+// `kind` (DualEncoderAuditSpec for both social-perception and trait-pairs); parse_audit_spec
+// keeps them in step. A default AuditSpec is a social-perception spec with its defaults.
+struct AuditSpec : AuditCommonSpec {
+  std::variant<DualEncoderAuditSpec, GeoAuditSpec, LvlmAuditSpec, VisualAuditSpec,
+               RepresentationAuditSpec>
+      kind_spec;
 
-// A parsed spec: the common keys, and one member per kind of which only `kind`'s is read.
-struct AuditSpec {
-  std::filesystem::path spec_path;  // the YAML file (for provenance); "" when parsed from text
-  AuditKind kind = AuditKind::SocialPerception;
-  std::uint64_t seed = 0;
-  std::size_t min_group_size = 2;
-  // Shown at the top of report.html (and written to results.json): a title, and what the
-  // data are (e.g. "synthetic, with a planted effect"). "" = none.
-  std::string title;
-  std::string about;
-  // report: {images, image_budget} (audit_types.h): the exemplar image grids of the kinds that
-  // have them (geo-diversity, visual-stereotypes, lvlm-counterfactual).
-  ReportImagesSpec report_images;
-
-  DualEncoderAuditSpec dual_encoder;       // kind: social-perception, trait-pairs
-  GeoAuditSpec geo;                        // kind: geo-diversity
-  LvlmAuditSpec lvlm;                      // kind: lvlm-counterfactual
-  VisualAuditSpec visual;                  // kind: visual-stereotypes
-  RepresentationAuditSpec representation;  // kind: representation
+  // The kind's spec; InternalError when `kind_spec` holds another kind's.
+  const DualEncoderAuditSpec& dual_encoder() const;  // social-perception, trait-pairs
+  const GeoAuditSpec& geo() const;                   // geo-diversity
+  const LvlmAuditSpec& lvlm() const;                 // lvlm-counterfactual
+  const VisualAuditSpec& visual() const;             // visual-stereotypes
+  const RepresentationAuditSpec& representation() const;
+  DualEncoderAuditSpec& dual_encoder();
+  GeoAuditSpec& geo();
+  LvlmAuditSpec& lvlm();
+  VisualAuditSpec& visual();
+  RepresentationAuditSpec& representation();
 };
 
 // Parses a spec from YAML text; `base_dir` resolves relative paths, `source` names

@@ -1,9 +1,11 @@
 #pragma once
-// Types every audit kind shares: an analysis' on/off switch, an embedding file, and an
-// analysis' output. They sit below audit.h and the per-kind headers (dual_encoder_audit.h,
-// geo_audit.h, lvlm_audit.h, visual_audit.h) because audit.h includes all four, so the types
-// those share cannot live in audit.h itself.
+// Types every audit kind shares: the kinds, the spec's common keys, an analysis' on/off switch,
+// an embedding file, and an analysis' output. They sit below audit.h and the per-kind headers
+// (dual_encoder_audit.h, geo_audit.h, lvlm_audit.h, visual_audit.h, representation_audit.h):
+// audit.h's AuditSpec holds one kind's spec, and each kind's code reads the common keys here and
+// its own spec, never audit.h (scripts/check_stages.py holds src/audits/<kind>/ to that).
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -15,9 +17,17 @@
 
 namespace vlbias {
 
-// The whole spec (audit.h); each kind's runner takes it for the common fields (seed,
-// min_group_size, title, about, spec_path) and reads its own member.
-struct AuditSpec;
+enum class AuditKind {
+  SocialPerception,
+  TraitPairs,
+  GeoDiversity,
+  LvlmCounterfactual,
+  VisualStereotypes,
+  Representation
+};
+// "social-perception", "trait-pairs", "geo-diversity", "lvlm-counterfactual",
+// "visual-stereotypes", "representation"
+const char* to_string(AuditKind kind);
 
 // An analysis is run when `enabled`; `explicit_` records that the spec named it
 // (so a failure to apply it is an error rather than a skipped note).
@@ -58,6 +68,22 @@ struct ReportImagesSpec {
   // image_root: the folder relative image paths are read from (resolved against the spec's
   // folder); "" = the folder of the table that names them.
   std::filesystem::path root;
+};
+
+// The keys every kind accepts at a spec's root (audit.h lists them), and the kind. Each kind's
+// runner takes these and its own spec (e.g. run_geo_audit(common, geo, run_dir)).
+struct AuditCommonSpec {
+  std::filesystem::path spec_path;  // the YAML file (for provenance); "" when parsed from text
+  AuditKind kind = AuditKind::SocialPerception;
+  std::uint64_t seed = 0;
+  std::size_t min_group_size = 2;
+  // Shown at the top of report.html (and written to results.json): a title, and what the
+  // data are (e.g. "synthetic, with a planted effect"). "" = none.
+  std::string title;
+  std::string about;
+  // report: {images, image_budget, image_root} (ReportImagesSpec above): the exemplar image grids
+  // of the kinds that have them (geo-diversity, visual-stereotypes, lvlm-counterfactual).
+  ReportImagesSpec report_images;
 };
 
 struct EmbeddingSource {

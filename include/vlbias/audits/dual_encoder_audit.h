@@ -1,7 +1,7 @@
 #pragma once
 // The dual-encoder audits (kind: social-perception, paper 001; kind: trait-pairs, paper 004):
 // image embeddings against prompt embeddings. This header holds the kind's spec
-// (DualEncoderAuditSpec, AuditSpec::dual_encoder), its runner
+// (DualEncoderAuditSpec, AuditSpec::dual_encoder()), its runner
 // (src/audits/dual_encoder/dual_encoder_audit.cpp), the study loader
 // (src/audits/dual_encoder/dual_encoder_audit_study.cpp) and the analyses
 // (src/audits/dual_encoder/dual_encoder_audit_analyses.cpp). Each analysis takes a loaded study and
@@ -204,8 +204,9 @@ struct DualEncoderAuditSpec {
 };
 
 // Runs a social-perception or trait-pairs audit (src/audits/dual_encoder/dual_encoder_audit.cpp);
-// run_audit calls it for those kinds. Reads spec.dual_encoder and the common fields.
-void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
+// run_audit calls it for those kinds. Reads dual_encoder and the common fields.
+void run_dual_encoder_audit(const AuditCommonSpec& spec, const DualEncoderAuditSpec& dual_encoder,
+                            const std::filesystem::path& run_dir);
 
 // ------------------------------------------------------------------------- the analyses
 

@@ -1,6 +1,6 @@
 #pragma once
 // The geo-diversity audit (kind: geo-diversity; paper 002, DIG-In): its spec (GeoAuditSpec,
-// AuditSpec::geo), how each indicator composes its generated sets, and the resampling that puts
+// AuditSpec::geo()), how each indicator composes its generated sets, and the resampling that puts
 // intervals on them. Implemented in src/audits/geo/geo_audit_sampling.cpp (these building blocks)
 // and src/audits/geo/geo_audit*.cpp (the audit, run_geo_audit).
 //
@@ -187,8 +187,9 @@ struct GeoAuditSpec {
 };
 
 // Runs a geo-diversity audit (src/audits/geo/geo_audit*.cpp); run_audit calls it for that kind.
-// Reads spec.geo and the common fields.
-void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
+// Reads geo and the common fields.
+void run_geo_audit(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                   const std::filesystem::path& run_dir);
 
 // ------------------------------------------------------------ sampling and resampling
 

@@ -1,6 +1,6 @@
 #pragma once
 // The lvlm-counterfactual audit (kind: lvlm-counterfactual; paper 003, docs/methods.md#paper-003):
-// its spec (LvlmAuditSpec, AuditSpec::lvlm), its runner (src/audits/lvlm/lvlm_audit.cpp) and its
+// its spec (LvlmAuditSpec, AuditSpec::lvlm()), its runner (src/audits/lvlm/lvlm_audit.cpp) and its
 // sections (src/audits/lvlm/lvlm_audit_*.cpp). The results come from a scanned LvlmState: each
 // measure is one section (JSON + CSV tables) of the audit, and the
 // `vlbias metric maxgap|pmi|lexicon|ratings|responses|paired` commands print one section each.
@@ -131,9 +131,9 @@ struct LvlmShardOptions {
   std::vector<std::filesystem::path> from_states;
 };
 // Runs an lvlm-counterfactual audit (src/audits/lvlm/lvlm_audit.cpp); run_audit calls it for that
-// kind without shards. Reads spec.lvlm and the common fields.
-void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
-                    const LvlmShardOptions& shards = {});
+// kind without shards. Reads lvlm and the common fields.
+void run_lvlm_audit(const AuditCommonSpec& spec, const LvlmAuditSpec& lvlm,
+                    const std::filesystem::path& run_dir, const LvlmShardOptions& shards = {});
 
 // ------------------------------------------------------------------------ the sections
 

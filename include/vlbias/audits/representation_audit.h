@@ -6,7 +6,7 @@
 // t2i's manifest.csv) and optional real-world targets, and reports per prompt the label
 // distribution with intervals, the imbalance measures with bootstrap intervals, tests against
 // parity and the target, and the amplification of the target. The spec (RepresentationAuditSpec,
-// AuditSpec::representation) and runner; src/audits/representation/ implements them, and
+// AuditSpec::representation()) and runner; src/audits/representation/ implements them, and
 // docs/methods.md#representation-audit gives every definition.
 //
 // Spec keys (the keys every kind shares, and the rules for all specs, are in audit.h):
@@ -118,6 +118,8 @@ struct RepresentationAuditSpec {
 };
 
 // Runs a representation audit (src/audits/representation/); run_audit calls it for that kind.
-void run_representation_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
+void run_representation_audit(const AuditCommonSpec& spec,
+                              const RepresentationAuditSpec& representation,
+                              const std::filesystem::path& run_dir);
 
 }  // namespace vlbias

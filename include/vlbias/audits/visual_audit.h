@@ -1,6 +1,6 @@
 #pragma once
 // The visual-stereotypes audit (kind: visual-stereotypes; paper 000, ViSAGe; definitions in
-// visual_stereotypes.h): its spec (VisualAuditSpec, AuditSpec::visual) and its runner
+// visual_stereotypes.h): its spec (VisualAuditSpec, AuditSpec::visual()) and its runner
 // (src/audits/visual/visual_audit.cpp).
 //
 // Spec keys (the keys every kind shares, and the rules for all specs, are in audit.h). Each of
@@ -95,7 +95,8 @@ struct VisualAuditSpec {
 };
 
 // Runs a visual-stereotypes audit (src/audits/visual/visual_audit.cpp); run_audit calls it for that
-// kind. Reads spec.visual and the common fields.
-void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_dir);
+// kind. Reads visual and the common fields.
+void run_visual_audit(const AuditCommonSpec& spec, const VisualAuditSpec& visual,
+                      const std::filesystem::path& run_dir);
 
 }  // namespace vlbias

@@ -16,7 +16,6 @@
 #include "exemplars.h"
 #include "run_output.h"
 #include "table_builder.h"
-#include "vlbias/audits/audit.h"
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/audits/power_pilot.h"
 #include "vlbias/core/error.h"
@@ -46,8 +45,7 @@ enum SeedStream : std::uint64_t {
   kSeedExplain = 9,
 };
 
-Json spec_json(const AuditSpec& spec) {
-  const DualEncoderAuditSpec& s = spec.dual_encoder;
+Json spec_json(const AuditCommonSpec& spec, const DualEncoderAuditSpec& s) {
   Json factors{{"groups", s.group_factors}, {"categorical", s.categorical_factors}};
   Json ordinal = Json::object();
   for (const auto& [c, t] : s.ordinal_factors) ordinal[c] = t;
@@ -249,8 +247,7 @@ void require_columns(const Table& images, const std::vector<std::string>& column
   }
 }
 
-void refuse_other_kind_analyses(const AuditSpec& spec) {
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+void refuse_other_kind_analyses(const AuditCommonSpec& spec, const DualEncoderAuditSpec& d) {
   const auto refuse = [&](const AnalysisToggle& t, const char* name) {
     VLBIAS_CHECK(!(t.enabled && t.explicit_), UsageError,
                  "analysis '{}' is not part of a {} audit; remove it from the spec", name,
@@ -268,7 +265,7 @@ void refuse_other_kind_analyses(const AuditSpec& spec) {
   } else {
     refuse(d.confidence.toggle, "confidence");
   }
-  check_explain_spec(spec);
+  check_explain_spec(spec, d);
 }
 
 StudyFiles study_files(const DualEncoderAuditSpec& d) {
@@ -285,7 +282,7 @@ StudyFiles study_files(const DualEncoderAuditSpec& d) {
 }
 
 // The spec file, then the study's files, as results.json's provenance lists them.
-std::vector<std::string> provenance_inputs(const AuditSpec& spec, const StudyFiles& files) {
+std::vector<std::string> provenance_inputs(const AuditCommonSpec& spec, const StudyFiles& files) {
   std::vector<std::string> inputs;
   if (!spec.spec_path.empty()) inputs.push_back(spec.spec_path.string());
   for (const auto& p : {files.image_embeddings, files.image_table, files.image_index,
@@ -312,10 +309,10 @@ using namespace audits_internal;
 // The sections run so far and the notes, with one bar over the analyses (SC-WEAT also draws
 // its own over its tests); analyses skipped by default leave the bar short, finish() closes it.
 struct Sections {
-  explicit Sections(const AuditSpec& spec)
+  explicit Sections(const AuditCommonSpec& spec, const DualEncoderAuditSpec& dual_encoder)
       : progress(std::string(to_string(spec.kind)) + " analyses",
-                 spec.kind == AuditKind::TraitPairs ? 3 + spec.dual_encoder.explain.toggle.enabled
-                                                    : 7) {}
+                 spec.kind == AuditKind::TraitPairs ? 3 + dual_encoder.explain.toggle.enabled : 7) {
+  }
   void add(const char* name, AnalysisOutput output) {
     list.emplace_back(name, std::move(output));
     progress.advance();
@@ -325,8 +322,7 @@ struct Sections {
   Progress progress;
 };
 
-GroupingOptions association_grouping(const AuditSpec& spec) {
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+GroupingOptions association_grouping(const AuditCommonSpec& spec, const DualEncoderAuditSpec& d) {
   GroupingOptions grouping;
   grouping.by = d.group_factors;
   grouping.bootstrap = d.association.bootstrap;
@@ -336,9 +332,8 @@ GroupingOptions association_grouping(const AuditSpec& spec) {
   return grouping;
 }
 
-AnalysisOutput confidence_section(const Study& study, const AuditSpec& spec,
-                                  const GroupingOptions& grouping) {
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+AnalysisOutput confidence_section(const Study& study, const AuditCommonSpec& spec,
+                                  const DualEncoderAuditSpec& d, const GroupingOptions& grouping) {
   ConfidenceAnalysisOptions o;
   o.scale = parse_confidence_scale(d.confidence.scale);
   o.logit_scale = d.confidence.logit_scale;
@@ -362,8 +357,8 @@ AnalysisOutput confidence_section(const Study& study, const AuditSpec& spec,
   return confidence_analysis(study, o);
 }
 
-AnalysisOutput scweat_section(const Study& study, const AuditSpec& spec) {
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+AnalysisOutput scweat_section(const Study& study, const AuditCommonSpec& spec,
+                              const DualEncoderAuditSpec& d) {
   ScweatAnalysisOptions o;
   o.groupings = d.scweat.groupings;
   if (o.groupings.empty()) {
@@ -378,8 +373,8 @@ AnalysisOutput scweat_section(const Study& study, const AuditSpec& spec) {
 
 // The analyses of a social-perception audit beyond association and SC-WEAT.
 void add_social_perception_sections(const Study& study, const ImageDimensionScores& scores,
-                                    const AuditSpec& spec, Sections& sections) {
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+                                    const AuditCommonSpec& spec, const DualEncoderAuditSpec& d,
+                                    Sections& sections) {
   std::vector<std::string>& notes = sections.notes;
   if (decide(d.markedness.toggle, !study.manifest.group_prompts.empty(), "markedness",
              "the prompt manifest has no group-naming prompts", notes)) {
@@ -444,28 +439,25 @@ void add_social_perception_sections(const Study& study, const ImageDimensionScor
   }
 }
 
-Json results_json(const AuditSpec& spec, const Study& study, Json analyses, Json tables,
+Json results_json(const AuditCommonSpec& spec, const DualEncoderAuditSpec& dual_encoder,
+                  const Study& study, Json analyses, Json tables,
                   const std::vector<std::string>& notes) {
   Json dims = Json::array();
   for (const auto& dim : study.manifest.dimensions) {
     dims.push_back(Json{{"dimension", dim.label}, {"prompts", dim.rows.size()}});
   }
-  return Json{{"kind", to_string(spec.kind)},
-              {"images", study.images.rows},
-              {"embedding_dim", study.embedding_dim},
-              {"prompts", study.manifest.rows},
-              {"templates", study.manifest.templates},
-              {"dimensions", dims},
-              {"spec", spec_json(spec)},
-              {"analyses", std::move(analyses)},
-              {"tables", std::move(tables)},
-              {"notes", notes}};
+  return Json{{"kind", to_string(spec.kind)},          {"images", study.images.rows},
+              {"embedding_dim", study.embedding_dim},  {"prompts", study.manifest.rows},
+              {"templates", study.manifest.templates}, {"dimensions", dims},
+              {"spec", spec_json(spec, dual_encoder)}, {"analyses", std::move(analyses)},
+              {"tables", std::move(tables)},           {"notes", notes}};
 }
 
 // analyses.power: the minimum detectable effect of every null test the pilot reader supports,
 // from this study as its own pilot (seeded from the audit's seed).
-void add_power(Json& results, const PilotSections& sections, const AuditSpec& spec) {
-  const DualEncoderAuditSpec::Power& w = spec.dual_encoder.power;
+void add_power(Json& results, const PilotSections& sections, const AuditCommonSpec& spec,
+               const DualEncoderAuditSpec& dual_encoder) {
+  const DualEncoderAuditSpec::Power& w = dual_encoder.power;
   if (!sections.confidence && !sections.association) {
     results["notes"].push_back(
         "power: skipped; it needs the confidence tests or the association contrasts");
@@ -477,9 +469,8 @@ void add_power(Json& results, const PilotSections& sections, const AuditSpec& sp
 // report.images: one grid per group (factors.groups, in key order) of the image table's images
 // in the column images.image, a seeded sample (no per-image score). Null, with a note, when the
 // table has no such column.
-Json dual_encoder_exemplars(const AuditSpec& spec, const Study& study,
-                            std::vector<std::string>& notes) {
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+Json dual_encoder_exemplars(const AuditCommonSpec& spec, const DualEncoderAuditSpec& d,
+                            const Study& study, std::vector<std::string>& notes) {
   const Table& t = study.images;
   const std::optional<audits_internal::ExemplarImages> images = audits_internal::table_images(
       t, d.image_path_column, d.image_table, spec.report_images, "images.image", notes);
@@ -502,9 +493,9 @@ Json dual_encoder_exemplars(const AuditSpec& spec, const Study& study,
 
 }  // namespace
 
-void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
-  refuse_other_kind_analyses(spec);
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+void run_dual_encoder_audit(const AuditCommonSpec& spec, const DualEncoderAuditSpec& d,
+                            const std::filesystem::path& run_dir) {
+  refuse_other_kind_analyses(spec, d);
   audits_internal::RunOutput output(run_dir);  // locks the folder before any input is read
   const StudyFiles files = study_files(d);
   Provenance provenance;
@@ -517,43 +508,44 @@ void run_dual_encoder_audit(const AuditSpec& spec, const std::filesystem::path& 
   start_hashing_inputs(provenance);
   const Study study = load_study(files);
   check_factor_columns(study, d);
-  check_explain_inputs(spec, study);  // before the first analysis runs
+  check_explain_inputs(d, study);  // before the first analysis runs
 
-  Sections sections(spec);
-  const GroupingOptions grouping = association_grouping(spec);
+  Sections sections(spec, d);
+  const GroupingOptions grouping = association_grouping(spec, d);
   // Association runs whenever a later analysis needs its per-image scores.
   ImageDimensionScores scores;
   AnalysisOutput association = association_analysis(study, grouping, scores);
   if (d.association.toggle.enabled) sections.add("association", std::move(association));
   if (spec.kind == AuditKind::TraitPairs &&
       decide(d.confidence.toggle, true, "confidence", "", sections.notes)) {
-    sections.add("confidence", confidence_section(study, spec, grouping));
+    sections.add("confidence", confidence_section(study, spec, d, grouping));
   }
   if (decide(d.scweat.toggle, true, "scweat", "", sections.notes)) {
-    sections.add("scweat", scweat_section(study, spec));
+    sections.add("scweat", scweat_section(study, spec, d));
   }
   if (spec.kind == AuditKind::SocialPerception) {
-    add_social_perception_sections(study, scores, spec, sections);
+    add_social_perception_sections(study, scores, spec, d, sections);
   }
   if (d.explain.toggle.enabled) {
-    sections.add("explain", explain_analysis(spec, output.stage_folder("explain"),
+    sections.add("explain", explain_analysis(spec, d, output.stage_folder("explain"),
                                              derive_seed(spec.seed, kSeedExplain)));
   }
   sections.progress.finish();
   Json exemplars;
   if (spec.report_images.per_cell > 0) {
-    exemplars = dual_encoder_exemplars(spec, study, sections.notes);
+    exemplars = dual_encoder_exemplars(spec, d, study, sections.notes);
   }
 
   Json tables;
   Json analyses = output.add_sections(sections.list, tables, sections.notes);
-  Json results = results_json(spec, study, std::move(analyses), std::move(tables), sections.notes);
+  Json results =
+      results_json(spec, d, study, std::move(analyses), std::move(tables), sections.notes);
   if (d.power.toggle.enabled) {
-    add_power(results, pilot_sections_of(sections.list, to_string(spec.kind)), spec);
+    add_power(results, pilot_sections_of(sections.list, to_string(spec.kind)), spec, d);
   }
   // Last: the thumbnails are the bulk of the file.
   if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
-  output.write(results, provenance, spec_json(spec), spec);
+  output.write(results, provenance, spec_json(spec, d), spec);
 }
 
 }  // namespace vlbias

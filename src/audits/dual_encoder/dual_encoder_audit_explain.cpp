@@ -32,8 +32,8 @@ namespace {
 // The folder explain/ has inside RUN_DIR, for the paths results.json gives.
 constexpr const char* kExplainFolder = "explain";
 
-ExplainOptions explain_options(const AuditSpec& spec, const fs::path& folder, std::uint64_t seed) {
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+ExplainOptions explain_options(const AuditCommonSpec& spec, const DualEncoderAuditSpec& d,
+                               const fs::path& folder, std::uint64_t seed) {
   const DualEncoderAuditSpec::Explain& e = d.explain;
   ExplainOptions o;
   o.model = e.model;
@@ -56,9 +56,10 @@ ExplainOptions explain_options(const AuditSpec& spec, const fs::path& folder, st
 
 // The overlays of each group as an exemplars block: one cell per group of rows.csv, its images
 // the overlays the job drew (the most probable first), thumbnails within report.image_budget.
-Json overlay_exemplars(const AuditSpec& spec, const Table& rows, const fs::path& folder,
-                       const std::string& pair_words, std::vector<std::string>& notes) {
-  const std::vector<std::string>& by = spec.dual_encoder.group_factors;
+Json overlay_exemplars(const AuditCommonSpec& spec, const DualEncoderAuditSpec& dual_encoder,
+                       const Table& rows, const fs::path& folder, const std::string& pair_words,
+                       std::vector<std::string>& notes) {
+  const std::vector<std::string>& by = dual_encoder.group_factors;
   const Grouping g = group_by(rows, by);
   const Column& overlay = rows.column("overlay");
   const std::vector<double>& probability = rows.numeric("probability", true);
@@ -79,7 +80,7 @@ Json overlay_exemplars(const AuditSpec& spec, const Table& rows, const fs::path&
     }
   }
   ReportImagesSpec shown = spec.report_images;
-  shown.per_cell = spec.dual_encoder.explain.top;
+  shown.per_cell = dual_encoder.explain.top;
   const ExemplarScore score{"probability", "probability",
                             "the model's probability of " + pair_words, true, true};
   return exemplars_json(cells, images, shown, 0, &score, notes);
@@ -110,8 +111,7 @@ Json explain_groups(const Table& rows, const std::vector<std::string>& by) {
 
 }  // namespace
 
-void check_explain_spec(const AuditSpec& spec) {
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+void check_explain_spec(const AuditCommonSpec& spec, const DualEncoderAuditSpec& d) {
   if (!d.explain.toggle.enabled) return;
   VLBIAS_CHECK(spec.kind == AuditKind::TraitPairs, UsageError,
                "analysis 'explain' is not part of a {} audit (it explains a trait pair of a "
@@ -122,8 +122,7 @@ void check_explain_spec(const AuditSpec& spec) {
                "image's file");
 }
 
-void check_explain_inputs(const AuditSpec& spec, const Study& study) {
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+void check_explain_inputs(const DualEncoderAuditSpec& d, const Study& study) {
   const DualEncoderAuditSpec::Explain& e = d.explain;
   if (!e.toggle.enabled) return;
   require_columns(study.images, {d.image_path_column}, "images.image");
@@ -152,9 +151,11 @@ void check_explain_inputs(const AuditSpec& spec, const Study& study) {
                e.faces.string());
 }
 
-AnalysisOutput explain_analysis(const AuditSpec& spec, const fs::path& folder, std::uint64_t seed) {
-  const DualEncoderAuditSpec::Explain& e = spec.dual_encoder.explain;
-  const ExplainResult r = run_explain(explain_options(spec, folder, seed));
+AnalysisOutput explain_analysis(const AuditCommonSpec& spec,
+                                const DualEncoderAuditSpec& dual_encoder, const fs::path& folder,
+                                std::uint64_t seed) {
+  const DualEncoderAuditSpec::Explain& e = dual_encoder.explain;
+  const ExplainResult r = run_explain(explain_options(spec, dual_encoder, folder, seed));
   // The job's lock file, released when it returned: the run folder has its own.
   std::error_code ignored;
   fs::remove(folder / ".lock", ignored);
@@ -190,12 +191,13 @@ AnalysisOutput explain_analysis(const AuditSpec& spec, const fs::path& folder, s
         r.failed, r.images, kExplainRows));
   }
   if (r.explained == 0) return out;  // rows.csv has no probability to group or show
-  out.json["groups"] = explain_groups(rows, spec.dual_encoder.group_factors);
+  out.json["groups"] = explain_groups(rows, dual_encoder.group_factors);
   if (!e.faces.empty()) {
     out.json["cam_mass"] = parse_json(read_file_text(folder / kExplainCamMass, "the CAM mass"),
                                       (folder / kExplainCamMass).string());
   }
-  out.json["exemplars"] = overlay_exemplars(spec, rows, folder, pair_words, out.notes);
+  out.json["exemplars"] =
+      overlay_exemplars(spec, dual_encoder, rows, folder, pair_words, out.notes);
   return out;
 }
 

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "audit_yaml.h"
 #include "table_builder.h"
-#include "vlbias/audits/audit.h"
 #include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/io/table/table.h"
 #include "vlbias/stats/compare.h"
@@ -48,9 +48,10 @@ void adjust_holm_bh(const std::vector<double>& p, std::vector<double>& holm,
 // `vlbias audit --check` (audit_check.cpp) so the two give the same messages in the same order:
 // naming the other kind's analyses is a UsageError; the study's files; the inputs as
 // results.json's provenance lists them (the spec first); every factor column present.
-void refuse_other_kind_analyses(const AuditSpec& spec);
+void refuse_other_kind_analyses(const AuditCommonSpec& spec,
+                                const DualEncoderAuditSpec& dual_encoder);
 StudyFiles study_files(const DualEncoderAuditSpec& d);
-std::vector<std::string> provenance_inputs(const AuditSpec& spec, const StudyFiles& files);
+std::vector<std::string> provenance_inputs(const AuditCommonSpec& spec, const StudyFiles& files);
 void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d);
 // analyses.explain (dual_encoder_audit_explain.cpp). check_explain_spec: UsageError when it is
 // named in a social-perception spec or images.image is not set. explain_analysis: runs the
@@ -59,12 +60,19 @@ void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d);
 // trait, the overlays as an exemplars block, and with faces cam_mass.json.
 // check_explain_inputs (the run and `audit --check`): UsageError naming the spec key when the
 // image column, the pair, the model folder or the faces folder is not there.
-void check_explain_spec(const AuditSpec& spec);
-void check_explain_inputs(const AuditSpec& spec, const Study& study);
-AnalysisOutput explain_analysis(const AuditSpec& spec, const std::filesystem::path& folder,
-                                std::uint64_t seed);
+void check_explain_spec(const AuditCommonSpec& spec, const DualEncoderAuditSpec& dual_encoder);
+void check_explain_inputs(const DualEncoderAuditSpec& dual_encoder, const Study& study);
+AnalysisOutput explain_analysis(const AuditCommonSpec& spec,
+                                const DualEncoderAuditSpec& dual_encoder,
+                                const std::filesystem::path& folder, std::uint64_t seed);
 // InputError naming the spec's role of the first of `columns` the image table lacks.
 void require_columns(const Table& images, const std::vector<std::string>& columns,
                      const std::string& role);
+
+// The root keys of a social-perception and trait-pairs spec (dual_encoder_audit_yaml.cpp): the
+// common keys into `spec` (audit_yaml.h), the kind's own into `d`, and the keys the kind allows at
+// the root.
+void parse_dual_encoder_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& spec,
+                             DualEncoderAuditSpec& d);
 
 }  // namespace vlbias::audits_internal

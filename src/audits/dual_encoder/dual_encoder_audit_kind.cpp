@@ -17,10 +17,9 @@ namespace vlbias::audits_internal {
 
 namespace {
 
-std::size_t check_dual_encoder_inputs(const AuditSpec& spec) {
-  const DualEncoderAuditSpec& d = spec.dual_encoder;
+std::size_t check_dual_encoder_inputs(const AuditCommonSpec& spec, const DualEncoderAuditSpec& d) {
   const bool traits = spec.kind == AuditKind::TraitPairs;
-  refuse_other_kind_analyses(spec);
+  refuse_other_kind_analyses(spec, d);
   const StudyFiles files = study_files(d);
   std::vector<std::filesystem::path> inputs;
   for (const std::string& p : provenance_inputs(spec, files)) {
@@ -46,7 +45,7 @@ std::size_t check_dual_encoder_inputs(const AuditSpec& spec) {
   if (d.scweat.toggle.enabled) {
     for (const auto& grouping : d.scweat.groupings) require_table_columns(study.images, grouping);
   }
-  if (traits) check_explain_inputs(spec, study);
+  if (traits) check_explain_inputs(d, study);
   if (!traits) {
     if (d.markedness.toggle.enabled) {
       require_table_columns(study.images, d.markedness.attributes);
@@ -62,10 +61,11 @@ std::size_t check_dual_encoder_inputs(const AuditSpec& spec) {
 
 }  // namespace
 
-const AuditKindOps kSocialPerceptionKind = {AuditKind::SocialPerception, "social-perception",
-                                            parse_dual_encoder_root, check_dual_encoder_inputs,
-                                            run_dual_encoder_audit};
-const AuditKindOps kTraitPairsKind = {AuditKind::TraitPairs, "trait-pairs", parse_dual_encoder_root,
-                                      check_dual_encoder_inputs, run_dual_encoder_audit};
+const AuditKindOps kSocialPerceptionKind =
+    kind_ops<DualEncoderAuditSpec, parse_dual_encoder_root, check_dual_encoder_inputs,
+             run_dual_encoder_audit>(AuditKind::SocialPerception, "social-perception");
+const AuditKindOps kTraitPairsKind =
+    kind_ops<DualEncoderAuditSpec, parse_dual_encoder_root, check_dual_encoder_inputs,
+             run_dual_encoder_audit>(AuditKind::TraitPairs, "trait-pairs");
 
 }  // namespace vlbias::audits_internal

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "audit_yaml.h"
+#include "dual_encoder_audit_internal.h"
 #include "vlbias/core/error.h"
 
 namespace vlbias::audits_internal {
@@ -315,14 +316,14 @@ void check_absdiff_factors(const Context& ctx, const Spec& spec) {
 
 }  // namespace
 
-void parse_dual_encoder_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+void parse_dual_encoder_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& spec,
+                             DualEncoderAuditSpec& d) {
   const Entries entries = check_map(ctx, root, "",
                                     {"version", "kind", "title", "about", "seed", "min_group_size",
                                      "images", "prompts", "factors", "analyses", "report"});
   parse_report_keys(ctx, entries, spec);
   if (const YAML::Node* v = find(entries, "version")) check_version(ctx, *v);
   parse_seed_keys(ctx, entries, spec);
-  Spec& d = spec.dual_encoder;
   parse_images(ctx, require(ctx, root, entries, "", "images"), d);
   parse_prompts(ctx, require(ctx, root, entries, "", "prompts"), d);
   parse_factors(ctx, require(ctx, root, entries, "", "factors"), d);

@@ -68,8 +68,7 @@ using namespace audits_internal;  // NOLINT(build/namespaces): the pieces, geo_a
 
 namespace {
 
-Json geo_spec_json(const AuditSpec& s) {
-  const GeoAuditSpec& g = s.geo;
+Json geo_spec_json(const AuditCommonSpec& s, const GeoAuditSpec& g) {
   Json aliases{{"region", Json::object()}, {"object", Json::object()}};
   for (const auto& [a, b] : g.region_aliases) aliases["region"][a] = b;
   for (const auto& [a, b] : g.object_aliases) aliases["object"][a] = b;
@@ -106,8 +105,7 @@ Json geo_spec_json(const AuditSpec& s) {
 
 // The inputs the audit reads, for the provenance block; checks first that an explicitly
 // requested consistency indicator has both of its inputs.
-Provenance geo_provenance(const AuditSpec& spec, bool can_score) {
-  const GeoAuditSpec& g = spec.geo;
+Provenance geo_provenance(const AuditCommonSpec& spec, const GeoAuditSpec& g, bool can_score) {
   Provenance provenance;
   provenance.command = "audit";
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
@@ -140,22 +138,21 @@ Provenance geo_provenance(const AuditSpec& spec, bool can_score) {
 // Every enabled indicator's sections, in results.json's order; `clip_scores` receives the
 // consistency indicator's CLIPScore per generated row when it ran.
 std::vector<std::pair<std::string, AnalysisOutput>> geo_sections(
-    const AuditSpec& spec, const RealData& real, const GeneratedData& gen,
-    const GeneratedSets& sets, bool can_score, std::vector<std::string>& notes,
-    std::vector<double>& clip_scores) {
-  const GeoAuditSpec& g = spec.geo;
+    const AuditCommonSpec& spec, const GeoAuditSpec& g, const RealData& real,
+    const GeneratedData& gen, const GeneratedSets& sets, bool can_score,
+    std::vector<std::string>& notes, std::vector<double>& clip_scores) {
   std::vector<std::pair<std::string, AnalysisOutput>> sections;
   if (g.region.toggle.enabled) {
-    RegionOutputs r = region_analysis(spec, real, gen, sets, notes);
+    RegionOutputs r = region_analysis(spec, g, real, gen, sets, notes);
     sections.emplace_back("region", std::move(r.section));
     sections.emplace_back("region_gaps", std::move(r.gaps));
   }
   if (g.object_region.toggle.enabled) {
-    sections.emplace_back("object_region", object_region_analysis(spec, real, gen, sets, notes));
+    sections.emplace_back("object_region", object_region_analysis(spec, g, real, gen, sets, notes));
   }
   if (g.consistency.toggle.enabled) {
     if (can_score) {
-      ConsistencyOutputs c = consistency_analysis(spec, gen, sets, notes);
+      ConsistencyOutputs c = consistency_analysis(spec, g, gen, sets, notes);
       clip_scores = std::move(c.row_scores);
       sections.emplace_back("consistency", std::move(c.section));
       sections.emplace_back("consistency_gaps", std::move(c.gaps));
@@ -167,14 +164,14 @@ std::vector<std::pair<std::string, AnalysisOutput>> geo_sections(
   }
   if (g.distribution.toggle.enabled &&
       (g.distribution.fid || g.distribution.kid || g.distribution.vendi)) {
-    sections.emplace_back("distribution", distribution_analysis(spec, real, gen, sets));
+    sections.emplace_back("distribution", distribution_analysis(spec, g, real, gen, sets));
   }
   if (std::any_of(g.generated.begin(), g.generated.end(),
                   [](const GeoSource& s) { return !s.outcomes.empty(); })) {
-    sections.emplace_back(kGeoFilteredSection, filtered_analysis(spec));
+    sections.emplace_back(kGeoFilteredSection, filtered_analysis(g));
   }
   if (!g.scores.empty()) {
-    const GeoScores scores = read_geo_scores(spec, gen);
+    const GeoScores scores = read_geo_scores(g, gen);
     // 95% intervals, as the filtered section's; no units table (regions are not paired).
     sections.emplace_back("scores", scores_analysis(scores.data, scores.groupings, 0.95, ""));
   }
@@ -182,7 +179,7 @@ std::vector<std::pair<std::string, AnalysisOutput>> geo_sections(
 }
 
 // What was read and matched: results.json's "real" and "generated" objects.
-Json real_json(const AuditSpec& spec, const RealData& real) {
+Json real_json(const GeoAuditSpec& geo, const RealData& real) {
   Json j{{"images", real.features.rows},
          {"rows_read", real.rows_read},
          {"dim", real.features.cols},
@@ -190,7 +187,7 @@ Json real_json(const AuditSpec& spec, const RealData& real) {
          {"objects", real.objects->names.size()},
          {"duplicate_groups", real.duplicate_groups},
          {"duplicates_removed", real.duplicates_removed}};
-  if (spec.geo.real_per_cell > 0) j["left_out_by_balancing"] = real.balanced_out;
+  if (geo.real_per_cell > 0) j["left_out_by_balancing"] = real.balanced_out;
   return j;
 }
 
@@ -207,7 +204,7 @@ Json generated_json(const GeneratedData& gen, const Json& matching) {
 // report.images: one grid per (region, object) cell of the generated images with a region, in
 // (region, object) order, drawn with derive_seed(seed, kSeedExemplars); with CLIPScores (the
 // consistency indicator ran), each cell's lowest-scored images too.
-Json geo_exemplars(const AuditSpec& spec, const GeneratedData& gen,
+Json geo_exemplars(const AuditCommonSpec& spec, const GeneratedData& gen,
                    const std::vector<double>& clip_scores, std::vector<std::string>& notes) {
   std::map<std::pair<std::string, std::string>, std::vector<std::uint32_t>> members;
   for (std::size_t i = 0; i < gen.region.size(); ++i) {
@@ -234,32 +231,32 @@ Json geo_exemplars(const AuditSpec& spec, const GeneratedData& gen,
 
 }  // namespace
 
-void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
-  const GeoAuditSpec& g = spec.geo;
+void run_geo_audit(const AuditCommonSpec& spec, const GeoAuditSpec& g,
+                   const std::filesystem::path& run_dir) {
   RunOutput output(run_dir);  // locks the folder before any input is read
   const bool any_clip = std::any_of(g.generated.begin(), g.generated.end(),
                                     [](const GeoSource& s) { return !s.clip.path.empty(); });
   const bool can_score = any_clip && !g.objects_table.empty();
-  Provenance provenance = geo_provenance(spec, can_score);
+  Provenance provenance = geo_provenance(spec, g, can_score);
   start_hashing_inputs(provenance);
 
   std::vector<std::string> notes;
-  const RealData real = load_real(spec, notes);
-  const GeneratedData gen = load_generated(spec, real.features.cols, notes);
+  const RealData real = load_real(spec, g, notes);
+  const GeneratedData gen = load_generated(g, real.features.cols, notes);
   Json matching;
-  const GeneratedSets sets = compose_sets(spec, real, gen, notes, matching);
+  const GeneratedSets sets = compose_sets(spec, g, real, gen, notes, matching);
   std::vector<double> clip_scores;  // per generated row, when consistency ran
   std::vector<std::pair<std::string, AnalysisOutput>> sections =
-      geo_sections(spec, real, gen, sets, can_score, notes, clip_scores);
+      geo_sections(spec, g, real, gen, sets, can_score, notes, clip_scores);
 
   Json exemplars;
   if (spec.report_images.per_cell > 0) exemplars = geo_exemplars(spec, gen, clip_scores, notes);
   Json tables;
   Json analyses = output.add_sections(sections, tables, notes);
   Json results{{"kind", to_string(spec.kind)},
-               {"real", real_json(spec, real)},
+               {"real", real_json(g, real)},
                {"generated", generated_json(gen, matching)},
-               {"spec", geo_spec_json(spec)},
+               {"spec", geo_spec_json(spec, g)},
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
@@ -270,7 +267,7 @@ void run_geo_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) 
   }
   // Last: the thumbnails are the bulk of the file.
   if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
-  output.write(std::move(results), provenance, geo_spec_json(spec), spec);
+  output.write(std::move(results), provenance, geo_spec_json(spec, g), spec);
 }
 
 }  // namespace vlbias

@@ -25,14 +25,14 @@ namespace vlbias::audits_internal {
 namespace {
 
 // Object text embedding row per generated row (Labels::kNone when the object has none).
-std::vector<std::uint32_t> object_text_rows(const AuditSpec& spec, const GeneratedData& gen,
+std::vector<std::uint32_t> object_text_rows(const GeoAuditSpec& geo, const GeneratedData& gen,
                                             const Table& objects, std::set<std::string>& missing) {
-  const Column& col = objects.column(spec.geo.objects_column);
+  const Column& col = objects.column(geo.objects_column);
   std::map<std::string, std::uint32_t> row_of;
   for (std::size_t i = 0; i < objects.rows; ++i) {
     const std::string v = col.text(i);
     VLBIAS_CHECK(!v.empty(), InputError, "{} line {}: the object column '{}' is empty.",
-                 objects.source, objects.line_of_row[i], spec.geo.objects_column);
+                 objects.source, objects.line_of_row[i], geo.objects_column);
     VLBIAS_CHECK(row_of.emplace(v, static_cast<std::uint32_t>(i)).second, InputError,
                  "{} line {}: object '{}' appears twice; each object text needs one row.",
                  objects.source, objects.line_of_row[i], v);
@@ -59,29 +59,28 @@ struct ScoredRows {
   ClipScoreVariant variant = ClipScoreVariant{};
 };
 
-ScoredRows score_generations(const AuditSpec& spec, const GeneratedData& gen,
+ScoredRows score_generations(const GeoAuditSpec& geo, const GeneratedData& gen,
                              const GeneratedSets& sets, std::vector<std::string>& notes) {
-  const GeoAuditSpec::Consistency& c = spec.geo.consistency;
-  const Table objects = read_table(spec.geo.objects_table.string());
-  const Matrix texts =
-      read_embeddings(spec.geo.objects_embeddings.path, spec.geo.objects_embeddings.tensor);
+  const GeoAuditSpec::Consistency& c = geo.consistency;
+  const Table objects = read_table(geo.objects_table.string());
+  const Matrix texts = read_embeddings(geo.objects_embeddings.path, geo.objects_embeddings.tensor);
   VLBIAS_CHECK(objects.rows == texts.rows, InputError,
                "{} has {} rows but {} has {}; expected one text embedding per object.",
-               objects.source, objects.rows, spec.geo.objects_embeddings.path.string(), texts.rows);
+               objects.source, objects.rows, geo.objects_embeddings.path.string(), texts.rows);
   VLBIAS_CHECK(texts.cols == gen.clip.cols, InputError,
                "{} has {} columns but the generated CLIP embeddings have {}; both must come from "
                "the same CLIP model.",
-               spec.geo.objects_embeddings.path.string(), texts.cols, gen.clip.cols);
+               geo.objects_embeddings.path.string(), texts.cols, gen.clip.cols);
   std::set<std::string> missing;
-  const std::vector<std::uint32_t> text_row = object_text_rows(spec, gen, objects, missing);
+  const std::vector<std::uint32_t> text_row = object_text_rows(geo, gen, objects, missing);
   if (!missing.empty()) {
     notes.push_back(fmt::format(
         "consistency: generated objects without a text embedding in {} (not scored): {}",
         objects.source, first_few(missing)));
   }
   // Which rows enter: all scored rows, or the balanced selection when balancing is on.
-  std::vector<bool> selected(gen.features.rows, spec.geo.generated_per_cell == 0);
-  if (spec.geo.generated_per_cell > 0) {
+  std::vector<bool> selected(gen.features.rows, geo.generated_per_cell == 0);
+  if (geo.generated_per_cell > 0) {
     for (const auto& per_form : sets.cell)
       for (const auto& per_object : per_form)
         for (const auto& rows : per_object)
@@ -124,11 +123,12 @@ using Strata = std::map<std::string, std::vector<double>>;  // object -> scores
 // The indicator of one stratification (object -> scores) of form f: the mean over objects of
 // each object's percentile, with its bootstrap interval (stream `cell`); writes the summary row
 // and a row per object. Returns it with the number of scores.
-std::pair<PercentileMean, std::size_t> indicator(const AuditSpec& spec, Form f,
+std::pair<PercentileMean, std::size_t> indicator(const AuditCommonSpec& spec,
+                                                 const GeoAuditSpec& geo, Form f,
                                                  const Strata& strata, std::uint64_t cell,
                                                  const std::string& region,
                                                  ConsistencyTables& tables) {
-  const GeoAuditSpec::Consistency& c = spec.geo.consistency;
+  const GeoAuditSpec::Consistency& c = geo.consistency;
   std::vector<std::vector<double>> v;
   std::size_t n = 0;
   for (const auto& [o, s] : strata) {
@@ -181,10 +181,10 @@ Json per_object_json(const Strata& strata, const PercentileMean& pm) {
 
 // Form f's indicator, overall and per region, and the gaps between its regions (appended to
 // `gaps`); null when no scored generation has the form.
-Json form_consistency(const AuditSpec& spec, Form f, const GeneratedData& gen,
-                      const ScoredRows& scored, ConsistencyTables& tables,
+Json form_consistency(const AuditCommonSpec& spec, const GeoAuditSpec& geo, Form f,
+                      const GeneratedData& gen, const ScoredRows& scored, ConsistencyTables& tables,
                       std::vector<GapRow>& gaps) {
-  const GeoAuditSpec::Consistency& c = spec.geo.consistency;
+  const GeoAuditSpec::Consistency& c = geo.consistency;
   // strata: object -> scores, and (region, object) -> scores
   Strata by_object;
   std::map<std::string, Strata> by_region;
@@ -198,12 +198,12 @@ Json form_consistency(const AuditSpec& spec, Form f, const GeneratedData& gen,
   }
   if (by_object.empty()) return Json();
   const int fi = static_cast<int>(f);
-  const auto [overall, n_all] = indicator(spec, f, by_object, fi * 100000, "all", tables);
+  const auto [overall, n_all] = indicator(spec, geo, f, by_object, fi * 100000, "all", tables);
   Json regions = Json::array();
   std::vector<std::tuple<std::string, double, std::vector<double>>> region_values;
   std::size_t ri = 0;
   for (const auto& [region, strata] : by_region) {
-    const auto [pm, n] = indicator(spec, f, strata, fi * 100000 + 1 + ri++, region, tables);
+    const auto [pm, n] = indicator(spec, geo, f, strata, fi * 100000 + 1 + ri++, region, tables);
     Json rj{{"region", region},
             {"objects", strata.size()},
             {"n", n},
@@ -239,17 +239,17 @@ Json form_consistency(const AuditSpec& spec, Form f, const GeneratedData& gen,
 
 }  // namespace
 
-ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedData& gen,
-                                        const GeneratedSets& sets,
+ConsistencyOutputs consistency_analysis(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                                        const GeneratedData& gen, const GeneratedSets& sets,
                                         std::vector<std::string>& notes) {
-  const GeoAuditSpec::Consistency& c = spec.geo.consistency;
-  const ScoredRows scored = score_generations(spec, gen, sets, notes);
+  const GeoAuditSpec::Consistency& c = geo.consistency;
+  const ScoredRows scored = score_generations(geo, gen, sets, notes);
   ConsistencyOutputs out;
   ConsistencyTables tables;
   Json forms = Json::array();
   std::vector<GapRow> gaps;
   for (const Form f : kForms) {
-    Json fj = form_consistency(spec, f, gen, scored, tables, gaps);
+    Json fj = form_consistency(spec, geo, f, gen, scored, tables, gaps);
     if (!fj.is_null()) forms.push_back(std::move(fj));
   }
   out.section.json = Json{{"variant", to_string(scored.variant)},

@@ -157,9 +157,10 @@ AnalysisOutput distribution_section(const GeoAuditSpec::Distribution& d, const R
 
 }  // namespace
 
-AnalysisOutput distribution_analysis(const AuditSpec& spec, const RealData& real,
-                                     const GeneratedData& gen, const GeneratedSets& sets) {
-  const GeoAuditSpec::Distribution& d = spec.geo.distribution;
+AnalysisOutput distribution_analysis(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                                     const RealData& real, const GeneratedData& gen,
+                                     const GeneratedSets& sets) {
+  const GeoAuditSpec::Distribution& d = geo.distribution;
   const std::size_t nr = real.regions->names.size();
   const std::vector<std::vector<std::uint32_t>>& real_rows = real.rows_of_region;
   std::vector<Task> tasks;

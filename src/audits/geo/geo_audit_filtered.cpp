@@ -82,8 +82,7 @@ stats::TestResult chi_square_test(const FilteredCounts& c, TableBuilder& table) 
 
 }  // namespace
 
-AnalysisOutput filtered_analysis(const AuditSpec& spec) {
-  const GeoAuditSpec& g = spec.geo;
+AnalysisOutput filtered_analysis(const GeoAuditSpec& g) {
   FilteredCounts c;
   GeoFiltered section;
   for (const GeoSource& src : g.generated) {
@@ -137,8 +136,7 @@ AnalysisOutput filtered_analysis(const AuditSpec& spec) {
   return out;
 }
 
-GeoScores read_geo_scores(const AuditSpec& spec, const GeneratedData& gen) {
-  const GeoAuditSpec& g = spec.geo;
+GeoScores read_geo_scores(const GeoAuditSpec& g, const GeneratedData& gen) {
   const bool any_image = std::any_of(gen.image_path.begin(), gen.image_path.end(),
                                      [](const std::string& p) { return !p.empty(); });
   VLBIAS_CHECK(any_image, InputError,

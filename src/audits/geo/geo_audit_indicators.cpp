@@ -92,9 +92,10 @@ Json cell_json(const RegionCell& c, std::size_t min_size, bool intervals) {
 }
 
 // The region indicator's cells: every region against each present form's set.
-std::vector<RegionCell> measure_regions(const AuditSpec& spec, const RealData& real,
-                                        const GeneratedData& gen, const GeneratedSets& sets) {
-  const GeoAuditSpec::Manifold& m = spec.geo.region;
+std::vector<RegionCell> measure_regions(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                                        const RealData& real, const GeneratedData& gen,
+                                        const GeneratedSets& sets) {
+  const GeoAuditSpec::Manifold& m = geo.region;
   const std::size_t nr = real.regions->names.size();
   const std::vector<std::vector<std::uint32_t>>& real_rows = real.rows_of_region;
   std::vector<RegionCell> cells;
@@ -128,9 +129,10 @@ std::vector<RegionCell> measure_regions(const AuditSpec& spec, const RealData& r
 }
 
 // The region indicator's section and table, form by form.
-AnalysisOutput region_section(const AuditSpec& spec, const RealData& real,
-                              const GeneratedSets& sets, const std::vector<RegionCell>& cells) {
-  const GeoAuditSpec::Manifold& m = spec.geo.region;
+AnalysisOutput region_section(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                              const RealData& real, const GeneratedSets& sets,
+                              const std::vector<RegionCell>& cells) {
+  const GeoAuditSpec::Manifold& m = geo.region;
   AnalysisOutput section;
   TableBuilder t("geo_region");
   Json forms = Json::array();
@@ -240,12 +242,13 @@ AnalysisOutput gap_section(std::vector<GapRow> rows, const std::string& table_na
   return s;
 }
 
-RegionOutputs region_analysis(const AuditSpec& spec, const RealData& real, const GeneratedData& gen,
+RegionOutputs region_analysis(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                              const RealData& real, const GeneratedData& gen,
                               const GeneratedSets& sets, std::vector<std::string>& notes) {
-  const GeoAuditSpec::Manifold& m = spec.geo.region;
-  const std::vector<RegionCell> cells = measure_regions(spec, real, gen, sets);
+  const GeoAuditSpec::Manifold& m = geo.region;
+  const std::vector<RegionCell> cells = measure_regions(spec, geo, real, gen, sets);
   RegionOutputs out;
-  out.section = region_section(spec, real, sets, cells);
+  out.section = region_section(spec, geo, real, sets, cells);
   std::vector<GapRow> gaps;
   if (m.bootstrap > 0) {
     gaps = region_gaps(cells, real, m.ci);
@@ -258,10 +261,10 @@ RegionOutputs region_analysis(const AuditSpec& spec, const RealData& real, const
   return out;
 }
 
-AnalysisOutput object_region_analysis(const AuditSpec& spec, const RealData& real,
-                                      const GeneratedData& gen, const GeneratedSets& sets,
-                                      std::vector<std::string>& notes) {
-  const GeoAuditSpec::Manifold& m = spec.geo.object_region;
+AnalysisOutput object_region_analysis(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                                      const RealData& real, const GeneratedData& gen,
+                                      const GeneratedSets& sets, std::vector<std::string>& notes) {
+  const GeoAuditSpec::Manifold& m = geo.object_region;
   const std::size_t nr = real.regions->names.size(), no = real.objects->names.size();
   std::vector<std::vector<std::uint32_t>> real_rows(no * nr);
   for (std::size_t i = 0; i < real.features.rows; ++i) {

@@ -197,8 +197,8 @@ void stack_sources(std::vector<Matrix>& parts, std::vector<Matrix>& clip_parts, 
 
 }  // namespace
 
-RealData load_real(const AuditSpec& spec, std::vector<std::string>& notes) {
-  const GeoAuditSpec& g = spec.geo;
+RealData load_real(const AuditCommonSpec& spec, const GeoAuditSpec& g,
+                   std::vector<std::string>& notes) {
   RealData d;
   const Table table = read_table(g.real_table.string());
   const Matrix x = set_features(g, g.real_features, g.real_table);
@@ -283,9 +283,8 @@ RealData load_real(const AuditSpec& spec, std::vector<std::string>& notes) {
   return d;
 }
 
-GeneratedData load_generated(const AuditSpec& spec, std::size_t dim,
+GeneratedData load_generated(const GeoAuditSpec& g, std::size_t dim,
                              std::vector<std::string>& notes) {
-  const GeoAuditSpec& g = spec.geo;
   GeneratedData d;
   std::vector<Matrix> parts, clip_parts;
   std::size_t clip_dim = 0;

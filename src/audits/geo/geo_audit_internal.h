@@ -20,9 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "audit_yaml.h"
 #include "scores_by_group.h"
-#include "vlbias/audits/audit.h"
-#include "vlbias/audits/dual_encoder_audit.h"
 #include "vlbias/audits/geo_audit.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/core/rng.h"
@@ -113,9 +112,10 @@ struct GeneratedData {
 };
 
 // The real images with both labels (duplicates and balancing as the spec says).
-RealData load_real(const AuditSpec& spec, std::vector<std::string>& notes);
+RealData load_real(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                   std::vector<std::string>& notes);
 // Every generated source's usable rows, concatenated; `dim` is the real features' width.
-GeneratedData load_generated(const AuditSpec& spec, std::size_t dim,
+GeneratedData load_generated(const GeoAuditSpec& geo, std::size_t dim,
                              std::vector<std::string>& notes);
 
 // ------------------------------------------------------------------- generated sets
@@ -132,7 +132,8 @@ struct GeneratedSets {
 };
 
 // `matching` receives the counts of generated rows matched to the real labels.
-GeneratedSets compose_sets(const AuditSpec& spec, const RealData& real, const GeneratedData& gen,
+GeneratedSets compose_sets(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                           const RealData& real, const GeneratedData& gen,
                            std::vector<std::string>& notes, Json& matching);
 
 // ------------------------------------------------------------------------ indicators
@@ -153,22 +154,24 @@ AnalysisOutput gap_section(std::vector<GapRow> rows, const std::string& table_na
 struct RegionOutputs {
   AnalysisOutput section, gaps;
 };
-RegionOutputs region_analysis(const AuditSpec& spec, const RealData& real, const GeneratedData& gen,
+RegionOutputs region_analysis(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                              const RealData& real, const GeneratedData& gen,
                               const GeneratedSets& sets, std::vector<std::string>& notes);
-AnalysisOutput object_region_analysis(const AuditSpec& spec, const RealData& real,
-                                      const GeneratedData& gen, const GeneratedSets& sets,
-                                      std::vector<std::string>& notes);
+AnalysisOutput object_region_analysis(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                                      const RealData& real, const GeneratedData& gen,
+                                      const GeneratedSets& sets, std::vector<std::string>& notes);
 
 struct ConsistencyOutputs {
   AnalysisOutput section, gaps;
   std::vector<double> row_scores;  // CLIPScore per generated row, NaN where not scored
 };
-ConsistencyOutputs consistency_analysis(const AuditSpec& spec, const GeneratedData& gen,
-                                        const GeneratedSets& sets, std::vector<std::string>& notes);
+ConsistencyOutputs consistency_analysis(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                                        const GeneratedData& gen, const GeneratedSets& sets,
+                                        std::vector<std::string>& notes);
 
 // Per region: how many of the requested generations the endpoint refused or filtered, with
 // Wilson intervals and a chi-square test of equal rates (the sources' `outcomes` tables).
-AnalysisOutput filtered_analysis(const AuditSpec& spec);
+AnalysisOutput filtered_analysis(const GeoAuditSpec& geo);
 
 // The spec's scores (scores_by_group.h) joined to the generated images (their
 // features_model.column, "path" by default) and grouped by region (rows without a region are
@@ -178,9 +181,14 @@ struct GeoScores {
   ScoresData data;
   std::vector<ScoreGrouping> groupings;
 };
-GeoScores read_geo_scores(const AuditSpec& spec, const GeneratedData& gen);
+GeoScores read_geo_scores(const GeoAuditSpec& geo, const GeneratedData& gen);
 
-AnalysisOutput distribution_analysis(const AuditSpec& spec, const RealData& real,
-                                     const GeneratedData& gen, const GeneratedSets& sets);
+AnalysisOutput distribution_analysis(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+                                     const RealData& real, const GeneratedData& gen,
+                                     const GeneratedSets& sets);
+
+// The root keys of a geo-diversity spec (geo_audit_yaml.cpp): the common keys into `spec`
+// (audit_yaml.h), the kind's own into `g`, and the keys the kind allows at the root.
+void parse_geo_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& spec, GeoAuditSpec& g);
 
 }  // namespace vlbias::audits_internal

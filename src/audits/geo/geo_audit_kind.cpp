@@ -19,8 +19,7 @@ namespace vlbias::audits_internal {
 
 namespace {
 
-std::size_t check_geo_inputs(const AuditSpec& spec) {
-  const GeoAuditSpec& g = spec.geo;
+std::size_t check_geo_inputs(const AuditCommonSpec& spec, const GeoAuditSpec& g) {
   const bool any_clip = std::any_of(g.generated.begin(), g.generated.end(),
                                     [](const GeoSource& s) { return !s.clip.path.empty(); });
   const bool can_score = any_clip && !g.objects_table.empty();
@@ -44,10 +43,10 @@ std::size_t check_geo_inputs(const AuditSpec& spec) {
   const std::size_t checked = check_input_files(inputs);
   // The runner's loaders: shapes, dimensions and the columns of the real and generated sets.
   std::vector<std::string> notes;
-  const RealData real = load_real(spec, notes);
-  const GeneratedData gen = load_generated(spec, real.features.cols, notes);
+  const RealData real = load_real(spec, g, notes);
+  const GeneratedData gen = load_generated(g, real.features.cols, notes);
   const std::size_t clip_dim = gen.clip.cols;
-  if (!g.scores.empty()) read_geo_scores(spec, gen);
+  if (!g.scores.empty()) read_geo_scores(g, gen);
   // The object texts, read only when the consistency indicator runs (consistency_analysis).
   if (g.consistency.toggle.enabled && can_score) {
     const Table objects = read_table(g.objects_table.string());
@@ -66,7 +65,8 @@ std::size_t check_geo_inputs(const AuditSpec& spec) {
 
 }  // namespace
 
-const AuditKindOps kGeoDiversityKind = {AuditKind::GeoDiversity, "geo-diversity", parse_geo_root,
-                                        check_geo_inputs, run_geo_audit};
+const AuditKindOps kGeoDiversityKind =
+    kind_ops<GeoAuditSpec, parse_geo_root, check_geo_inputs, run_geo_audit>(AuditKind::GeoDiversity,
+                                                                            "geo-diversity");
 
 }  // namespace vlbias::audits_internal

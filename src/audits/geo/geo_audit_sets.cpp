@@ -66,9 +66,8 @@ Candidates match_to_real(const RealData& real, const GeneratedData& gen,
 }
 
 // Balanced sampling of the generated candidates: generated_per_cell of each group.
-void balance_candidates(const AuditSpec& spec, std::size_t no, std::size_t nr, Candidates& groups,
-                        std::vector<std::string>& notes) {
-  const GeoAuditSpec& g = spec.geo;
+void balance_candidates(const AuditCommonSpec& spec, const GeoAuditSpec& g, std::size_t no,
+                        std::size_t nr, Candidates& groups, std::vector<std::string>& notes) {
   std::size_t cell = 0, short_groups = 0, nonempty = 0;
   for (const Form f : kForms) {
     const int fi = static_cast<int>(f);
@@ -93,7 +92,7 @@ void balance_candidates(const AuditSpec& spec, std::size_t no, std::size_t nr, C
 
 // Object form: object-mix matched samples, per region and per (object, region) cell.
 // real_count[object][region]: the real images of each cell.
-void object_form_sets(const AuditSpec& spec, std::size_t nr,
+void object_form_sets(const AuditCommonSpec& spec, const GeoAuditSpec& geo, std::size_t nr,
                       const std::vector<std::vector<std::size_t>>& real_count,
                       const Candidates& groups, GeneratedSets& sets,
                       std::vector<std::string>& notes) {
@@ -119,7 +118,7 @@ void object_form_sets(const AuditSpec& spec, std::size_t nr,
                                         cell_seed(spec.seed, kSeedObjectMix, nr + r * no + o));
     }
   }
-  sets.sampled[fo] = spec.geo.generated_per_cell > 0
+  sets.sampled[fo] = geo.generated_per_cell > 0
                          ? "object-mix matched, from the balanced per-object pool"
                          : "object-mix matched sample of the {object} generations";
   if (scaled > 0) {
@@ -132,9 +131,9 @@ void object_form_sets(const AuditSpec& spec, std::size_t nr,
 
 }  // namespace
 
-GeneratedSets compose_sets(const AuditSpec& spec, const RealData& real, const GeneratedData& gen,
-                           std::vector<std::string>& notes, Json& matching) {
-  const GeoAuditSpec& g = spec.geo;
+GeneratedSets compose_sets(const AuditCommonSpec& spec, const GeoAuditSpec& g, const RealData& real,
+                           const GeneratedData& gen, std::vector<std::string>& notes,
+                           Json& matching) {
   const std::size_t nr = real.regions->names.size(), no = real.objects->names.size();
   // Real counts per (object, region).
   std::vector<std::vector<std::size_t>> real_count(no, std::vector<std::size_t>(nr, 0));
@@ -142,7 +141,7 @@ GeneratedSets compose_sets(const AuditSpec& spec, const RealData& real, const Ge
     ++real_count[real.object_id[i]][real.region_id[i]];
 
   Candidates groups = match_to_real(real, gen, notes, matching);
-  if (g.generated_per_cell > 0) balance_candidates(spec, no, nr, groups, notes);
+  if (g.generated_per_cell > 0) balance_candidates(spec, g, no, nr, groups, notes);
 
   // Region and country forms: every (balanced) candidate of the cell, pooled per region.
   GeneratedSets sets;
@@ -164,7 +163,7 @@ GeneratedSets compose_sets(const AuditSpec& spec, const RealData& real, const Ge
     sets.sampled[fi] = g.generated_per_cell > 0 ? "balanced per (object, region)"
                                                 : "every generation of the region";
   }
-  object_form_sets(spec, nr, real_count, groups, sets, notes);
+  object_form_sets(spec, g, nr, real_count, groups, sets, notes);
   return sets;
 }
 

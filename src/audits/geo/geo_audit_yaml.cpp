@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "audit_yaml.h"
+#include "geo_audit_internal.h"
 #include "scores_by_group.h"
 #include "vlbias/core/error.h"
 
@@ -195,7 +196,7 @@ void parse_geo_analyses(Context& ctx, const YAML::Node& node, GeoAuditSpec& g) {
 
 }  // namespace
 
-void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+void parse_geo_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& spec, GeoAuditSpec& g) {
   check_version(ctx, root["version"]);  // before the keys, unlike the dual-encoder kinds
   const Entries entries = check_map(
       ctx, root, "",
@@ -203,7 +204,6 @@ void parse_geo_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
        "generated", "objects", "aliases", "sampling", "analyses", "report", "scores"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
-  GeoAuditSpec& g = spec.geo;
   if (const YAML::Node* v = find(entries, "features_model")) parse_features_model(ctx, *v, g);
   const bool features_required = g.features_model.model.empty();
   parse_real(ctx, require(ctx, root, entries, "", "real"), g);

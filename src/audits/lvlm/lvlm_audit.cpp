@@ -12,7 +12,6 @@
 #include "exemplars.h"
 #include "lvlm_audit_internal.h"
 #include "run_output.h"
-#include "vlbias/audits/audit.h"
 #include "vlbias/audits/lvlm_audit.h"
 #include "vlbias/audits/power_pilot.h"
 #include "vlbias/core/error.h"
@@ -24,8 +23,7 @@ namespace vlbias {
 
 namespace {
 
-LvlmConfig lvlm_config(const AuditSpec& spec) {
-  const LvlmAuditSpec& l = spec.lvlm;
+LvlmConfig lvlm_config(const LvlmAuditSpec& l) {
   LvlmConfig c;
   c.set_key = l.set_key;
   c.group = l.group;
@@ -53,8 +51,7 @@ LvlmConfig lvlm_config(const AuditSpec& spec) {
   return c;
 }
 
-Json lvlm_spec_json(const AuditSpec& spec) {
-  const LvlmAuditSpec& l = spec.lvlm;
+Json lvlm_spec_json(const AuditCommonSpec& spec, const LvlmAuditSpec& l) {
   Json generations = Json::array();
   for (const auto& g : l.generations) generations.push_back(g.string());
   Json analyses = Json::object();
@@ -144,11 +141,11 @@ LvlmState scan_or_merge(const LvlmConfig& config, const std::vector<std::filesys
 
 // Every enabled section, in the order of the results; `state` must be canonical. The group
 // tests also as their typed section in `group_tests` (for the power analysis).
-std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditSpec& spec,
+std::vector<std::pair<std::string, AnalysisOutput>> lvlm_sections(const AuditCommonSpec& spec,
+                                                                  const LvlmAuditSpec& l,
                                                                   const LvlmState& state,
                                                                   const LvlmConfig& config,
                                                                   LvlmGroupTests& group_tests) {
-  const LvlmAuditSpec& l = spec.lvlm;
   LvlmReportOptions o;
   o.seed = spec.seed;
   o.min_group_size = spec.min_group_size;
@@ -244,14 +241,13 @@ Json generations_json(const LvlmState& state, std::size_t shards, std::vector<st
 
 }  // namespace
 
-void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
-                    const LvlmShardOptions& shards) {
-  const LvlmAuditSpec& l = spec.lvlm;
+void run_lvlm_audit(const AuditCommonSpec& spec, const LvlmAuditSpec& l,
+                    const std::filesystem::path& run_dir, const LvlmShardOptions& shards) {
   VLBIAS_CHECK(shards.save_state.empty() || shards.from_states.empty(), UsageError,
                "--save-state scans generations; it cannot be combined with --from-state");
   VLBIAS_CHECK(shards.inputs.empty() || shards.from_states.empty(), UsageError,
                "--input names generations to scan; it cannot be combined with --from-state");
-  const LvlmConfig config = lvlm_config(spec);
+  const LvlmConfig config = lvlm_config(l);
   // Results go to the run folder, locked before any input is read; a shard's state does not.
   std::optional<audits_internal::RunOutput> output;
   if (shards.save_state.empty()) output.emplace(run_dir);
@@ -273,7 +269,7 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
 
   LvlmGroupTests group_tests;
   std::vector<std::pair<std::string, AnalysisOutput>> sections =
-      lvlm_sections(spec, state, config, group_tests);
+      lvlm_sections(spec, l, state, config, group_tests);
   std::vector<std::string> notes;
   if (state.rows_missing_group > 0) {
     notes.push_back(
@@ -286,7 +282,7 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
   }
   Json exemplars;  // report.images: a pass of its own over the generations
   if (spec.report_images.per_cell > 0 && shards.from_states.empty()) {
-    exemplars = audits_internal::lvlm_exemplars(spec, inputs, notes);
+    exemplars = audits_internal::lvlm_exemplars(spec, l, inputs, notes);
   } else if (spec.report_images.per_cell > 0) {
     notes.push_back(
         "report.images: no exemplar grids, because the run merged saved states (--from-state) "
@@ -297,7 +293,7 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
   Json analyses = output->add_sections(sections, tables, notes);
   Json results{{"kind", to_string(spec.kind)},
                {"generations", std::move(generations)},
-               {"spec", lvlm_spec_json(spec)},
+               {"spec", lvlm_spec_json(spec, l)},
                {"analyses", analyses},
                {"tables", tables},
                {"notes", notes}};
@@ -313,7 +309,7 @@ void run_lvlm_audit(const AuditSpec& spec, const std::filesystem::path& run_dir,
   }
   // Last: the thumbnails are the bulk of the file.
   if (!exemplars.is_null()) results["exemplars"] = std::move(exemplars);
-  output->write(std::move(results), provenance, lvlm_spec_json(spec), spec);
+  output->write(std::move(results), provenance, lvlm_spec_json(spec, l), spec);
 }
 
 }  // namespace vlbias

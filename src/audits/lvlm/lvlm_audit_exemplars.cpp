@@ -14,15 +14,14 @@
 
 #include "exemplars.h"
 #include "lvlm_audit_internal.h"
-#include "vlbias/audits/audit.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/io/table/record_stream.h"
 
 namespace vlbias::audits_internal {
 
-Json lvlm_exemplars(const AuditSpec& spec, const std::vector<std::filesystem::path>& inputs,
+Json lvlm_exemplars(const AuditCommonSpec& spec, const LvlmAuditSpec& l,
+                    const std::vector<std::filesystem::path>& inputs,
                     std::vector<std::string>& notes) {
-  const LvlmAuditSpec& l = spec.lvlm;
   const std::size_t ng = l.group.size();
   const bool scored = !l.scores.empty();
   std::vector<std::string> columns = l.group;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "audit_yaml.h"
 #include "table_builder.h"
 #include "vlbias/audits/lvlm_audit.h"
 #include "vlbias/report/json_output.h"
@@ -107,7 +108,12 @@ HistStats hist_stats(const Map& hist, ValueOf value_of) {
 // its answers). Rows without a group value or an image path are left out (a note counts them).
 // Memory: one entry per distinct (group, image).
 inline constexpr std::uint64_t kLvlmSeedExemplars = 0x6578656d706c6172;  // "exemplar"
-Json lvlm_exemplars(const AuditSpec& spec, const std::vector<std::filesystem::path>& inputs,
+Json lvlm_exemplars(const AuditCommonSpec& spec, const LvlmAuditSpec& lvlm,
+                    const std::vector<std::filesystem::path>& inputs,
                     std::vector<std::string>& notes);
+
+// The root keys of a lvlm-counterfactual spec (lvlm_audit_yaml.cpp): the common keys into `spec`
+// (audit_yaml.h), the kind's own into `l`, and the keys the kind allows at the root.
+void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& spec, LvlmAuditSpec& l);
 
 }  // namespace vlbias::audits_internal

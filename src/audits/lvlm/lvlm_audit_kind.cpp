@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "audit_kind.h"
+#include "lvlm_audit_internal.h"
 #include "vlbias/audits/lvlm_audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/table/record_stream.h"
@@ -19,8 +20,7 @@ namespace vlbias::audits_internal {
 
 namespace {
 
-std::size_t check_lvlm_inputs(const AuditSpec& spec) {
-  const LvlmAuditSpec& l = spec.lvlm;
+std::size_t check_lvlm_inputs(const AuditCommonSpec& /*spec*/, const LvlmAuditSpec& l) {
   // Stop words and the lexicon's split apply only with a lexicon (run_lvlm_audit's config).
   const bool lexicon = l.lexicon.toggle.enabled;
   const std::string stop_words = lexicon ? l.lexicon.stop_words : "none";
@@ -73,13 +73,15 @@ std::size_t check_lvlm_inputs(const AuditSpec& spec) {
 }
 
 // run_audit runs the whole study without shards (the shard options are the CLI's).
-void run_lvlm_kind(const AuditSpec& spec, const std::filesystem::path& run_dir) {
-  run_lvlm_audit(spec, run_dir);
+void run_lvlm_kind(const AuditCommonSpec& spec, const LvlmAuditSpec& lvlm,
+                   const std::filesystem::path& run_dir) {
+  run_lvlm_audit(spec, lvlm, run_dir);
 }
 
 }  // namespace
 
-const AuditKindOps kLvlmCounterfactualKind = {AuditKind::LvlmCounterfactual, "lvlm-counterfactual",
-                                              parse_lvlm_root, check_lvlm_inputs, run_lvlm_kind};
+const AuditKindOps kLvlmCounterfactualKind =
+    kind_ops<LvlmAuditSpec, parse_lvlm_root, check_lvlm_inputs, run_lvlm_kind>(
+        AuditKind::LvlmCounterfactual, "lvlm-counterfactual");
 
 }  // namespace vlbias::audits_internal

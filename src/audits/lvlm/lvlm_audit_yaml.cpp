@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "audit_yaml.h"
+#include "lvlm_audit_internal.h"
 #include "vlbias/core/error.h"
 #include "vlbias/io/table/row_filter.h"
 #include "vlbias/report/lvlm_results.h"
@@ -188,14 +189,14 @@ void parse_lvlm_analyses(Context& ctx, const YAML::Node& node, LvlmAuditSpec& l)
 
 }  // namespace
 
-void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+void parse_lvlm_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& spec,
+                     LvlmAuditSpec& l) {
   check_version(ctx, root["version"]);  // before the keys, unlike the dual-encoder kinds
   const Entries entries = check_map(ctx, root, "",
                                     {"version", "kind", "title", "about", "seed", "min_group_size",
                                      "generations", "columns", "analyses", "report"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
-  LvlmAuditSpec& l = spec.lvlm;
   const YAML::Node& g = require(ctx, root, entries, "", "generations");
   if (g.IsSequence()) {
     for (std::size_t i = 0; i < g.size(); ++i) {

@@ -12,7 +12,6 @@
 #include "exemplars.h"
 #include "representation_audit_internal.h"
 #include "run_output.h"
-#include "vlbias/audits/audit.h"
 #include "vlbias/audits/power_pilot.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/rng.h"
@@ -25,8 +24,7 @@ namespace audits_internal {
 
 namespace {
 
-Json representation_spec_json(const AuditSpec& spec) {
-  const RepresentationAuditSpec& r = spec.representation;
+Json representation_spec_json(const AuditCommonSpec& spec, const RepresentationAuditSpec& r) {
   Json classes = Json::object();
   for (const auto& [a, c] : r.classes) classes[a] = c;
   Json j{{"kind", "representation"},
@@ -91,8 +89,8 @@ Json coefficient_json(const stats::AgreementCoefficient& c) {
 
 }  // namespace
 
-AnalysisOutput representation_agreement(const AuditSpec& spec, const Table& t) {
-  const RepresentationAuditSpec& r = spec.representation;
+AnalysisOutput representation_agreement(const AuditCommonSpec& spec,
+                                        const RepresentationAuditSpec& r, const Table& t) {
   const Column& attribute = t.column(r.attribute_column);
   const bool faces = !r.face_column.empty() && t.find(r.face_column);
   std::vector<std::string> attributes = r.attributes;
@@ -170,8 +168,8 @@ RepresentationScores read_representation_scores(const RepresentationAuditSpec& r
 
 // report.images: one grid per prompt of the manifest's images (its image column, relative to the
 // manifest's folder or report.image_root), a seeded sample drawn with derive_seed(seed, 5).
-Json representation_exemplars(const AuditSpec& spec, std::vector<std::string>& notes) {
-  const RepresentationAuditSpec& r = spec.representation;
+Json representation_exemplars(const AuditCommonSpec& spec, const RepresentationAuditSpec& r,
+                              std::vector<std::string>& notes) {
   const Table m = read_table(r.manifest.string());
   std::optional<ExemplarImages> images = table_images(m, r.manifest_image_column, r.manifest,
                                                       spec.report_images, "manifest.image", notes);
@@ -190,10 +188,10 @@ Json representation_exemplars(const AuditSpec& spec, std::vector<std::string>& n
 
 }  // namespace audits_internal
 
-void run_representation_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+void run_representation_audit(const AuditCommonSpec& spec, const RepresentationAuditSpec& r,
+                              const std::filesystem::path& run_dir) {
   using namespace audits_internal;  // NOLINT(build/namespaces): representation_audit_internal.h
-  const RepresentationAuditSpec& r = spec.representation;
-  RunOutput output(run_dir);  // locks the folder before any input is read
+  RunOutput output(run_dir);        // locks the folder before any input is read
   Provenance provenance;
   provenance.command = "audit";
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
@@ -211,7 +209,7 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
     const Table labels = read_labels_table(r);
     data = read_representation_data(r, labels);
     if (r.agreement.enabled && data.labellers.size() >= 2)
-      agreement = representation_agreement(spec, labels);
+      agreement = representation_agreement(spec, r, labels);
   }
   std::optional<RepresentationTargets> targets;
   if (!r.targets.empty()) targets = read_representation_targets(r, data);
@@ -221,17 +219,17 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
   progress.advance(1);
   std::vector<std::pair<std::string, AnalysisOutput>> sections;
   if (r.distribution.toggle.enabled)
-    sections.emplace_back("distribution", representation_distribution(spec, data));
+    sections.emplace_back("distribution", representation_distribution(spec, r, data));
   progress.advance(1);
   if (r.measures.toggle.enabled)
-    sections.emplace_back("measures", representation_measures(spec, data, t));
+    sections.emplace_back("measures", representation_measures(spec, r, data, t));
   progress.advance(1);
-  if (r.tests.toggle.enabled) sections.emplace_back("tests", representation_tests(spec, data, t));
+  if (r.tests.toggle.enabled) sections.emplace_back("tests", representation_tests(r, data, t));
   if (t != nullptr && r.amplification.toggle.enabled)
-    sections.emplace_back("amplification", representation_amplification(spec, data, *t));
+    sections.emplace_back("amplification", representation_amplification(spec, r, data, *t));
   progress.advance(1);
   if (agreement) sections.emplace_back("agreement", std::move(*agreement));
-  if (r.power.toggle.enabled) sections.emplace_back("power", representation_power(spec, data, t));
+  if (r.power.toggle.enabled) sections.emplace_back("power", representation_power(r, data, t));
   if (scores) {
     sections.emplace_back("scores",
                           scores_analysis(scores->data, scores->groupings, kScoresCi, "prompt"));
@@ -241,7 +239,7 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
 
   std::vector<std::string> notes = data.notes;
   Json exemplars;
-  if (spec.report_images.per_cell > 0) exemplars = representation_exemplars(spec, notes);
+  if (spec.report_images.per_cell > 0) exemplars = representation_exemplars(spec, r, notes);
   if (t != nullptr && !t->missing.empty()) {
     notes.push_back(fmt::format(
         "targets: {} prompt key{} had no row in '{}' (their target tests and amplification are "
@@ -251,7 +249,7 @@ void run_representation_audit(const AuditSpec& spec, const std::filesystem::path
   }
   Json tables;
   Json analyses = output.add_sections(sections, tables, notes);
-  const Json spec_json = representation_spec_json(spec);
+  const Json spec_json = representation_spec_json(spec, r);
   Json results{{"kind", to_string(spec.kind)},
                {"spec", spec_json},
                {"labellers", data.labellers},

@@ -92,8 +92,9 @@ std::vector<ShareInterval> share_intervals(const std::vector<stats::Interval>& v
 
 }  // namespace
 
-AnalysisOutput representation_distribution(const AuditSpec& spec, const RepresentationData& d) {
-  const RepresentationAuditSpec& r = spec.representation;
+AnalysisOutput representation_distribution(const AuditCommonSpec& spec,
+                                           const RepresentationAuditSpec& r,
+                                           const RepresentationData& d) {
   AnalysisOutput out;
   TableBuilder shares_table("representation_shares"), prompts_table("representation_prompts");
   DistributionSection section;

@@ -12,8 +12,8 @@
 
 #include "audit_yaml.h"
 #include "scores_by_group.h"
-#include "vlbias/audits/audit.h"
 #include "vlbias/audits/audit_types.h"
+#include "vlbias/audits/representation_audit.h"
 #include "vlbias/io/table/table.h"
 
 namespace vlbias::audits_internal {
@@ -79,15 +79,25 @@ std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData
                                                         std::size_t replicates, std::uint64_t seed);
 
 // The sections (results.json's analyses.<name>, their tables and notes).
-AnalysisOutput representation_distribution(const AuditSpec& spec, const RepresentationData& d);
-AnalysisOutput representation_measures(const AuditSpec& spec, const RepresentationData& d,
+AnalysisOutput representation_distribution(const AuditCommonSpec& spec,
+                                           const RepresentationAuditSpec& representation,
+                                           const RepresentationData& d);
+AnalysisOutput representation_measures(const AuditCommonSpec& spec,
+                                       const RepresentationAuditSpec& representation,
+                                       const RepresentationData& d,
                                        const RepresentationTargets* targets);
-AnalysisOutput representation_tests(const AuditSpec& spec, const RepresentationData& d,
+AnalysisOutput representation_tests(const RepresentationAuditSpec& representation,
+                                    const RepresentationData& d,
                                     const RepresentationTargets* targets);
-AnalysisOutput representation_amplification(const AuditSpec& spec, const RepresentationData& d,
+AnalysisOutput representation_amplification(const AuditCommonSpec& spec,
+                                            const RepresentationAuditSpec& representation,
+                                            const RepresentationData& d,
                                             const RepresentationTargets& targets);
-AnalysisOutput representation_agreement(const AuditSpec& spec, const Table& labels);
-AnalysisOutput representation_power(const AuditSpec& spec, const RepresentationData& d,
+AnalysisOutput representation_agreement(const AuditCommonSpec& spec,
+                                        const RepresentationAuditSpec& representation,
+                                        const Table& labels);
+AnalysisOutput representation_power(const RepresentationAuditSpec& representation,
+                                    const RepresentationData& d,
                                     const RepresentationTargets* targets);
 
 // The spec's scores joined to the manifest's images (scores_by_group.h), grouped by prompt and,
@@ -109,5 +119,10 @@ inline constexpr std::uint64_t kRepresentationSeedSlope = 3;
 inline constexpr std::uint64_t kRepresentationSeedScoresPower = 6;
 // The level of the scores' intervals.
 inline constexpr double kScoresCi = 0.95;
+
+// The root keys of a representation spec (representation_audit_yaml.cpp): the common keys into
+// `spec` (audit_yaml.h), the kind's own into `r`, and the keys the kind allows at the root.
+void parse_representation_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& spec,
+                               RepresentationAuditSpec& r);
 
 }  // namespace vlbias::audits_internal

@@ -13,8 +13,8 @@ namespace vlbias::audits_internal {
 
 namespace {
 
-std::size_t check_representation_inputs(const AuditSpec& spec) {
-  const RepresentationAuditSpec& r = spec.representation;
+std::size_t check_representation_inputs(const AuditCommonSpec& /*spec*/,
+                                        const RepresentationAuditSpec& r) {
   std::vector<std::filesystem::path> inputs = {r.labels, r.manifest};
   if (!r.targets.empty()) inputs.push_back(r.targets);
   for (const ScoreTableSpec& s : r.scores) inputs.push_back(s.table);
@@ -27,8 +27,8 @@ std::size_t check_representation_inputs(const AuditSpec& spec) {
 
 }  // namespace
 
-const AuditKindOps kRepresentationKind = {AuditKind::Representation, "representation",
-                                          parse_representation_root, check_representation_inputs,
-                                          run_representation_audit};
+const AuditKindOps kRepresentationKind =
+    kind_ops<RepresentationAuditSpec, parse_representation_root, check_representation_inputs,
+             run_representation_audit>(AuditKind::Representation, "representation");
 
 }  // namespace vlbias::audits_internal

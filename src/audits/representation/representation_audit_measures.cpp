@@ -127,9 +127,11 @@ Json group_measures_json(const GroupSums& s, std::size_t k, std::size_t B, doubl
 
 }  // namespace
 
-AnalysisOutput representation_measures(const AuditSpec& spec, const RepresentationData& d,
+AnalysisOutput representation_measures(const AuditCommonSpec& spec,
+                                       const RepresentationAuditSpec& representation,
+                                       const RepresentationData& d,
                                        const RepresentationTargets* targets) {
-  const RepresentationAuditSpec::Measures& o = spec.representation.measures;
+  const RepresentationAuditSpec::Measures& o = representation.measures;
   const std::size_t B = o.bootstrap, P = d.prompts.size();
   const std::uint64_t seed = derive_seed(spec.seed, kRepresentationSeedMeasures);
   // Every prompt's image resamples, all attributes from one draw.

@@ -183,9 +183,11 @@ RepresentationTargets read_representation_targets(const RepresentationAuditSpec&
   return out;
 }
 
-AnalysisOutput representation_amplification(const AuditSpec& spec, const RepresentationData& d,
+AnalysisOutput representation_amplification(const AuditCommonSpec& spec,
+                                            const RepresentationAuditSpec& representation,
+                                            const RepresentationData& d,
                                             const RepresentationTargets& targets) {
-  const RepresentationAuditSpec::Amplification& o = spec.representation.amplification;
+  const RepresentationAuditSpec::Amplification& o = representation.amplification;
   const std::size_t a = targets.attribute, B = o.bootstrap;
   const std::size_t k = d.attributes[a].classes.size(), width = k + 1;
   const std::uint64_t seed = derive_seed(spec.seed, kRepresentationSeedAmplification);

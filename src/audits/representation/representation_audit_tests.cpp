@@ -36,9 +36,10 @@ struct Hypothesis {
 
 }  // namespace
 
-AnalysisOutput representation_tests(const AuditSpec& spec, const RepresentationData& d,
+AnalysisOutput representation_tests(const RepresentationAuditSpec& representation,
+                                    const RepresentationData& d,
                                     const RepresentationTargets* targets) {
-  const RepresentationAuditSpec::Tests& o = spec.representation.tests;
+  const RepresentationAuditSpec::Tests& o = representation.tests;
   AnalysisOutput out;
   TableBuilder table("representation_tests");
   Json attributes = Json::array();
@@ -116,9 +117,10 @@ AnalysisOutput representation_tests(const AuditSpec& spec, const RepresentationD
   return out;
 }
 
-AnalysisOutput representation_power(const AuditSpec& spec, const RepresentationData& d,
+AnalysisOutput representation_power(const RepresentationAuditSpec& representation,
+                                    const RepresentationData& d,
                                     const RepresentationTargets* targets) {
-  const PowerSpec& w = spec.representation.power;
+  const PowerSpec& w = representation.power;
   AnalysisOutput out;
   TableBuilder table("representation_power");
   Json attributes = Json::array();

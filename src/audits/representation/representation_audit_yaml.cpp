@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "audit_yaml.h"
+#include "representation_audit_internal.h"
 #include "scores_by_group.h"
 #include "vlbias/core/error.h"
 
@@ -149,7 +150,8 @@ void parse_representation_analyses(Context& ctx, const YAML::Node& node,
 
 }  // namespace
 
-void parse_representation_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+void parse_representation_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& spec,
+                               RepresentationAuditSpec& r) {
   check_version(ctx, root["version"]);
   const Entries entries =
       check_map(ctx, root, "",
@@ -157,7 +159,6 @@ void parse_representation_root(Context& ctx, const YAML::Node& root, AuditSpec& 
                  "manifest", "targets", "analyses", "report", "scores"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
-  RepresentationAuditSpec& r = spec.representation;
   parse_labels(ctx, require(ctx, root, entries, "", "labels"), r);
   parse_manifest(ctx, require(ctx, root, entries, "", "manifest"), r);
   if (const YAML::Node* x = find(entries, "targets")) parse_targets(ctx, *x, r);

@@ -17,7 +17,6 @@
 #include "exemplars.h"
 #include "run_output.h"
 #include "visual_audit_internal.h"
-#include "vlbias/audits/audit.h"
 #include "vlbias/core/error.h"
 #include "vlbias/core/log.h"
 #include "vlbias/core/rng.h"
@@ -34,8 +33,7 @@ stats::Alternative parse_alternative(const std::string& a) {
   return stats::Alternative::Greater;
 }
 
-Json visual_spec_json(const AuditSpec& spec) {
-  const VisualAuditSpec& v = spec.visual;
+Json visual_spec_json(const AuditCommonSpec& spec, const VisualAuditSpec& v) {
   Json analyses = Json::object();
   if (v.likelihood.toggle.enabled) {
     analyses["likelihood"] = {{"bootstrap", v.likelihood.bootstrap}, {"ci", v.likelihood.ci}};
@@ -85,8 +83,7 @@ Json visual_spec_json(const AuditSpec& spec) {
 }
 
 // The inputs the audit reads, for the provenance block.
-Provenance visual_provenance(const AuditSpec& spec) {
-  const VisualAuditSpec& v = spec.visual;
+Provenance visual_provenance(const AuditCommonSpec& spec, const VisualAuditSpec& v) {
   Provenance provenance;
   provenance.command = "audit";
   if (!spec.spec_path.empty()) provenance.inputs.push_back(spec.spec_path.string());
@@ -114,9 +111,8 @@ AnnotationOptions annotation_options(const VisualAuditSpec& v) {
   return ao;
 }
 
-Json visual_exemplars(const AuditSpec& spec, const Table& t, const PullReport& rep,
-                      std::vector<std::string>& notes) {
-  const VisualAuditSpec& v = spec.visual;
+Json visual_exemplars(const AuditCommonSpec& spec, const VisualAuditSpec& v, const Table& t,
+                      const PullReport& rep, std::vector<std::string>& notes) {
   std::optional<ExemplarImages> found =
       table_images(t, v.pull_image_column, v.pull_table, spec.report_images, "pull.image", notes);
   if (!found) return Json();
@@ -144,11 +140,11 @@ Json visual_exemplars(const AuditSpec& spec, const Table& t, const PullReport& r
 
 }  // namespace audits_internal
 
-void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_dir) {
+void run_visual_audit(const AuditCommonSpec& spec, const VisualAuditSpec& v,
+                      const std::filesystem::path& run_dir) {
   using namespace audits_internal;  // NOLINT(build/namespaces): visual_audit_internal.h
-  const VisualAuditSpec& v = spec.visual;
-  RunOutput output(run_dir);  // locks the folder before any input is read
-  Provenance provenance = visual_provenance(spec);
+  RunOutput output(run_dir);        // locks the folder before any input is read
+  Provenance provenance = visual_provenance(spec, v);
   start_hashing_inputs(provenance);
 
   Progress progress("visual stereotypes", 1 + (v.likelihood.toggle.enabled ? 1 : 0) +
@@ -214,7 +210,7 @@ void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_di
     const PullReport pull = stereotypical_pull(pull_table, MatrixView(embeddings), po);
     sections.emplace_back("pull", pull_section(pull, regions, po));
     if (spec.report_images.per_cell > 0) {
-      exemplars = visual_exemplars(spec, pull_table, pull, exemplar_notes);
+      exemplars = visual_exemplars(spec, v, pull_table, pull, exemplar_notes);
     }
     progress.advance(1);
   }
@@ -232,7 +228,7 @@ void run_visual_audit(const AuditSpec& spec, const std::filesystem::path& run_di
         "(docs/methods.md#visual-attributes).",
         visual.attributes.size(), visual.distinct, fmt::join(visual.rating_columns, ", ")));
   }
-  const Json spec_json = visual_spec_json(spec);
+  const Json spec_json = visual_spec_json(spec, v);
   Json results{{"kind", to_string(spec.kind)},
                {"spec", spec_json},
                {"analyses", analyses},

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "vlbias/audits/dual_encoder_audit.h"
+#include "audit_yaml.h"
 #include "vlbias/audits/visual_audit.h"
 #include "vlbias/core/matrix.h"
 #include "vlbias/io/table/table.h"
@@ -49,7 +49,13 @@ AnalysisOutput pull_section(const PullReport& rep,
 // also shows its highest per-image pull (IdentityPull::default_pull). Null, with a note, when
 // the table has no such column.
 inline constexpr std::uint64_t kVisualSeedExemplars = 3;
-Json visual_exemplars(const AuditSpec& spec, const Table& pull_table, const PullReport& rep,
+Json visual_exemplars(const AuditCommonSpec& spec, const VisualAuditSpec& visual,
+                      const Table& pull_table, const PullReport& rep,
                       std::vector<std::string>& notes);
+
+// The root keys of a visual-stereotypes spec (visual_audit_yaml.cpp): the common keys into `spec`
+// (audit_yaml.h), the kind's own into `v`, and the keys the kind allows at the root.
+void parse_visual_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& spec,
+                       VisualAuditSpec& v);
 
 }  // namespace vlbias::audits_internal

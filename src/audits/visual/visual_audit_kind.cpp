@@ -19,8 +19,7 @@ namespace vlbias::audits_internal {
 
 namespace {
 
-std::size_t check_visual_inputs(const AuditSpec& spec) {
-  const VisualAuditSpec& v = spec.visual;
+std::size_t check_visual_inputs(const AuditCommonSpec& /*spec*/, const VisualAuditSpec& v) {
   std::vector<std::filesystem::path> inputs;
   for (const auto* p : {&v.seegull, &v.visual_attributes, &v.regions, &v.annotations, &v.captions,
                         &v.pull_table, &v.pull_embeddings.path}) {
@@ -60,8 +59,8 @@ std::size_t check_visual_inputs(const AuditSpec& spec) {
 
 }  // namespace
 
-const AuditKindOps kVisualStereotypesKind = {AuditKind::VisualStereotypes, "visual-stereotypes",
-                                             parse_visual_root, check_visual_inputs,
-                                             run_visual_audit};
+const AuditKindOps kVisualStereotypesKind =
+    kind_ops<VisualAuditSpec, parse_visual_root, check_visual_inputs, run_visual_audit>(
+        AuditKind::VisualStereotypes, "visual-stereotypes");
 
 }  // namespace vlbias::audits_internal

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "audit_yaml.h"
+#include "visual_audit_internal.h"
 #include "vlbias/core/error.h"
 
 namespace vlbias::audits_internal {
@@ -104,7 +105,8 @@ void parse_visual_analyses(Context& ctx, const YAML::Node& node, VisualAuditSpec
 
 }  // namespace
 
-void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
+void parse_visual_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& spec,
+                       VisualAuditSpec& v) {
   check_version(ctx, root["version"]);  // before the keys, unlike the dual-encoder kinds
   const Entries entries = check_map(ctx, root, "",
                                     {"version", "kind", "title", "about", "seed", "min_group_size",
@@ -112,7 +114,6 @@ void parse_visual_root(Context& ctx, const YAML::Node& root, AuditSpec& spec) {
                                      "annotations", "captions", "pull", "analyses", "report"});
   parse_report_keys(ctx, entries, spec);
   parse_seed_keys(ctx, entries, spec);
-  VisualAuditSpec& v = spec.visual;
   v.seegull = as_input_file(ctx, require(ctx, root, entries, "", "seegull"), "seegull");
   v.visual_attributes =
       as_input_file(ctx, require(ctx, root, entries, "", "visual_attributes"), "visual_attributes");
