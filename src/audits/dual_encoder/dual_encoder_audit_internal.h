@@ -48,8 +48,7 @@ void adjust_holm_bh(const std::vector<double>& p, std::vector<double>& holm,
 // `vlbias audit --check` (audit_check.cpp) so the two give the same messages in the same order:
 // naming the other kind's analyses is a UsageError; the study's files; the inputs as
 // results.json's provenance lists them (the spec first); every factor column present.
-void refuse_other_kind_analyses(const AuditCommonSpec& spec,
-                                const DualEncoderAuditSpec& dual_encoder);
+void refuse_other_kind_analyses(const AuditCommonSpec& spec, const DualEncoderAuditSpec& d);
 StudyFiles study_files(const DualEncoderAuditSpec& d);
 std::vector<std::string> provenance_inputs(const AuditCommonSpec& spec, const StudyFiles& files);
 void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d);
@@ -60,8 +59,8 @@ void check_factor_columns(const Study& study, const DualEncoderAuditSpec& d);
 // trait, the overlays as an exemplars block, and with faces cam_mass.json.
 // check_explain_inputs (the run and `audit --check`): UsageError naming the spec key when the
 // image column, the pair, the model folder or the faces folder is not there.
-void check_explain_spec(const AuditCommonSpec& spec, const DualEncoderAuditSpec& dual_encoder);
-void check_explain_inputs(const DualEncoderAuditSpec& dual_encoder, const Study& study);
+void check_explain_spec(const AuditCommonSpec& spec, const DualEncoderAuditSpec& d);
+void check_explain_inputs(const DualEncoderAuditSpec& d, const Study& study);
 AnalysisOutput explain_analysis(const AuditCommonSpec& spec,
                                 const DualEncoderAuditSpec& dual_encoder,
                                 const std::filesystem::path& folder, std::uint64_t seed);

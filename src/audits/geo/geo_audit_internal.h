@@ -112,10 +112,10 @@ struct GeneratedData {
 };
 
 // The real images with both labels (duplicates and balancing as the spec says).
-RealData load_real(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
+RealData load_real(const AuditCommonSpec& spec, const GeoAuditSpec& g,
                    std::vector<std::string>& notes);
 // Every generated source's usable rows, concatenated; `dim` is the real features' width.
-GeneratedData load_generated(const GeoAuditSpec& geo, std::size_t dim,
+GeneratedData load_generated(const GeoAuditSpec& g, std::size_t dim,
                              std::vector<std::string>& notes);
 
 // ------------------------------------------------------------------- generated sets
@@ -132,9 +132,9 @@ struct GeneratedSets {
 };
 
 // `matching` receives the counts of generated rows matched to the real labels.
-GeneratedSets compose_sets(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
-                           const RealData& real, const GeneratedData& gen,
-                           std::vector<std::string>& notes, Json& matching);
+GeneratedSets compose_sets(const AuditCommonSpec& spec, const GeoAuditSpec& g, const RealData& real,
+                           const GeneratedData& gen, std::vector<std::string>& notes,
+                           Json& matching);
 
 // ------------------------------------------------------------------------ indicators
 
@@ -171,7 +171,7 @@ ConsistencyOutputs consistency_analysis(const AuditCommonSpec& spec, const GeoAu
 
 // Per region: how many of the requested generations the endpoint refused or filtered, with
 // Wilson intervals and a chi-square test of equal rates (the sources' `outcomes` tables).
-AnalysisOutput filtered_analysis(const GeoAuditSpec& geo);
+AnalysisOutput filtered_analysis(const GeoAuditSpec& g);
 
 // The spec's scores (scores_by_group.h) joined to the generated images (their
 // features_model.column, "path" by default) and grouped by region (rows without a region are
@@ -181,7 +181,7 @@ struct GeoScores {
   ScoresData data;
   std::vector<ScoreGrouping> groupings;
 };
-GeoScores read_geo_scores(const GeoAuditSpec& geo, const GeneratedData& gen);
+GeoScores read_geo_scores(const GeoAuditSpec& g, const GeneratedData& gen);
 
 AnalysisOutput distribution_analysis(const AuditCommonSpec& spec, const GeoAuditSpec& geo,
                                      const RealData& real, const GeneratedData& gen,

@@ -108,7 +108,7 @@ HistStats hist_stats(const Map& hist, ValueOf value_of) {
 // its answers). Rows without a group value or an image path are left out (a note counts them).
 // Memory: one entry per distinct (group, image).
 inline constexpr std::uint64_t kLvlmSeedExemplars = 0x6578656d706c6172;  // "exemplar"
-Json lvlm_exemplars(const AuditCommonSpec& spec, const LvlmAuditSpec& lvlm,
+Json lvlm_exemplars(const AuditCommonSpec& spec, const LvlmAuditSpec& l,
                     const std::vector<std::filesystem::path>& inputs,
                     std::vector<std::string>& notes);
 

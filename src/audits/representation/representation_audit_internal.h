@@ -80,7 +80,7 @@ std::vector<std::vector<std::uint32_t>> resample_prompt(const RepresentationData
 
 // The sections (results.json's analyses.<name>, their tables and notes).
 AnalysisOutput representation_distribution(const AuditCommonSpec& spec,
-                                           const RepresentationAuditSpec& representation,
+                                           const RepresentationAuditSpec& r,
                                            const RepresentationData& d);
 AnalysisOutput representation_measures(const AuditCommonSpec& spec,
                                        const RepresentationAuditSpec& representation,
@@ -94,8 +94,7 @@ AnalysisOutput representation_amplification(const AuditCommonSpec& spec,
                                             const RepresentationData& d,
                                             const RepresentationTargets& targets);
 AnalysisOutput representation_agreement(const AuditCommonSpec& spec,
-                                        const RepresentationAuditSpec& representation,
-                                        const Table& labels);
+                                        const RepresentationAuditSpec& r, const Table& labels);
 AnalysisOutput representation_power(const RepresentationAuditSpec& representation,
                                     const RepresentationData& d,
                                     const RepresentationTargets* targets);

@@ -49,7 +49,7 @@ AnalysisOutput pull_section(const PullReport& rep,
 // also shows its highest per-image pull (IdentityPull::default_pull). Null, with a note, when
 // the table has no such column.
 inline constexpr std::uint64_t kVisualSeedExemplars = 3;
-Json visual_exemplars(const AuditCommonSpec& spec, const VisualAuditSpec& visual,
+Json visual_exemplars(const AuditCommonSpec& spec, const VisualAuditSpec& v,
                       const Table& pull_table, const PullReport& rep,
                       std::vector<std::string>& notes);
 
