@@ -17,6 +17,7 @@
 #include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/pilot_sections.h"
+#include "vlbias/report/power_results.h"
 #include "vlbias/report/representation_results.h"
 #include "vlbias/report/scores_results.h"
 #include "vlbias/stats/goodness_of_fit.h"
@@ -249,14 +250,9 @@ void score_group_tests(const ScoresSection& section, double alpha, const std::st
   }
 }
 
-Json estimate_json(const stats::PowerEstimate& e, const stats::PowerDesign& d) {
-  return Json{
-      {"effect", json_number(e.effect)},
-      {"power", e.power},
-      {"se", e.se},
-      {"replicates", e.replicates},
-      {"analytic_power",
-       json_number(std::isfinite(e.effect) ? stats::analytic_power(d, e.effect) : stats::kNaN)}};
+PowerEstimateResult estimate_result(const stats::PowerEstimate& e, const stats::PowerDesign& d) {
+  return {e.effect, e.power, e.se, static_cast<double>(e.replicates),
+          std::isfinite(e.effect) ? stats::analytic_power(d, e.effect) : stats::kNaN};
 }
 
 }  // namespace
@@ -342,46 +338,52 @@ std::vector<Json> unsupported_tests(const PilotSections& sections) {
   return out;
 }
 
-Json answer_power_questions(const PilotTest& t, std::size_t index, const PowerQuestions& q) {
+namespace {
+
+// One test's answers (answer_power_questions), typed.
+TestPower power_answer(const PilotTest& t, std::size_t index, const PowerQuestions& q) {
   const std::uint64_t seed = derive_seed(q.seed, index);
   const stats::PowerDesign& d = t.design;
-  Json groups = Json::array();
-  for (const auto& g : d.groups) groups.push_back(Json{{"n", g.n}, {"sd", g.sd}});
-  Json j{{"analysis", t.analysis},
-         {"label", t.label},
-         {"pointer", t.pointer},
-         {"test", stats::to_string(d.test)},
-         {"correction", stats::to_string(d.correction)},
-         {"family", d.family},
-         {"alpha", d.alpha},
-         {"groups", groups},
-         {"target", d.target},
-         {"p_holm", json_number(t.p_holm)},
-         {"significant", t.p_holm <= d.alpha}};
-  if (d.test == stats::PowerTest::ChiSquare) j["base_rate"] = d.base_rate;
+  TestPower w;
+  w.analysis = t.analysis;
+  w.label = t.label;
+  w.pointer = t.pointer;
+  w.test = stats::to_string(d.test);
+  w.correction = stats::to_string(d.correction);
+  w.family = static_cast<double>(d.family);
+  w.alpha = d.alpha;
+  w.groups.emplace();
+  for (const auto& g : d.groups) w.groups->push_back({static_cast<double>(g.n), g.sd});
+  w.target = static_cast<double>(d.target);
+  w.p_holm = t.p_holm;
+  w.significant = t.p_holm <= d.alpha;
+  if (d.test == stats::PowerTest::ChiSquare) w.base_rate = d.base_rate;
   if (d.test == stats::PowerTest::Friedman) {
-    j["blocks"] = d.sets_per_cluster > 1 ? "clusters" : "sets";
-    j["sets_per_cluster"] = std::max<std::size_t>(d.sets_per_cluster, 1);
-    j["set_sd"] = d.set_sd;
-    j["cluster_sd"] = d.cluster_sd;
+    w.friedman = TestPower::Blocks{
+        d.sets_per_cluster > 1 ? "clusters" : "sets",
+        static_cast<double>(std::max<std::size_t>(d.sets_per_cluster, 1)), d.set_sd, d.cluster_sd};
   }
   const stats::MdeResult mde = stats::minimum_detectable_effect(d, q.power, q.replicates, seed);
-  Json jm = estimate_json(mde.at, d);
-  jm["effect"] = json_number(mde.effect);
-  jm["target_power"] = q.power;
-  if (!mde.note.empty()) jm["note"] = mde.note;
-  j["mde"] = jm;
+  w.mde.at = estimate_result(mde.at, d);
+  w.mde.at.effect = mde.effect;  // the analytic power stays at the simulated estimate's effect
+  w.mde.target_power = q.power;
+  w.mde.note = mde.note;
   if (q.effect > 0) {
-    j["at_effect"] = estimate_json(stats::simulate_power(d, q.effect, q.replicates, seed), d);
+    w.at_effect = estimate_result(stats::simulate_power(d, q.effect, q.replicates, seed), d);
     if (q.sample_size) {
       const stats::SampleSizeResult n =
           stats::sample_size(d, q.effect, q.power, q.replicates, seed);
-      Json jn{{"n_per_group", n.n_per_group}, {"power", n.at.power}, {"se", n.at.se}};
-      if (!n.note.empty()) jn["note"] = n.note;
-      j["sample_size"] = jn;
+      w.sample_size =
+          TestPower::SampleSize{static_cast<double>(n.n_per_group), n.at.power, n.at.se, n.note};
     }
   }
-  return j;
+  return w;
+}
+
+}  // namespace
+
+Json answer_power_questions(const PilotTest& t, std::size_t index, const PowerQuestions& q) {
+  return to_json(power_answer(t, index, q));
 }
 
 namespace {
@@ -392,10 +394,10 @@ std::size_t add_power_answers(Json& results, const std::vector<PilotTest>& tests
   std::size_t added = 0;
   for (std::size_t i = 0; i < tests.size(); ++i) {
     if (tests[i].p_holm <= alpha) continue;
-    Json a = answer_power_questions(tests[i], i, q);
-    a.erase("groups");
-    a.erase("pointer");
-    results[Json::json_pointer(tests[i].pointer)]["power"] = std::move(a);
+    TestPower a = power_answer(tests[i], i, q);
+    a.groups.reset();  // the entry sits at the pointer; the design's groups are the entry's own
+    a.pointer.clear();
+    results[Json::json_pointer(tests[i].pointer)][kTestPowerKey] = to_json(a);
     ++added;
   }
   return added;

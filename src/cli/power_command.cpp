@@ -10,6 +10,7 @@
 #include "vlbias/io/file_text.h"
 #include "vlbias/io/json.h"
 #include "vlbias/io/run/run_paths.h"
+#include "vlbias/report/dual_encoder_results.h"
 #include "vlbias/report/geo_results.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/lvlm_results.h"
@@ -143,7 +144,7 @@ void add_power_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed of the simulation")->capture_default_str();
   cmd->add_option("--analysis", args->analysis,
                   "all | confidence | association | group_tests | filtered | scores")
-      ->check(CLI::IsMember({"all", "confidence", "association", kLvlmGroupTestsSection,
+      ->check(CLI::IsMember({"all", kConfidenceSection, kAssociationSection, kLvlmGroupTestsSection,
                              kGeoFilteredSection, "scores"}))
       ->capture_default_str();
   cmd->add_option("--tests", args->tests, "all | null (not significant after Holm)")

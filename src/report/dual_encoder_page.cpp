@@ -13,8 +13,6 @@
 
 namespace vlbias::report_internal {
 
-namespace {
-
 // "welch" -> "Welch t": the statistic each test reports.
 std::string statistic_name(const std::string& test) {
   static const std::map<std::string, std::string> names{{"anova", "ANOVA F"},
@@ -35,6 +33,8 @@ std::string effect_name(const std::string& name) {
   const auto it = names.find(name);
   return it == names.end() ? name : it->second;
 }
+
+namespace {
 
 // SC-WEAT names an intersectional group "Black|female"; the report writes "Black female".
 std::string spaced(std::string s) {
@@ -494,75 +494,6 @@ void ellipses_section(Page& page) {
                     "-sigma covariance of those points.",
                 std::move(table));
   }
-}
-
-// Trait-pairs confidence (paper 004 Fig. 1): per pair, group means with CIs; the tests.
-void confidence_section(Page& page) {
-  const Node c = page.root()["analyses"]["confidence"];
-  if (c.null()) return;
-  page.section("confidence", "Confidence in the first trait of each pair", c["definition"].str());
-  const Node pairs = c["pairs"];
-  for (std::size_t p = 0; p < pairs.size(); ++p) {
-    const Node pair = pairs[p];
-    BarChart chart;
-    chart.title = "Confidence: " + pair["pair"].str();
-    chart.x_label = "confidence in \"" + pair["first"].str() + "\" (0.5 = undecided)";
-    chart.reference = 0.5;
-    chart.points = true;
-    BarSeries s;
-    s.name = pair["pair"].str();
-    DataTable t;
-    t.name = "confidence_" + pair["pair"].str();
-    t.columns = {"group", "n", "mean", "ci_lower", "ci_upper"};
-    for (std::size_t g = 0; g < pair["groups"].size(); ++g) {
-      const Node grp = pair["groups"][g];
-      chart.categories.push_back(group_label(grp["key"]));
-      s.value.push_back(grp["mean"].number());
-      s.lower.push_back(grp["ci"]["lower"].number());
-      s.upper.push_back(grp["ci"]["upper"].number());
-      t.add({cell(group_label(grp["key"])), cell(grp["n"], Fmt::integer), cell(grp["mean"]),
-             cell(grp["ci"]["lower"]), cell(grp["ci"]["upper"])});
-    }
-    chart.series.push_back(std::move(s));
-    page.figure(svg_bar_chart(chart),
-                "Mean confidence per group with bootstrap intervals (paper 004 Fig. 1).",
-                std::move(t));
-  }
-  const Node tests = c["tests"];
-  DataTable t;
-  t.name = "confidence_tests";
-  t.columns = {"pair", "across", "within", "test", "statistic", "effect_size", "p_value", "p_holm"};
-  for (std::size_t i = 0; i < tests.size(); ++i) {
-    const Node e = tests[i];
-    const Node res = e["result"];
-    t.add({cell(e["pair"].str()), cell(e["factor"].str()),
-           cell(e["within"].str() + " = " + e["within_level"].str()), cell(res["test"].str()),
-           cell(res["statistic"]), cell(res["effect_size"]), cell(res["p_value"], Fmt::p),
-           cell(e["p_holm"], Fmt::p)});
-    if (e["p_holm"].number() < kAlpha) {
-      // The largest and smallest group means name the direction.
-      const Node groups = e["groups"];
-      std::size_t hi = 0, lo = 0;
-      for (std::size_t g = 1; g < groups.size(); ++g) {
-        if (groups[g]["mean"].number() > groups[hi]["mean"].number()) hi = g;
-        if (groups[g]["mean"].number() < groups[lo]["mean"].number()) lo = g;
-      }
-      // Tests across many groups first, then two-group tests: their effect sizes differ.
-      const bool two_groups = groups.size() == 2;
-      page.finding(
-          {two_groups ? -1 : -2, std::abs(res["effect_size"].number()),
-           fmt::format("Among {} = {}, confidence in \"{}\" differs across {} ({} = {}, {} = {}, "
-                       "{}): highest for <strong>{}</strong> ({}), lowest for "
-                       "<strong>{}</strong> ({}).",
-                       esc(e["within"].str()), esc(e["within_level"].str()), esc(e["pair"].str()),
-                       esc(e["factor"].str()), esc(statistic_name(res["test"].str())),
-                       value_span(res["statistic"]), esc(effect_name(res["effect_name"].str())),
-                       value_span(res["effect_size"]), p_text("p_holm", e["p_holm"]),
-                       esc(groups[hi]["level"].str()), value_span(groups[hi]["mean"]),
-                       esc(groups[lo]["level"].str()), value_span(groups[lo]["mean"]))});
-    }
-  }
-  page.table("Tests across groups (Holm and BH over every test of the table).", std::move(t));
 }
 
 }  // namespace

@@ -9,6 +9,9 @@
 
 namespace vlbias {
 
+const char* const kConfidenceSection = "confidence";
+const char* const kAssociationSection = "association";
+
 namespace {
 
 // An interval as to_json(stats::Interval) writes it, read back leniently.
@@ -62,6 +65,7 @@ Json confidence_test_json(const ConfidenceTest& t) {
                           {"sd", json_number(g.sd)}});
   }
   e["groups"] = std::move(groups);
+  if (t.power) e[kTestPowerKey] = to_json(*t.power);
   return e;
 }
 
@@ -101,6 +105,7 @@ ConfidenceTest confidence_test_from_json(const Json& j) {
                           results_number(g, "mean"), results_number(g, "sd")});
     }
   }
+  t.power = test_power_from_json(j);
   return t;
 }
 
@@ -146,6 +151,7 @@ Json association_contrast_json(const AssociationContrast& c) {
          {"p_holm", json_number(c.p_holm)},
          {"p_bh", json_number(c.p_bh)}};
   if (!c.note.empty()) e["note"] = c.note;
+  if (c.power) e[kTestPowerKey] = to_json(*c.power);
   return e;
 }
 
@@ -193,6 +199,7 @@ AssociationContrast association_contrast_from_json(const Json& j) {
   c.p_holm = results_number(j, "p_holm");
   c.p_bh = results_number(j, "p_bh");
   c.note = results_text(j, "note");
+  c.power = test_power_from_json(j);
   return c;
 }
 
@@ -231,6 +238,10 @@ std::optional<ConfidenceSection> confidence_from_json(const Json& analyses) {
 
 std::string confidence_test_pointer(std::size_t i) {
   return fmt::format("/analyses/{}/tests/{}", kConfidenceSection, i);
+}
+
+std::string confidence_group_pointer(std::size_t p, std::size_t g) {
+  return fmt::format("/analyses/{}/pairs/{}/groups/{}", kConfidenceSection, p, g);
 }
 
 Json to_json(const AssociationSection& s) {

@@ -8,6 +8,7 @@
 
 #include "report_page.h"
 #include "svg_chart.h"
+#include "vlbias/report/geo_results.h"
 
 namespace vlbias::report_internal {
 
@@ -361,28 +362,34 @@ void distribution_section(Page& page, const Node& a) {
 
 // Refused and filtered generations per region (generate t2i's outcomes.csv), with the
 // chi-square test of equal rates; a finding when the regions differ.
+// analyses.filtered is read through its typed contract (geo_results.h).
 void filtered_section(Page& page, const Node& a) {
-  const Node f = a["filtered"];
-  if (f.null()) return;
-  page.section("filtered", "Refused and filtered generations per region", f["definition"].str());
+  const auto f = geo_filtered_from_json(a.json());
+  if (!f) return;
+  page.section(kGeoFilteredSection, "Refused and filtered generations per region", f->definition);
   DataTable t;
-  t.name = "filtered";
+  t.name = kGeoFilteredSection;
+  // The table's columns (tables/filtered.csv), not results.json's keys.
   t.columns = {"region", "requested", "refused", "filtered", "rate", "ci_lower", "ci_upper"};
-  for (std::size_t i = 0; i < f["regions"].size(); ++i) {
-    const Node r = f["regions"][i];
-    t.add({cell(r["region"].str()), cell(r["requested"], Fmt::integer),
-           cell(r["refused"], Fmt::integer), cell(r["filtered"], Fmt::integer), cell(r["rate"]),
-           cell(r["ci"]["lower"]), cell(r["ci"]["upper"])});
+  for (std::size_t i = 0; i < f->regions.size(); ++i) {
+    const GeoFilteredRegion& r = f->regions[i];
+    const auto at = [&](const char* field) { return geo_filtered_region_pointer(i, field); };
+    t.add({cell(r.region), cell(NumberAt{r.requested, at("requested")}, Fmt::integer),
+           cell(NumberAt{r.refused, at("refused")}, Fmt::integer),
+           cell(NumberAt{r.filtered, at("filtered")}, Fmt::integer),
+           cell(NumberAt{r.rate, at("rate")}), cell(NumberAt{r.ci_lower, at("ci/lower")}),
+           cell(NumberAt{r.ci_upper, at("ci/upper")})});
   }
   page.table("Generations refused or filtered per region (Wilson intervals).", std::move(t));
-  const Node x = f["test"];
+  const stats::TestResult x = f->test.value_or(stats::TestResult{});
+  const std::string ptr = geo_filtered_test_pointer();
   DataTable tests;
   tests.name = "filtered_test";
   tests.columns = {"regions", "chi_square", "df", "p", "cramers_v", "note"};
-  std::vector<Cell> row = {cell(std::to_string(f["regions"].size()))};
-  for (Cell& c : rate_test_cells(x)) row.push_back(std::move(c));
+  std::vector<Cell> row = {cell(std::to_string(f->regions.size()))};
+  for (Cell& c : rate_test_cells(x, ptr)) row.push_back(std::move(c));
   tests.add(std::move(row));
-  rate_test_finding(page, x, "The share of generations refused or filtered", "regions");
+  rate_test_finding(page, x, ptr, "The share of generations refused or filtered", "regions");
   page.table("Do the regions share one refusal rate? Pearson's chi-square test.", std::move(tests));
 }
 

@@ -9,6 +9,8 @@
 
 namespace vlbias {
 
+const char* const kGeoFilteredSection = "filtered";
+
 Json to_json(const GeoFiltered& s) {
   Json regions = Json::array();
   for (const GeoFilteredRegion& r : s.regions) {
@@ -28,6 +30,7 @@ Json to_json(const GeoFiltered& s) {
   out["sources"] = s.sources;
   out["regions"] = std::move(regions);
   out["test"] = s.test ? to_json(*s.test) : Json();
+  if (s.test && s.test_power) out["test"][kTestPowerKey] = to_json(*s.test_power);
   out["rows"] = s.rows;
   out["failed"] = s.failed;
   out["pending"] = s.pending;
@@ -66,7 +69,10 @@ std::optional<GeoFiltered> geo_filtered_from_json(const Json& analyses) {
       s.regions.push_back(std::move(r));
     }
   }
-  if (const Json* test = results_member(*section, "test")) s.test = test_result_from_json(*test);
+  if (const Json* test = results_member(*section, "test")) {
+    s.test = test_result_from_json(*test);
+    s.test_power = test_power_from_json(*test);
+  }
   s.rows = geo_size(*section, "rows");
   s.failed = geo_size(*section, "failed");
   s.pending = geo_size(*section, "pending");

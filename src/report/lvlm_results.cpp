@@ -11,6 +11,8 @@
 
 namespace vlbias {
 
+const char* const kLvlmGroupTestsSection = "group_tests";
+
 namespace {
 
 Json group_test_json(const LvlmGroupTest& t, bool clustered) {
@@ -42,6 +44,7 @@ Json group_test_json(const LvlmGroupTest& t, bool clustered) {
                       {"p_bh", json_number(g.p_bh)}});
   }
   j["groups"] = std::move(groups);
+  if (t.power) j[kTestPowerKey] = to_json(*t.power);
   return j;
 }
 
@@ -74,6 +77,7 @@ LvlmGroupTest group_test_from_json(const Json& e) {
       t.groups.push_back(std::move(x));
     }
   }
+  t.power = test_power_from_json(e);
   return t;
 }
 

@@ -225,18 +225,30 @@ std::string ci_text(const Node& ci, double fallback_level) {
                  NumberAt{ci["upper"].number(), ci["upper"].ptr()}, level);
 }
 
+std::vector<Cell> rate_test_cells(const stats::TestResult& test, const std::string& ptr) {
+  return {cell(NumberAt{test.statistic, ptr + "/statistic"}),
+          cell(NumberAt{test.df.empty() ? stats::kNaN : test.df[0], ptr + "/df/0"}, Fmt::integer),
+          cell(NumberAt{test.p_value, ptr + "/p_value"}, Fmt::p),
+          cell(NumberAt{test.effect_size, ptr + "/effect_size"}), cell(test.note)};
+}
+
 std::vector<Cell> rate_test_cells(const Node& test) {
-  return {cell(test["statistic"]), cell(test["df"][0], Fmt::integer), cell(test["p_value"], Fmt::p),
-          cell(test["effect_size"]), cell(test["note"].str())};
+  return rate_test_cells(test_result_from_json(test.json()), test.ptr());
+}
+
+void rate_test_finding(Page& page, const stats::TestResult& test, const std::string& ptr,
+                       const std::string& what, const std::string& across) {
+  if (!(test.p_value < kAlpha)) return;
+  page.finding({1, test.effect_size,
+                fmt::format("{} differs across {} (chi2 = {}, Cramer's V = {}, {}).", what, across,
+                            value_span(NumberAt{test.statistic, ptr + "/statistic"}),
+                            value_span(NumberAt{test.effect_size, ptr + "/effect_size"}),
+                            p_text("p", NumberAt{test.p_value, ptr + "/p_value"}))});
 }
 
 void rate_test_finding(Page& page, const Node& test, const std::string& what,
                        const std::string& across) {
-  if (!(test["p_value"].number() < kAlpha)) return;
-  page.finding({1, test["effect_size"].number(),
-                fmt::format("{} differs across {} (chi2 = {}, Cramer's V = {}, {}).", what, across,
-                            value_span(test["statistic"]), value_span(test["effect_size"]),
-                            p_text("p", test["p_value"]))});
+  rate_test_finding(page, test_result_from_json(test.json()), test.ptr(), what, across);
 }
 
 // ---------------------------------------------------------------- Page

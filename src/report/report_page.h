@@ -15,6 +15,7 @@
 
 #include "svg_chart.h"
 #include "vlbias/report/json_output.h"
+#include "vlbias/report/power_results.h"
 
 namespace vlbias::report_internal {
 
@@ -145,6 +146,12 @@ void build_social_perception(Page& page);
 // The social-perception sections about prompts and valences (dual_encoder_page_prompts.cpp).
 void prompt_sections(Page& page);
 void build_trait_pairs(Page& page);
+// The trait-pairs analyses.confidence section (trait_pairs_page.cpp).
+void confidence_section(Page& page);
+// A test's statistic and effect size in words ("welch" -> "Welch t", "cohens_d" -> "Cohen's
+// d"; dual_encoder_page.cpp).
+std::string statistic_name(const std::string& test);
+std::string effect_name(const std::string& name);
 // The trait-pairs analyses.explain section: CAM mass per group and the overlays
 // (explain_page.cpp).
 void explain_section(Page& page);
@@ -196,15 +203,20 @@ std::string ci_text(const NumberAt& lower, const NumberAt& upper, double level);
 // df, p_value, effect_size = Cramer's V, note), shared by the pages that report rates.
 // The cells: chi_square, df, p, cramers_v, note.
 std::vector<Cell> rate_test_cells(const Node& test);
+// The same for a typed contract's test (e.g. geo_results.h) at `ptr`.
+std::vector<Cell> rate_test_cells(const stats::TestResult& test, const std::string& ptr);
 // A finding "WHAT differs across ACROSS (chi2 = .., Cramer's V = .., p = ..)." when p < kAlpha.
 void rate_test_finding(Page& page, const Node& test, const std::string& what,
                        const std::string& across);
+void rate_test_finding(Page& page, const stats::TestResult& test, const std::string& ptr,
+                       const std::string& what, const std::string& across);
 
 // The power statement of a null test whose entry carries `power` (audits/power_pilot.h): "No
 // significant gap in LABEL (p_holm = ..); with these sample sizes the study would detect a gap
 // of MDE or more with 80% power (...)". power_section lists them for every such test of the
 // dual-encoder analyses (power_page.cpp), when results.json has analyses.power.
-std::string power_statement(const Node& test);
+// `w` is the entry at `ptr` (power_results.h).
+std::string power_statement(const TestPower& w, const std::string& ptr);
 void power_section(Page& page);
 
 // analyses.scores of the representation and geo-diversity kinds (src/audits/scores_by_group.h;

@@ -9,6 +9,8 @@
 
 namespace vlbias {
 
+const char* const kDistributionSection = "distribution";
+
 namespace {
 
 Json share_intervals_to_json(const std::vector<ShareInterval>& v) {

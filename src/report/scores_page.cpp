@@ -66,7 +66,9 @@ void score_grouping(Page& page, const Node& column, const Node& by, double level
       test["df"].size() > 0 ? value_span(test["df"][0], Fmt::integer) : std::string("n/a"),
       value_span(test["p_value"], Fmt::p), p_text("p_holm", test["p_holm"]),
       test["note"].null() ? std::string() : " (" + esc(test["note"].str()) + ")"));
-  if (!test["power"].null()) page.paragraph_html(power_statement(test));
+  if (const auto w = test_power_from_json(test.json())) {
+    page.paragraph_html(power_statement(*w, test.ptr() + "/" + kTestPowerKey));
+  }
   if (groups.size() >= 2 && test["p_holm"].number() < kAlpha) {
     // Their own kinds of effect, after the kinds' own findings: rates, then means (gaps in
     // the scores' own units).

@@ -126,35 +126,35 @@ void absdiff(SummaryBuilder& b, const Node& a) {
   }
 }
 
-// Trait-pairs: mean confidence per group (units: the group's images), and the tests.
-void confidence(SummaryBuilder& b, const Node& c) {
-  for (std::size_t p = 0; p < c["pairs"].size(); ++p) {
-    const Node pair = c["pairs"][p];
-    const std::string name = pair["pair"].str();
-    for (std::size_t g = 0; g < pair["groups"].size(); ++g) {
-      const Node grp = pair["groups"][g];
-      const std::string label = group_label(grp["key"]);
-      b.add("confidence/" + name + "/" + label, "confidence",
-            "mean confidence in \"" + pair["first"].str() + "\" of the group's images", {label},
-            grp["mean"])
-          .ci(grp["ci"])
-          .units_mean(units_table_name("confidence", {label}), "image", "confidence_" + name);
+// Trait-pairs: mean confidence per group (units: the group's images), and the tests;
+// analyses.confidence read through its typed contract (dual_encoder_results.h).
+void confidence(SummaryBuilder& b, const ConfidenceSection& c) {
+  for (std::size_t p = 0; p < c.pairs.size(); ++p) {
+    const ConfidencePair& pair = c.pairs[p];
+    const std::string& name = pair.pair;
+    for (std::size_t g = 0; g < pair.groups.size(); ++g) {
+      const ConfidenceGroup& grp = pair.groups[g];
+      const std::string ptr = confidence_group_pointer(p, g);
+      const std::string label = group_label(Node(&grp.key, ptr + "/key"));
+      SummaryFinding f = b.add("confidence/" + name + "/" + label, kConfidenceSection,
+                               "mean confidence in \"" + pair.first + "\" of the group's images",
+                               {label}, NumberAt{grp.mean, ptr + "/mean"});
+      if (grp.ci) f.ci(grp.ci->lower, grp.ci->upper, grp.ci->level);
+      f.units_mean(units_table_name(kConfidenceSection, {label}), "image", "confidence_" + name);
     }
   }
-  for (std::size_t i = 0; i < c["tests"].size(); ++i) {
-    const Node e = c["tests"][i];
-    const Node res = e["result"];
+  for (std::size_t i = 0; i < c.tests.size(); ++i) {
+    const ConfidenceTest& e = c.tests[i];
+    const stats::TestResult& res = e.result;
+    const std::string ptr = confidence_test_pointer(i);
     std::vector<std::string> groups;
-    for (std::size_t g = 0; g < e["groups"].size(); ++g)
-      groups.push_back(e["groups"][g]["level"].str());
-    b.add("confidence_test/" + e["pair"].str() + "/" + e["factor"].str() + "/" + e["within"].str() +
-              "=" + e["within_level"].str(),
-          "confidence",
-          res["effect_name"].str() + " of confidence in " + e["pair"].str() + " across " +
-              e["factor"].str() + " within " + e["within"].str() + " = " + e["within_level"].str() +
-              " (" + res["test"].str() + ")",
-          groups, res["effect_size"])
-        .p(res["p_value"], e["p_holm"])
+    for (const ConfidenceTest::Group& g : e.groups) groups.push_back(g.level);
+    b.add("confidence_test/" + e.pair + "/" + e.factor + "/" + e.within + "=" + e.within_level,
+          kConfidenceSection,
+          res.effect_name + " of confidence in " + e.pair + " across " + e.factor + " within " +
+              e.within + " = " + e.within_level + " (" + res.test + ")",
+          groups, NumberAt{res.effect_size, ptr + "/result/effect_size"})
+        .p(NumberAt{res.p_value, ptr + "/result/p_value"}, NumberAt{e.p_holm, ptr + "/p_holm"})
         .better("closer_to_zero");
   }
 }
@@ -197,7 +197,7 @@ void explain(SummaryBuilder& b, const Node& x) {
 
 void summarize_dual_encoder(SummaryBuilder& b) {
   const Node a = b.root()["analyses"];
-  if (!a["confidence"].null()) confidence(b, a["confidence"]);
+  if (const auto c = confidence_from_json(a.json())) confidence(b, *c);
   if (const auto s = association_from_json(a.json())) association(b, *s);
   if (!a["scweat"].null()) scweat(b, a["scweat"]);
   if (!a["markedness"].null()) markedness(b, a["markedness"]);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "vlbias/report/geo_results.h"
 #include "vlbias/report/lvlm_results.h"
 
 namespace vlbias::report_internal {
@@ -87,21 +88,24 @@ void geo_distribution(SummaryBuilder& b, const Node& dist) {
   }
 }
 
-void geo_filtered(SummaryBuilder& b, const Node& f) {
-  for (std::size_t i = 0; i < f["regions"].size(); ++i) {
-    const Node r = f["regions"][i];
-    const std::string rg = r["region"].str();
-    b.add("filtered/" + rg, "filtered", "share of the region's requests refused or filtered", {rg},
-          r["rate"])
-        .ci(r["ci"])
+// analyses.filtered, read through its typed contract (geo_results.h).
+void geo_filtered(SummaryBuilder& b, const GeoFiltered& f) {
+  for (std::size_t i = 0; i < f.regions.size(); ++i) {
+    const GeoFilteredRegion& r = f.regions[i];
+    const std::string& rg = r.region;
+    b.add("filtered/" + rg, kGeoFilteredSection,
+          "share of the region's requests refused or filtered", {rg},
+          NumberAt{r.rate, geo_filtered_region_pointer(i, "rate")})
+        .ci(r.ci_lower, r.ci_upper, r.ci_level)
         .better("lower");
   }
-  const Node x = f["test"];
-  if (!x.null())
-    b.add("filtered_test", "filtered", "Cramer's V of the filtered rates across regions", {},
-          x["effect_size"])
-        .p(x["p_value"], Node(nullptr, ""))
+  if (f.test) {
+    const std::string ptr = geo_filtered_test_pointer();
+    b.add("filtered_test", kGeoFilteredSection, "Cramer's V of the filtered rates across regions",
+          {}, NumberAt{f.test->effect_size, ptr + "/effect_size"})
+        .p(NumberAt{f.test->p_value, ptr + "/p_value"}, NumberAt{stats::kNaN, ""})
         .better("closer_to_zero");
+  }
 }
 
 // ------------------------------------------------------------------ lvlm-counterfactual
@@ -261,7 +265,7 @@ void summarize_geo_diversity(SummaryBuilder& b) {
   if (!a["consistency"].null()) geo_consistency(b, a["consistency"]);
   if (!a["consistency_gaps"].null()) region_gaps(b, a["consistency_gaps"], "consistency_gaps");
   if (!a["distribution"].null()) geo_distribution(b, a["distribution"]);
-  if (!a["filtered"].null()) geo_filtered(b, a["filtered"]);
+  if (const auto f = geo_filtered_from_json(a.json())) geo_filtered(b, *f);
   summarize_scores(b, a["scores"]);
 }
 

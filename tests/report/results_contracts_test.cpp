@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/lvlm_results.h"
 #include "vlbias/report/pilot_sections.h"
+#include "vlbias/report/power_results.h"
 #include "vlbias/report/representation_results.h"
 #include "vlbias/report/scores_results.h"
 
@@ -101,6 +103,103 @@ TEST(ResultsContracts, ConfidenceReadsBackToTheSameText) {
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(to_json(*back).dump(), j.dump());
   EXPECT_EQ(confidence_test_pointer(3), "/analyses/confidence/tests/3");
+}
+
+// A null test's power entry as power_pilot.cpp writes it (a Friedman test with an MDE note).
+TestPower friedman_power() {
+  TestPower w;
+  w.analysis = "group_tests";
+  w.label = "rating by race";
+  w.test = "friedman";
+  w.correction = "holm";
+  w.family = 3;
+  w.alpha = 0.05;
+  w.target = 0;
+  w.p_holm = 0.4;
+  w.friedman = TestPower::Blocks{"clusters", 4, 0.25, 0.125};
+  w.mde.at = {0.75, 0.8125, 0.0276, 200, 0.79};
+  w.mde.target_power = 0.8;
+  w.mde.note = "bracketed";
+  return w;
+}
+
+TEST(ResultsContracts, TestPowerReadsBackToTheSameText) {
+  TestPower w = friedman_power();
+  const Json entry = to_json(w);
+  // The order power_pilot.cpp has always written, counts as integers, no pointer or groups.
+  EXPECT_EQ(entry.dump(),
+            R"({"analysis":"group_tests","label":"rating by race","test":"friedman",)"
+            R"("correction":"holm","family":3,"alpha":0.05,"target":0,"p_holm":0.4,)"
+            R"("significant":false,"blocks":"clusters","sets_per_cluster":4,"set_sd":0.25,)"
+            R"("cluster_sd":0.125,"mde":{"effect":0.75,"power":0.8125,"se":0.0276,)"
+            R"("replicates":200,"analytic_power":0.79,"target_power":0.8,"note":"bracketed"}})");
+  auto back = test_power_from_json(Json{{kTestPowerKey, entry}});
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(to_json(*back).dump(), entry.dump());
+  // `vlbias power`'s answer: the pointer and the design's groups, a chi-square's base rate, the
+  // power and n per group at an asked effect; an undefined MDE.
+  w.pointer = "/analyses/filtered/test";
+  w.groups = std::vector<TestPower::Group>{{40, 0.5}, {38, stats::kNaN}};
+  w.friedman.reset();
+  w.base_rate = 0.0625;
+  w.mde.at.effect = stats::kNaN;
+  w.at_effect = PowerEstimateResult{0.1, 0.5, 0.05, 100, 0.52};
+  w.sample_size = TestPower::SampleSize{120, 0.81, 0.04, ""};
+  const Json answer = to_json(w);
+  EXPECT_EQ(answer["pointer"], "/analyses/filtered/test");
+  EXPECT_EQ(answer["groups"].dump(), R"([{"n":40,"sd":0.5},{"n":38,"sd":null}])");
+  EXPECT_TRUE(answer["mde"]["effect"].is_null());
+  back = test_power_from_json(Json{{kTestPowerKey, answer}});
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(to_json(*back).dump(), answer.dump());
+  EXPECT_FALSE(test_power_from_json(Json{{"p", 1}}).has_value());
+}
+
+TEST(ResultsContracts, SectionsWithPowerEntriesReadBackToTheSameText) {
+  const TestPower w = friedman_power();
+  // Each section's test entry, with the power entry power_pilot.cpp adds last.
+  ConfidenceSection conf;
+  ConfidenceTest& ct = conf.tests.emplace_back();
+  ct.pair = "smart/dumb";
+  ct.result = chi_square(0.5);
+  ct.power = w;
+  Json j = to_json(conf);
+  EXPECT_EQ(j["tests"][0].items().begin().key(), "pair");
+  EXPECT_EQ(std::prev(j["tests"][0].end()).key(), kTestPowerKey);
+  auto c = confidence_from_json(Json{{kConfidenceSection, j}});
+  ASSERT_TRUE(c && c->tests[0].power);
+  EXPECT_EQ(to_json(*c).dump(), j.dump());
+
+  AssociationSection assoc;
+  AssociationContrast& ac = assoc.contrasts.emplace_back();
+  ac.key = Json{{"race", "Black"}};
+  ac.note = "few images";
+  ac.power = w;
+  j = to_json(assoc);
+  EXPECT_EQ(std::prev(j["contrasts"]["results"][0].end()).key(), kTestPowerKey);
+  auto a = association_from_json(Json{{kAssociationSection, j}});
+  ASSERT_TRUE(a && a->contrasts[0].power);
+  EXPECT_EQ(to_json(*a).dump(), j.dump());
+
+  LvlmGroupTests lvlm;
+  LvlmGroupTest& lt = lvlm.results.emplace_back();
+  lt.measure = "rating";
+  lt.power = w;
+  j = to_json(lvlm);
+  EXPECT_EQ(std::prev(j["results"][0].end()).key(), kTestPowerKey);
+  auto l = lvlm_group_tests_from_json(Json{{kLvlmGroupTestsSection, j}});
+  ASSERT_TRUE(l && l->results[0].power);
+  EXPECT_EQ(to_json(*l).dump(), j.dump());
+
+  GeoFiltered geo;
+  geo.test = chi_square(0.3);
+  geo.test_power = w;
+  j = to_json(geo);
+  EXPECT_EQ(std::prev(j["test"].end()).key(), kTestPowerKey);
+  auto g = geo_filtered_from_json(Json{{kGeoFilteredSection, j}});
+  ASSERT_TRUE(g && g->test_power);
+  EXPECT_EQ(to_json(*g).dump(), j.dump());
+  EXPECT_EQ(to_json(*g->test_power).dump(), to_json(w).dump());
 }
 
 TEST(ResultsContracts, AssociationReadsBackToTheSameText) {

@@ -89,12 +89,13 @@ struct PowerQuestions {
 std::vector<Json> representation_power_answers(const PilotSections& sections, double alpha,
                                                const PowerQuestions& q);
 
-// One test's answers as JSON: {analysis, label, pointer, test, correction, family, alpha,
-// groups: [{n, sd}], target, p_holm, significant, (chi_square) base_rate, (friedman) blocks
-// ("sets" or "clusters"), sets_per_cluster, set_sd, cluster_sd, mde: {effect, power, se,
-// analytic_power, note?}, and with an effect: at_effect: {effect, power, se, analytic_power},
-// sample_size: {n_per_group, power, se, note?}}. Power and se are simulated with
-// `replicates` replicates; analytic_power is stats::analytic_power at the same effect.
+// One test's answers as JSON (to_json of a TestPower, include/vlbias/report/power_results.h):
+// {analysis, label, pointer, test, correction, family, alpha, groups: [{n, sd}], target, p_holm,
+// significant, (chi_square) base_rate, (friedman) blocks ("sets" or "clusters"),
+// sets_per_cluster, set_sd, cluster_sd, mde: {effect, power, se, analytic_power, note?}, and
+// with an effect: at_effect: {effect, power, se, analytic_power}, sample_size: {n_per_group,
+// power, se, note?}}. Power and se are simulated with `replicates` replicates; analytic_power is
+// stats::analytic_power at the same effect.
 Json answer_power_questions(const PilotTest& test, std::size_t index,
                             const PowerQuestions& questions);
 

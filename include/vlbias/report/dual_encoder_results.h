@@ -16,13 +16,14 @@
 #include <vector>
 
 #include "vlbias/io/json.h"
+#include "vlbias/report/power_results.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {
 
 // The name of the trait-pairs confidence section: its spec key (analyses.confidence), its key in
 // results.json's analyses and power's analysis of it (`vlbias power --analysis confidence`).
-inline constexpr const char* kConfidenceSection = "confidence";
+extern const char* const kConfidenceSection;
 
 // One group's mean confidence in a pair's first trait.
 struct ConfidenceGroup {
@@ -51,6 +52,7 @@ struct ConfidenceTest {
     double mean = stats::kNaN, sd = stats::kNaN;
   };
   std::vector<Group> groups;
+  std::optional<TestPower> power;  // a null test's, with analyses.power (power_results.h)
 };
 
 // analyses.confidence.
@@ -66,12 +68,13 @@ struct ConfidenceSection {
 Json to_json(const ConfidenceSection& section);
 // The section of a results.json's analyses object (std::nullopt when it has none).
 std::optional<ConfidenceSection> confidence_from_json(const Json& analyses);
-// The JSON pointer of test i of the section.
+// The JSON pointers of test i and of group g of pair p of the section.
 std::string confidence_test_pointer(std::size_t i);
+std::string confidence_group_pointer(std::size_t p, std::size_t g);
 
 // The name of the association section: its spec key, its key in results.json's analyses and
 // power's analysis of it (`vlbias power --analysis association`).
-inline constexpr const char* kAssociationSection = "association";
+extern const char* const kAssociationSection;
 
 // One group's scores on one dimension. The group's sd is of the section's main score: Delta cos
 // with has_delta (written delta_cos_sd), cos otherwise (written cos_sd): the contrasts' pilot
@@ -103,7 +106,8 @@ struct AssociationContrast {
   double ci_lower = stats::kNaN, ci_upper = stats::kNaN, ci_level = stats::kNaN;
   double se = stats::kNaN, df = stats::kNaN, t = stats::kNaN;
   double p_value = stats::kNaN, p_holm = stats::kNaN, p_bh = stats::kNaN;
-  std::string note;  // written when not empty
+  std::string note;                // written when not empty
+  std::optional<TestPower> power;  // a null contrast's, with analyses.power (power_results.h)
 };
 
 // analyses.association.

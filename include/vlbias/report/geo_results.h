@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vlbias/io/json.h"
+#include "vlbias/report/power_results.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {
@@ -21,7 +22,7 @@ namespace vlbias {
 // The name of the refused-or-filtered section: its spec key (analyses.filtered), its key in
 // results.json's analyses, its table (tables/filtered.csv), its report section and power's
 // analysis of it (`vlbias power --analysis filtered`).
-inline constexpr const char* kGeoFilteredSection = "filtered";
+extern const char* const kGeoFilteredSection;
 
 // One region of analyses.filtered: the generations the endpoint answered and the share it
 // refused or filtered, with a Wilson interval.
@@ -41,6 +42,7 @@ struct GeoFiltered {
   std::vector<GeoFilteredRegion> regions;
   // The chi-square test of equal rates (absent in a section read back without one).
   std::optional<stats::TestResult> test;
+  std::optional<TestPower> test_power;  // the test's when null, with analyses.power
   std::size_t rows = 0, failed = 0, pending = 0, without_region = 0;
 };
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "vlbias/io/json.h"
+#include "vlbias/report/power_results.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {
@@ -23,7 +24,7 @@ namespace vlbias {
 // The name of the set-blocked tests' section: its spec key (analyses.group_tests), its key in
 // results.json's analyses, its table (tables/group_tests.csv), its report section and power's
 // analysis of it (`vlbias power --analysis group_tests`). The one place the word is written.
-inline constexpr const char* kLvlmGroupTestsSection = "group_tests";
+extern const char* const kLvlmGroupTestsSection;
 
 // One group of one test: its mean, its mean gap to the other groups of its sets, and the
 // within-set permutation p with Holm and BH over every (test, group) pair.
@@ -55,6 +56,7 @@ struct LvlmGroupTest {
   };
   std::optional<Friedman> friedman;
   std::vector<LvlmGroupEffect> groups;
+  std::optional<TestPower> power;  // a null Friedman test's, with analyses.power (power_results.h)
 };
 
 // analyses.group_tests.

@@ -21,7 +21,7 @@
 namespace vlbias {
 
 // The name of the distribution section: its spec key and its key in results.json's analyses.
-inline constexpr const char* kDistributionSection = "distribution";
+extern const char* const kDistributionSection;
 
 struct ShareInterval {
   double lower = stats::kNaN, upper = stats::kNaN;

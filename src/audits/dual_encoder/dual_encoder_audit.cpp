@@ -22,6 +22,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/metrics/absdiff.h"
+#include "vlbias/report/dual_encoder_results.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/stats/trends.h"
 
@@ -263,7 +264,7 @@ void refuse_other_kind_analyses(const AuditCommonSpec& spec, const DualEncoderAu
     refuse(d.prompt_geometry.toggle, "prompt_geometry");
     refuse(d.valence_correlation.toggle, "valence_correlation");
   } else {
-    refuse(d.confidence.toggle, "confidence");
+    refuse(d.confidence.toggle, kConfidenceSection);
   }
   check_explain_spec(spec, d);
 }
@@ -515,10 +516,10 @@ void run_dual_encoder_audit(const AuditCommonSpec& spec, const DualEncoderAuditS
   // Association runs whenever a later analysis needs its per-image scores.
   ImageDimensionScores scores;
   AnalysisOutput association = association_analysis(study, grouping, scores);
-  if (d.association.toggle.enabled) sections.add("association", std::move(association));
+  if (d.association.toggle.enabled) sections.add(kAssociationSection, std::move(association));
   if (spec.kind == AuditKind::TraitPairs &&
-      decide(d.confidence.toggle, true, "confidence", "", sections.notes)) {
-    sections.add("confidence", confidence_section(study, spec, d, grouping));
+      decide(d.confidence.toggle, true, kConfidenceSection, "", sections.notes)) {
+    sections.add(kConfidenceSection, confidence_section(study, spec, d, grouping));
   }
   if (decide(d.scweat.toggle, true, "scweat", "", sections.notes)) {
     sections.add("scweat", scweat_section(study, spec, d));

@@ -13,6 +13,7 @@
 #include "audit_yaml.h"
 #include "dual_encoder_audit_internal.h"
 #include "vlbias/core/error.h"
+#include "vlbias/report/dual_encoder_results.h"
 
 namespace vlbias::audits_internal {
 
@@ -189,20 +190,20 @@ void parse_explain(Context& ctx, const YAML::Node& value, const std::string& pat
 
 void parse_analyses(Context& ctx, const YAML::Node& node, Spec& spec) {
   const std::string base = "analyses";
-  const Entries entries = check_map(
-      ctx, node, base,
-      {"association", "scweat", "markedness", "ranking", "absdiff", "trends", "ellipses",
-       "confidence", "neutral", "prompt_geometry", "valence_correlation", "power", "explain"});
+  const Entries entries = check_map(ctx, node, base,
+                                    {kAssociationSection, "scweat", "markedness", "ranking",
+                                     "absdiff", "trends", "ellipses", kConfidenceSection, "neutral",
+                                     "prompt_geometry", "valence_correlation", "power", "explain"});
   for (const auto& [name, value] : entries) {
     const std::string path = join_path(base, name);
-    if (name == "association") parse_association(ctx, value, path, spec.association);
+    if (name == kAssociationSection) parse_association(ctx, value, path, spec.association);
     if (name == "scweat") parse_scweat(ctx, value, path, spec.scweat);
     if (name == "markedness") parse_markedness(ctx, value, path, spec.markedness);
     if (name == "ranking") parse_ranking(ctx, value, path, spec.ranking);
     if (name == "absdiff") parse_absdiff(ctx, value, path, spec.absdiff);
     if (name == "trends") parse_trends(ctx, value, path, spec.trends);
     if (name == "ellipses") parse_ellipses(ctx, value, path, spec.ellipses);
-    if (name == "confidence") parse_confidence(ctx, value, path, spec.confidence);
+    if (name == kConfidenceSection) parse_confidence(ctx, value, path, spec.confidence);
     if (name == "neutral") parse_neutral(ctx, value, path, spec.neutral);
     if (name == "prompt_geometry") parse_prompt_geometry(ctx, value, path, spec.prompt_geometry);
     if (name == "valence_correlation") {

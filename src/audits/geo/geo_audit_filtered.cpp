@@ -1,5 +1,5 @@
-// The geo-diversity audit's "filtered" section (geo_audit_internal.h): per region, the share of
-// requested generations the endpoint refused (a content-policy answer) or filtered, from the
+// The geo-diversity audit's analyses.filtered section (geo_audit_internal.h): per region, the share
+// of requested generations the endpoint refused (a content-policy answer) or filtered, from the
 // outcomes tables `generate t2i` writes (paper 002 reports filtered generations per region).
 #include <algorithm>
 #include <map>

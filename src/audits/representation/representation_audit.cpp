@@ -16,6 +16,7 @@
 #include "vlbias/core/log.h"
 #include "vlbias/core/rng.h"
 #include "vlbias/io/table/table.h"
+#include "vlbias/report/representation_results.h"
 #include "vlbias/stats/rater_agreement.h"
 
 namespace vlbias {
@@ -58,7 +59,8 @@ Json representation_spec_json(const AuditCommonSpec& spec, const RepresentationA
   }
   Json analyses = Json::object();
   if (r.distribution.toggle.enabled)
-    analyses["distribution"] = {{"interval", r.distribution.interval}, {"ci", r.distribution.ci}};
+    analyses[kDistributionSection] = {{"interval", r.distribution.interval},
+                                      {"ci", r.distribution.ci}};
   if (r.measures.toggle.enabled)
     analyses["measures"] = {{"bootstrap", r.measures.bootstrap}, {"ci", r.measures.ci}};
   if (r.tests.toggle.enabled)
@@ -219,7 +221,7 @@ void run_representation_audit(const AuditCommonSpec& spec, const RepresentationA
   progress.advance(1);
   std::vector<std::pair<std::string, AnalysisOutput>> sections;
   if (r.distribution.toggle.enabled)
-    sections.emplace_back("distribution", representation_distribution(spec, r, data));
+    sections.emplace_back(kDistributionSection, representation_distribution(spec, r, data));
   progress.advance(1);
   if (r.measures.toggle.enabled)
     sections.emplace_back("measures", representation_measures(spec, r, data, t));

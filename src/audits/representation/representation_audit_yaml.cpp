@@ -9,6 +9,7 @@
 #include "representation_audit_internal.h"
 #include "scores_by_group.h"
 #include "vlbias/core/error.h"
+#include "vlbias/report/representation_results.h"
 
 namespace vlbias::audits_internal {
 
@@ -97,8 +98,8 @@ void parse_representation_analyses(Context& ctx, const YAML::Node& node,
                                    RepresentationAuditSpec& r) {
   const Entries e =
       check_map(ctx, node, "analyses",
-                {"distribution", "measures", "tests", "amplification", "agreement", "power"});
-  if (const YAML::Node* x = find(e, "distribution")) {
+                {kDistributionSection, "measures", "tests", "amplification", "agreement", "power"});
+  if (const YAML::Node* x = find(e, kDistributionSection)) {
     const std::string p = "analyses.distribution";
     const Entries o = parse_toggle(ctx, *x, p, r.distribution.toggle, {"interval", "ci"});
     if (const YAML::Node* y = find(o, "interval"))
