@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -306,7 +307,7 @@ AnalysisOutput scores_analysis(const ScoresData& d, const std::vector<ScoreGroup
       const stats::TestResult r = score_group_test(values, st, c.rate);
       // The mean of the groups' estimates: summary.json's mean over prompts (units table).
       jb.mean_over_groups = stats::mean(estimates);
-      jb.test = ScoresByResult::Test{r, stats::kNaN};
+      jb.test = ScoresByResult::Test{r, stats::kNaN, std::nullopt};
       tests_table.row();
       tests_table.put("table", path);
       tests_table.put("column", c.name);

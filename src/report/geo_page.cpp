@@ -407,7 +407,7 @@ void build_geo_diversity(Page& page) {
   consistency_section(page, a);
   distribution_section(page, a);
   filtered_section(page, a);
-  scores_section(page, a["scores"]);
+  if (const auto s = scores_from_json(a.json())) scores_section(page, *s);
   exemplars_section(page, r["exemplars"], "generated images");
 }
 

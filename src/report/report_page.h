@@ -16,6 +16,7 @@
 #include "svg_chart.h"
 #include "vlbias/report/json_output.h"
 #include "vlbias/report/power_results.h"
+#include "vlbias/report/scores_results.h"
 
 namespace vlbias::report_internal {
 
@@ -223,7 +224,7 @@ void power_section(Page& page);
 // scores_page.cpp): per scored column and grouping a chart and table of each group's rate or
 // mean with its interval, the test across groups and a finding when it is significant. Nothing
 // when the node is null.
-void scores_section(Page& page, const Node& scores);
+void scores_section(Page& page, const ScoresSection& scores);
 
 // results.json's "exemplars" block (src/audits/exemplars.h; exemplars_page.cpp): a section
 // "Exemplar images per <labels>" with each cell's grid of embedded thumbnails, a line naming the

@@ -322,7 +322,7 @@ void build_representation(Page& page) {
   if (!a["tests"].null()) tests_section(page, a["tests"]);
   if (!a["amplification"].null()) amplification_section(page, a["amplification"], a["tests"]);
   agreement_and_power(page, a["agreement"], a["power"]);
-  scores_section(page, a["scores"]);
+  if (const auto s = scores_from_json(a.json())) scores_section(page, *s);
   exemplars_section(page, root["exemplars"], "generated images");
 }
 

@@ -56,8 +56,8 @@ ScoresColumnResult scores_column_from_json(const Json& jc) {
       }
       b.mean_over_groups = results_number(jb, "mean_over_groups");
       if (const Json* test = results_member(jb, "test")) {
-        b.test =
-            ScoresByResult::Test{test_result_from_json(*test), results_number(*test, "p_holm")};
+        b.test = ScoresByResult::Test{test_result_from_json(*test), results_number(*test, "p_holm"),
+                                      test_power_from_json(*test)};
       }
       c.by.push_back(std::move(b));
     }
@@ -95,6 +95,7 @@ Json to_json(const ScoresSection& s) {
       if (b.test) {
         test = to_json(b.test->result);
         test["p_holm"] = json_number(b.test->p_holm);
+        if (b.test->power) test[kTestPowerKey] = to_json(*b.test->power);
       }
       jc["by"].push_back({{"by", b.by},
                           {"groups", std::move(groups)},

@@ -69,6 +69,6 @@ void summarize_visual_stereotypes(SummaryBuilder& b);
 void summarize_representation(SummaryBuilder& b);  // summary_representation.cpp
 // analyses.scores (representation and geo-diversity; scores_page.cpp): per column its rate or
 // mean over every image, per group of each grouping, and the mean over the groups.
-void summarize_scores(SummaryBuilder& b, const Node& scores);
+void summarize_scores(SummaryBuilder& b, const ScoresSection& scores);
 
 }  // namespace vlbias::report_internal

@@ -266,7 +266,7 @@ void summarize_geo_diversity(SummaryBuilder& b) {
   if (!a["consistency_gaps"].null()) region_gaps(b, a["consistency_gaps"], "consistency_gaps");
   if (!a["distribution"].null()) geo_distribution(b, a["distribution"]);
   if (const auto f = geo_filtered_from_json(a.json())) geo_filtered(b, *f);
-  summarize_scores(b, a["scores"]);
+  if (const auto s = scores_from_json(a.json())) summarize_scores(b, *s);
 }
 
 void summarize_lvlm_counterfactual(SummaryBuilder& b) {

@@ -93,7 +93,7 @@ void summarize_representation(SummaryBuilder& b) {
   if (const auto d = distribution_from_json(a.json())) representation_shares(b, *d);
   if (!a["measures"].null()) representation_mad(b, a["measures"], a["tests"]);
   if (!a["amplification"].null()) representation_gaps(b, a["amplification"], a["tests"]);
-  summarize_scores(b, a["scores"]);
+  if (const auto s = scores_from_json(a.json())) summarize_scores(b, *s);
 }
 
 }  // namespace vlbias::report_internal

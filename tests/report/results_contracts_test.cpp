@@ -65,7 +65,7 @@ TEST(ResultsContracts, ScoresReadBackToTheSameText) {
   b.groups.push_back({"Africa", 5, 2, 0.4, stats::kNaN, 0.12, 0.77, ""});
   b.groups.push_back({"Europe", 4, 1, 0.25, stats::kNaN, 0.05, 0.7, "small"});
   b.mean_over_groups = 0.325;
-  b.test = ScoresByResult::Test{chi_square(0.6), 0.6};
+  b.test = ScoresByResult::Test{chi_square(0.6), 0.6, std::nullopt};
   const Json j = to_json(s);
   const auto back = scores_from_json(Json{{kScoresSection, j}});
   ASSERT_TRUE(back.has_value());
@@ -200,6 +200,20 @@ TEST(ResultsContracts, SectionsWithPowerEntriesReadBackToTheSameText) {
   ASSERT_TRUE(g && g->test_power);
   EXPECT_EQ(to_json(*g).dump(), j.dump());
   EXPECT_EQ(to_json(*g->test_power).dump(), to_json(w).dump());
+
+  ScoresSection scores;
+  scores.ci = 0.95;
+  ScoresColumnResult& col = scores.columns.emplace_back();
+  col.column = "nsfw";
+  col.kind = "rate";
+  ScoresByResult& by = col.by.emplace_back();
+  by.by = "prompt";
+  by.test = ScoresByResult::Test{chi_square(0.4), 0.8, w};
+  j = to_json(scores);
+  EXPECT_EQ(std::prev(j["columns"][0]["by"][0]["test"].end()).key(), kTestPowerKey);
+  auto s = scores_from_json(Json{{kScoresSection, j}});
+  ASSERT_TRUE(s && s->columns[0].by[0].test && s->columns[0].by[0].test->power);
+  EXPECT_EQ(to_json(*s).dump(), j.dump());
 }
 
 TEST(ResultsContracts, AssociationReadsBackToTheSameText) {

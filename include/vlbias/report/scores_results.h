@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "vlbias/io/json.h"
+#include "vlbias/report/power_results.h"
 #include "vlbias/stats/stats.h"
 
 namespace vlbias {
@@ -45,6 +46,7 @@ struct ScoresByResult {
   struct Test {
     stats::TestResult result;
     double p_holm = stats::kNaN;
+    std::optional<TestPower> power;  // a null test's, with analyses.power (power_results.h)
   };
   std::optional<Test> test;
 };
