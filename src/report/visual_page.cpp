@@ -156,24 +156,31 @@ void likelihood_section(Page& page, const Json& analyses) {
 }
 
 // The most salient visual stereotypes per identity.
-void salience_section(Page& page, const Node& a) {
-  const Node sal = a["salience"];
-  if (sal.null()) return;
-  page.section("salience", "Salience of visual attributes in captions", sal["definition"].str());
-  page.paragraph_html(
-      fmt::format("Of the {} top stereotypes with annotations, {} were marked present ({}).",
-                  value_span(sal["top_stereotypes_annotated"], Fmt::integer),
-                  value_span(sal["top_stereotypes_marked_present"], Fmt::integer),
-                  value_span(sal["share_marked_present"], Fmt::pct)));
+void salience_section(Page& page, const Json& analyses) {
+  const std::optional<VisualSalienceResult> sal = visual_salience_from_json(analyses);
+  if (!sal) return;
+  page.section(kVisualSalienceSection, "Salience of visual attributes in captions",
+               sal->definition);
+  const std::string sp = visual_section_pointer(kVisualSalienceSection);
+  const VisualSalienceResult::Annotated a =
+      sal->annotated.value_or(VisualSalienceResult::Annotated{});
+  page.paragraph_html(fmt::format(
+      "Of the {} top stereotypes with annotations, {} were marked present ({}).",
+      value_span(visual_at(a.top_stereotypes_annotated, sp, "top_stereotypes_annotated"),
+                 Fmt::integer),
+      value_span(visual_at(a.top_stereotypes_marked_present, sp, "top_stereotypes_marked_present"),
+                 Fmt::integer),
+      value_span(visual_at(a.share_marked_present, sp, "share_marked_present"), Fmt::pct)));
   DataTable t;
   t.name = "salience_top";
   t.columns = {"identity", "rank", "attribute", "salience"};
-  const Node ids = sal["identities_detail"];
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    const Node top = ids[i]["top_stereotypes"];
-    for (std::size_t k = 0; k < top.size(); ++k) {
-      t.add({cell(ids[i]["identity"].str()), cell(top[k]["rank"], Fmt::integer),
-             cell(top[k]["attribute"].str()), cell(top[k]["salience"])});
+  for (std::size_t i = 0; i < sal->identities_detail.size(); ++i) {
+    const VisualSalienceIdentity& id = sal->identities_detail[i];
+    for (std::size_t k = 0; k < id.top_stereotypes.size(); ++k) {
+      const VisualSalienceTop& top = id.top_stereotypes[k];
+      const std::string tp = visual_salience_top_pointer(i, k);
+      t.add({cell(id.identity), cell(visual_at(top.rank, tp, "rank"), Fmt::integer),
+             cell(top.attribute), cell(visual_at(top.salience, tp, "salience"))});
     }
   }
   page.table("The most salient visual stereotypes per identity.", std::move(t));
@@ -253,15 +260,20 @@ void pull_section(Page& page, const Json& analyses) {
 void build_visual_stereotypes(Page& page) {
   const Node& r = page.root();
   const Node a = r["analyses"];
-  const Node st = a["stereotypes"];
-  page.fact("Identities", value_span(st["identities"], Fmt::integer) + " (" +
-                              value_span(st["identities_with_at_least_min"], Fmt::integer) +
-                              " with enough visual stereotypes for theta)");
-  page.fact("Visual stereotypes", value_span(st["visual_stereotypes"], Fmt::integer) + " from " +
-                                      value_span(st["seegull_rows"], Fmt::integer) +
-                                      " SeeGULL rows");
+  const VisualStereotypesResult st =
+      visual_stereotypes_from_json(a.json()).value_or(VisualStereotypesResult{});
+  const std::string sp = visual_section_pointer(kVisualStereotypesSection);
+  const auto count = [&](double value, const char* key) {
+    return value_span(visual_at(value, sp, key), Fmt::integer);
+  };
+  page.fact("Identities",
+            count(st.identities, "identities") + " (" +
+                count(st.identities_with_at_least_min, "identities_with_at_least_min") +
+                " with enough visual stereotypes for theta)");
+  page.fact("Visual stereotypes", count(st.visual_stereotypes, "visual_stereotypes") + " from " +
+                                      count(st.seegull_rows, "seegull_rows") + " SeeGULL rows");
   likelihood_section(page, a.json());
-  salience_section(page, a);
+  salience_section(page, a.json());
   pull_section(page, a.json());
   exemplars_section(page, r["exemplars"], "images of the pull prompts");
 }

@@ -344,6 +344,132 @@ std::optional<VisualPullResult> visual_pull_from_json(const Json& analyses) {
   return s;
 }
 
+Json to_json(const VisualStereotypesResult& s) {
+  return {{"visual_attributes",
+           {{"rows", json_count(s.attribute_rows)},
+            {"distinct", json_count(s.attributes_distinct)},
+            {"repeated", json_count(s.attributes_repeated)},
+            {"rating_columns", s.rating_columns},
+            {"visual", json_count(s.attributes_visual)}}},
+          {"seegull_rows", json_count(s.seegull_rows)},
+          {"stereotype_rows", json_count(s.stereotype_rows)},
+          {"visual_stereotypes", json_count(s.visual_stereotypes)},
+          {"attributes_used", json_count(s.attributes_used)},
+          {"identities", json_count(s.identities)},
+          {"identities_with_one", json_count(s.identities_with_one)},
+          {"identities_with_more_than_one", json_count(s.identities_with_more_than_one)},
+          {"identities_with_at_least_min", json_count(s.identities_with_at_least_min)},
+          {"offensiveness_from_merged_column", json_count(s.offensiveness_from_merged_column)}};
+}
+
+std::optional<VisualStereotypesResult> visual_stereotypes_from_json(const Json& analyses) {
+  const Json* section = results_member(analyses, kVisualStereotypesSection);
+  if (section == nullptr) return std::nullopt;
+  VisualStereotypesResult s;
+  if (const Json* v = results_member(*section, "visual_attributes")) {
+    s.attribute_rows = results_number(*v, "rows");
+    s.attributes_distinct = results_number(*v, "distinct");
+    s.attributes_repeated = results_number(*v, "repeated");
+    s.rating_columns = results_texts(*v, "rating_columns");
+    s.attributes_visual = results_number(*v, "visual");
+  }
+  s.seegull_rows = results_number(*section, "seegull_rows");
+  s.stereotype_rows = results_number(*section, "stereotype_rows");
+  s.visual_stereotypes = results_number(*section, "visual_stereotypes");
+  s.attributes_used = results_number(*section, "attributes_used");
+  s.identities = results_number(*section, "identities");
+  s.identities_with_one = results_number(*section, "identities_with_one");
+  s.identities_with_more_than_one = results_number(*section, "identities_with_more_than_one");
+  s.identities_with_at_least_min = results_number(*section, "identities_with_at_least_min");
+  s.offensiveness_from_merged_column = results_number(*section, "offensiveness_from_merged_column");
+  return s;
+}
+
+namespace {
+
+Json salience_identity_json(const VisualSalienceIdentity& x) {
+  Json top = Json::array();
+  for (const VisualSalienceTop& t : x.top_stereotypes) {
+    Json j{{"attribute", t.attribute},
+           {"rank", json_count(t.rank)},
+           {"salience", json_number(t.salience)},
+           {"count", json_count(t.count)}};
+    if (t.likelihood) j["likelihood"] = json_number(*t.likelihood);
+    top.push_back(std::move(j));
+  }
+  return {{"identity", x.identity},
+          {"region", x.region},
+          {"captions", json_count(x.captions)},
+          {"top_stereotypes", std::move(top)}};
+}
+
+VisualSalienceTop salience_top_from_json(const Json& j) {
+  VisualSalienceTop t;
+  t.attribute = results_text(j, "attribute");
+  t.rank = results_number(j, "rank");
+  t.salience = results_number(j, "salience");
+  t.count = results_number(j, "count");
+  if (j.is_object() && j.contains("likelihood")) t.likelihood = results_number(j, "likelihood");
+  return t;
+}
+
+VisualSalienceIdentity salience_identity_from_json(const Json& j) {
+  VisualSalienceIdentity x;
+  x.identity = results_text(j, "identity");
+  x.region = results_text(j, "region");
+  x.captions = results_number(j, "captions");
+  x.top_stereotypes =
+      visual_entries<VisualSalienceTop>(j, "top_stereotypes", salience_top_from_json);
+  return x;
+}
+
+}  // namespace
+
+Json to_json(const VisualSalienceResult& s) {
+  Json ids = Json::array();
+  for (const VisualSalienceIdentity& x : s.identities_detail) {
+    ids.push_back(salience_identity_json(x));
+  }
+  Json j{{"definition", s.definition},
+         {"smoothing", json_number(s.smoothing)},
+         {"top", json_count(s.top)},
+         {"captions", json_count(s.captions)},
+         {"identities", json_count(s.identities)},
+         {"vocabulary", json_count(s.vocabulary)},
+         {"matches", json_count(s.matches)},
+         {"top_stereotypes", json_count(s.top_stereotypes)},
+         {"identities_detail", std::move(ids)}};
+  if (const auto& a = s.annotated) {
+    j["top_stereotypes_annotated"] = json_count(a->top_stereotypes_annotated);
+    j["top_stereotypes_marked_present"] = json_count(a->top_stereotypes_marked_present);
+    j["share_marked_present"] = json_number(a->share_marked_present);
+  }
+  return j;
+}
+
+std::optional<VisualSalienceResult> visual_salience_from_json(const Json& analyses) {
+  const Json* section = results_member(analyses, kVisualSalienceSection);
+  if (section == nullptr) return std::nullopt;
+  VisualSalienceResult s;
+  s.definition = results_text(*section, "definition");
+  s.smoothing = results_number(*section, "smoothing");
+  s.top = results_number(*section, "top");
+  s.captions = results_number(*section, "captions");
+  s.identities = results_number(*section, "identities");
+  s.vocabulary = results_number(*section, "vocabulary");
+  s.matches = results_number(*section, "matches");
+  s.top_stereotypes = results_number(*section, "top_stereotypes");
+  s.identities_detail = visual_entries<VisualSalienceIdentity>(*section, "identities_detail",
+                                                               salience_identity_from_json);
+  if (section->contains("top_stereotypes_annotated")) {
+    s.annotated =
+        VisualSalienceResult::Annotated{results_number(*section, "top_stereotypes_annotated"),
+                                        results_number(*section, "top_stereotypes_marked_present"),
+                                        results_number(*section, "share_marked_present")};
+  }
+  return s;
+}
+
 std::string visual_section_pointer(const char* section) {
   return fmt::format("/analyses/{}", section);
 }

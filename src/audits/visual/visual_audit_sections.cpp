@@ -177,21 +177,23 @@ AnalysisOutput stereotypes_section(const VisualAttributes& visual, const VisualS
       table.put("offensiveness", s.offensiveness);
     }
   }
-  out.json = {{"visual_attributes",
-               {{"rows", visual.rows},
-                {"distinct", visual.distinct},
-                {"repeated", visual.repeated},
-                {"rating_columns", visual.rating_columns},
-                {"visual", visual.attributes.size()}}},
-              {"seegull_rows", st.seegull_rows},
-              {"stereotype_rows", st.stereotype_rows},
-              {"visual_stereotypes", st.visual_pairs},
-              {"attributes_used", st.attributes_used},
-              {"identities", st.by_identity.size()},
-              {"identities_with_one", st.by_identity.size() - st.identities_with_at_least(2)},
-              {"identities_with_more_than_one", st.identities_with_at_least(2)},
-              {"identities_with_at_least_min", st.identities_with_at_least(min_stereotypes)},
-              {"offensiveness_from_merged_column", st.offensiveness_from_merged}};
+  const auto count = [](std::size_t n) { return static_cast<double>(n); };
+  VisualStereotypesResult section;
+  section.attribute_rows = count(visual.rows);
+  section.attributes_distinct = count(visual.distinct);
+  section.attributes_repeated = count(visual.repeated);
+  section.rating_columns = visual.rating_columns;
+  section.attributes_visual = count(visual.attributes.size());
+  section.seegull_rows = count(st.seegull_rows);
+  section.stereotype_rows = count(st.stereotype_rows);
+  section.visual_stereotypes = count(st.visual_pairs);
+  section.attributes_used = count(st.attributes_used);
+  section.identities = count(st.by_identity.size());
+  section.identities_with_one = count(st.by_identity.size() - st.identities_with_at_least(2));
+  section.identities_with_more_than_one = count(st.identities_with_at_least(2));
+  section.identities_with_at_least_min = count(st.identities_with_at_least(min_stereotypes));
+  section.offensiveness_from_merged_column = count(st.offensiveness_from_merged);
+  out.json = to_json(section);
   if (st.offensiveness_from_merged > 0) {
     out.notes.push_back(
         fmt::format("{} visual stereotypes have no Annotation1..3 offensiveness; their merged "
@@ -280,12 +282,16 @@ AnalysisOutput salience_section(const Table& captions, const VisualAttributes& v
   }
   AnalysisOutput out;
   TableBuilder table("salience");
-  Json per_identity = Json::array();
+  VisualSalienceResult section;
   std::size_t top_total = 0, top_shown = 0, top_present = 0;
   std::size_t e = 0;
   for (std::size_t i = 0; i < rep.identities.size(); ++i) {
     const std::string& id = rep.identities[i];
-    Json top = Json::array();
+    VisualSalienceIdentity& detail = section.identities_detail.emplace_back();
+    detail.identity = id;
+    detail.region = region_of(regions, id);
+    detail.captions = static_cast<double>(rep.captions_per_identity[i]);
+    std::vector<VisualSalienceTop>& top = detail.top_stereotypes;
     for (; e < rep.entries.size() && rep.entries[e].identity == id; ++e) {
       const SalienceEntry& x = rep.entries[e];
       const auto l = likelihood.find({id, x.attribute});
@@ -302,41 +308,36 @@ AnalysisOutput salience_section(const Table& captions, const VisualAttributes& v
       table.put("salience", x.salience);
       table.put("likelihood", l == likelihood.end() ? stats::kNaN : l->second);
       if (x.stereotype && top.size() < o.top) {
-        Json t{{"attribute", x.attribute},
-               {"rank", x.rank},
-               {"salience", x.salience},
-               {"count", x.count}};
+        VisualSalienceTop& t = top.emplace_back();
+        t.attribute = x.attribute;
+        t.rank = static_cast<double>(x.rank);
+        t.salience = x.salience;
+        t.count = static_cast<double>(x.count);
         ++top_total;
         if (l != likelihood.end()) {
-          t["likelihood"] = l->second;
+          t.likelihood = l->second;
           ++top_shown;
           top_present += l->second > 0 ? 1 : 0;
         }
-        top.push_back(std::move(t));
       }
     }
-    per_identity.push_back({{"identity", id},
-                            {"region", region_of(regions, id)},
-                            {"captions", rep.captions_per_identity[i]},
-                            {"top_stereotypes", top}});
   }
-  out.json = {{"definition",
-               "S(a,id) = tf(a,id) x idf(a): tf = (c + smoothing) / (sum c + smoothing x V), "
-               "idf = ln((1 + N) / (1 + df)) + 1 over identities (ViSAGe 3.2)"},
-              {"smoothing", o.smoothing},
-              {"top", o.top},
-              {"captions", rep.captions},
-              {"identities", rep.identities.size()},
-              {"vocabulary", rep.vocabulary},
-              {"matches", rep.entries.size()},
-              {"top_stereotypes", top_total},
-              {"identities_detail", per_identity}};
+  section.definition =
+      "S(a,id) = tf(a,id) x idf(a): tf = (c + smoothing) / (sum c + smoothing x V), "
+      "idf = ln((1 + N) / (1 + df)) + 1 over identities (ViSAGe 3.2)";
+  section.smoothing = o.smoothing;
+  section.top = static_cast<double>(o.top);
+  section.captions = static_cast<double>(rep.captions);
+  section.identities = static_cast<double>(rep.identities.size());
+  section.vocabulary = static_cast<double>(rep.vocabulary);
+  section.matches = static_cast<double>(rep.entries.size());
+  section.top_stereotypes = static_cast<double>(top_total);
   if (ann != nullptr) {
-    out.json["top_stereotypes_annotated"] = top_shown;
-    out.json["top_stereotypes_marked_present"] = top_present;
-    out.json["share_marked_present"] =
-        json_number(top_shown > 0 ? static_cast<double>(top_present) / top_shown : stats::kNaN);
+    section.annotated = VisualSalienceResult::Annotated{
+        static_cast<double>(top_shown), static_cast<double>(top_present),
+        top_shown > 0 ? static_cast<double>(top_present) / top_shown : stats::kNaN};
   }
+  out.json = to_json(section);
   out.tables.emplace_back("salience", table.build());
   return out;
 }
