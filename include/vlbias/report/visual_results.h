@@ -48,6 +48,13 @@ struct VisualStereotypesResult {
   double offensiveness_from_merged_column = stats::kNaN;
 };
 
+// An identity's bootstrap intervals. (The structs held in a std::optional stand at namespace
+// scope: clang finds a nested one with member initializers not default-constructible inside its
+// enclosing class.)
+struct VisualLikelihoodIntervals {
+  VisualInterval l_stereo, l_random, theta, offensiveness;
+};
+
 // One identity of analyses.likelihood: its likelihoods, theta and offensiveness.
 struct VisualLikelihoodIdentity {
   std::string identity, region;
@@ -57,11 +64,8 @@ struct VisualLikelihoodIdentity {
   double l_stereo = stats::kNaN, l_random = stats::kNaN, theta = stats::kNaN;
   std::string theta_status;  // finite, infinite or undefined
   double offensiveness = stats::kNaN, mean_offensiveness = stats::kNaN;
-  // The bootstrap intervals (absent: no bootstrap).
-  struct Intervals {
-    VisualInterval l_stereo, l_random, theta, offensiveness;
-  };
-  std::optional<Intervals> ci;
+  using Intervals = VisualLikelihoodIntervals;
+  std::optional<Intervals> ci;  // absent: no bootstrap
 };
 
 // One region of analyses.likelihood: means over its included identities, its pooled ratio.
@@ -72,6 +76,15 @@ struct VisualLikelihoodRegion {
   double mean_finite_theta = stats::kNaN;
   double infinite = stats::kNaN, undefined = stats::kNaN;
   double mean_offensiveness = stats::kNaN;
+};
+
+// The likelihood ratio pooled over the included identities.
+struct VisualLikelihoodPooled {
+  double identities = stats::kNaN, finite = stats::kNaN, infinite = stats::kNaN;
+  double undefined = stats::kNaN;
+  double ratio = stats::kNaN, mean_finite_theta = stats::kNaN, median_theta = stats::kNaN;
+  bool median_theta_infinite = false;
+  std::optional<VisualInterval> ci_ratio;  // absent: no bootstrap
 };
 
 // analyses.likelihood.
@@ -85,15 +98,8 @@ struct VisualLikelihoodResult {
     double judgements = stats::kNaN, images = stats::kNaN, identities = stats::kNaN;
     double attributes = stats::kNaN;
   } annotations;
-  // The ratio pooled over the included identities (absent in a section read back without).
-  struct Pooled {
-    double identities = stats::kNaN, finite = stats::kNaN, infinite = stats::kNaN;
-    double undefined = stats::kNaN;
-    double ratio = stats::kNaN, mean_finite_theta = stats::kNaN, median_theta = stats::kNaN;
-    bool median_theta_infinite = false;
-    std::optional<VisualInterval> ci_ratio;  // absent: no bootstrap
-  };
-  std::optional<Pooled> pooled;
+  using Pooled = VisualLikelihoodPooled;
+  std::optional<Pooled> pooled;  // absent in a section read back without
   std::vector<VisualLikelihoodIdentity> identities;
   std::vector<VisualLikelihoodRegion> regions;
 };
@@ -111,6 +117,12 @@ struct VisualSalienceIdentity {
   std::vector<VisualSalienceTop> top_stereotypes;
 };
 
+// With annotations: how many top stereotypes were annotated and marked present.
+struct VisualSalienceAnnotated {
+  double top_stereotypes_annotated = stats::kNaN, top_stereotypes_marked_present = stats::kNaN;
+  double share_marked_present = stats::kNaN;
+};
+
 // analyses.salience.
 struct VisualSalienceResult {
   std::string definition;
@@ -118,12 +130,8 @@ struct VisualSalienceResult {
   double captions = stats::kNaN, identities = stats::kNaN, vocabulary = stats::kNaN;
   double matches = stats::kNaN, top_stereotypes = stats::kNaN;
   std::vector<VisualSalienceIdentity> identities_detail;
-  // With annotations: how many top stereotypes were annotated and marked present.
-  struct Annotated {
-    double top_stereotypes_annotated = stats::kNaN, top_stereotypes_marked_present = stats::kNaN;
-    double share_marked_present = stats::kNaN;
-  };
-  std::optional<Annotated> annotated;
+  using Annotated = VisualSalienceAnnotated;
+  std::optional<Annotated> annotated;  // absent: no annotations
 };
 
 // One identity of analyses.pull: its similarities, pull and permutation test.
