@@ -2,6 +2,7 @@
 #include "vlbias/report/pilot_sections.h"
 
 #include "results_reading.h"
+#include "vlbias/report/visual_results.h"
 
 namespace vlbias {
 
@@ -23,7 +24,7 @@ PilotSections pilot_sections_from_json(const Json& results) {
   s.region_gaps = region_gaps != nullptr && !region_gaps->empty();
   const Json* consistency_gaps = results_array(*a, "consistency_gaps");
   s.consistency_gaps = consistency_gaps != nullptr && !consistency_gaps->empty();
-  const Json* pull = results_member(*a, "pull");
+  const Json* pull = results_member(*a, kVisualPullSection);
   s.pull_per_identity = pull != nullptr && results_member(*pull, "per_identity") != nullptr;
   return s;
 }

@@ -6,6 +6,7 @@
 
 #include "vlbias/report/geo_results.h"
 #include "vlbias/report/lvlm_results.h"
+#include "vlbias/report/visual_results.h"
 
 namespace vlbias::report_internal {
 
@@ -214,44 +215,46 @@ void lvlm_paired(SummaryBuilder& b, const Node& p) {
 
 // ------------------------------------------------------------------ visual-stereotypes
 
-void visual_likelihood(SummaryBuilder& b, const Node& lik) {
-  const Node pooled = lik["pooled"];
-  if (!pooled.null())
-    b.add("likelihood/pooled", "likelihood",
-          "pooled L(stereo)/L(random): how much more often the visual stereotypes are marked "
-          "present than random visual attributes (1 = no difference)",
-          {}, pooled["ratio"])
-        .ci(pooled["ci_ratio"]);
-  const Node ids = lik["identities"];
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    const Node id = ids[i];
-    if (!id["included"].boolean()) continue;
-    const std::string name = id["identity"].str();
-    b.add("theta/" + name, "likelihood", "theta = L(stereo)/L(random) of the identity", {name},
-          id["theta"])
-        .ci(id["ci"]["theta"]);
+void visual_likelihood(SummaryBuilder& b, const VisualLikelihoodResult& lik) {
+  const std::string lp = visual_section_pointer(kVisualLikelihoodSection);
+  if (const auto& pooled = lik.pooled) {
+    SummaryFinding f =
+        b.add("likelihood/pooled", kVisualLikelihoodSection,
+              "pooled L(stereo)/L(random): how much more often the visual stereotypes are marked "
+              "present than random visual attributes (1 = no difference)",
+              {}, NumberAt{pooled->ratio, lp + "/pooled/ratio"});
+    if (const auto& ci = pooled->ci_ratio) f.ci(ci->ci.lower, ci->ci.upper, ci->ci.level);
+  }
+  for (std::size_t i = 0; i < lik.identities.size(); ++i) {
+    const VisualLikelihoodIdentity& id = lik.identities[i];
+    if (!id.included) continue;
+    SummaryFinding f =
+        b.add("theta/" + id.identity, kVisualLikelihoodSection,
+              "theta = L(stereo)/L(random) of the identity", {id.identity},
+              NumberAt{id.theta, visual_identity_pointer(kVisualLikelihoodSection, i) + "/theta"});
+    if (id.ci) f.ci(id.ci->theta.ci.lower, id.ci->theta.ci.upper, id.ci->theta.ci.level);
   }
 }
 
 // Pull = mean(m | s) - mean(m | ns), m_j = image j's mean cosine to the default images: units
 // are the identity's stereotypical and non-stereotypical images.
-void visual_pull(SummaryBuilder& b, const Node& pull) {
-  const Node ids = pull["per_identity"];
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    const Node id = ids[i];
-    const std::string name = id["identity"].str();
-    b.add("pull/" + name, "pull",
-          "stereotypical pull S(d,s) - S(d,ns) of the identity's default images", {name},
-          id["pull"])
-        .p(id["test"]["p_value"], id["test"]["p_holm"])
+void visual_pull(SummaryBuilder& b, const VisualPullResult& pull) {
+  const char* section = kVisualPullSection;
+  for (std::size_t i = 0; i < pull.per_identity.size(); ++i) {
+    const VisualPullIdentity& id = pull.per_identity[i];
+    const std::string ip = visual_identity_pointer(section, i);
+    b.add(std::string(section) + "/" + id.identity, section,
+          "stereotypical pull S(d,s) - S(d,ns) of the identity's default images", {id.identity},
+          NumberAt{id.pull, ip + "/pull"})
+        .p(NumberAt{id.test.p_value, ip + "/test/p_value"},
+           NumberAt{id.test.p_holm, ip + "/test/p_holm"})
         .better("closer_to_zero")
-        .units_difference(units_table_name("pull", {name}), "row", "m", "set", "s", "ns");
+        .units_difference(units_table_name(section, {id.identity}), "row", "m", "set", "s", "ns");
   }
-  for (std::size_t i = 0; i < pull["regions"].size(); ++i) {
-    const Node r = pull["regions"][i];
-    const std::string rg = r["region"].str();
-    b.add("pull_region/" + rg, "pull", "mean stereotypical pull of the region's identities", {rg},
-          r["mean_pull"])
+  for (std::size_t i = 0; i < pull.regions.size(); ++i) {
+    const VisualPullRegion& r = pull.regions[i];
+    b.add("pull_region/" + r.region, section, "mean stereotypical pull of the region's identities",
+          {r.region}, NumberAt{r.mean_pull, visual_region_pointer(section, i) + "/mean_pull"})
         .better("closer_to_zero");
   }
 }
@@ -279,8 +282,8 @@ void summarize_lvlm_counterfactual(SummaryBuilder& b) {
 
 void summarize_visual_stereotypes(SummaryBuilder& b) {
   const Node a = b.root()["analyses"];
-  if (!a["likelihood"].null()) visual_likelihood(b, a["likelihood"]);
-  if (!a["pull"].null()) visual_pull(b, a["pull"]);
+  if (const auto lik = visual_likelihood_from_json(a.json())) visual_likelihood(b, *lik);
+  if (const auto pull = visual_pull_from_json(a.json())) visual_pull(b, *pull);
 }
 
 }  // namespace vlbias::report_internal

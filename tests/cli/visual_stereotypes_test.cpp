@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_util.h"
+#include "vlbias/io/json.h"
+#include "vlbias/report/visual_results.h"
 
 namespace vlbias {
 namespace {
@@ -117,6 +119,23 @@ TEST(VisualStereotypesCli, AuditWritesEverySection) {
                                         (std::string(t) + ".csv")))
         << t;
   }
+}
+
+// The typed contract (include/vlbias/report/visual_results.h) reads each section of a real
+// run back to the same text, key order and integers included.
+TEST(VisualStereotypesCli, SectionsReadBackToTheSameText) {
+  run_audit(false, "contract");
+  const Json res = Json::parse(read_file(temp_dir() / "contract" / "run" / "results.json"));
+  const Json& a = res["analyses"];
+  const auto same = [&](const char* section, const auto& back) {
+    ASSERT_TRUE(back.has_value()) << section;
+    EXPECT_EQ(to_json(*back).dump(), a[section].dump()) << section;
+  };
+  same(kVisualStereotypesSection, visual_stereotypes_from_json(a));
+  same(kVisualLikelihoodSection, visual_likelihood_from_json(a));
+  same(kVisualSalienceSection, visual_salience_from_json(a));
+  same(kVisualPullSection, visual_pull_from_json(a));
+  EXPECT_EQ(visual_likelihood_from_json(a)->identities.size(), 12u);
 }
 
 TEST(VisualStereotypesCli, SpecErrors) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -17,6 +18,7 @@
 #include "vlbias/report/power_results.h"
 #include "vlbias/report/representation_results.h"
 #include "vlbias/report/scores_results.h"
+#include "vlbias/report/visual_results.h"
 
 namespace vlbias {
 namespace {
@@ -319,20 +321,135 @@ TEST(ResultsContracts, PilotSectionsReadWhatPowerNeeds) {
   EXPECT_FALSE(merged.consistency_gaps);
 }
 
+const double kVisualInf = std::numeric_limits<double>::infinity();
+
+stats::Interval visual_bootstrap(double lower, double upper) {
+  stats::Interval ci;
+  ci.lower = lower;
+  ci.upper = upper;
+  ci.resamples = 200;
+  ci.seed = 16694619771579979414ULL;
+  return ci;
+}
+
+TEST(ResultsContracts, VisualLikelihoodReadsBackToTheSameText) {
+  VisualLikelihoodResult s;
+  s.definition = "L(a,id) = k/n";
+  s.aggregation = "annotation";
+  s.min_stereotypes = 2;
+  s.annotations = {14858, 3, 738, 100, 1500, 13355, 234, 12, 169};
+  VisualLikelihoodResult::Pooled& p = s.pooled.emplace();
+  p = {9, 8, 1, 0, 4.01, 8.99, kVisualInf, true, visual_interval(visual_bootstrap(2.9, 6.1))};
+  VisualLikelihoodIdentity& id = s.identities.emplace_back();
+  id = {"Bangladeshi", "South Asia", true,       8,          7,    13,   20,          6,
+        0.25,          0.0,          kVisualInf, "infinite", 0.08, 0.33, std::nullopt};
+  id.ci = VisualLikelihoodIdentity::Intervals{visual_interval(visual_bootstrap(0.2, 0.3)),
+                                              visual_interval(visual_bootstrap(0, 0.06)),
+                                              visual_interval(visual_bootstrap(4.0, kVisualInf)),
+                                              visual_interval(visual_bootstrap(5e-18, 0.15))};
+  s.identities.push_back(
+      {"Swiss", "Europe", false, 1, 1, 4, 5, 0, 0.1, 0.2, 0.5, "finite", 0.01, 0.1, std::nullopt});
+  s.regions.push_back({"Europe", 2, 0.008, 0.108, 0.076, 0.055, 0, 0, 0.0128});
+  const Json j = to_json(s);
+  const auto back = visual_likelihood_from_json(Json{{kVisualLikelihoodSection, j}});
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(to_json(*back).dump(), j.dump());
+  EXPECT_EQ(j["annotations"]["rows"].dump(), "14858");  // counts stay integers
+  EXPECT_TRUE(j["identities"][0]["theta"].is_null());   // infinite: null with its flag
+  EXPECT_EQ(j["identities"][0]["ci"]["theta"]["upper_infinite"], true);
+  EXPECT_FALSE(j["identities"][1].contains("ci"));
+  EXPECT_EQ(j["pooled"]["median_theta_infinite"], true);
+  EXPECT_EQ(visual_identity_pointer(kVisualLikelihoodSection, 1),
+            "/analyses/likelihood/identities/1");
+}
+
+TEST(ResultsContracts, VisualPullReadsBackToTheSameText) {
+  VisualPullResult s;
+  s.definition = "pull = S(d,s) - S(d,ns)";
+  s.identities = 2;
+  s.tested = 1;
+  s.positive_pull = 1;
+  s.permutations = 10000;
+  s.alternative = "greater";
+  VisualPullIdentity& x = s.per_identity.emplace_back();
+  x = {"Bangladeshi", "South Asia", 6, 6, 6, 0.86, 0.54, 0.46, 0.62, 0.32, 0.86, 0.9, 0.91, {}};
+  x.test = {0.001, 0.013, 0.0013, "greater", "exact", 924, 15570739799541098521ULL};
+  s.per_identity.push_back({"Swiss",
+                            "Europe",
+                            6,
+                            0,
+                            6,
+                            stats::kNaN,
+                            0.5,
+                            stats::kNaN,
+                            stats::kNaN,
+                            stats::kNaN,
+                            0.9,
+                            stats::kNaN,
+                            0.8,
+                            {}});
+  s.regions.push_back({"South Asia", 1, 1, 1, 0.86, 0.54, 0.46, 0.62, 0.32});
+  const Json j = to_json(s);
+  const auto back = visual_pull_from_json(Json{{kVisualPullSection, j}});
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(to_json(*back).dump(), j.dump());
+  EXPECT_EQ(j["per_identity"][0]["test"]["seed"].dump(), "15570739799541098521");
+  EXPECT_EQ(j["per_identity"][0]["n"]["default"].dump(), "6");
+  EXPECT_EQ(visual_identity_pointer(kVisualPullSection, 1), "/analyses/pull/per_identity/1");
+  EXPECT_EQ(visual_region_pointer(kVisualPullSection, 0), "/analyses/pull/regions/0");
+}
+
+TEST(ResultsContracts, VisualStereotypesAndSalienceReadBackToTheSameText) {
+  VisualStereotypesResult st;
+  st = {543, 542, 1, 213, {"rating_asia", "rating_na"}, 679, 375, 97, 76, 12, 3, 9, 9, 26};
+  const Json js = to_json(st);
+  const auto st_back = visual_stereotypes_from_json(Json{{kVisualStereotypesSection, js}});
+  ASSERT_TRUE(st_back.has_value());
+  EXPECT_EQ(to_json(*st_back).dump(), js.dump());
+  VisualSalienceResult sal;
+  sal.definition = "S(a,id) = tf x idf";
+  sal.smoothing = 1.0;
+  sal.top = 5;
+  sal.captions = 702;
+  sal.identities = 2;
+  sal.vocabulary = 213;
+  sal.matches = 327;
+  sal.top_stereotypes = 2;
+  sal.identities_detail.push_back(
+      {"Bangladeshi", "South Asia", 60, {{"good", 2, 0.053, 4, 0.1}, {"brown", 4, 0.045, 4, {}}}});
+  sal.identities_detail.push_back({"Swiss", "Europe", 0, {}});
+  for (const bool annotated : {false, true}) {
+    if (annotated) sal.annotated = VisualSalienceResult::Annotated{1, 1, 1.0};
+    const Json j = to_json(sal);
+    const auto back = visual_salience_from_json(Json{{kVisualSalienceSection, j}});
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(to_json(*back).dump(), j.dump());
+    EXPECT_EQ(j.contains("share_marked_present"), annotated);
+  }
+  EXPECT_EQ(visual_salience_top_pointer(0, 1),
+            "/analyses/salience/identities_detail/0/top_stereotypes/1");
+}
+
 TEST(ResultsContracts, OtherShapesReadWithoutThrowing) {
   for (const Json& x : {Json(), Json(3), Json("x"), Json::array({1, "a"}),
                         Json{{"regions", 1},
                              {"columns", Json::array({1, Json::object()})},
                              {"tests", Json::array({Json{{"groups", "no"}}})}}}) {
-    const Json analyses{{kGeoFilteredSection, x}, {kScoresSection, x},
-                        {kConfidenceSection, x},  {kLvlmGroupTestsSection, x},
-                        {kAssociationSection, x}, {kDistributionSection, x}};
+    const Json analyses{{kGeoFilteredSection, x},       {kScoresSection, x},
+                        {kConfidenceSection, x},        {kLvlmGroupTestsSection, x},
+                        {kAssociationSection, x},       {kDistributionSection, x},
+                        {kVisualStereotypesSection, x}, {kVisualLikelihoodSection, x},
+                        {kVisualSalienceSection, x},    {kVisualPullSection, x}};
     EXPECT_NO_THROW(geo_filtered_from_json(analyses));
     EXPECT_NO_THROW(scores_from_json(analyses));
     EXPECT_NO_THROW(confidence_from_json(analyses));
     EXPECT_NO_THROW(lvlm_group_tests_from_json(analyses));
     EXPECT_NO_THROW(association_from_json(analyses));
     EXPECT_NO_THROW(distribution_from_json(analyses));
+    EXPECT_NO_THROW(visual_stereotypes_from_json(analyses));
+    EXPECT_NO_THROW(visual_likelihood_from_json(analyses));
+    EXPECT_NO_THROW(visual_salience_from_json(analyses));
+    EXPECT_NO_THROW(visual_pull_from_json(analyses));
     EXPECT_NO_THROW(pilot_sections_from_json(Json{{"kind", "representation"}, {"analyses", x}}));
   }
   EXPECT_FALSE(geo_filtered_from_json(Json::object()).has_value());

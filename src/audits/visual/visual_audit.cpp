@@ -36,13 +36,16 @@ stats::Alternative parse_alternative(const std::string& a) {
 Json visual_spec_json(const AuditCommonSpec& spec, const VisualAuditSpec& v) {
   Json analyses = Json::object();
   if (v.likelihood.toggle.enabled) {
-    analyses["likelihood"] = {{"bootstrap", v.likelihood.bootstrap}, {"ci", v.likelihood.ci}};
+    analyses[kVisualLikelihoodSection] = {{"bootstrap", v.likelihood.bootstrap},
+                                          {"ci", v.likelihood.ci}};
   }
   if (v.salience.toggle.enabled) {
-    analyses["salience"] = {{"smoothing", v.salience.smoothing}, {"top", v.salience.top}};
+    analyses[kVisualSalienceSection] = {{"smoothing", v.salience.smoothing},
+                                        {"top", v.salience.top}};
   }
   if (v.pull.toggle.enabled) {
-    analyses["pull"] = {{"permutations", v.pull.permutations}, {"alternative", v.pull.alternative}};
+    analyses[kVisualPullSection] = {{"permutations", v.pull.permutations},
+                                    {"alternative", v.pull.alternative}};
   }
   Json j{{"kind", "visual-stereotypes"},
          {"seed", spec.seed},
@@ -161,7 +164,7 @@ void run_visual_audit(const AuditCommonSpec& spec, const VisualAuditSpec& v,
   std::vector<std::pair<std::string, AnalysisOutput>> sections;
   Json exemplars;  // report.images, from the pull table
   std::vector<std::string> exemplar_notes;
-  sections.emplace_back("stereotypes",
+  sections.emplace_back(kVisualStereotypesSection,
                         stereotypes_section(visual, stereotypes, regions, v.min_stereotypes));
   progress.advance(1);
 
@@ -182,7 +185,8 @@ void run_visual_audit(const AuditCommonSpec& spec, const VisualAuditSpec& v,
   LikelihoodReport likelihood;
   if (have_annotations) likelihood = visual_likelihood(annotations, stereotypes, lo);
   if (v.likelihood.toggle.enabled) {
-    sections.emplace_back("likelihood", likelihood_section(annotations, likelihood, regions, lo));
+    sections.emplace_back(kVisualLikelihoodSection,
+                          likelihood_section(annotations, likelihood, regions, lo));
     progress.advance(1);
   }
   if (v.salience.toggle.enabled) {
@@ -192,7 +196,7 @@ void run_visual_audit(const AuditCommonSpec& spec, const VisualAuditSpec& v,
     co.identity_column = v.caption_identity_column;
     co.smoothing = v.salience.smoothing;
     co.top = v.salience.top;
-    sections.emplace_back("salience",
+    sections.emplace_back(kVisualSalienceSection,
                           salience_section(read_table(v.captions.string()), visual, stereotypes,
                                            have_annotations ? &annotations : nullptr,
                                            have_annotations ? &likelihood : nullptr, regions, co));
@@ -208,7 +212,7 @@ void run_visual_audit(const AuditCommonSpec& spec, const VisualAuditSpec& v,
     const Matrix embeddings = read_embeddings(v.pull_embeddings.path, v.pull_embeddings.tensor);
     const Table pull_table = read_table(v.pull_table.string());
     const PullReport pull = stereotypical_pull(pull_table, MatrixView(embeddings), po);
-    sections.emplace_back("pull", pull_section(pull, regions, po));
+    sections.emplace_back(kVisualPullSection, pull_section(pull, regions, po));
     if (spec.report_images.per_cell > 0) {
       exemplars = visual_exemplars(spec, v, pull_table, pull, exemplar_notes);
     }

@@ -13,6 +13,7 @@
 #include "vlbias/core/matrix.h"
 #include "vlbias/io/table/table.h"
 #include "vlbias/metrics/visual_stereotypes.h"
+#include "vlbias/report/visual_results.h"
 
 namespace vlbias::audits_internal {
 

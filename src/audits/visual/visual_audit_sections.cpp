@@ -11,6 +11,7 @@
 #include "table_builder.h"
 #include "visual_audit_internal.h"
 #include "vlbias/report/summary.h"
+#include "vlbias/report/visual_results.h"
 
 namespace vlbias::audits_internal {
 
@@ -21,14 +22,6 @@ const std::string kUnmapped = "(no region)";
 std::string region_of(const std::map<std::string, std::string>& regions, const std::string& id) {
   const auto it = regions.find(id);
   return it == regions.end() ? kUnmapped : it->second;
-}
-
-// An interval whose bounds may be +inf (likelihood intervals of theta).
-Json visual_interval_json(const stats::Interval& ci) {
-  Json j = to_json(ci);
-  if (std::isinf(ci.lower)) j["lower_infinite"] = true;
-  if (std::isinf(ci.upper)) j["upper_infinite"] = true;
-  return j;
 }
 
 double finite_or_nan(double x) {
@@ -74,14 +67,13 @@ Table likelihood_attributes(const Annotations& ann, const LikelihoodReport& rep,
   return attrs.build();
 }
 
-// Each identity's likelihoods, theta and offensiveness, as JSON and as rows of `ids`; collects
-// the included identities by region, and those without a visual stereotype in SeeGULL.
-Json likelihood_identities(const Annotations& ann, const LikelihoodReport& rep,
-                           const std::map<std::string, std::string>& regions,
-                           const LikelihoodOptions& o, TableBuilder& ids,
-                           LikelihoodsByRegion& by_region,
-                           std::vector<std::string>& not_in_seegull) {
-  Json id_json = Json::array();
+// Each identity's likelihoods, theta and offensiveness, as entries and as rows of `ids`;
+// collects the included identities by region, and those without a visual stereotype in SeeGULL.
+std::vector<VisualLikelihoodIdentity> likelihood_identities(
+    const Annotations& ann, const LikelihoodReport& rep,
+    const std::map<std::string, std::string>& regions, const LikelihoodOptions& o,
+    TableBuilder& ids, LikelihoodsByRegion& by_region, std::vector<std::string>& not_in_seegull) {
+  std::vector<VisualLikelihoodIdentity> out;
   for (const IdentityLikelihood& x : rep.identities) {
     const std::string& id = ann.identities[x.identity];
     const std::string region = region_of(regions, id);
@@ -107,34 +99,34 @@ Json likelihood_identities(const Annotations& ann, const LikelihoodReport& rep,
     ids.put("offensiveness", x.offensiveness);
     put_visual_interval(ids, "offensiveness", x.ci_offensiveness);
     ids.put("mean_offensiveness", x.mean_offensiveness);
-    Json j{{"identity", id},
-           {"region", region},
-           {"included", x.included},
-           {"visual_stereotypes", x.visual_stereotypes},
-           {"shown_stereotypes", x.shown_stereotypes},
-           {"shown_random", x.shown_random},
-           {"images", x.images},
-           {"present_stereotypes", x.present_stereotypes},
-           {"l_stereo", json_number(x.l_stereo)},
-           {"l_random", json_number(x.l_random)},
-           {"theta", json_number(x.theta)},
-           {"theta_status", to_string(x.status)},
-           {"offensiveness", json_number(x.offensiveness)},
-           {"mean_offensiveness", json_number(x.mean_offensiveness)}};
+    VisualLikelihoodIdentity& e = out.emplace_back();
+    e.identity = id;
+    e.region = region;
+    e.included = x.included;
+    e.visual_stereotypes = static_cast<double>(x.visual_stereotypes);
+    e.shown_stereotypes = static_cast<double>(x.shown_stereotypes);
+    e.shown_random = static_cast<double>(x.shown_random);
+    e.images = static_cast<double>(x.images);
+    e.present_stereotypes = static_cast<double>(x.present_stereotypes);
+    e.l_stereo = x.l_stereo;
+    e.l_random = x.l_random;
+    e.theta = x.theta;
+    e.theta_status = to_string(x.status);
+    e.offensiveness = x.offensiveness;
+    e.mean_offensiveness = x.mean_offensiveness;
     if (o.bootstrap > 0) {
-      j["ci"] = {{"l_stereo", visual_interval_json(x.ci_l_stereo)},
-                 {"l_random", visual_interval_json(x.ci_l_random)},
-                 {"theta", visual_interval_json(x.ci_theta)},
-                 {"offensiveness", visual_interval_json(x.ci_offensiveness)}};
+      e.ci = VisualLikelihoodIdentity::Intervals{
+          visual_interval(x.ci_l_stereo), visual_interval(x.ci_l_random),
+          visual_interval(x.ci_theta), visual_interval(x.ci_offensiveness)};
     }
-    id_json.push_back(std::move(j));
   }
-  return id_json;
+  return out;
 }
 
 // By region: means over included identities, and the pooled ratio within the region.
-Json likelihood_regions(const LikelihoodsByRegion& by_region, TableBuilder& reg) {
-  Json reg_json = Json::array();
+std::vector<VisualLikelihoodRegion> likelihood_regions(const LikelihoodsByRegion& by_region,
+                                                       TableBuilder& reg) {
+  std::vector<VisualLikelihoodRegion> out;
   for (const auto& [region, list] : by_region) {
     Mean ls, lr, off, theta;
     std::size_t inf = 0, undef = 0;
@@ -162,17 +154,11 @@ Json likelihood_regions(const LikelihoodsByRegion& by_region, TableBuilder& reg)
     reg.put("infinite", static_cast<double>(inf));
     reg.put("undefined", static_cast<double>(undef));
     reg.put("mean_offensiveness", off.value());
-    reg_json.push_back({{"region", region},
-                        {"identities", list.size()},
-                        {"mean_l_stereo", json_number(ls.value())},
-                        {"mean_l_random", json_number(lr.value())},
-                        {"pooled_ratio", json_number(ratio)},
-                        {"mean_finite_theta", json_number(theta.value())},
-                        {"infinite", inf},
-                        {"undefined", undef},
-                        {"mean_offensiveness", json_number(off.value())}});
+    out.push_back({region, static_cast<double>(list.size()), ls.value(), lr.value(), ratio,
+                   theta.value(), static_cast<double>(inf), static_cast<double>(undef),
+                   off.value()});
   }
-  return reg_json;
+  return out;
 }
 
 }  // namespace
@@ -191,21 +177,23 @@ AnalysisOutput stereotypes_section(const VisualAttributes& visual, const VisualS
       table.put("offensiveness", s.offensiveness);
     }
   }
-  out.json = {{"visual_attributes",
-               {{"rows", visual.rows},
-                {"distinct", visual.distinct},
-                {"repeated", visual.repeated},
-                {"rating_columns", visual.rating_columns},
-                {"visual", visual.attributes.size()}}},
-              {"seegull_rows", st.seegull_rows},
-              {"stereotype_rows", st.stereotype_rows},
-              {"visual_stereotypes", st.visual_pairs},
-              {"attributes_used", st.attributes_used},
-              {"identities", st.by_identity.size()},
-              {"identities_with_one", st.by_identity.size() - st.identities_with_at_least(2)},
-              {"identities_with_more_than_one", st.identities_with_at_least(2)},
-              {"identities_with_at_least_min", st.identities_with_at_least(min_stereotypes)},
-              {"offensiveness_from_merged_column", st.offensiveness_from_merged}};
+  const auto count = [](std::size_t n) { return static_cast<double>(n); };
+  VisualStereotypesResult section;
+  section.attribute_rows = count(visual.rows);
+  section.attributes_distinct = count(visual.distinct);
+  section.attributes_repeated = count(visual.repeated);
+  section.rating_columns = visual.rating_columns;
+  section.attributes_visual = count(visual.attributes.size());
+  section.seegull_rows = count(st.seegull_rows);
+  section.stereotype_rows = count(st.stereotype_rows);
+  section.visual_stereotypes = count(st.visual_pairs);
+  section.attributes_used = count(st.attributes_used);
+  section.identities = count(st.by_identity.size());
+  section.identities_with_one = count(st.by_identity.size() - st.identities_with_at_least(2));
+  section.identities_with_more_than_one = count(st.identities_with_at_least(2));
+  section.identities_with_at_least_min = count(st.identities_with_at_least(min_stereotypes));
+  section.offensiveness_from_merged_column = count(st.offensiveness_from_merged);
+  out.json = to_json(section);
   if (st.offensiveness_from_merged > 0) {
     out.notes.push_back(
         fmt::format("{} visual stereotypes have no Annotation1..3 offensiveness; their merged "
@@ -223,38 +211,33 @@ AnalysisOutput likelihood_section(const Annotations& ann, const LikelihoodReport
   TableBuilder ids("likelihood_identities");
   LikelihoodsByRegion by_region;
   std::vector<std::string> not_in_seegull;
-  const Json id_json = likelihood_identities(ann, rep, regions, o, ids, by_region, not_in_seegull);
+  VisualLikelihoodResult section;
+  section.identities = likelihood_identities(ann, rep, regions, o, ids, by_region, not_in_seegull);
   TableBuilder reg("likelihood_regions");
-  const Json reg_json = likelihood_regions(by_region, reg);
+  section.regions = likelihood_regions(by_region, reg);
   const PooledLikelihood& p = rep.pooled;
-  Json pooled{{"identities", p.identities},
-              {"finite", p.finite},
-              {"infinite", p.infinite},
-              {"undefined", p.undefined},
-              {"ratio", json_number(p.ratio)},
-              {"mean_finite_theta", json_number(p.mean_finite_theta)},
-              {"median_theta", json_number(p.median_theta)}};
-  if (std::isinf(p.median_theta)) pooled["median_theta_infinite"] = true;
-  if (o.bootstrap > 0) pooled["ci_ratio"] = visual_interval_json(p.ci_ratio);
-  out.json = {{"definition",
-               "L(a,id) = k/n over judgements of a on id's images; theta = L(stereo)/L(random); "
-               "O = L(stereo) x mean offensiveness of present stereotypes (ViSAGe 4.1)"},
-              {"aggregation", to_string(ann.aggregation)},
-              {"none_as_random", o.none_as_random},
-              {"min_stereotypes", o.min_stereotypes},
-              {"annotations",
-               {{"rows", ann.rows},
-                {"empty_rows_skipped", ann.empty_rows},
-                {"runs", ann.runs},
-                {"duplicate_runs_dropped", ann.duplicate_runs},
-                {"duplicate_rows_dropped", ann.duplicate_rows},
-                {"judgements", ann.judgements.size()},
-                {"images", ann.images.size()},
-                {"identities", ann.identities.size()},
-                {"attributes", ann.attributes.size()}}},
-              {"pooled", pooled},
-              {"identities", id_json},
-              {"regions", reg_json}};
+  const auto count = [](std::size_t n) { return static_cast<double>(n); };
+  VisualLikelihoodResult::Pooled& pooled = section.pooled.emplace();
+  pooled.identities = count(p.identities);
+  pooled.finite = count(p.finite);
+  pooled.infinite = count(p.infinite);
+  pooled.undefined = count(p.undefined);
+  pooled.ratio = p.ratio;
+  pooled.mean_finite_theta = p.mean_finite_theta;
+  pooled.median_theta = p.median_theta;
+  pooled.median_theta_infinite = std::isinf(p.median_theta);
+  if (o.bootstrap > 0) pooled.ci_ratio = visual_interval(p.ci_ratio);
+  section.definition =
+      "L(a,id) = k/n over judgements of a on id's images; theta = L(stereo)/L(random); "
+      "O = L(stereo) x mean offensiveness of present stereotypes (ViSAGe 4.1)";
+  section.aggregation = to_string(ann.aggregation);
+  section.none_as_random = o.none_as_random;
+  section.min_stereotypes = count(o.min_stereotypes);
+  section.annotations = {
+      count(ann.rows),           count(ann.empty_rows),        count(ann.runs),
+      count(ann.duplicate_runs), count(ann.duplicate_rows),    count(ann.judgements.size()),
+      count(ann.images.size()),  count(ann.identities.size()), count(ann.attributes.size())};
+  out.json = to_json(section);
   if (ann.empty_rows > 0) {
     out.notes.push_back(
         fmt::format("{} annotation rows with neither image nor attribute were "
@@ -299,12 +282,16 @@ AnalysisOutput salience_section(const Table& captions, const VisualAttributes& v
   }
   AnalysisOutput out;
   TableBuilder table("salience");
-  Json per_identity = Json::array();
+  VisualSalienceResult section;
   std::size_t top_total = 0, top_shown = 0, top_present = 0;
   std::size_t e = 0;
   for (std::size_t i = 0; i < rep.identities.size(); ++i) {
     const std::string& id = rep.identities[i];
-    Json top = Json::array();
+    VisualSalienceIdentity& detail = section.identities_detail.emplace_back();
+    detail.identity = id;
+    detail.region = region_of(regions, id);
+    detail.captions = static_cast<double>(rep.captions_per_identity[i]);
+    std::vector<VisualSalienceTop>& top = detail.top_stereotypes;
     for (; e < rep.entries.size() && rep.entries[e].identity == id; ++e) {
       const SalienceEntry& x = rep.entries[e];
       const auto l = likelihood.find({id, x.attribute});
@@ -321,41 +308,36 @@ AnalysisOutput salience_section(const Table& captions, const VisualAttributes& v
       table.put("salience", x.salience);
       table.put("likelihood", l == likelihood.end() ? stats::kNaN : l->second);
       if (x.stereotype && top.size() < o.top) {
-        Json t{{"attribute", x.attribute},
-               {"rank", x.rank},
-               {"salience", x.salience},
-               {"count", x.count}};
+        VisualSalienceTop& t = top.emplace_back();
+        t.attribute = x.attribute;
+        t.rank = static_cast<double>(x.rank);
+        t.salience = x.salience;
+        t.count = static_cast<double>(x.count);
         ++top_total;
         if (l != likelihood.end()) {
-          t["likelihood"] = l->second;
+          t.likelihood = l->second;
           ++top_shown;
           top_present += l->second > 0 ? 1 : 0;
         }
-        top.push_back(std::move(t));
       }
     }
-    per_identity.push_back({{"identity", id},
-                            {"region", region_of(regions, id)},
-                            {"captions", rep.captions_per_identity[i]},
-                            {"top_stereotypes", top}});
   }
-  out.json = {{"definition",
-               "S(a,id) = tf(a,id) x idf(a): tf = (c + smoothing) / (sum c + smoothing x V), "
-               "idf = ln((1 + N) / (1 + df)) + 1 over identities (ViSAGe 3.2)"},
-              {"smoothing", o.smoothing},
-              {"top", o.top},
-              {"captions", rep.captions},
-              {"identities", rep.identities.size()},
-              {"vocabulary", rep.vocabulary},
-              {"matches", rep.entries.size()},
-              {"top_stereotypes", top_total},
-              {"identities_detail", per_identity}};
+  section.definition =
+      "S(a,id) = tf(a,id) x idf(a): tf = (c + smoothing) / (sum c + smoothing x V), "
+      "idf = ln((1 + N) / (1 + df)) + 1 over identities (ViSAGe 3.2)";
+  section.smoothing = o.smoothing;
+  section.top = static_cast<double>(o.top);
+  section.captions = static_cast<double>(rep.captions);
+  section.identities = static_cast<double>(rep.identities.size());
+  section.vocabulary = static_cast<double>(rep.vocabulary);
+  section.matches = static_cast<double>(rep.entries.size());
+  section.top_stereotypes = static_cast<double>(top_total);
   if (ann != nullptr) {
-    out.json["top_stereotypes_annotated"] = top_shown;
-    out.json["top_stereotypes_marked_present"] = top_present;
-    out.json["share_marked_present"] =
-        json_number(top_shown > 0 ? static_cast<double>(top_present) / top_shown : stats::kNaN);
+    section.annotated = VisualSalienceResult::Annotated{
+        static_cast<double>(top_shown), static_cast<double>(top_present),
+        top_shown > 0 ? static_cast<double>(top_present) / top_shown : stats::kNaN};
   }
+  out.json = to_json(section);
   out.tables.emplace_back("salience", table.build());
   return out;
 }
@@ -364,12 +346,13 @@ namespace {
 
 using PullsByRegion = std::map<std::string, std::vector<const IdentityPull*>>;
 
-// Each identity's similarities, pull and permutation test, as JSON and as rows of `ids`;
+// Each identity's similarities, pull and permutation test, as entries and as rows of `ids`;
 // collects the identities with a pull by region, and those without one.
-Json pull_identities(const PullReport& rep, const std::map<std::string, std::string>& regions,
-                     TableBuilder& ids, PullsByRegion& by_region,
-                     std::vector<std::string>& incomplete) {
-  Json id_json = Json::array();
+std::vector<VisualPullIdentity> pull_identities(const PullReport& rep,
+                                                const std::map<std::string, std::string>& regions,
+                                                TableBuilder& ids, PullsByRegion& by_region,
+                                                std::vector<std::string>& incomplete) {
+  std::vector<VisualPullIdentity> out;
   for (const IdentityPull& x : rep.identities) {
     const std::string region = region_of(regions, x.identity);
     if (std::isnan(x.pull)) {
@@ -394,36 +377,31 @@ Json pull_identities(const PullReport& rep, const std::map<std::string, std::str
     ids.put("p_value", x.test.p_value);
     ids.put("p_holm", x.p_holm);
     ids.put("p_bh", x.p_bh);
-    id_json.push_back({{"identity", x.identity},
-                       {"region", region},
-                       {"n",
-                        {{"default", x.n_default},
-                         {"stereotypical", x.n_stereo},
-                         {"non_stereotypical", x.n_nonstereo}}},
-                       {"s_d_s", json_number(x.s_d_s)},
-                       {"s_d_ns", json_number(x.s_d_ns)},
-                       {"s_s_ns", json_number(x.s_s_ns)},
-                       {"mean_similarity", json_number(x.mean_similarity)},
-                       {"pull", json_number(x.pull)},
-                       {"within",
-                        {{"s_d_d", json_number(x.s_d_d)},
-                         {"s_s_s", json_number(x.s_s_s)},
-                         {"s_ns_ns", json_number(x.s_ns_ns)}}},
-                       {"test",
-                        {{"p_value", json_number(x.test.p_value)},
-                         {"p_holm", json_number(x.p_holm)},
-                         {"p_bh", json_number(x.p_bh)},
-                         {"alternative", stats::to_string(x.test.alternative)},
-                         {"method", x.test.method},
-                         {"resamples", x.test.resamples},
-                         {"seed", x.test.seed}}}});
+    VisualPullIdentity& e = out.emplace_back();
+    e.identity = x.identity;
+    e.region = region;
+    e.n_default = static_cast<double>(x.n_default);
+    e.n_stereotypical = static_cast<double>(x.n_stereo);
+    e.n_non_stereotypical = static_cast<double>(x.n_nonstereo);
+    e.s_d_s = x.s_d_s;
+    e.s_d_ns = x.s_d_ns;
+    e.s_s_ns = x.s_s_ns;
+    e.mean_similarity = x.mean_similarity;
+    e.pull = x.pull;
+    e.s_d_d = x.s_d_d;
+    e.s_s_s = x.s_s_s;
+    e.s_ns_ns = x.s_ns_ns;
+    e.test = {x.test.p_value, x.p_holm,
+              x.p_bh,         stats::to_string(x.test.alternative),
+              x.test.method,  static_cast<double>(x.test.resamples),
+              x.test.seed};
   }
-  return id_json;
+  return out;
 }
 
 // By region: means over the identities with a pull, and how many pull toward the stereotypes.
-Json pull_regions(const PullsByRegion& by_region, TableBuilder& reg) {
-  Json reg_json = Json::array();
+std::vector<VisualPullRegion> pull_regions(const PullsByRegion& by_region, TableBuilder& reg) {
+  std::vector<VisualPullRegion> out;
   for (const auto& [region, list] : by_region) {
     Mean ds, dns, sns, mean, pull;
     std::size_t positive = 0, significant = 0;
@@ -446,17 +424,11 @@ Json pull_regions(const PullsByRegion& by_region, TableBuilder& reg) {
     reg.put("mean_s_s_ns", sns.value());
     reg.put("mean_similarity", mean.value());
     reg.put("mean_pull", pull.value());
-    reg_json.push_back({{"region", region},
-                        {"identities", list.size()},
-                        {"positive_pull", positive},
-                        {"significant_holm_05", significant},
-                        {"mean_s_d_s", json_number(ds.value())},
-                        {"mean_s_d_ns", json_number(dns.value())},
-                        {"mean_s_s_ns", json_number(sns.value())},
-                        {"mean_similarity", json_number(mean.value())},
-                        {"mean_pull", json_number(pull.value())}});
+    out.push_back({region, static_cast<double>(list.size()), static_cast<double>(positive),
+                   static_cast<double>(significant), ds.value(), dns.value(), sns.value(),
+                   mean.value(), pull.value()});
   }
-  return reg_json;
+  return out;
 }
 
 }  // namespace
@@ -468,19 +440,19 @@ AnalysisOutput pull_section(const PullReport& rep,
   TableBuilder ids("pull_identities");
   PullsByRegion by_region;
   std::vector<std::string> incomplete;
-  const Json id_json = pull_identities(rep, regions, ids, by_region, incomplete);
+  VisualPullResult section;
+  section.per_identity = pull_identities(rep, regions, ids, by_region, incomplete);
   TableBuilder reg("pull_regions");
-  const Json reg_json = pull_regions(by_region, reg);
-  out.json = {{"definition",
-               "S(X,Y) = mean pairwise cosine of image embeddings; pull = S(d,s) - S(d,ns) "
-               "(ViSAGe 5); permutation test of s/ns labels"},
-              {"identities", rep.identities.size()},
-              {"tested", rep.tested},
-              {"positive_pull", rep.positive},
-              {"permutations", o.permutations},
-              {"alternative", stats::to_string(o.alternative)},
-              {"per_identity", id_json},
-              {"regions", reg_json}};
+  section.regions = pull_regions(by_region, reg);
+  section.definition =
+      "S(X,Y) = mean pairwise cosine of image embeddings; pull = S(d,s) - S(d,ns) "
+      "(ViSAGe 5); permutation test of s/ns labels";
+  section.identities = static_cast<double>(rep.identities.size());
+  section.tested = static_cast<double>(rep.tested);
+  section.positive_pull = static_cast<double>(rep.positive);
+  section.permutations = static_cast<double>(o.permutations);
+  section.alternative = stats::to_string(o.alternative);
+  out.json = to_json(section);
   if (!incomplete.empty()) {
     out.notes.push_back(fmt::format(
         "{} identities lack a default, stereotypical or non-stereotypical image and have no "
@@ -499,7 +471,7 @@ AnalysisOutput pull_section(const PullReport& rep,
       u.put("set", x.labels[j] == 0 ? "s" : "ns");
       u.put("m", x.m[j]);
     }
-    out.units.emplace_back(units_table_name("pull", {x.identity}), u.build());
+    out.units.emplace_back(units_table_name(kVisualPullSection, {x.identity}), u.build());
   }
   return out;
 }

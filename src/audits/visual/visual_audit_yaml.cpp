@@ -77,23 +77,25 @@ void parse_pull(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
 }
 
 void parse_visual_analyses(Context& ctx, const YAML::Node& node, VisualAuditSpec& v) {
-  const Entries e = check_map(ctx, node, "analyses", {"likelihood", "salience", "pull"});
-  if (const YAML::Node* x = find(e, "likelihood")) {
-    const std::string p = "analyses.likelihood";
+  const Entries e =
+      check_map(ctx, node, "analyses",
+                {kVisualLikelihoodSection, kVisualSalienceSection, kVisualPullSection});
+  if (const YAML::Node* x = find(e, kVisualLikelihoodSection)) {
+    const std::string p = std::string("analyses.") + kVisualLikelihoodSection;
     const Entries o = parse_toggle(ctx, *x, p, v.likelihood.toggle, {"bootstrap", "ci"});
     if (const YAML::Node* y = find(o, "bootstrap"))
       v.likelihood.bootstrap = as_resamples(ctx, *y, p + ".bootstrap", true);
     if (const YAML::Node* y = find(o, "ci")) v.likelihood.ci = as_ci(ctx, *y, p + ".ci");
   }
-  if (const YAML::Node* x = find(e, "salience")) {
-    const std::string p = "analyses.salience";
+  if (const YAML::Node* x = find(e, kVisualSalienceSection)) {
+    const std::string p = std::string("analyses.") + kVisualSalienceSection;
     const Entries o = parse_toggle(ctx, *x, p, v.salience.toggle, {"smoothing", "top"});
     if (const YAML::Node* y = find(o, "smoothing"))
       v.salience.smoothing = as_finite_at_least_zero(ctx, *y, p + ".smoothing");
     if (const YAML::Node* y = find(o, "top")) v.salience.top = as_size(ctx, *y, p + ".top");
   }
-  if (const YAML::Node* x = find(e, "pull")) {
-    const std::string p = "analyses.pull";
+  if (const YAML::Node* x = find(e, kVisualPullSection)) {
+    const std::string p = std::string("analyses.") + kVisualPullSection;
     const Entries o = parse_toggle(ctx, *x, p, v.pull.toggle, {"permutations", "alternative"});
     if (const YAML::Node* y = find(o, "permutations"))
       v.pull.permutations = as_resamples(ctx, *y, p + ".permutations", false);
@@ -137,9 +139,9 @@ void parse_visual_root(Context& ctx, const YAML::Node& root, AuditCommonSpec& sp
       VLBIAS_FAIL(UsageError, "{}: analyses.{} needs the `{}` section", ctx.source, what, need);
     }
   };
-  needs(v.likelihood.toggle, !v.annotations.empty(), "likelihood", "annotations");
-  needs(v.salience.toggle, !v.captions.empty(), "salience", "captions");
-  needs(v.pull.toggle, !v.pull_table.empty(), "pull", "pull");
+  needs(v.likelihood.toggle, !v.annotations.empty(), kVisualLikelihoodSection, "annotations");
+  needs(v.salience.toggle, !v.captions.empty(), kVisualSalienceSection, "captions");
+  needs(v.pull.toggle, !v.pull_table.empty(), kVisualPullSection, "pull");
   VLBIAS_CHECK(v.likelihood.toggle.enabled || v.salience.toggle.enabled || v.pull.toggle.enabled,
                UsageError,
                "{}: nothing to do: give annotations (likelihood), captions (salience) or pull "
