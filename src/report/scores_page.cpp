@@ -103,11 +103,6 @@ void score_grouping(Page& page, const ScoresColumnResult& column, std::size_t c,
   }
 }
 
-// The JSON pointer of the section's tables[i].
-std::string scores_table_pointer(std::size_t i) {
-  return fmt::format("/analyses/{}/tables/{}", kScoresSection, i);
-}
-
 }  // namespace
 
 void scores_section(Page& page, const ScoresSection& scores) {
@@ -158,7 +153,7 @@ void summarize_scores(SummaryBuilder& b, const ScoresSection& scores) {
     const bool rate = column.kind == "rate";
     const std::string quantity =
         rate ? "share of the images with " + name + " = 1" : "mean of " + name + " over the images";
-    const std::string cp = fmt::format("/analyses/{}/columns/{}", kScoresSection, c);
+    const std::string cp = scores_column_pointer(c);
     b.add("score/" + name, kScoresSection, quantity + " (every image)", {},
           NumberAt{column.all.estimate, cp + "/all/estimate"})
         .ci(column.all.ci_lower, column.all.ci_upper, level);
@@ -179,7 +174,7 @@ void summarize_scores(SummaryBuilder& b, const ScoresSection& scores) {
       SummaryFinding m =
           b.add("score_mean/" + name + "/" + what, kScoresSection,
                 "unweighted mean over the " + what + "s of the " + quantity, {},
-                NumberAt{by.mean_over_groups, fmt::format("{}/by/{}/mean_over_groups", cp, k)});
+                NumberAt{by.mean_over_groups, scores_by_pointer(c, k) + "/mean_over_groups"});
       if (what == "prompt") m.units_mean(units_table_name("score", {name}), what, name);
     }
   }

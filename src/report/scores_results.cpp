@@ -137,12 +137,24 @@ std::optional<ScoresSection> scores_from_json(const Json& analyses) {
   return s;
 }
 
+std::string scores_table_pointer(std::size_t i) {
+  return fmt::format("/analyses/{}/tables/{}", kScoresSection, i);
+}
+
+std::string scores_column_pointer(std::size_t c) {
+  return fmt::format("/analyses/{}/columns/{}", kScoresSection, c);
+}
+
+std::string scores_by_pointer(std::size_t c, std::size_t b) {
+  return fmt::format("{}/by/{}", scores_column_pointer(c), b);
+}
+
 std::string scores_test_pointer(std::size_t c, std::size_t b) {
-  return fmt::format("/analyses/{}/columns/{}/by/{}/test", kScoresSection, c, b);
+  return scores_by_pointer(c, b) + "/test";
 }
 
 std::string scores_group_pointer(std::size_t c, std::size_t b, std::size_t g) {
-  return fmt::format("/analyses/{}/columns/{}/by/{}/groups/{}", kScoresSection, c, b, g);
+  return fmt::format("{}/groups/{}", scores_by_pointer(c, b), g);
 }
 
 }  // namespace vlbias

@@ -33,8 +33,7 @@ void likelihood_summary(Page& page, const VisualLikelihoodResult& lik) {
           " images");
   page.section(kVisualLikelihoodSection, "Likelihood of visual stereotypes in generated images",
                lik.definition);
-  const VisualLikelihoodResult::Pooled pooled =
-      lik.pooled.value_or(VisualLikelihoodResult::Pooled{});
+  const VisualLikelihoodPooled pooled = lik.pooled.value_or(VisualLikelihoodPooled{});
   const std::string pp = lp + "/pooled";
   const VisualInterval ci = pooled.ci_ratio.value_or(VisualInterval{});
   const double level = pooled.ci_ratio ? ci.ci.level : stats::kNaN;
@@ -78,8 +77,7 @@ void theta_figures(Page& page, const VisualLikelihoodResult& lik) {
     const VisualLikelihoodIdentity& id = lik.identities[i];
     if (!id.included) continue;
     const std::string ip = visual_identity_pointer(kVisualLikelihoodSection, i);
-    const VisualLikelihoodIdentity::Intervals ci =
-        id.ci.value_or(VisualLikelihoodIdentity::Intervals{});
+    const VisualLikelihoodIntervals ci = id.ci.value_or(VisualLikelihoodIntervals{});
     const std::string label =
         id.identity + (id.theta_status == "finite" ? "" : " (" + id.theta_status + ")");
     chart.categories.push_back(label);
@@ -162,8 +160,7 @@ void salience_section(Page& page, const Json& analyses) {
   page.section(kVisualSalienceSection, "Salience of visual attributes in captions",
                sal->definition);
   const std::string sp = visual_section_pointer(kVisualSalienceSection);
-  const VisualSalienceResult::Annotated a =
-      sal->annotated.value_or(VisualSalienceResult::Annotated{});
+  const VisualSalienceAnnotated a = sal->annotated.value_or(VisualSalienceAnnotated{});
   page.paragraph_html(fmt::format(
       "Of the {} top stereotypes with annotations, {} were marked present ({}).",
       value_span(visual_at(a.top_stereotypes_annotated, sp, "top_stereotypes_annotated"),

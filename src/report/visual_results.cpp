@@ -111,8 +111,8 @@ VisualLikelihoodIdentity likelihood_identity_from_json(const Json& j) {
       const Json* c = results_member(*ci, key);
       return c != nullptr ? visual_interval_from_json(*c) : VisualInterval{};
     };
-    x.ci = VisualLikelihoodIdentity::Intervals{at("l_stereo"), at("l_random"), at("theta"),
-                                               at("offensiveness")};
+    x.ci =
+        VisualLikelihoodIntervals{at("l_stereo"), at("l_random"), at("theta"), at("offensiveness")};
   }
   return x;
 }
@@ -143,7 +143,7 @@ VisualLikelihoodRegion likelihood_region_from_json(const Json& j) {
   return r;
 }
 
-Json likelihood_pooled_json(const VisualLikelihoodResult::Pooled& p) {
+Json likelihood_pooled_json(const VisualLikelihoodPooled& p) {
   Json j{{"identities", json_count(p.identities)},
          {"finite", json_count(p.finite)},
          {"infinite", json_count(p.infinite)},
@@ -156,8 +156,8 @@ Json likelihood_pooled_json(const VisualLikelihoodResult::Pooled& p) {
   return j;
 }
 
-VisualLikelihoodResult::Pooled likelihood_pooled_from_json(const Json& j) {
-  VisualLikelihoodResult::Pooled p;
+VisualLikelihoodPooled likelihood_pooled_from_json(const Json& j) {
+  VisualLikelihoodPooled p;
   p.identities = results_number(j, "identities");
   p.finite = results_number(j, "finite");
   p.infinite = results_number(j, "infinite");
@@ -463,9 +463,9 @@ std::optional<VisualSalienceResult> visual_salience_from_json(const Json& analys
                                                                salience_identity_from_json);
   if (section->contains("top_stereotypes_annotated")) {
     s.annotated =
-        VisualSalienceResult::Annotated{results_number(*section, "top_stereotypes_annotated"),
-                                        results_number(*section, "top_stereotypes_marked_present"),
-                                        results_number(*section, "share_marked_present")};
+        VisualSalienceAnnotated{results_number(*section, "top_stereotypes_annotated"),
+                                results_number(*section, "top_stereotypes_marked_present"),
+                                results_number(*section, "share_marked_present")};
   }
   return s;
 }

@@ -338,15 +338,15 @@ TEST(ResultsContracts, VisualLikelihoodReadsBackToTheSameText) {
   s.aggregation = "annotation";
   s.min_stereotypes = 2;
   s.annotations = {14858, 3, 738, 100, 1500, 13355, 234, 12, 169};
-  VisualLikelihoodResult::Pooled& p = s.pooled.emplace();
+  VisualLikelihoodPooled& p = s.pooled.emplace();
   p = {9, 8, 1, 0, 4.01, 8.99, kVisualInf, true, visual_interval(visual_bootstrap(2.9, 6.1))};
   VisualLikelihoodIdentity& id = s.identities.emplace_back();
   id = {"Bangladeshi", "South Asia", true,       8,          7,    13,   20,          6,
         0.25,          0.0,          kVisualInf, "infinite", 0.08, 0.33, std::nullopt};
-  id.ci = VisualLikelihoodIdentity::Intervals{visual_interval(visual_bootstrap(0.2, 0.3)),
-                                              visual_interval(visual_bootstrap(0, 0.06)),
-                                              visual_interval(visual_bootstrap(4.0, kVisualInf)),
-                                              visual_interval(visual_bootstrap(5e-18, 0.15))};
+  id.ci = VisualLikelihoodIntervals{visual_interval(visual_bootstrap(0.2, 0.3)),
+                                    visual_interval(visual_bootstrap(0, 0.06)),
+                                    visual_interval(visual_bootstrap(4.0, kVisualInf)),
+                                    visual_interval(visual_bootstrap(5e-18, 0.15))};
   s.identities.push_back(
       {"Swiss", "Europe", false, 1, 1, 4, 5, 0, 0.1, 0.2, 0.5, "finite", 0.01, 0.1, std::nullopt});
   s.regions.push_back({"Europe", 2, 0.008, 0.108, 0.076, 0.055, 0, 0, 0.0128});
@@ -419,7 +419,7 @@ TEST(ResultsContracts, VisualStereotypesAndSalienceReadBackToTheSameText) {
       {"Bangladeshi", "South Asia", 60, {{"good", 2, 0.053, 4, 0.1}, {"brown", 4, 0.045, 4, {}}}});
   sal.identities_detail.push_back({"Swiss", "Europe", 0, {}});
   for (const bool annotated : {false, true}) {
-    if (annotated) sal.annotated = VisualSalienceResult::Annotated{1, 1, 1.0};
+    if (annotated) sal.annotated = VisualSalienceAnnotated{1, 1, 1.0};
     const Json j = to_json(sal);
     const auto back = visual_salience_from_json(Json{{kVisualSalienceSection, j}});
     ASSERT_TRUE(back.has_value());

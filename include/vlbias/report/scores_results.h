@@ -77,7 +77,11 @@ struct ScoresSection {
 Json to_json(const ScoresSection& section);
 // The section of a results.json's analyses object (std::nullopt when it has none).
 std::optional<ScoresSection> scores_from_json(const Json& analyses);
-// The JSON pointer of column c's grouping b (its `test`, or its group g's entry).
+// The JSON pointers of the section's tables[i], its column c, column c's grouping b (its `test`,
+// or its group g's entry).
+std::string scores_table_pointer(std::size_t i);
+std::string scores_column_pointer(std::size_t c);
+std::string scores_by_pointer(std::size_t c, std::size_t b);
 std::string scores_test_pointer(std::size_t c, std::size_t b);
 std::string scores_group_pointer(std::size_t c, std::size_t b, std::size_t g);
 

@@ -64,8 +64,7 @@ struct VisualLikelihoodIdentity {
   double l_stereo = stats::kNaN, l_random = stats::kNaN, theta = stats::kNaN;
   std::string theta_status;  // finite, infinite or undefined
   double offensiveness = stats::kNaN, mean_offensiveness = stats::kNaN;
-  using Intervals = VisualLikelihoodIntervals;
-  std::optional<Intervals> ci;  // absent: no bootstrap
+  std::optional<VisualLikelihoodIntervals> ci;  // absent: no bootstrap
 };
 
 // One region of analyses.likelihood: means over its included identities, its pooled ratio.
@@ -98,8 +97,7 @@ struct VisualLikelihoodResult {
     double judgements = stats::kNaN, images = stats::kNaN, identities = stats::kNaN;
     double attributes = stats::kNaN;
   } annotations;
-  using Pooled = VisualLikelihoodPooled;
-  std::optional<Pooled> pooled;  // absent in a section read back without
+  std::optional<VisualLikelihoodPooled> pooled;  // absent in a section read back without
   std::vector<VisualLikelihoodIdentity> identities;
   std::vector<VisualLikelihoodRegion> regions;
 };
@@ -130,8 +128,7 @@ struct VisualSalienceResult {
   double captions = stats::kNaN, identities = stats::kNaN, vocabulary = stats::kNaN;
   double matches = stats::kNaN, top_stereotypes = stats::kNaN;
   std::vector<VisualSalienceIdentity> identities_detail;
-  using Annotated = VisualSalienceAnnotated;
-  std::optional<Annotated> annotated;  // absent: no annotations
+  std::optional<VisualSalienceAnnotated> annotated;  // absent: no annotations
 };
 
 // One identity of analyses.pull: its similarities, pull and permutation test.

@@ -115,9 +115,9 @@ std::vector<VisualLikelihoodIdentity> likelihood_identities(
     e.offensiveness = x.offensiveness;
     e.mean_offensiveness = x.mean_offensiveness;
     if (o.bootstrap > 0) {
-      e.ci = VisualLikelihoodIdentity::Intervals{
-          visual_interval(x.ci_l_stereo), visual_interval(x.ci_l_random),
-          visual_interval(x.ci_theta), visual_interval(x.ci_offensiveness)};
+      e.ci = VisualLikelihoodIntervals{visual_interval(x.ci_l_stereo),
+                                       visual_interval(x.ci_l_random), visual_interval(x.ci_theta),
+                                       visual_interval(x.ci_offensiveness)};
     }
   }
   return out;
@@ -217,7 +217,7 @@ AnalysisOutput likelihood_section(const Annotations& ann, const LikelihoodReport
   section.regions = likelihood_regions(by_region, reg);
   const PooledLikelihood& p = rep.pooled;
   const auto count = [](std::size_t n) { return static_cast<double>(n); };
-  VisualLikelihoodResult::Pooled& pooled = section.pooled.emplace();
+  VisualLikelihoodPooled& pooled = section.pooled.emplace();
   pooled.identities = count(p.identities);
   pooled.finite = count(p.finite);
   pooled.infinite = count(p.infinite);
@@ -333,7 +333,7 @@ AnalysisOutput salience_section(const Table& captions, const VisualAttributes& v
   section.matches = static_cast<double>(rep.entries.size());
   section.top_stereotypes = static_cast<double>(top_total);
   if (ann != nullptr) {
-    section.annotated = VisualSalienceResult::Annotated{
+    section.annotated = VisualSalienceAnnotated{
         static_cast<double>(top_shown), static_cast<double>(top_present),
         top_shown > 0 ? static_cast<double>(top_present) / top_shown : stats::kNaN};
   }
